@@ -1,0 +1,33 @@
+//! docent-core: everything docent does that needs no DOM and no async runtime.
+//!
+//! It compiles for `wasm32-unknown-unknown` (the widget) and natively (the CLI, the proxy).
+//!
+//! - [`model`]: chunks and the index header.
+//! - [`chunk`] + [`source`]: Markdown/MDX and built HTML into heading-aware, token-bounded chunks.
+//! - [`format`]: the ONE module that defines the index byte layout, used by writer and reader.
+//! - [`lexical`], [`vector`], [`search`]: BM25, int8 cosine, hybrid fusion, relevance floor.
+//! - [`tokens`], [`budget`], [`prompt`]: token counting, context budgeting, prompt templates.
+//! - [`render`]: safe, incremental Markdown rendering with [n] citations.
+//! - [`extractive`]: answers without a chat model: the best sentences, cited.
+//! - [`sse`]: a streaming parser for OpenAI's server-sent events.
+
+pub mod budget;
+pub mod chunk;
+pub mod extractive;
+pub mod format;
+pub mod lexical;
+pub mod model;
+pub mod prompt;
+pub mod render;
+pub mod search;
+pub mod source;
+pub mod sse;
+pub mod tokens;
+pub mod vector;
+
+pub use format::{FormatError, Index};
+pub use model::{Chunk, IndexHeader};
+pub use search::{Hit, Retriever, SearchOptions, SearchResult};
+
+/// The docent version recorded in every index header.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
