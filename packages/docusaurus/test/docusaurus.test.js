@@ -1,0 +1,110 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import docentPlugin, { devStaticDirs, normalizeOptions, validateOptions } from '../src/index.js';
+
+async function fixture() {
+  const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'docent-docusaurus-'));
+  const widget = path.join(dir, 'widget');
+  await fsp.mkdir(widget);
+  for (const f of ['docent.js', 'docent-widget.js', 'docent-widget_bg.wasm', 'docent.css', 'cl100k_base.tiktoken']) {
+    await fsp.writeFile(path.join(widget, f), `/* ${f} */`);
+  }
+  await fsp.mkdir(path.join(dir, 'docent'));
+  const index = path.join(dir, 'docent', 'index.bin');
+  await fsp.writeFile(index, Buffer.from('DOCN-test-index'));
+  return { dir, widget, index };
+}
+
+test('the plugin injects one module script at the end of the body with the data attributes', () => {
+  const plugin = docentPlugin(
+    { siteDir: '/site', baseUrl: '/' },
+    { index: 'docent/index.bin', widgetDir: 'w', proxy: '/api', title: 'Ask', starters: 'a|b' },
+  );
+  assert.equal(plugin.name, 'docusaurus-plugin-docent');
+  const tags = plugin.injectHtmlTags();
+  assert.deepEqual(Object.keys(tags), ['postBodyTags']);
+  assert.deepEqual(tags.postBodyTags, [
+    {
+      tagName: 'script',
+      attributes: {
+        type: 'module',
+        src: '/docent/docent.js',
+        'data-index': '/docent/index.bin',
+        'data-proxy': '/api',
+        'data-title': 'Ask',
+        'data-starters': 'a|b',
+      },
+    },
+  ]);
+});
+
+test('the baseUrl of the site prefixes the script and index urls', () => {
+  const plugin = docentPlugin({ siteDir: '/site', baseUrl: '/project/' }, { index: 'i.bin', widgetDir: 'w' });
+  const [tag] = plugin.injectHtmlTags().postBodyTags;
+  assert.equal(tag.attributes.src, '/project/docent/docent.js');
+  assert.equal(tag.attributes['data-index'], '/project/docent/index.bin');
+});
+
+test('relative paths are resolved against the site folder', () => {
+  const opts = normalizeOptions({ index: 'docent/index.bin', widgetDir: '../dist/widget' }, '/site/website');
+  assert.equal(opts.index, path.resolve('/site/website/docent/index.bin'));
+  assert.equal(opts.widgetDir, path.resolve('/site/dist/widget'));
+});
+
+test('postBuild copies the widget and the index into the build output', async () => {
+  const { dir, widget } = await fixture();
+  const plugin = docentPlugin({ siteDir: dir, baseUrl: '/' }, { index: 'docent/index.bin', widgetDir: widget });
+  const outDir = path.join(dir, 'build');
+  await plugin.postBuild({ outDir });
+  const files = (await fsp.readdir(path.join(outDir, 'docent'))).sort();
+  assert.deepEqual(files, [
+    'cl100k_base.tiktoken',
+    'docent-widget.js',
+    'docent-widget_bg.wasm',
+    'docent.css',
+    'docent.js',
+    'index.bin',
+  ]);
+  assert.equal(await fsp.readFile(path.join(outDir, 'docent', 'index.bin'), 'utf8'), 'DOCN-test-index');
+});
+
+test('postBuild fails clearly when the index is missing', async () => {
+  const { dir, widget } = await fixture();
+  const plugin = docentPlugin({ siteDir: dir }, { index: 'missing.bin', widgetDir: widget });
+  await assert.rejects(plugin.postBuild({ outDir: path.join(dir, 'build') }), /missing\.bin not found: run `docent index/);
+});
+
+test('the dev server gets static folders for the widget and the index under the public path', async () => {
+  const { dir, widget, index } = await fixture();
+  const opts = normalizeOptions({ index, widgetDir: widget });
+  const dirs = devStaticDirs(opts, dir, '/docs/');
+  assert.deepEqual(
+    dirs.map((d) => d.directory).sort(),
+    [path.dirname(index), widget].sort(),
+  );
+  for (const d of dirs) assert.equal(d.publicPath, '/docs/docent/');
+});
+
+test('configureWebpack adds nothing for the server bundle or a production build', async () => {
+  const { widget, index } = await fixture();
+  const plugin = docentPlugin({ siteDir: '/' }, { index, widgetDir: widget });
+  assert.deepEqual(plugin.configureWebpack({}, true), {});
+  const saved = process.env.NODE_ENV;
+  process.env.NODE_ENV = 'production';
+  try {
+    assert.deepEqual(plugin.configureWebpack({}, false), {});
+  } finally {
+    if (saved === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = saved;
+  }
+});
+
+test('invalid options are rejected by validateOptions with a helpful message', () => {
+  assert.throws(() => validateOptions({ options: {} }), /"index" option is required/);
+  assert.throws(() => validateOptions({ options: { index: 'i', colour: 'red' } }), /unknown option "colour"/);
+  const ok = { index: 'i', theme: 'auto' };
+  assert.equal(validateOptions({ options: ok }), ok);
+});

@@ -1,0 +1,168 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  withDocent,
+  docentHead,
+  docentScriptTag,
+  docentMiddleware,
+  normalizeOptions,
+  DocentOptionsError,
+} from '../src/index.js';
+
+/** A temp folder with fake widget assets and an index file. */
+async function fixture() {
+  const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'docent-vitepress-'));
+  const widget = path.join(dir, 'widget');
+  await fsp.mkdir(widget);
+  for (const f of ['docent.js', 'docent-widget.js', 'docent-widget_bg.wasm', 'docent.css']) {
+    await fsp.writeFile(path.join(widget, f), `/* ${f} */`);
+  }
+  const index = path.join(dir, 'index.bin');
+  await fsp.writeFile(index, Buffer.from([0x44, 0x4f, 0x43, 0x4e, 1, 2, 3]));
+  return { dir, widget, index };
+}
+
+test('the head entry is a module script with the index and every data attribute', () => {
+  const [tag, attrs] = docentHead(
+    {
+      index: 'x/index.bin',
+      widgetDir: 'w',
+      proxy: 'https://ask.example.com',
+      title: 'Ask the docs',
+      starters: ['How do I install it?', 'What does it cost?'],
+      theme: 'dark',
+      position: 'bottom-left',
+      shortcut: 'mod+k',
+      namespace: 'v2',
+      language: 'de',
+    },
+    '/',
+  );
+  assert.equal(tag, 'script');
+  assert.deepEqual(attrs, {
+    type: 'module',
+    src: '/docent/docent.js',
+    'data-index': '/docent/index.bin',
+    'data-proxy': 'https://ask.example.com',
+    'data-title': 'Ask the docs',
+    'data-namespace': 'v2',
+    'data-starters': 'How do I install it?|What does it cost?',
+    'data-shortcut': 'mod+k',
+    'data-theme': 'dark',
+    'data-position': 'bottom-left',
+    'data-language': 'de',
+  });
+});
+
+test('the site base and a custom path prefix the asset urls', () => {
+  const [, attrs] = docentHead({ index: 'i.bin', path: '/assets/ai/' }, '/my-project/');
+  assert.equal(attrs.src, '/my-project/assets/ai/docent.js');
+  assert.equal(attrs['data-index'], '/my-project/assets/ai/index.bin');
+  const [, noSlash] = docentHead({ index: 'i.bin' }, 'guide');
+  assert.equal(noSlash.src, '/guide/docent/docent.js');
+});
+
+test('without a proxy the tag has no data-proxy so the widget answers extractively', () => {
+  const [, attrs] = docentHead({ index: 'i.bin' });
+  assert.equal('data-proxy' in attrs, false);
+});
+
+test('the html form escapes attribute values', () => {
+  const html = docentScriptTag({ index: 'i.bin', title: 'Say "hi" <b>&</b>' });
+  assert.match(html, /^<script type="module" src="\/docent\/docent.js" data-index="\/docent\/index.bin"/);
+  assert.match(html, /data-title="Say &quot;hi&quot; &lt;b&gt;&amp;&lt;\/b&gt;"/);
+  assert.match(html, /><\/script>$/);
+});
+
+test('bad options give errors that say what to do', () => {
+  assert.throws(() => normalizeOptions({}), /"index" option is required.*docent index/);
+  assert.throws(() => normalizeOptions({ index: 'i', thme: 'dark' }), /unknown option "thme"/);
+  assert.throws(() => normalizeOptions({ index: 'i', theme: 'purple' }), /theme must be one of/);
+  assert.throws(() => normalizeOptions({ index: 'i', position: 'top' }), /position must be/);
+  assert.throws(() => normalizeOptions({ index: 'i', proxy: 'javascript:alert(1)' }), /proxy must be/);
+  assert.throws(() => normalizeOptions({ index: 'i', path: '../up' }), /path must be a folder/);
+  assert.throws(() => normalizeOptions({ index: 'i', starters: ['a|b'] }), /may not contain "\|"/);
+  assert.throws(() => normalizeOptions({ index: 'i', theme: 'x' }), DocentOptionsError);
+});
+
+test('withDocent keeps the existing config, head, plugins and buildEnd', async () => {
+  const { dir, widget, index } = await fixture();
+  let earlierBuildEndRan = false;
+  const userPlugin = { name: 'user-plugin' };
+  const config = withDocent(
+    {
+      title: 'Mine',
+      base: '/b/',
+      head: [['meta', { name: 'x', content: 'y' }]],
+      vite: { plugins: [userPlugin], server: { port: 1 } },
+      buildEnd: async () => {
+        earlierBuildEndRan = true;
+      },
+    },
+    { index, widgetDir: widget },
+  );
+  assert.equal(config.title, 'Mine');
+  assert.equal(config.head.length, 2);
+  assert.deepEqual(config.head[0], ['meta', { name: 'x', content: 'y' }]);
+  assert.equal(config.head[1][1].src, '/b/docent/docent.js');
+  assert.equal(config.vite.server.port, 1);
+  assert.equal(config.vite.plugins[0], userPlugin);
+  assert.equal(config.vite.plugins[1].name, 'docent-assets');
+
+  const outDir = path.join(dir, 'dist');
+  await config.buildEnd({ outDir });
+  assert.equal(earlierBuildEndRan, true);
+  const copied = (await fsp.readdir(path.join(outDir, 'docent'))).sort();
+  assert.deepEqual(copied, ['docent-widget.js', 'docent-widget_bg.wasm', 'docent.css', 'docent.js', 'index.bin']);
+  assert.deepEqual(
+    await fsp.readFile(path.join(outDir, 'docent', 'index.bin')),
+    await fsp.readFile(index),
+  );
+});
+
+test('the build step fails clearly when the index was not built', async () => {
+  const { dir, widget } = await fixture();
+  const config = withDocent({}, { index: path.join(dir, 'nope.bin'), widgetDir: widget });
+  await assert.rejects(config.buildEnd({ outDir: path.join(dir, 'out') }), /nope\.bin not found: run `docent index/);
+});
+
+test('the build step fails clearly when the widget was not built', async () => {
+  const { dir, index } = await fixture();
+  const empty = path.join(dir, 'empty');
+  fs.mkdirSync(empty);
+  const config = withDocent({}, { index, widgetDir: empty });
+  await assert.rejects(config.buildEnd({ outDir: path.join(dir, 'out') }), /docent\.js is missing: build the widget/);
+});
+
+test('the dev middleware serves the assets with the right content types and passes the rest on', async () => {
+  const { widget, index } = await fixture();
+  const opts = normalizeOptions({ index, widgetDir: widget });
+  const mw = docentMiddleware(opts, '/docent/');
+  const server = http.createServer((req, res) =>
+    mw(req, res, () => {
+      res.statusCode = 418;
+      res.end('next');
+    }),
+  );
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address();
+  try {
+    const wasm = await fetch(`http://127.0.0.1:${port}/docent/docent-widget_bg.wasm`);
+    assert.equal(wasm.status, 200);
+    assert.equal(wasm.headers.get('content-type'), 'application/wasm');
+    const bin = await fetch(`http://127.0.0.1:${port}/docent/index.bin?v=1`);
+    assert.equal(bin.status, 200);
+    assert.deepEqual(Buffer.from(await bin.arrayBuffer()), await fsp.readFile(index));
+    const other = await fetch(`http://127.0.0.1:${port}/docent/../package.json`);
+    assert.equal(other.status, 418);
+    const page = await fetch(`http://127.0.0.1:${port}/guide/`);
+    assert.equal(page.status, 418);
+  } finally {
+    server.close();
+  }
+});
