@@ -1,0 +1,104 @@
+// Widget measurements in headless Chromium (no criterion): run via `e2e/widget/run.sh --measure`.
+//
+// 1. gzip sizes of the built files (loader; widget js + wasm + css).
+// 2. Bytes downloaded before the first answer on a ~100-page site (the Cargo book index served by
+//    run.sh): a fresh browser opens the page, hovers and opens the launcher, asks one question in
+//    offline mode (no proxy: the answer needs no network), and sums the encoded (gzip) transfer
+//    sizes of every resource until the answer is on screen.
+// 3. Hybrid search p50/p95 over 10k chunks × 384 dims, timed inside the page with performance.now()
+//    (the page is cross-origin isolated, so timers have 5 µs resolution), using the bench build
+//    of the widget (scripts/build-widget --bench → dist/widget-bench).
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+const SITE = process.env.DOCENT_E2E_SITE;
+const QUESTION = process.env.DOCENT_MEASURE_QUESTION || 'How do I set the target directory for build artifacts?';
+const CHUNKS = Number(process.env.DOCENT_MEASURE_CHUNKS || 10000);
+const DIMS = Number(process.env.DOCENT_MEASURE_DIMS || 384);
+const RUNS = Number(process.env.DOCENT_MEASURE_RUNS || 300);
+if (!SITE) throw new Error('run via e2e/widget/run.sh --measure');
+
+const gz = (file) => zlib.gzipSync(fs.readFileSync(file), { level: 9 }).length;
+const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
+
+const dist = path.join(root, 'dist/widget');
+const files = ['docent.js', 'docent-widget.js', 'docent-widget_bg.wasm', 'docent.css', 'cl100k_base.tiktoken'];
+console.log('== gzip sizes (level 9) of dist/widget');
+const sizes = {};
+for (const f of files) {
+  sizes[f] = gz(path.join(dist, f));
+  console.log(`  ${f.padEnd(24)} ${String(fs.statSync(path.join(dist, f)).size).padStart(9)} B  ${kb(sizes[f]).padStart(10)} gz`);
+}
+const widgetTotal = sizes['docent-widget.js'] + sizes['docent-widget_bg.wasm'] + sizes['docent.css'];
+console.log(`  loader                   ${kb(sizes['docent.js'])} gz (target ≤ 20 KB)`);
+console.log(`  widget js+wasm+css       ${kb(widgetTotal)} gz (target ≤ 150 KB)`);
+if (process.env.DOCENT_E2E_INDEX) {
+  console.log(`  index (${path.basename(process.env.DOCENT_MEASURE_CORPUS || 'corpus')}) ${kb(fs.statSync(process.env.DOCENT_E2E_INDEX).size)} raw, ${kb(gz(process.env.DOCENT_E2E_INDEX))} gz`);
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+});
+try {
+  // ---- bytes before the first answer
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const t0 = Date.now();
+  await page.goto(`${SITE}/page`);
+  const launcher = page.locator('[data-testid="docent-launcher"]');
+  await launcher.hover();
+  await launcher.click();
+  const input = page.locator('[data-testid="docent-input"]');
+  await input.fill(QUESTION);
+  await input.press('Enter');
+  await page.waitForFunction(() => {
+    const sr = document.querySelector('[data-docent-host]').shadowRoot;
+    return sr.querySelector('[data-testid="docent-feedback-up"]') || sr.querySelector('[data-testid="docent-error"]');
+  }, null, { timeout: 60000 });
+  const firstAnswerMs = Date.now() - t0;
+  const error = await page.locator('[data-testid="docent-error"]').count();
+  const entries = await page.evaluate(() => performance.getEntriesByType('resource').map((e) => ({
+    name: e.name, encoded: e.encodedBodySize, transfer: e.transferSize, decoded: e.decodedBodySize,
+  })));
+  const nav = await page.evaluate(() => performance.getEntriesByType('navigation')[0].encodedBodySize);
+  const pick = (suffix) => entries.filter((e) => new URL(e.name).pathname.endsWith(suffix)).reduce((a, e) => a + e.encoded, 0);
+  const parts = {
+    'docent.js (loader)': pick('/docent.js'),
+    'docent-widget.js': pick('/docent-widget.js'),
+    'docent-widget_bg.wasm': pick('.wasm'),
+    'docent.css': pick('.css'),
+    'index.bin': pick('index.bin'),
+    'cl100k_base.tiktoken': pick('.tiktoken'),
+  };
+  const total = Object.values(parts).reduce((a, b) => a + b, 0);
+  console.log(`\n== bytes downloaded before the first answer (gzip transfer, offline answer${error ? ', ANSWER FAILED' : ''})`);
+  for (const [k, v] of Object.entries(parts)) console.log(`  ${k.padEnd(24)} ${kb(v).padStart(10)}`);
+  console.log(`  total (loader+widget+index) ${kb(total)} (target ≤ 900 KB); host page ${kb(nav)}; first answer after ${firstAnswerMs} ms`);
+  await context.close();
+
+  // ---- search benchmark
+  const bctx = await browser.newContext();
+  const bpage = await bctx.newPage();
+  await bpage.goto(`${SITE}/docs/install.html`);
+  const isolated = await bpage.evaluate(() => self.crossOriginIsolated);
+  const result = await bpage.evaluate(async ([chunks, dims, runs]) => {
+    const mod = await import('/bench/docent-widget.js');
+    await mod.default({ module_or_path: '/bench/docent-widget_bg.wasm' });
+    mod.search_benchmark(1000, dims, 50); // warm-up
+    return JSON.parse(mod.search_benchmark(chunks, dims, runs));
+  }, [CHUNKS, DIMS, RUNS]);
+  console.log(`\n== hybrid search in headless Chromium (${result.chunks} chunks × ${result.dims} dims, ${result.runs} queries, timer ${isolated ? '5 µs (cross-origin isolated)' : '100 µs'})`);
+  console.log(`  p50 ${result.p50_ms.toFixed(3)} ms   p95 ${result.p95_ms.toFixed(3)} ms   mean ${result.mean_ms.toFixed(3)} ms   (target p50 ≤ 1 ms)`);
+  console.log(`  synthetic index ${kb(result.index_bytes)}, built in ${result.build_ms.toFixed(0)} ms`);
+  const chromiumVersion = browser.version();
+  console.log(`\nmachine: ${process.arch}, Chromium ${chromiumVersion}, node ${process.version}, ${new Date().toISOString()}`);
+  await bctx.close();
+} finally {
+  await browser.close();
+}

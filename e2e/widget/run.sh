@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# e2e/widget/run.sh — browser end-to-end tests of the docent widget.
+#
+# Builds what it needs (the widget, the docent CLI, the upstream double), builds a small index of
+# e2e/widget/site/docs, starts on 127.0.0.1: the upstream double, `docent serve` twice (with the
+# double as upstream, and with no chat model), and a static server with the test pages; runs
+# e2e/widget/widget.test.mjs (node --test + playwright-core + /usr/bin/chromium); stops everything.
+#
+#   e2e/widget/run.sh                 run the tests (also writes docs/img/widget-answer.png)
+#   e2e/widget/run.sh --measure       run e2e/widget/measure.mjs instead (sizes, search p50)
+#
+# Environment: DOCENT_E2E_SKIP_BUILD=1 (use existing builds), DOCENT_E2E_DEV=1 (debug widget build),
+# CHROMIUM (default /usr/bin/chromium), DOCENT_E2E_TIMEOUT (seconds for the test run, default 600).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+export PATH="$HOME/.cargo/bin:$PATH"
+HERE="$ROOT/e2e/widget"
+MODE="test"
+case "${1:-}" in
+  --measure) MODE="measure" ;;
+  "") ;;
+  -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "run.sh: unknown option '$1' (use --measure or --help)" >&2; exit 2 ;;
+esac
+
+say() { printf '\033[1me2e/widget:\033[0m %s\n' "$*"; }
+die() { printf 'e2e/widget: error: %s\n' "$*" >&2; exit 1; }
+
+command -v node >/dev/null || die "node not found (apt-get install nodejs npm)"
+[[ -x "${CHROMIUM:-/usr/bin/chromium}" ]] || die "chromium not found at ${CHROMIUM:-/usr/bin/chromium} (apt-get install chromium)"
+
+# npm dependencies (playwright-core only; never `playwright install`).
+if [[ ! -d e2e/node_modules/playwright-core ]]; then
+  say "installing npm dependencies into e2e/node_modules"
+  if [[ -f e2e/package-lock.json ]]; then (cd e2e && npm ci --no-audit --no-fund); else (cd e2e && npm install --no-audit --no-fund); fi
+fi
+
+if [[ "${DOCENT_E2E_SKIP_BUILD:-}" != "1" ]]; then
+  say "building the widget"
+  if [[ "${DOCENT_E2E_DEV:-}" == "1" ]]; then scripts/build-widget --dev; else scripts/build-widget $([[ "$MODE" == "measure" ]] && echo --bench); fi
+  say "building docent and the upstream double"
+  cargo build -q -p docent-cli -p docent-bench
+fi
+DOCENT="$ROOT/target/debug/docent"
+DOUBLE="$ROOT/target/debug/docent-upstream-double"
+[[ -x "$DOCENT" ]] || die "$DOCENT missing (cargo build -p docent-cli)"
+[[ -x "$DOUBLE" ]] || die "$DOUBLE missing (cargo build -p docent-bench)"
+[[ -f dist/widget/docent-widget_bg.wasm ]] || die "dist/widget is empty; run scripts/build-widget"
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/docent-e2e-widget.XXXXXX")"
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+
+# wait_http <url> <log> : wait up to 30 s for any HTTP answer
+wait_http() {
+  for _ in $(seq 1 150); do
+    if curl -s -o /dev/null "$1" 2>/dev/null; then return 0; fi
+    sleep 0.2
+  done
+  echo "---- $2" >&2; cat "$2" >&2 || true
+  die "$1 did not come up"
+}
+
+SITE_PORT="$(free_port)"; UP_PORT="$(free_port)"; PROXY_PORT="$(free_port)"; NOCHAT_PORT="$(free_port)"
+SITE="http://127.0.0.1:$SITE_PORT"
+
+if [[ "$MODE" == "measure" ]]; then
+  # A ~100-page site: the Cargo book shipped with the Rust toolchain, with 384-d local embeddings
+  # when the local model is available (else lexical only, and the size is reported as such).
+  CORPUS="${DOCENT_MEASURE_CORPUS:-$(rustc --print sysroot)/share/doc/rust/html/cargo}"
+  [[ -d "$CORPUS" ]] || die "corpus $CORPUS not found (set DOCENT_MEASURE_CORPUS to a built docs folder)"
+  say "indexing $CORPUS (embed local, else none)"
+  if ! "$DOCENT" index "$CORPUS" --out "$WORK/index.bin" --embed local >"$WORK/index.log" 2>&1; then
+    say "local embeddings unavailable ($(tail -n 1 "$WORK/index.log")); indexing without vectors"
+    "$DOCENT" index "$CORPUS" --out "$WORK/index.bin" --embed none >"$WORK/index.log" 2>&1 \
+      || { cat "$WORK/index.log" >&2; die "docent index failed"; }
+  fi
+  export DOCENT_MEASURE_CORPUS="$CORPUS"
+  export COI=1 GZIP=1
+else
+  say "indexing e2e/widget/site/docs"
+  "$DOCENT" index "$HERE/site/docs" --out "$WORK/index.bin" --embed none --base-url /docs/ >"$WORK/index.log" 2>&1 \
+    || { cat "$WORK/index.log" >&2; die "docent index failed"; }
+fi
+export DOCENT_E2E_INDEX="$WORK/index.bin"
+
+say "starting the upstream double, docent serve (x2) and the static server"
+"$DOUBLE" --listen "127.0.0.1:$UP_PORT" --delay-ms 15 >"$WORK/double.log" 2>&1 & PIDS+=($!)
+"$DOCENT" serve --listen "127.0.0.1:$PROXY_PORT" --upstream "http://127.0.0.1:$UP_PORT/v1" \
+  --index "$WORK/index.bin" --allow-origin "$SITE" >"$WORK/proxy.log" 2>&1 & PIDS+=($!)
+"$DOCENT" serve --listen "127.0.0.1:$NOCHAT_PORT" --index "$WORK/index.bin" \
+  --allow-origin "$SITE" >"$WORK/nochat.log" 2>&1 & PIDS+=($!)
+PORT="$SITE_PORT" COI="${COI:-}" GZIP="${GZIP:-}" node "$HERE/server.mjs" >"$WORK/site.log" 2>&1 & PIDS+=($!)
+wait_http "http://127.0.0.1:$UP_PORT/_requests" "$WORK/double.log"
+wait_http "http://127.0.0.1:$PROXY_PORT/healthz" "$WORK/proxy.log"
+wait_http "http://127.0.0.1:$NOCHAT_PORT/healthz" "$WORK/nochat.log"
+wait_http "$SITE/page" "$WORK/site.log"
+
+export DOCENT_E2E_SITE="$SITE"
+export DOCENT_E2E_PROXY="http://127.0.0.1:$PROXY_PORT"
+export DOCENT_E2E_NOCHAT="http://127.0.0.1:$NOCHAT_PORT"
+export DOCENT_E2E_UPSTREAM="http://127.0.0.1:$UP_PORT"
+export DOCENT_E2E_SCREENSHOT="${DOCENT_E2E_SCREENSHOT:-$ROOT/docs/img/widget-answer.png}"
+export NODE_PATH="$ROOT/e2e/node_modules"
+mkdir -p "$(dirname "$DOCENT_E2E_SCREENSHOT")"
+
+status=0
+if [[ "$MODE" == "measure" ]]; then
+  timeout "${DOCENT_E2E_TIMEOUT:-600}" node "$HERE/measure.mjs" || status=$?
+else
+  say "running the browser tests"
+  timeout "${DOCENT_E2E_TIMEOUT:-600}" node --test --test-concurrency=1 --test-timeout=60000 "$HERE/widget.test.mjs" || status=$?
+fi
+if [[ "$status" != "0" ]]; then
+  for f in proxy nochat double site; do echo "---- $f.log (last 30 lines)" >&2; tail -n 30 "$WORK/$f.log" >&2 || true; done
+fi
+exit "$status"

@@ -1,0 +1,399 @@
+// Browser end-to-end tests of the docent widget: the built widget + `docent serve` + the OpenAI
+// upstream double, driven with playwright-core and Debian's chromium.
+//
+// Run via e2e/widget/run.sh (it builds everything, starts the servers and sets these variables):
+//   DOCENT_E2E_SITE       static server with the test pages and the widget (server.mjs)
+//   DOCENT_E2E_PROXY      docent serve with the upstream double as its chat/embedding upstream
+//   DOCENT_E2E_NOCHAT     docent serve with no chat model (answers 503 no_chat_model)
+//   DOCENT_E2E_UPSTREAM   the upstream double (GET /_requests)
+//   DOCENT_E2E_SCREENSHOT where to write the README screenshot (optional)
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+
+const SITE = process.env.DOCENT_E2E_SITE;
+const PROXY = process.env.DOCENT_E2E_PROXY;
+const NOCHAT = process.env.DOCENT_E2E_NOCHAT;
+const UPSTREAM = process.env.DOCENT_E2E_UPSTREAM;
+const SCREENSHOT = process.env.DOCENT_E2E_SCREENSHOT;
+if (!SITE) throw new Error('run these tests with e2e/widget/run.sh (DOCENT_E2E_SITE is not set)');
+
+const T = 20_000;
+let browser;
+let context;
+let page;
+/** Every URL the page requested, in order. */
+let requests;
+
+before(async () => {
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+beforeEach(async () => {
+  await context?.close();
+  context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: SITE });
+  page = await context.newPage();
+  requests = [];
+  page.on('request', (r) => requests.push(r.url()));
+  page.on('pageerror', (e) => console.error('page error:', e.message));
+});
+
+function pageUrl(params = {}) {
+  const q = new URLSearchParams(params);
+  return `${SITE}/page?${q}`;
+}
+
+const tid = (id) => `[data-testid="${id}"]`;
+
+async function upstreamRequests() {
+  const r = await fetch(`${UPSTREAM}/_requests`);
+  return r.json();
+}
+
+function lastUserText(req) {
+  const msgs = (req.body && req.body.messages) || [];
+  const users = msgs.filter((m) => m.role === 'user');
+  return users.length ? String(users[users.length - 1].content) : '';
+}
+
+async function openWidget() {
+  await page.locator(tid('docent-launcher')).click();
+  await page.locator(tid('docent-dialog')).waitFor({ state: 'visible', timeout: T });
+}
+
+async function ask(question) {
+  const input = page.locator(tid('docent-input'));
+  await input.fill(question);
+  await input.press('Enter');
+}
+
+/** Waits for the last turn to settle (done, stopped or failed). */
+async function lastTurnSettled() {
+  const turn = page.locator(tid('docent-turn')).last();
+  await page.waitForFunction(() => {
+    const host = document.querySelector('[data-docent-host]') || document.querySelector('docent-chat');
+    const sr = host && host.shadowRoot;
+    if (!sr) return false;
+    const turns = sr.querySelectorAll('[data-testid="docent-turn"]');
+    const t = turns[turns.length - 1];
+    if (!t) return false;
+    return !!(t.querySelector('[data-testid="docent-feedback-up"]') || t.querySelector('[data-testid="docent-error"]') ||
+      t.querySelector('[data-testid="docent-stopped"]'));
+  }, null, { timeout: T });
+  return turn;
+}
+
+test('the loader shows the launcher at once and fetches nothing heavy before interest', async () => {
+  await page.goto(pageUrl({ proxy: PROXY }));
+  const launcher = page.locator(tid('docent-launcher'));
+  await launcher.waitFor({ state: 'visible', timeout: T });
+  await page.waitForTimeout(300);
+  assert.ok(!requests.some((u) => u.endsWith('.wasm') || u.endsWith('index.bin') || u.endsWith('.tiktoken')),
+    `nothing heavy before interest: ${requests.join(', ')}`);
+  // The host page's aggressive CSS (* { color: red !important }) does not reach the widget.
+  await launcher.hover();
+  await page.waitForFunction(() => performance.getEntriesByType('resource').some((e) => e.name.endsWith('.wasm')), null, { timeout: T });
+  assert.ok(!requests.some((u) => u.endsWith('index.bin')), 'the index waits for the first question');
+  await launcher.click();
+  const dialog = page.locator(tid('docent-dialog'));
+  await dialog.waitFor({ state: 'visible', timeout: T });
+  assert.equal(await dialog.getAttribute('role'), 'dialog');
+  assert.equal(await dialog.getAttribute('aria-modal'), 'true');
+  const color = await page.locator('.docent-title').evaluate((e) => getComputedStyle(e).color);
+  assert.notEqual(color, 'rgb(255, 0, 0)', 'host CSS leaked into the widget');
+  assert.ok(!requests.some((u) => u.endsWith('.tiktoken')), 'tokenizer ranks are not fetched up front');
+});
+
+test('a question streams a cited answer with sources and a live region', async () => {
+  await page.goto(pageUrl({ proxy: PROXY }));
+  await openWidget();
+  await ask('How do I install Frobnicator on Linux?');
+  // Streaming: the answer grows while the Stop button is shown.
+  await page.locator(tid('docent-stop')).waitFor({ state: 'visible', timeout: T });
+  const turn = await lastTurnSettled();
+  assert.equal(await turn.locator(tid('docent-error')).count(), 0, await turn.innerText());
+  const answer = turn.locator(tid('docent-answer'));
+  assert.match(await answer.innerText(), /According to the docs/);
+  const cites = answer.locator('a.docent-cite');
+  assert.ok(await cites.count() >= 1, 'citations are links');
+  const href = await cites.first().getAttribute('href');
+  const title = await cites.first().getAttribute('title');
+  assert.ok(title && title.length > 0, 'citation has the source title on hover');
+  const sources = turn.locator(tid('docent-source'));
+  assert.ok(await sources.count() >= 1);
+  assert.equal(await sources.first().getAttribute('href'), href, 'the [1] link is source 1');
+  assert.ok((await page.locator(tid('docent-live')).innerText()).length > 0, 'live region announced text');
+  // What I looked at: sections with scores.
+  await turn.locator(`${tid('docent-looked-at')} summary`).click();
+  assert.match(await turn.locator(tid('docent-looked-at')).innerText(), /score \d/);
+  // The chat request carried the numbered sources and only user/assistant roles.
+  const reqs = await upstreamRequests();
+  const chat = reqs.filter((r) => r.path.endsWith('/chat/completions') && r.body && r.body.stream);
+  assert.ok(chat.length > 0, 'the upstream got a streamed chat request');
+  assert.match(lastUserText(chat[chat.length - 1]), /Install on Linux|install script/i);
+  if (SCREENSHOT) {
+    await page.locator(tid('docent-dialog')).screenshot({ path: SCREENSHOT });
+  }
+});
+
+test('a citation link lands on the right section', async () => {
+  await page.goto(pageUrl({ proxy: PROXY }));
+  await openWidget();
+  await ask('How do I install Frobnicator on Linux?');
+  const turn = await lastTurnSettled();
+  const cite = turn.locator(`${tid('docent-answer')} a.docent-cite`).first();
+  const href = await cite.getAttribute('href');
+  const target = new URL(href, SITE);
+  assert.ok(target.hash.length > 1, `citation points at a section: ${href}`);
+  await Promise.all([page.waitForURL((u) => u.pathname === target.pathname, { timeout: T }), cite.click()]);
+  const anchor = decodeURIComponent(target.hash.slice(1));
+  const inView = await page.evaluate((id) => {
+    const el = document.getElementById(id);
+    if (!el) return 'missing';
+    const r = el.getBoundingClientRect();
+    return r.top >= -5 && r.top < innerHeight ? 'visible' : `off-screen ${r.top}`;
+  }, anchor);
+  assert.equal(inView, 'visible', `section #${anchor}`);
+  // The conversation survived the navigation (sessionStorage).
+  await openWidget();
+  assert.equal(await page.locator(tid('docent-turn')).count(), 1);
+  assert.match(await page.locator(tid('docent-question')).first().innerText(), /install Frobnicator/);
+});
+
+test('a follow-up is rewritten with the conversation and sends the history', async () => {
+  await page.goto(pageUrl({ proxy: PROXY }));
+  await openWidget();
+  await ask('How do I install Frobnicator on Linux?');
+  await lastTurnSettled();
+  const before = (await upstreamRequests()).length;
+  await ask('and how do I update it?');
+  const turn = await lastTurnSettled();
+  assert.equal(await turn.locator(tid('docent-error')).count(), 0, await turn.innerText());
+  const reqs = (await upstreamRequests()).slice(before);
+  const rewrite = reqs.find((r) => r.path.endsWith('/chat/completions') &&
+    JSON.stringify(r.body.messages || []).includes('standalone search query'));
+  assert.ok(rewrite, 'a rewrite request was made');
+  assert.ok(!rewrite.body.stream, 'the rewrite is not streamed');
+  const answer = reqs.find((r) => r.path.endsWith('/chat/completions') && r.body.stream);
+  assert.ok(answer, 'the answer was streamed');
+  const roles = answer.body.messages.filter((m) => m.role !== 'system').map((m) => m.role);
+  assert.deepEqual(roles.slice(0, 3), ['user', 'assistant', 'user'], 'history sent before the question');
+  assert.match(lastUserText(answer), /update/i);
+  await turn.locator(`${tid('docent-looked-at')} summary`).click();
+  assert.equal(await turn.locator(tid('docent-rewritten')).count(), 1, 'the rewritten query is shown');
+});
+
+test('Stop aborts the stream and keeps the partial answer', async () => {
+  await page.goto(pageUrl({ proxy: PROXY }));
+  await openWidget();
+  await ask('SLOW: how do I configure the cache?');
+  const turn = page.locator(tid('docent-turn')).last();
+  await page.waitForFunction(() => {
+    const sr = document.querySelector('[data-docent-host]').shadowRoot;
+    const a = sr.querySelector('[data-testid="docent-answer"]');
+    return a && a.textContent.length > 5;
+  }, null, { timeout: T });
+  await page.locator(tid('docent-stop')).click();
+  await turn.locator(tid('docent-stopped')).waitFor({ timeout: T });
+  const partial = await turn.locator(tid('docent-answer')).innerText();
+  assert.ok(partial.length > 0, 'partial answer kept');
+  await page.waitForTimeout(500);
+  assert.equal(await turn.locator(tid('docent-answer')).innerText(), partial, 'nothing arrives after Stop');
+  // The upstream saw the client go away.
+  let disconnected = false;
+  for (let i = 0; i < 40 && !disconnected; i++) {
+    const reqs = await upstreamRequests();
+    disconnected = reqs.some((r) => lastUserText(r).includes('SLOW') && r.body.stream && r.disconnected);
+    if (!disconnected) await page.waitForTimeout(250);
+  }
+  assert.ok(disconnected, 'the upstream request was aborted');
+  // Send works again.
+  assert.equal(await page.locator(tid('docent-send')).count(), 1);
+});
+
+test('hostile model output executes nothing and loads nothing from other sites', async () => {
+  await page.goto(pageUrl({ proxy: PROXY }));
+  await openWidget();
+  await ask('HOSTILE how do I configure logging?');
+  const turn = await lastTurnSettled();
+  await page.waitForTimeout(300);
+  assert.equal(await page.evaluate(() => typeof window.__pwned), 'undefined', 'model output ran script');
+  const answer = turn.locator(tid('docent-answer'));
+  assert.equal(await answer.locator('img, script, iframe, object, embed, svg').count(), 0);
+  const hrefs = await answer.locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href') || ''));
+  for (const h of hrefs) assert.ok(!/^\s*(javascript|data|vbscript):/i.test(h), `dangerous href ${h}`);
+  const onAttrs = await answer.evaluate((el) => [...el.querySelectorAll('*')].flatMap((n) => [...n.attributes].map((a) => a.name)).filter((n) => n.startsWith('on')));
+  assert.deepEqual(onAttrs, []);
+  assert.ok(!requests.some((u) => u.includes('evil.example')), 'no request to the attacker host');
+  assert.match(await answer.innerText(), /<img|onerror|<script/i, 'raw HTML is shown as text');
+  const cites = await answer.locator('a.docent-cite').evaluateAll((as) => as.map((a) => a.textContent));
+  assert.ok(!cites.includes('[99]'), 'a citation with no source is not linked');
+  // Clicking every link in the answer still executes nothing.
+  for (const a of await answer.locator('a:not(.docent-cite)').all()) {
+    await a.click({ modifiers: ['Control'] }).catch(() => {});
+  }
+  assert.equal(await page.evaluate(() => typeof window.__pwned), 'undefined');
+});
+
+test('upstream errors, rate limits and moderation show clear messages and keep the question', async () => {
+  await page.goto(pageUrl({ proxy: PROXY }));
+  await openWidget();
+  await ask('ERROR500 how do I install it?');
+  let turn = await lastTurnSettled();
+  let err = turn.locator(tid('docent-error'));
+  assert.equal(await err.count(), 1);
+  assert.match(await err.innerText(), /language model|answer service/i);
+  assert.equal(await turn.locator(tid('docent-retry')).count(), 1);
+  assert.match(await turn.locator(tid('docent-question')).innerText(), /ERROR500 how do I install it\?/);
+
+  await ask('RATE429 how do I install it?');
+  turn = await lastTurnSettled();
+  err = turn.locator(tid('docent-error'));
+  assert.match(await err.innerText(), /Try again in 7 seconds/);
+
+  await ask('MIDSTREAM_ERROR how do I install it?');
+  turn = await lastTurnSettled();
+  assert.equal(await turn.locator(tid('docent-error')).count(), 1, 'mid-stream error shown');
+  assert.ok((await turn.locator(tid('docent-answer')).innerText()).length > 0, 'partial answer kept');
+
+  await ask('FLAGME how do I install it?');
+  turn = await lastTurnSettled();
+  assert.match(await turn.locator(tid('docent-error')).innerText(), /content filter/i);
+
+  // Retry re-asks the same question in place.
+  const n = await page.locator(tid('docent-turn')).count();
+  await turn.locator(tid('docent-retry')).click();
+  await lastTurnSettled();
+  assert.equal(await page.locator(tid('docent-turn')).count(), n);
+});
+
+test('without a proxy the widget answers with cited excerpts', async () => {
+  await page.goto(pageUrl({}));
+  await openWidget();
+  await ask('How do I limit the cache size?');
+  const turn = await lastTurnSettled();
+  await turn.locator(tid('docent-excerpt-label')).waitFor({ timeout: T });
+  const answer = turn.locator(tid('docent-answer'));
+  assert.match(await answer.innerText(), /cache/i);
+  assert.ok(await answer.locator('a.docent-cite').count() >= 1);
+  assert.ok(!requests.some((u) => u.includes('/v1/')), 'no proxy calls');
+});
+
+test('an unreachable proxy falls back to excerpts with a notice', async () => {
+  await page.goto(pageUrl({ proxy: 'http://127.0.0.1:9' }));
+  await openWidget();
+  await ask('How do I limit the cache size?');
+  const turn = await lastTurnSettled();
+  await turn.locator(tid('docent-excerpt-label')).waitFor({ timeout: T });
+  assert.match(await turn.locator(tid('docent-notice')).innerText(), /reach/i);
+});
+
+test('a proxy without a chat model gives excerpts (503 no_chat_model)', async () => {
+  await page.goto(pageUrl({ proxy: NOCHAT }));
+  await openWidget();
+  await ask('How do I limit the cache size?');
+  const turn = await lastTurnSettled();
+  await turn.locator(tid('docent-excerpt-label')).waitFor({ timeout: T });
+  assert.ok(await turn.locator(`${tid('docent-answer')} a.docent-cite`).count() >= 1);
+});
+
+test('a question the docs do not cover gets no model call and the closest sections', async () => {
+  await page.goto(pageUrl({ proxy: PROXY, rewrite: 'off' }));
+  await openWidget();
+  const before = (await upstreamRequests()).length;
+  await ask('zebra migration patterns serengeti savanna');
+  const turn = await lastTurnSettled();
+  await turn.locator(tid('docent-not-covered')).waitFor({ timeout: T });
+  const chats = (await upstreamRequests()).slice(before).filter((r) => r.path.endsWith('/chat/completions'));
+  assert.equal(chats.length, 0, 'no LLM call below the floor');
+});
+
+test('keyboard: the shortcut opens, Esc closes and returns focus, Tab stays inside', async () => {
+  await page.goto(pageUrl({ proxy: PROXY }));
+  await page.locator(tid('docent-launcher')).waitFor({ timeout: T });
+  await page.locator('#host-input').focus();
+  await page.keyboard.press('Control+k');
+  await page.locator(tid('docent-dialog')).waitFor({ state: 'visible', timeout: T });
+  await page.waitForFunction(() => {
+    const sr = document.querySelector('[data-docent-host]').shadowRoot;
+    return sr.activeElement && sr.activeElement.getAttribute('data-testid') === 'docent-input';
+  }, null, { timeout: T });
+  for (let i = 0; i < 8; i++) await page.keyboard.press('Tab');
+  const inside = await page.evaluate(() => {
+    const host = document.querySelector('[data-docent-host]');
+    return document.activeElement === host && !!host.shadowRoot.activeElement?.closest('[data-testid="docent-dialog"]');
+  });
+  assert.ok(inside, 'focus trapped in the dialog');
+  await page.keyboard.press('Escape');
+  await page.locator(tid('docent-dialog')).waitFor({ state: 'detached', timeout: T });
+  const focused = await page.evaluate(() => document.querySelector('[data-docent-host]').shadowRoot.activeElement?.getAttribute('data-testid'));
+  assert.equal(focused, 'docent-launcher');
+  assert.equal(await page.locator(tid('docent-launcher')).getAttribute('aria-expanded'), 'false');
+});
+
+test('the widget follows the site theme (html.dark, data-theme, forced)', async () => {
+  await page.goto(pageUrl({ proxy: PROXY }));
+  const host = page.locator('[data-docent-host]');
+  await host.waitFor({ state: 'attached', timeout: T });
+  assert.equal(await host.getAttribute('data-docent-theme'), 'light');
+  await page.evaluate(() => document.documentElement.classList.add('dark'));
+  await page.waitForFunction(() => document.querySelector('[data-docent-host]').getAttribute('data-docent-theme') === 'dark');
+  await page.evaluate(() => { document.documentElement.classList.remove('dark'); document.documentElement.setAttribute('data-theme', 'dark'); });
+  await page.waitForFunction(() => document.querySelector('[data-docent-host]').getAttribute('data-docent-theme') === 'dark');
+  await page.goto(pageUrl({ proxy: PROXY, theme: 'dark' }));
+  await page.waitForFunction(() => document.querySelector('[data-docent-host]')?.getAttribute('data-docent-theme') === 'dark');
+});
+
+test('feedback posts to the proxy and raises a DOM event; copy and new conversation work', async () => {
+  await page.goto(pageUrl({ proxy: PROXY }));
+  await page.evaluate(() => {
+    window.__feedback = [];
+    document.addEventListener('docent:feedback', (e) => window.__feedback.push(e.detail));
+  });
+  await openWidget();
+  await ask('How do I install Frobnicator on Linux?');
+  const turn = await lastTurnSettled();
+  const feedbackReq = page.waitForRequest((r) => r.url().endsWith('/v1/feedback'), { timeout: T });
+  await turn.locator(tid('docent-feedback-up')).click();
+  const req = await feedbackReq;
+  assert.equal(JSON.parse(req.postData()).rating, 'up');
+  const events = await page.evaluate(() => window.__feedback);
+  assert.equal(events.length, 1);
+  assert.equal(events[0].rating, 'up');
+  assert.match(events[0].question, /install/);
+  assert.equal(await turn.locator(tid('docent-feedback-up')).getAttribute('aria-pressed'), 'true');
+  await turn.locator(tid('docent-copy')).click();
+  const clip = await page.evaluate(() => navigator.clipboard.readText());
+  assert.match(clip, /According to the docs/);
+  await page.locator(tid('docent-new')).click();
+  assert.equal(await page.locator(tid('docent-turn')).count(), 0);
+});
+
+test('the inline <docent-chat> element answers in place', async () => {
+  await page.goto(pageUrl({ proxy: PROXY, inline: '1' }));
+  const panel = page.locator(`docent-chat ${tid('docent-dialog')}`);
+  await panel.waitFor({ state: 'visible', timeout: T });
+  assert.equal(await panel.getAttribute('role'), 'region');
+  assert.equal(await page.locator(tid('docent-launcher')).count(), 0);
+  const input = page.locator(`docent-chat ${tid('docent-input')}`);
+  await input.fill('How do I change the number of parallel jobs?');
+  await input.press('Enter');
+  const turn = await lastTurnSettled();
+  assert.ok(await turn.locator(`${tid('docent-answer')} a.docent-cite`).count() >= 1);
+});
+
+test('small screens get a full-screen dialog', async () => {
+  await page.setViewportSize({ width: 390, height: 760 });
+  await page.goto(pageUrl({ proxy: PROXY }));
+  await openWidget();
+  const box = await page.locator(tid('docent-dialog')).boundingBox();
+  assert.ok(box.width >= 389 && box.height >= 750, `dialog ${box.width}x${box.height}`);
+});
