@@ -29,11 +29,16 @@ const ATTRIBUTES = {
   position: 'data-position',
   language: 'data-language',
   config: 'data-config',
+  rewrite: 'data-rewrite',
+  model: 'data-model',
+  docsOrigin: 'data-docs-origin',
+  launcher: 'data-launcher',
 };
 
 const KNOWN_OPTIONS = new Set(['index', 'widgetDir', 'path', ...Object.keys(ATTRIBUTES)]);
 const THEMES = new Set(['auto', 'light', 'dark']);
 const POSITIONS = new Set(['bottom-right', 'bottom-left']);
+const REWRITES = new Set(['auto', 'always', 'off']);
 
 /** Error with a message that says what to do. */
 export class DocentOptionsError extends Error {
@@ -73,6 +78,12 @@ export function normalizeOptions(options = {}, cwd = process.cwd()) {
     throw new DocentOptionsError(
       `position must be bottom-right or bottom-left (got "${options.position}")`,
     );
+  }
+  if (options.rewrite !== undefined && !REWRITES.has(options.rewrite)) {
+    throw new DocentOptionsError(`rewrite must be one of auto, always, off (got "${options.rewrite}")`);
+  }
+  if (options.launcher !== undefined && options.launcher !== 'none') {
+    throw new DocentOptionsError(`launcher can only be "none" (hides the floating button; got "${options.launcher}")`);
   }
   if (options.proxy !== undefined && !/^(https?:\/\/|\/)/.test(String(options.proxy))) {
     throw new DocentOptionsError(

@@ -40,6 +40,8 @@ test('the head entry is a module script with the index and every data attribute'
       shortcut: 'mod+k',
       namespace: 'v2',
       language: 'de',
+      rewrite: 'off',
+      docsOrigin: 'https://docs.example.com',
     },
     '/',
   );
@@ -56,6 +58,8 @@ test('the head entry is a module script with the index and every data attribute'
     'data-theme': 'dark',
     'data-position': 'bottom-left',
     'data-language': 'de',
+    'data-rewrite': 'off',
+    'data-docs-origin': 'https://docs.example.com',
   });
 });
 
@@ -87,6 +91,8 @@ test('bad options give errors that say what to do', () => {
   assert.throws(() => normalizeOptions({ index: 'i', proxy: 'javascript:alert(1)' }), /proxy must be/);
   assert.throws(() => normalizeOptions({ index: 'i', path: '../up' }), /path must be a folder/);
   assert.throws(() => normalizeOptions({ index: 'i', starters: ['a|b'] }), /may not contain "\|"/);
+  assert.throws(() => normalizeOptions({ index: 'i', rewrite: 'sometimes' }), /rewrite must be one of/);
+  assert.throws(() => normalizeOptions({ index: 'i', launcher: 'hidden' }), /launcher can only be "none"/);
   assert.throws(() => normalizeOptions({ index: 'i', theme: 'x' }), DocentOptionsError);
 });
 
