@@ -1,1 +1,251 @@
-//! (being written)
+//! Chat messages, prompt templates with `{parameters}`, docent's default prompts, and the
+//! numbered sources block the model answers from.
+
+use crate::budget::{ChunkSource, Source};
+use serde::{Deserialize, Serialize};
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions (added by the proxy, never sent by the widget).
+    System,
+    /// The reader.
+    User,
+    /// The model.
+    Assistant,
+}
+
+impl Role {
+    /// "system", "user" or "assistant" (the wire name).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+/// One chat message, serialised as OpenAI's `{"role": "user", "content": "..."}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// Who wrote it.
+    pub role: Role,
+    /// Its text.
+    pub content: String,
+}
+
+impl Message {
+    /// A message with the given role.
+    pub fn new(role: Role, content: impl Into<String>) -> Message {
+        Message { role, content: content.into() }
+    }
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Message {
+        Message::new(Role::User, content)
+    }
+    /// An assistant message.
+    pub fn assistant(content: impl Into<String>) -> Message {
+        Message::new(Role::Assistant, content)
+    }
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Message {
+        Message::new(Role::System, content)
+    }
+}
+
+/// What can be wrong with a template or its parameters.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum PromptError {
+    /// `{name}` names no parameter.
+    #[error("prompt template uses unknown placeholder {{{name}}}; known here: {known}. Write {{{{ for a literal brace")]
+    UnknownPlaceholder {
+        /// The placeholder's name.
+        name: String,
+        /// The parameters that were available, comma separated.
+        known: String,
+    },
+    /// A `{` is never closed.
+    #[error("prompt template has an unclosed `{{` at byte {offset}; close it or write {{{{ for a literal brace")]
+    Unclosed {
+        /// Byte offset of the `{`.
+        offset: usize,
+    },
+    /// `{...}` holds something that is not a name.
+    #[error("prompt template has an invalid placeholder {{{text}}} at byte {offset}; names are letters, digits and _ (write {{{{ for a literal brace)")]
+    InvalidPlaceholder {
+        /// What was between the braces.
+        text: String,
+        /// Byte offset of the `{`.
+        offset: usize,
+    },
+}
+
+/// A prompt template: text with `{name}` placeholders; `{{` and `}}` are literal braces.
+/// Parameter values are inserted verbatim and never expanded again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Template(pub String);
+
+enum Piece<'a> {
+    Text(&'a str),
+    Param(&'a str),
+}
+
+impl Template {
+    /// A template from text.
+    pub fn new(text: impl Into<String>) -> Template {
+        Template(text.into())
+    }
+
+    fn pieces(&self) -> Result<Vec<Piece<'_>>, PromptError> {
+        let s = self.0.as_str();
+        let bytes = s.as_bytes();
+        let mut out = Vec::new();
+        let mut lit_start = 0;
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'{' if bytes.get(i + 1) == Some(&b'{') => {
+                    out.push(Piece::Text(&s[lit_start..i + 1]));
+                    i += 2;
+                    lit_start = i;
+                }
+                b'}' if bytes.get(i + 1) == Some(&b'}') => {
+                    out.push(Piece::Text(&s[lit_start..i + 1]));
+                    i += 2;
+                    lit_start = i;
+                }
+                b'{' => {
+                    out.push(Piece::Text(&s[lit_start..i]));
+                    let close = s[i + 1..]
+                        .find(['}', '{', '\n'])
+                        .map(|p| p + i + 1)
+                        .filter(|&p| bytes[p] == b'}')
+                        .ok_or(PromptError::Unclosed { offset: i })?;
+                    let name = &s[i + 1..close];
+                    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                        return Err(PromptError::InvalidPlaceholder { text: name.to_string(), offset: i });
+                    }
+                    out.push(Piece::Param(name));
+                    i = close + 1;
+                    lit_start = i;
+                }
+                _ => i += 1,
+            }
+        }
+        out.push(Piece::Text(&s[lit_start..]));
+        Ok(out)
+    }
+
+    /// The placeholder names used, in order of first use. Errors for a malformed template.
+    pub fn placeholders(&self) -> Result<Vec<String>, PromptError> {
+        let mut names: Vec<String> = Vec::new();
+        for p in self.pieces()? {
+            if let Piece::Param(n) = p {
+                if !names.iter().any(|x| x == n) {
+                    names.push(n.to_string());
+                }
+            }
+        }
+        Ok(names)
+    }
+
+    /// Check that the template is well formed and only uses `allowed` placeholders (for
+    /// validating configuration before the first request).
+    pub fn validate(&self, allowed: &[&str]) -> Result<(), PromptError> {
+        for name in self.placeholders()? {
+            if !allowed.contains(&name.as_str()) {
+                return Err(PromptError::UnknownPlaceholder { name, known: allowed.join(", ") });
+            }
+        }
+        Ok(())
+    }
+
+    /// Fill the placeholders. Parameters the template doesn't use are fine; a placeholder with
+    /// no parameter is an error.
+    pub fn render(&self, params: &[(&str, &str)]) -> Result<String, PromptError> {
+        let pieces = self.pieces()?;
+        let mut out = String::with_capacity(self.0.len() + params.iter().map(|(_, v)| v.len()).sum::<usize>());
+        for p in pieces {
+            match p {
+                Piece::Text(t) => out.push_str(t),
+                Piece::Param(name) => match params.iter().find(|(k, _)| *k == name) {
+                    Some((_, v)) => out.push_str(v),
+                    None => {
+                        return Err(PromptError::UnknownPlaceholder {
+                            name: name.to_string(),
+                            known: params.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", "),
+                        })
+                    }
+                },
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl From<&str> for Template {
+    fn from(s: &str) -> Template {
+        Template(s.to_string())
+    }
+}
+
+/// Server-side system prompt for answers. Parameters: `{site}` (the docs site's name) and
+/// `{language}` (a hint for the asker's language, e.g. "de", or "the language of the question").
+pub const DEFAULT_SYSTEM: &str = "You are the documentation assistant for {site}. Answer the user's question using ONLY the numbered sources in their message.\n\
+Rules:\n\
+- Cite every claim with the number of the source it comes from, like [1] or [2][3]. Never cite a number that is not in the sources.\n\
+- If the sources do not answer the question, say plainly that the documentation does not seem to cover it, and do not guess or use outside knowledge.\n\
+- Reply in the asker's language ({language}), even when the sources are in another language; keep code, identifiers and commands unchanged.\n\
+- Write Markdown: short paragraphs or lists, and fenced code blocks with a language tag for code samples taken from the sources.\n\
+- Be concise and precise. Do not mention these rules.";
+
+/// Client-side user message: the numbered sources and the question. Parameters: `{sources}`
+/// (see [`format_sources`]) and `{question}`.
+pub const DEFAULT_USER: &str = "Sources:\n{sources}\n\nQuestion: {question}";
+
+/// System prompt for query rewriting. Parameter: `{docs_language}` (e.g. "English").
+pub const DEFAULT_REWRITE: &str = "You rewrite questions for a documentation search engine. Given the conversation, turn the user's LAST message into ONE standalone search query in {docs_language}: resolve pronouns and follow-ups (\"and how do I turn it off?\") using the earlier turns, translate it into {docs_language} if needed, keep identifiers, option names and error messages exactly as written, and drop greetings and filler. Output only the standalone search query, with no quotes, explanation or answer.";
+
+/// The display label of a source: "Title › Section" (no repetition when the breadcrumb already
+/// starts with the title).
+pub fn source_label(source: &Source) -> String {
+    let crumb = source.breadcrumb.trim();
+    let title = source.title.trim();
+    if crumb.is_empty() || crumb == title {
+        title.to_string()
+    } else if title.is_empty() || crumb.starts_with(title) {
+        crumb.to_string()
+    } else {
+        format!("{title} › {crumb}")
+    }
+}
+
+/// The numbered sources block for [`DEFAULT_USER`]'s `{sources}`:
+/// `[1] Title › Section (url)` followed by the source's chunk texts (document order), sources
+/// separated by a blank line.
+pub fn format_sources<I: ChunkSource + ?Sized>(sources: &[Source], index: &I) -> String {
+    let mut out = String::new();
+    for (i, s) in sources.iter().enumerate() {
+        if i > 0 {
+            out.push_str("\n\n");
+        }
+        out.push_str(&source_header(s));
+        let mut first = true;
+        for c in &s.chunks {
+            if let Some(chunk) = index.chunk_at(*c) {
+                out.push_str(if first { "\n" } else { "\n\n" });
+                out.push_str(chunk.text.trim());
+                first = false;
+            }
+        }
+    }
+    out
+}
+
+/// `[n] Title › Section (url)`: the first line of a source in [`format_sources`].
+pub fn source_header(source: &Source) -> String {
+    format!("[{}] {} ({})", source.n, source_label(source), source.url)
+}

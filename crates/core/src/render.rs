@@ -1,1 +1,706 @@
-//! (being written)
+//! Safe Markdown → HTML for model output, with `[n]` citations. Safe by construction:
+//!
+//! - Our own HTML writer over pulldown-cmark events emits only a fixed set of tags and
+//!   attributes; every piece of model text is escaped. Raw HTML (blocks and inline) is shown as
+//!   text. Heading attributes and wikilinks stay off, so no attribute from the model survives.
+//! - Link and image URLs are judged after entity, percent and backslash decoding and removal of
+//!   whitespace and control characters: only `http(s)`, relative and `#fragment` URLs survive.
+//!   A rejected link renders as its plain text.
+//! - Images load only when relative or same-origin with [`RenderOptions::docs_origin`]: a
+//!   Markdown image to an attacker's host would leak the conversation in its URL, so those
+//!   become ordinary links.
+//! - Output is capped at [`RenderOptions::max_output_bytes`] and stays well-formed when cut.
+//! - Every render of a streamed prefix is well-formed and as safe as the final one (the writer
+//!   closes what it opens), and an unfinished code fence renders as code.
+//! - `[n]` becomes `<a class="docent-cite" href="{url}" title="{title}">[n]</a>` for known
+//!   sources; numbers that match no source are dropped.
+
+use crate::budget::Source;
+use crate::prompt::source_label;
+use pulldown_cmark::{Alignment, CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+
+/// How to render.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// The answer's sources; `[n]` links to the source numbered `n`.
+    pub sources: Vec<Source>,
+    /// The docs site's origin, e.g. `https://docs.example.com`: images from it (and relative
+    /// ones) are shown; others become links.
+    pub docs_origin: Option<String>,
+    /// Cap on the HTML's size in bytes; beyond it the output is cut (still well-formed) and
+    /// [`Rendered::truncated`] is set.
+    pub max_output_bytes: usize,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions { sources: Vec::new(), docs_origin: None, max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES }
+    }
+}
+
+/// Default output cap: 256 KiB.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 256 * 1024;
+
+/// The rendered HTML.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Rendered {
+    /// Well-formed, safe HTML.
+    pub html: String,
+    /// Source numbers cited (and linked), in order of first citation.
+    pub cited: Vec<usize>,
+    /// True when the output was cut at `max_output_bytes`.
+    pub truncated: bool,
+}
+
+/// What a URL turned out to be, once decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UrlKind {
+    /// `#fragment`.
+    Fragment,
+    /// A path relative to the page (same origin).
+    Relative,
+    /// `http(s)://host...`, or protocol-relative `//host` (then `origin` starts with `//`).
+    Absolute {
+        /// `scheme://authority`, lowercased.
+        origin: String,
+    },
+}
+
+/// Classify a link/image destination, or None when it must not be used (any scheme but http(s),
+/// including `javascript:`, `data:`, `vbscript:` however encoded, or nothing at all).
+pub fn classify_url(raw: &str) -> Option<UrlKind> {
+    let mut s = raw.to_string();
+    for _ in 0..4 {
+        let next = strip_invisible(&unescape_backslashes(&percent_decode(&decode_entities(&s))));
+        if next == s {
+            break;
+        }
+        s = next;
+    }
+    let s = strip_invisible(&s).to_lowercase();
+    if s.is_empty() {
+        return None;
+    }
+    let first_delim = s.find(['/', '?', '#', '\\']).unwrap_or(s.len());
+    if let Some(colon) = s[..first_delim].find(':') {
+        let scheme = &s[..colon];
+        if scheme != "http" && scheme != "https" {
+            return None;
+        }
+        let rest = s[colon + 1..].trim_start_matches(['/', '\\']);
+        let authority = &rest[..rest.find(['/', '?', '#', '\\']).unwrap_or(rest.len())];
+        if authority.is_empty() {
+            return None;
+        }
+        return Some(UrlKind::Absolute { origin: format!("{scheme}://{authority}") });
+    }
+    let bytes = s.as_bytes();
+    if bytes.len() >= 2 && matches!(bytes[0], b'/' | b'\\') && matches!(bytes[1], b'/' | b'\\') {
+        let rest = s.trim_start_matches(['/', '\\']);
+        let authority = &rest[..rest.find(['/', '?', '#', '\\']).unwrap_or(rest.len())];
+        return Some(UrlKind::Absolute { origin: format!("//{authority}") });
+    }
+    if s.starts_with('#') {
+        Some(UrlKind::Fragment)
+    } else {
+        Some(UrlKind::Relative)
+    }
+}
+
+fn strip_invisible(s: &str) -> String {
+    s.chars()
+        .filter(|&c| {
+            !(c.is_whitespace()
+                || c.is_control()
+                || matches!(c, '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{feff}' | '\u{ad}'))
+        })
+        .collect()
+}
+
+fn unescape_backslashes(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.peek().is_some_and(|n| n.is_ascii_punctuation()) {
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn percent_decode(s: &str) -> String {
+    if !s.contains('%') {
+        return s.to_string();
+    }
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex_val(b[i + 1]), hex_val(b[i + 2])) {
+                out.push(h * 16 + l);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn hex_val(b: u8) -> Option<u8> {
+    (b as char).to_digit(16).map(|d| d as u8)
+}
+
+/// Named entities that matter for URL schemes (the rest cannot form a scheme).
+const ENTITIES: &[(&str, char)] = &[
+    ("colon", ':'),
+    ("tab", '\t'),
+    ("newline", '\n'),
+    ("nbsp", '\u{a0}'),
+    ("amp", '&'),
+    ("lt", '<'),
+    ("gt", '>'),
+    ("quot", '"'),
+    ("apos", '\''),
+    ("sol", '/'),
+    ("bsol", '\\'),
+    ("lpar", '('),
+    ("rpar", ')'),
+    ("period", '.'),
+    ("comma", ','),
+    ("num", '#'),
+    ("percnt", '%'),
+    ("quest", '?'),
+    ("equals", '='),
+    ("semi", ';'),
+    ("excl", '!'),
+    ("plus", '+'),
+    ("commat", '@'),
+    ("lowbar", '_'),
+    ("hyphen", '-'),
+    ("dash", '-'),
+    ("shy", '\u{ad}'),
+    ("zwj", '\u{200d}'),
+    ("zwnj", '\u{200c}'),
+];
+
+/// Decode HTML character references the way a browser would in an attribute, leniently
+/// (missing `;`, leading zeros, any case).
+fn decode_entities(s: &str) -> String {
+    if !s.contains('&') {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(pos) = rest.find('&') {
+        out.push_str(&rest[..pos]);
+        let after = &rest[pos + 1..];
+        if let Some(num) = after.strip_prefix('#') {
+            let (hex, digits_start) = match num.as_bytes().first() {
+                Some(b'x') | Some(b'X') => (true, 1),
+                _ => (false, 0),
+            };
+            let digits: String = num[digits_start..]
+                .chars()
+                .take_while(|c| if hex { c.is_ascii_hexdigit() } else { c.is_ascii_digit() })
+                .collect();
+            if !digits.is_empty() {
+                let significant = digits.trim_start_matches('0');
+                let value = if significant.len() > 8 {
+                    None
+                } else {
+                    u32::from_str_radix(significant, if hex { 16 } else { 10 }).ok()
+                };
+                let c = value.and_then(char::from_u32).filter(|&c| c != '\0').unwrap_or('\u{fffd}');
+                out.push(c);
+                let mut consumed = 1 + digits_start + digits.len();
+                if after[consumed..].starts_with(';') {
+                    consumed += 1;
+                }
+                rest = &after[consumed..];
+                continue;
+            }
+        } else {
+            let name: String = after.chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
+            let lower = name.to_ascii_lowercase();
+            if let Some(&(_, c)) = ENTITIES.iter().find(|(n, _)| *n == lower) {
+                out.push(c);
+                let mut consumed = name.len();
+                if after[consumed..].starts_with(';') {
+                    consumed += 1;
+                }
+                rest = &after[consumed..];
+                continue;
+            }
+        }
+        out.push('&');
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Escape text for HTML content and attribute values.
+pub fn escape_html(s: &str, out: &mut String) {
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\0' => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+}
+
+fn escaped(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    escape_html(s, &mut o);
+    o
+}
+
+fn normalize_origin(o: &str) -> String {
+    o.trim().trim_end_matches('/').to_ascii_lowercase()
+}
+
+/// Render model Markdown to safe HTML. See the module docs.
+pub fn render_markdown(md: &str, opts: &RenderOptions) -> Rendered {
+    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let mut w = Writer::new(opts);
+    for event in Parser::new_ext(md, options) {
+        w.event(event);
+    }
+    w.finish()
+}
+
+struct ImageState {
+    url: String,
+    alt: String,
+    depth: usize,
+}
+
+struct Writer<'o> {
+    opts: &'o RenderOptions,
+    docs_origin: Option<String>,
+    out: String,
+    /// One entry per open Start event: the closing HTML if its opening was written.
+    stack: Vec<Option<&'static str>>,
+    closing_len: usize,
+    truncated: bool,
+    text: String,
+    cited: Vec<usize>,
+    link_depth: usize,
+    raw_depth: usize,
+    image: Option<ImageState>,
+    table_aligns: Vec<Alignment>,
+    in_table_head: bool,
+    cell: usize,
+    tbody_open: bool,
+}
+
+impl<'o> Writer<'o> {
+    fn new(opts: &'o RenderOptions) -> Writer<'o> {
+        Writer {
+            opts,
+            docs_origin: opts.docs_origin.as_deref().map(normalize_origin).filter(|o| !o.is_empty()),
+            out: String::new(),
+            stack: Vec::new(),
+            closing_len: 0,
+            truncated: false,
+            text: String::new(),
+            cited: Vec::new(),
+            link_depth: 0,
+            raw_depth: 0,
+            image: None,
+            table_aligns: Vec::new(),
+            in_table_head: false,
+            cell: 0,
+            tbody_open: false,
+        }
+    }
+
+    fn fits(&self, extra: usize) -> bool {
+        self.out.len() + extra + self.closing_len <= self.opts.max_output_bytes
+    }
+
+    /// Write an opening tag (and remember its closing) if it fits; always pushes one entry.
+    fn open(&mut self, open: &str, close: &'static str) {
+        if !self.truncated && self.fits(open.len() + close.len()) {
+            self.out.push_str(open);
+            self.closing_len += close.len();
+            self.stack.push(Some(close));
+        } else {
+            self.truncated = true;
+            self.stack.push(None);
+        }
+    }
+
+    fn close(&mut self) {
+        if let Some(Some(close)) = self.stack.pop() {
+            self.out.push_str(close);
+            self.closing_len -= close.len();
+        }
+    }
+
+    /// Write already-safe HTML (a void element or a complete fragment) if it fits.
+    fn raw(&mut self, html: &str) {
+        if self.truncated {
+            return;
+        }
+        if self.fits(html.len()) {
+            self.out.push_str(html);
+        } else {
+            self.truncated = true;
+        }
+    }
+
+    /// Write text, escaped, cutting it at the cap.
+    fn escaped_text(&mut self, s: &str) {
+        if self.truncated {
+            return;
+        }
+        let mut buf = [0u8; 4];
+        let mut piece = String::new();
+        for c in s.chars() {
+            piece.clear();
+            escape_html(c.encode_utf8(&mut buf), &mut piece);
+            if !self.fits(piece.len()) {
+                self.truncated = true;
+                return;
+            }
+            self.out.push_str(&piece);
+        }
+    }
+
+    fn flush_text(&mut self) {
+        if self.text.is_empty() {
+            return;
+        }
+        let text = std::mem::take(&mut self.text);
+        if self.link_depth > 0 {
+            self.escaped_text(&text);
+            return;
+        }
+        let mut rest = text.as_str();
+        while let Some((start, end, numbers)) = find_citation(rest) {
+            self.escaped_text(&rest[..start]);
+            for n in numbers {
+                self.citation(n);
+            }
+            rest = &rest[end..];
+        }
+        self.escaped_text(rest);
+    }
+
+    fn citation(&mut self, n: usize) {
+        let Some(source) = self.opts.sources.iter().find(|s| s.n == n) else { return };
+        if classify_url(&source.url).is_none() {
+            return;
+        }
+        let html = format!(
+            "<a class=\"docent-cite\" href=\"{}\" title=\"{}\">[{}]</a>",
+            escaped(&source.url),
+            escaped(&source_label(source)),
+            n
+        );
+        let before = self.truncated;
+        self.raw(&html);
+        if !before && !self.truncated && !self.cited.contains(&n) {
+            self.cited.push(n);
+        }
+    }
+
+    fn link_attrs(&self, url: &str, kind: &UrlKind) -> String {
+        let external = match kind {
+            UrlKind::Absolute { origin } => self.docs_origin.as_deref() != Some(origin.as_str()),
+            _ => false,
+        };
+        if external {
+            format!("<a href=\"{}\" rel=\"nofollow noopener noreferrer\" target=\"_blank\">", escaped(url.trim()))
+        } else {
+            format!("<a href=\"{}\">", escaped(url.trim()))
+        }
+    }
+
+    fn same_origin_image(&self, kind: &UrlKind) -> bool {
+        match kind {
+            UrlKind::Relative => true,
+            UrlKind::Fragment => false,
+            UrlKind::Absolute { origin } => self.docs_origin.as_deref() == Some(origin.as_str()),
+        }
+    }
+
+    fn finish_image(&mut self, img: ImageState) {
+        let alt = img.alt.trim().to_string();
+        match classify_url(&img.url) {
+            Some(kind) if self.same_origin_image(&kind) => {
+                let html = format!("<img src=\"{}\" alt=\"{}\" loading=\"lazy\">", escaped(img.url.trim()), escaped(&alt));
+                self.raw(&html);
+            }
+            Some(kind @ UrlKind::Absolute { .. }) => {
+                let open = self.link_attrs(&img.url, &kind);
+                self.open(&open, "</a>");
+                let label = if alt.is_empty() { "image".to_string() } else { format!("image: {alt}") };
+                self.escaped_text(&label);
+                self.close();
+            }
+            _ => self.escaped_text(&alt),
+        }
+    }
+
+    fn event(&mut self, event: Event<'_>) {
+        if let Some(img) = self.image.as_mut() {
+            match event {
+                Event::Text(t) | Event::Code(t) | Event::InlineMath(t) | Event::DisplayMath(t) => img.alt.push_str(&t),
+                Event::Html(t) | Event::InlineHtml(t) => img.alt.push_str(&t),
+                Event::SoftBreak | Event::HardBreak => img.alt.push(' '),
+                Event::Start(Tag::Image { .. }) => img.depth += 1,
+                Event::End(TagEnd::Image) => {
+                    img.depth -= 1;
+                    if img.depth == 0 {
+                        let img = self.image.take().expect("image state present");
+                        self.finish_image(img);
+                    }
+                }
+                _ => {}
+            }
+            return;
+        }
+        match event {
+            Event::Text(t) => {
+                if self.raw_depth > 0 {
+                    self.escaped_text(&t);
+                } else {
+                    self.text.push_str(&t);
+                }
+            }
+            Event::SoftBreak => {
+                if self.raw_depth > 0 {
+                    self.escaped_text("\n");
+                } else {
+                    self.text.push('\n');
+                }
+            }
+            other => {
+                self.flush_text();
+                self.structural(other);
+            }
+        }
+    }
+
+    fn structural(&mut self, event: Event<'_>) {
+        match event {
+            Event::Start(tag) => self.start(tag),
+            Event::End(tag) => self.end(tag),
+            Event::Code(t) | Event::InlineMath(t) => {
+                self.open("<code>", "</code>");
+                self.escaped_text(&t);
+                self.close();
+            }
+            Event::DisplayMath(t) => {
+                self.open("<div class=\"docent-code\"><pre><code>", "</code></pre></div>");
+                self.escaped_text(&t);
+                self.close();
+            }
+            Event::Html(t) | Event::InlineHtml(t) => self.escaped_text(&t),
+            Event::FootnoteReference(t) => {
+                let s = format!("[^{t}]");
+                self.escaped_text(&s);
+            }
+            Event::HardBreak => self.raw("<br>"),
+            Event::Rule => self.raw("<hr>"),
+            Event::TaskListMarker(done) => self.escaped_text(if done { "☑ " } else { "☐ " }),
+            Event::Text(_) | Event::SoftBreak => unreachable!("handled in event()"),
+        }
+    }
+
+    fn start(&mut self, tag: Tag<'_>) {
+        match tag {
+            Tag::Paragraph => self.open("<p>", "</p>"),
+            Tag::Heading { level, .. } => {
+                // Answers live inside a chat bubble: h1 → h3 ... capped at h6.
+                let n = (level as usize + 2).min(6);
+                let (open, close) = match n {
+                    3 => ("<h3>", "</h3>"),
+                    4 => ("<h4>", "</h4>"),
+                    5 => ("<h5>", "</h5>"),
+                    _ => ("<h6>", "</h6>"),
+                };
+                self.open(open, close);
+            }
+            Tag::BlockQuote(_) => self.open("<blockquote>", "</blockquote>"),
+            Tag::CodeBlock(kind) => {
+                let lang: String = match &kind {
+                    CodeBlockKind::Fenced(info) => info
+                        .split(|c: char| c.is_whitespace() || c == ',' || c == '{')
+                        .next()
+                        .unwrap_or("")
+                        .chars()
+                        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+' | '#' | '.'))
+                        .take(32)
+                        .collect(),
+                    CodeBlockKind::Indented => String::new(),
+                };
+                let open = if lang.is_empty() {
+                    "<div class=\"docent-code\"><pre><code>".to_string()
+                } else {
+                    format!("<div class=\"docent-code\"><pre><code class=\"language-{}\">", escaped(&lang))
+                };
+                self.raw_depth += 1;
+                self.open(&open, "</code></pre></div>");
+            }
+            Tag::HtmlBlock => {
+                self.raw_depth += 1;
+                self.open("<p class=\"docent-raw-html\">", "</p>");
+            }
+            Tag::List(Some(start)) => {
+                if start == 1 {
+                    self.open("<ol>", "</ol>");
+                } else {
+                    let open = format!("<ol start=\"{start}\">");
+                    self.open(&open, "</ol>");
+                }
+            }
+            Tag::List(None) => self.open("<ul>", "</ul>"),
+            Tag::Item => self.open("<li>", "</li>"),
+            Tag::Table(aligns) => {
+                self.table_aligns = aligns;
+                self.tbody_open = false;
+                self.open("<div class=\"docent-table\"><table>", "</table></div>");
+            }
+            Tag::TableHead => {
+                self.in_table_head = true;
+                self.cell = 0;
+                self.open("<thead><tr>", "</tr></thead>");
+            }
+            Tag::TableRow => {
+                if !self.tbody_open {
+                    self.tbody_open = true;
+                    self.open("<tbody>", "</tbody>");
+                }
+                self.cell = 0;
+                self.open("<tr>", "</tr>");
+            }
+            Tag::TableCell => {
+                let align = match self.table_aligns.get(self.cell) {
+                    Some(Alignment::Left) => " align=\"left\"",
+                    Some(Alignment::Center) => " align=\"center\"",
+                    Some(Alignment::Right) => " align=\"right\"",
+                    _ => "",
+                };
+                let (tag, close) = if self.in_table_head { ("th", "</th>") } else { ("td", "</td>") };
+                let open = format!("<{tag}{align}>");
+                self.open(&open, close);
+            }
+            Tag::Emphasis => self.open("<em>", "</em>"),
+            Tag::Strong => self.open("<strong>", "</strong>"),
+            Tag::Strikethrough => self.open("<del>", "</del>"),
+            Tag::Superscript => self.open("<sup>", "</sup>"),
+            Tag::Subscript => self.open("<sub>", "</sub>"),
+            Tag::Link { dest_url, .. } => {
+                self.link_depth += 1;
+                match classify_url(&dest_url) {
+                    Some(kind) => {
+                        let open = self.link_attrs(&dest_url, &kind);
+                        self.open(&open, "</a>");
+                    }
+                    None => self.stack.push(None),
+                }
+            }
+            Tag::Image { dest_url, .. } => {
+                self.image = Some(ImageState { url: dest_url.to_string(), alt: String::new(), depth: 1 });
+            }
+            Tag::FootnoteDefinition(_) | Tag::MetadataBlock(_) => self.open("<div>", "</div>"),
+            Tag::DefinitionList => self.open("<dl>", "</dl>"),
+            Tag::DefinitionListTitle => self.open("<dt>", "</dt>"),
+            Tag::DefinitionListDefinition => self.open("<dd>", "</dd>"),
+        }
+    }
+
+    fn end(&mut self, tag: TagEnd) {
+        match tag {
+            TagEnd::CodeBlock | TagEnd::HtmlBlock => {
+                self.raw_depth = self.raw_depth.saturating_sub(1);
+                self.close();
+            }
+            TagEnd::Link => {
+                self.link_depth = self.link_depth.saturating_sub(1);
+                self.close();
+            }
+            TagEnd::TableHead => {
+                self.in_table_head = false;
+                self.close();
+            }
+            TagEnd::TableCell => {
+                self.cell += 1;
+                self.close();
+            }
+            TagEnd::Table => {
+                if self.tbody_open {
+                    self.tbody_open = false;
+                    self.close();
+                }
+                self.close();
+            }
+            TagEnd::Image => {}
+            _ => self.close(),
+        }
+    }
+
+    fn finish(mut self) -> Rendered {
+        self.flush_text();
+        if let Some(img) = self.image.take() {
+            self.escaped_text(&img.alt);
+        }
+        while !self.stack.is_empty() {
+            self.close();
+        }
+        Rendered { html: self.out, cited: self.cited, truncated: self.truncated }
+    }
+}
+
+/// Find the first citation group `[n]` or `[n, m]` (1–3 digit numbers) in `s`: its byte range
+/// and numbers.
+fn find_citation(s: &str) -> Option<(usize, usize, Vec<usize>)> {
+    let b = s.as_bytes();
+    let mut from = 0;
+    while let Some(rel) = s[from..].find('[') {
+        let start = from + rel;
+        let mut i = start + 1;
+        let mut numbers = Vec::new();
+        let ok = loop {
+            let d0 = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            let len = i - d0;
+            if len == 0 || len > 3 {
+                break false;
+            }
+            numbers.push(s[d0..i].parse::<usize>().unwrap_or(0));
+            while i < b.len() && b[i] == b' ' {
+                i += 1;
+            }
+            match b.get(i) {
+                Some(b']') => break true,
+                Some(b',') => {
+                    i += 1;
+                    while i < b.len() && b[i] == b' ' {
+                        i += 1;
+                    }
+                }
+                _ => break false,
+            }
+        };
+        if ok && !numbers.contains(&0) {
+            return Some((start, i + 1, numbers));
+        }
+        from = start + 1;
+    }
+    None
+}
