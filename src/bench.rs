@@ -1,0 +1,101 @@
+//! Browser measurement of hybrid search (built only with `RUSTFLAGS="--cfg docent_bench"`, by
+//! `scripts/build-widget --bench`; never part of the shipped widget).
+//!
+//! `search_benchmark(chunks, dims, runs)` builds a synthetic index in memory (random unit vectors,
+//! text drawn from a fixed vocabulary), then times `Index::search` in hybrid mode with
+//! `performance.now()` and returns JSON `{chunks, dims, runs, p50_ms, p95_ms, mean_ms, build_ms,
+//! index_bytes}`.
+
+use docent_core::format::write_index;
+use docent_core::model::{Chunk, IndexHeader};
+use docent_core::search::{Query, SearchOptions};
+use docent_core::Index;
+use wasm_bindgen::prelude::*;
+
+const WORDS: &[&str] = &[
+    "install", "configure", "build", "cache", "target", "release", "profile", "feature", "crate", "module",
+    "trait", "lifetime", "borrow", "macro", "async", "await", "future", "thread", "channel", "mutex",
+    "error", "result", "option", "iterator", "closure", "vector", "string", "slice", "pattern", "match",
+    "workspace", "dependency", "version", "publish", "registry", "test", "bench", "doc", "lint", "format",
+];
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+    }
+    fn word(&mut self) -> &'static str {
+        WORDS[(self.next() % WORDS.len() as u64) as usize]
+    }
+}
+
+fn now() -> f64 {
+    web_sys::window().and_then(|w| w.performance()).map(|p| p.now()).unwrap_or(0.0)
+}
+
+fn vector(rng: &mut Rng, dims: usize) -> Vec<f32> {
+    (0..dims).map(|_| rng.unit()).collect()
+}
+
+/// Build a synthetic index and time hybrid searches over it. Returns JSON (see module docs).
+#[wasm_bindgen]
+pub fn search_benchmark(chunks: u32, dims: u32, runs: u32) -> Result<String, JsValue> {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let t0 = now();
+    let mut cs = Vec::with_capacity(chunks as usize);
+    let mut vs = Vec::with_capacity(chunks as usize);
+    for i in 0..chunks {
+        let text: Vec<&str> = (0..120).map(|_| rng.word()).collect();
+        cs.push(Chunk {
+            url: format!("/docs/page-{}.html", i / 10),
+            anchor: format!("section-{i}"),
+            title: format!("Page {}", i / 10),
+            breadcrumb: vec![format!("Page {}", i / 10), format!("Section {i}")],
+            namespace: String::new(),
+            text: text.join(" "),
+            tokens: 150,
+            hash: i as u64,
+        });
+        vs.push(vector(&mut rng, dims as usize));
+    }
+    let header = IndexHeader {
+        provider: "bench".into(),
+        model: "bench".into(),
+        dims,
+        tokenizer: "cl100k_base".into(),
+        ..IndexHeader::default()
+    };
+    let bytes = write_index(&header, &cs, Some(&vs)).map_err(|e| JsValue::from_str(&e.to_string()))?;
+    let index_bytes = bytes.len();
+    let index = Index::from_bytes(bytes).map_err(|e| JsValue::from_str(&e.to_string()))?;
+    let build_ms = now() - t0;
+    let opts = SearchOptions { floor: Some(0.0), ..SearchOptions::default() };
+    let mut times = Vec::with_capacity(runs as usize);
+    let mut hits = 0usize;
+    for _ in 0..runs {
+        let q = vector(&mut rng, dims as usize);
+        let text = format!("how do I {} the {} {}", rng.word(), rng.word(), rng.word());
+        let query = Query { text: &text, vector: Some(&q), history: &[], history_vector: None };
+        let t = now();
+        let r = index.search(&query, &opts);
+        times.push(now() - t);
+        hits += r.hits.len();
+    }
+    times.sort_by(f64::total_cmp);
+    let pct = |p: f64| times.get(((times.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
+    let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+    Ok(serde_json::json!({
+        "chunks": chunks, "dims": dims, "runs": runs,
+        "p50_ms": pct(0.5), "p95_ms": pct(0.95), "mean_ms": mean,
+        "build_ms": build_ms, "index_bytes": index_bytes, "hits_total": hits,
+    })
+    .to_string())
+}

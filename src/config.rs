@@ -1,0 +1,183 @@
+//! The widget configuration: the JSON the loader passes to [`crate::mount`], built from the site's
+//! `data-config` JSON file and the script tag's / `<docent-chat>`'s attributes (attributes win).
+//!
+//! Unknown keys are rejected so a typo in a config file is reported instead of silently ignored.
+
+use serde::Deserialize;
+
+/// Where the widget lives on the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// A launcher button (rendered by the loader) opening a dialog.
+    #[default]
+    Floating,
+    /// Inside a `<docent-chat>` element, always open.
+    Inline,
+}
+
+/// When to ask the chat model for a standalone search query before searching.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Rewrite {
+    /// Follow-ups (there is history) and questions that look non-English.
+    #[default]
+    Auto,
+    /// Every question.
+    Always,
+    /// Never.
+    Off,
+}
+
+/// Optional overrides for the model's token limits (see `docent_core::budget::ModelLimits`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// The model's context window in tokens.
+    pub context_window: Option<usize>,
+    /// Tokens kept free for the answer.
+    pub answer_reserve: Option<usize>,
+    /// Cap on tokens spent on documentation sources.
+    pub docs_cap: Option<usize>,
+}
+
+/// Prompt template overrides (the system prompt lives on the proxy).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Prompt {
+    /// The user message template; `{sources}` and `{question}` are filled in.
+    pub user: Option<String>,
+}
+
+/// The widget's configuration. Every field is optional except `index`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WidgetConfig {
+    /// URL of the index file built by `docent index`.
+    pub index: String,
+    /// Base URL of `docent serve` (no trailing slash). None = offline mode (extractive answers).
+    pub proxy: Option<String>,
+    /// Dialog title and launcher label.
+    pub title: String,
+    /// Only search this namespace (docs version). None = derive it from the page URL.
+    pub namespace: Option<String>,
+    /// Starter questions shown in an empty conversation.
+    pub starters: Vec<String>,
+    /// Placeholder of the question box.
+    pub placeholder: String,
+    /// Keyboard shortcut, e.g. "mod+k" (handled by the loader; shown in the UI).
+    pub shortcut: String,
+    /// "auto" | "light" | "dark" (handled by the loader).
+    pub theme: String,
+    /// "bottom-right" | "bottom-left".
+    pub position: String,
+    /// The reader's language hint for the answer (e.g. "de"); None = the question's language.
+    pub language: Option<String>,
+    /// Floating dialog or inline element.
+    pub mode: Mode,
+    /// Query rewriting policy.
+    pub rewrite: Rewrite,
+    /// Chat model name used for default token limits (the proxy picks the real model).
+    pub model: String,
+    /// Token limit overrides.
+    pub limits: Limits,
+    /// Prompt template overrides.
+    pub prompt: Prompt,
+    /// Number of sections retrieved per search.
+    pub top_k: usize,
+    /// Sentences in an extractive (offline) answer.
+    pub extractive_sentences: usize,
+    /// Origin of the docs, so same-origin images in answers may load (default: the page's origin).
+    pub docs_origin: Option<String>,
+    /// Where the loader found its assets (for the lazily fetched tokenizer ranks).
+    pub assets_base: Option<String>,
+    /// Send thumbs up/down to the proxy's /v1/feedback (the DOM event fires regardless).
+    pub feedback: bool,
+    /// Keep the conversation in sessionStorage across page navigations.
+    pub persist: bool,
+    /// Relevance floor override (0..1); None = the index's calibrated floor.
+    pub floor: Option<f32>,
+}
+
+impl Default for WidgetConfig {
+    fn default() -> Self {
+        WidgetConfig {
+            index: String::new(),
+            proxy: None,
+            title: "Ask the docs".into(),
+            namespace: None,
+            starters: Vec::new(),
+            placeholder: "Ask a question about the docs…".into(),
+            shortcut: "mod+k".into(),
+            theme: "auto".into(),
+            position: "bottom-right".into(),
+            language: None,
+            mode: Mode::Floating,
+            rewrite: Rewrite::Auto,
+            model: "gpt-4o-mini".into(),
+            limits: Limits::default(),
+            prompt: Prompt::default(),
+            top_k: 8,
+            extractive_sentences: 4,
+            docs_origin: None,
+            assets_base: None,
+            feedback: true,
+            persist: true,
+            floor: None,
+        }
+    }
+}
+
+impl WidgetConfig {
+    /// Parse the loader's JSON. Errors say which key is wrong and what to do.
+    pub fn from_json(json: &str) -> Result<WidgetConfig, String> {
+        let mut cfg: WidgetConfig = serde_json::from_str(json)
+            .map_err(|e| format!("docent: invalid widget configuration ({e}); check the data-* attributes and the data-config JSON (see docs/widget.md)"))?;
+        if cfg.index.trim().is_empty() {
+            return Err("docent: no index configured; add data-index=\"/docent/index.bin\" to the script tag (see docs/widget.md)".into());
+        }
+        if let Some(p) = &cfg.proxy {
+            let p = p.trim().trim_end_matches('/').to_string();
+            cfg.proxy = if p.is_empty() { None } else { Some(p) };
+        }
+        if cfg.namespace.as_deref().map(str::trim) == Some("") {
+            cfg.namespace = None;
+        }
+        if cfg.top_k == 0 {
+            cfg.top_k = 8;
+        }
+        if cfg.extractive_sentences == 0 {
+            cfg.extractive_sentences = 4;
+        }
+        Ok(cfg)
+    }
+
+    /// The chat endpoint, if there is a proxy.
+    pub fn endpoint(&self, path: &str) -> Option<String> {
+        self.proxy.as_ref().map(|p| format!("{p}{path}"))
+    }
+}
+
+/// Pick the namespace: the configured one, else the first namespace of the index that appears as a
+/// path segment of the page URL (docs versions such as `/v2/guide/`), else none.
+pub fn derive_namespace(configured: Option<&str>, index_namespaces: &[String], page_path: &str) -> Option<String> {
+    if let Some(ns) = configured {
+        return Some(ns.to_string());
+    }
+    let segments: Vec<&str> = page_path.split('/').filter(|s| !s.is_empty()).collect();
+    index_namespaces
+        .iter()
+        .find(|ns| !ns.is_empty() && segments.iter().any(|s| s == ns))
+        .cloned()
+}
+
+/// True when the question looks non-English (a third of its letters outside ASCII), so a rewrite
+/// into the docs' language helps retrieval.
+pub fn looks_non_english(text: &str) -> bool {
+    let letters: Vec<char> = text.chars().filter(|c| c.is_alphabetic()).collect();
+    if letters.is_empty() {
+        return false;
+    }
+    let non_ascii = letters.iter().filter(|c| !c.is_ascii()).count();
+    non_ascii * 3 >= letters.len()
+}

@@ -1,0 +1,753 @@
+//! The question pipeline: load the index, (rewrite,) embed, search, budget, stream, render —
+//! or answer with excerpts when there is no chat model.
+//!
+//! Every step writes its progress into the turn's signal; the view only reads signals.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use docent_core::budget::{self, ModelLimits, PlanRequest, Source};
+use docent_core::prompt::{Message, Template, DEFAULT_SYSTEM, DEFAULT_USER};
+use docent_core::search::{Hit, Query, SearchOptions, SearchResult};
+use docent_core::sse::{parse_chat_chunk, SseParser};
+use docent_core::tokens::{Bpe, ByteBound, TokenCounter};
+use docent_core::Index;
+use leptos::prelude::*;
+use web_sys::AbortController;
+
+use crate::config::{derive_namespace, looks_non_english, Rewrite, WidgetConfig};
+use crate::conversation::{AnswerKind, LookedAt, SourceView, Status, TurnData};
+use crate::index_store;
+use crate::net::{self, BodyReader, NetError};
+
+/// Hits offered as "closest sections" when the docs don't cover a question.
+const CLOSEST: usize = 3;
+/// Most recent user turns used for retrieval of follow-ups.
+const RETRIEVAL_HISTORY: usize = 2;
+
+/// One widget's long-lived state outside the reactive graph.
+pub struct Engine {
+    /// The configuration.
+    pub cfg: WidgetConfig,
+    index: RefCell<Option<Rc<Index>>>,
+    /// The proxy answered 503 `no_chat_model`: answer with excerpts for the rest of the page.
+    chat_unavailable: Cell<bool>,
+    bpe: RefCell<Option<Rc<Bpe>>>,
+    ranks_loading: Cell<bool>,
+    controller: RefCell<Option<AbortController>>,
+}
+
+/// Earlier turns, for follow-ups.
+#[derive(Debug, Clone, Default)]
+pub struct History {
+    /// Earlier questions, oldest first.
+    pub questions: Vec<String>,
+    /// Earlier question/answer pairs, as chat messages, oldest first.
+    pub messages: Vec<Message>,
+}
+
+impl History {
+    /// Build from saved turns (only finished or stopped answers count).
+    pub fn from_turns(turns: &[TurnData]) -> History {
+        let mut h = History::default();
+        for t in turns {
+            h.questions.push(t.question.clone());
+            if matches!(t.status, Status::Done | Status::Stopped) && !t.answer.is_empty() && t.kind == AnswerKind::Model {
+                h.messages.push(Message::user(t.question.clone()));
+                h.messages.push(Message::assistant(t.answer.clone()));
+            }
+        }
+        h
+    }
+}
+
+/// Outcome of the retrieval step.
+struct Retrieved {
+    result: SearchResult,
+    rewritten: Option<String>,
+    /// The proxy could not be reached: answer offline.
+    offline_reason: Option<String>,
+}
+
+/// A failure that ends the turn with a message.
+struct Fail {
+    message: String,
+    retry_after: Option<u32>,
+}
+
+impl Fail {
+    fn new(message: impl Into<String>) -> Fail {
+        Fail { message: message.into(), retry_after: None }
+    }
+}
+
+/// The reader-facing message for a proxy error.
+pub fn describe(err: &NetError) -> (String, Option<u32>) {
+    match err {
+        NetError::Unreachable(m) => (format!("Couldn't reach the answer service ({m}). Check your connection and try again."), None),
+        NetError::Aborted => ("Stopped.".into(), None),
+        NetError::BadResponse(m) => (format!("The answer service sent something unexpected ({m}). Try again."), None),
+        NetError::Http { status, code, message, retry_after, categories } => {
+            let msg = match code.as_str() {
+                "rate_limited" => match retry_after {
+                    Some(s) => format!("Too many questions right now. Try again in {s} seconds."),
+                    None => "Too many questions right now. Try again in a minute.".into(),
+                },
+                "content_flagged" => {
+                    if categories.is_empty() {
+                        "The question was blocked by the content filter, so it was not sent. Rephrase it and try again.".into()
+                    } else {
+                        format!(
+                            "The question was blocked by the content filter ({}), so it was not sent. Rephrase it and try again.",
+                            categories.join(", ")
+                        )
+                    }
+                }
+                "upstream_error" => "The language model behind the answer service failed. Try again in a moment.".into(),
+                "upstream_timeout" => "The language model took too long to answer. Try again in a moment.".into(),
+                "body_too_large" | "too_many_messages" | "input_too_long" => {
+                    "The conversation is too long for the answer service. Start a new conversation and ask again.".into()
+                }
+                "origin_not_allowed" => {
+                    "This site is not allowed to use the answer service (origin not allowed); the site owner must add it to the proxy's allow-origin list.".into()
+                }
+                "embedding_model_mismatch" => format!("The docs index and the answer service disagree on the embedding model ({message}). The site owner must rebuild the index or fix the proxy's embedding model."),
+                _ if *status >= 500 => format!("The answer service had a problem (HTTP {status}: {message}). Try again in a moment."),
+                _ => format!("The answer service refused the question (HTTP {status}: {message})."),
+            };
+            (msg, *retry_after)
+        }
+    }
+}
+
+fn location() -> (String, String) {
+    let loc = web_sys::window().map(|w| w.location());
+    let href = loc.as_ref().and_then(|l| l.href().ok()).unwrap_or_default();
+    let path = loc.as_ref().and_then(|l| l.pathname().ok()).unwrap_or_default();
+    (href, path)
+}
+
+/// Fuse two ranked hit lists with reciprocal rank fusion (k = 60), keeping `top_k`.
+pub fn fuse(a: &[Hit], b: &[Hit], top_k: usize) -> Vec<Hit> {
+    let mut merged: Vec<(Hit, f32)> = Vec::new();
+    for list in [a, b] {
+        for (rank, h) in list.iter().enumerate() {
+            let rrf = 1.0 / (60.0 + rank as f32 + 1.0);
+            if let Some((m, s)) = merged.iter_mut().find(|(m, _)| m.chunk == h.chunk) {
+                *s += rrf;
+                m.retrievers.vector |= h.retrievers.vector;
+                m.retrievers.lexical |= h.retrievers.lexical;
+                m.cosine = max_opt(m.cosine, h.cosine);
+                m.bm25 = max_opt(m.bm25, h.bm25);
+            } else {
+                merged.push((h.clone(), rrf));
+            }
+        }
+    }
+    merged.sort_by(|x, y| y.1.total_cmp(&x.1));
+    merged
+        .into_iter()
+        .take(top_k)
+        .map(|(mut h, s)| {
+            h.score = s;
+            h
+        })
+        .collect()
+}
+
+fn max_opt(a: Option<f32>, b: Option<f32>) -> Option<f32> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.max(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+/// Merge the results of the original and the rewritten query.
+pub fn fuse_results(a: SearchResult, b: SearchResult, top_k: usize) -> SearchResult {
+    let abstained = a.abstained && b.abstained;
+    let hits = if abstained {
+        Vec::new()
+    } else {
+        let ha = if a.abstained { &[][..] } else { &a.hits[..] };
+        let hb = if b.abstained { &[][..] } else { &b.hits[..] };
+        fuse(ha, hb, top_k)
+    };
+    SearchResult {
+        hits,
+        confidence: a.confidence.max(b.confidence),
+        abstained,
+        closest: fuse(&a.closest, &b.closest, top_k),
+    }
+}
+
+/// Looked-at rows for a list of hits.
+pub fn looked_at(index: &Index, hits: &[Hit]) -> Vec<LookedAt> {
+    hits.iter()
+        .filter(|h| (h.chunk as usize) < index.len())
+        .map(|h| {
+            let c = index.chunk(h.chunk as usize);
+            LookedAt {
+                url: c.link(),
+                title: c.title.clone(),
+                breadcrumb: c.breadcrumb_display(),
+                score: h.score,
+                cosine: h.cosine,
+                bm25: h.bm25,
+                retrievers: h.retrievers.label().to_string(),
+            }
+        })
+        .collect()
+}
+
+/// Sources for display (no chunk lists).
+pub fn source_views(sources: &[Source]) -> Vec<SourceView> {
+    sources
+        .iter()
+        .map(|s| SourceView { n: s.n, url: s.url.clone(), title: s.title.clone(), breadcrumb: s.breadcrumb.clone(), cited: false })
+        .collect()
+}
+
+/// Back to core sources for rendering (the renderer only needs number, link and title).
+pub fn core_sources(views: &[SourceView]) -> Vec<Source> {
+    views
+        .iter()
+        .map(|s| Source { n: s.n, url: s.url.clone(), title: s.title.clone(), breadcrumb: s.breadcrumb.clone(), chunks: Vec::new() })
+        .collect()
+}
+
+/// Text for the polite live region: Markdown markers and citations stripped.
+pub fn speakable(md: &str) -> String {
+    let mut out = String::with_capacity(md.len());
+    let mut chars = md.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '[' => {
+                // drop [n] citations, keep [link text]
+                let rest: String = chars.clone().take(5).collect();
+                let digits: String = rest.chars().take_while(|d| d.is_ascii_digit()).collect();
+                if !digits.is_empty() && rest[digits.len()..].starts_with(']') {
+                    for _ in 0..=digits.len() {
+                        chars.next();
+                    }
+                }
+            }
+            '*' | '`' | '#' | '_' | ']' | '>' | '|' => {}
+            _ => out.push(c),
+        }
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Byte position after the last sentence end in `text` (". ", "! ", "? ", newline), if any.
+pub fn last_sentence_end(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    (0..b.len()).rev().find_map(|i| {
+        let c = b[i];
+        if c == b'\n' || ((c == b'.' || c == b'!' || c == b'?') && b.get(i + 1).map(|n| n.is_ascii_whitespace()).unwrap_or(false)) {
+            Some(i + 1)
+        } else {
+            None
+        }
+    })
+}
+
+impl Engine {
+    /// A new engine for a config.
+    pub fn new(cfg: WidgetConfig) -> Engine {
+        Engine {
+            cfg,
+            index: RefCell::new(None),
+            chat_unavailable: Cell::new(false),
+            bpe: RefCell::new(None),
+            ranks_loading: Cell::new(false),
+            controller: RefCell::new(None),
+        }
+    }
+
+    /// Abort the running request, if any (Stop, new conversation, unmount).
+    pub fn abort(&self) {
+        if let Some(c) = self.controller.borrow_mut().take() {
+            c.abort();
+        }
+    }
+
+    fn limits(&self) -> ModelLimits {
+        let mut l = ModelLimits::for_model(&self.cfg.model);
+        if let Some(v) = self.cfg.limits.context_window {
+            l.context_window = v;
+        }
+        if let Some(v) = self.cfg.limits.answer_reserve {
+            l.answer_reserve = v;
+        }
+        if let Some(v) = self.cfg.limits.docs_cap {
+            l.docs_cap = v;
+        }
+        l
+    }
+
+    async fn index(&self, turn: RwSignal<TurnData>) -> Result<Rc<Index>, Fail> {
+        if let Some(ix) = self.index.borrow().clone() {
+            return Ok(ix);
+        }
+        let url = self.cfg.index.clone();
+        let (ix, _origin) = index_store::load(&url, |received, total| {
+            turn.update(|t| t.status = Status::LoadingIndex { received, total });
+        })
+        .await
+        .map_err(|e| Fail::new(e.0))?;
+        *self.index.borrow_mut() = Some(ix.clone());
+        Ok(ix)
+    }
+
+    fn search_options(&self, index: &Index) -> SearchOptions {
+        let (_, path) = location();
+        SearchOptions {
+            top_k: self.cfg.top_k,
+            namespace: derive_namespace(self.cfg.namespace.as_deref(), &index.header().namespaces, &path),
+            floor: self.cfg.floor,
+            ..SearchOptions::default()
+        }
+    }
+
+    fn wants_rewrite(&self, question: &str, history: &History) -> bool {
+        match self.cfg.rewrite {
+            Rewrite::Off => false,
+            Rewrite::Always => true,
+            Rewrite::Auto => !history.questions.is_empty() || looks_non_english(question),
+        }
+    }
+
+    async fn rewrite(&self, question: &str, history: &History, signal: &web_sys::AbortSignal) -> Result<Option<String>, NetError> {
+        let Some(url) = self.cfg.endpoint("/v1/chat/completions") else { return Ok(None) };
+        let mut messages: Vec<Message> = history.messages.iter().rev().take(4).rev().cloned().collect();
+        // Earlier questions that got no model answer still carry the topic.
+        if messages.is_empty() {
+            for q in history.questions.iter().rev().take(RETRIEVAL_HISTORY).rev() {
+                messages.push(Message::user(q.clone()));
+            }
+        }
+        messages.push(Message::user(question.to_string()));
+        let (href, _) = location();
+        let body = serde_json::json!({
+            "messages": messages,
+            "stream": false,
+            "temperature": 0,
+            "max_tokens": 64,
+            "docent": { "task": "rewrite", "language": self.cfg.language, "page": href },
+        });
+        let v = net::post_json_value(&url, &body, Some(signal)).await?;
+        let text = v["choices"][0]["message"]["content"].as_str().unwrap_or("").trim().trim_matches('"').trim();
+        if text.is_empty() || text.len() > 500 || text.eq_ignore_ascii_case(question.trim()) {
+            Ok(None)
+        } else {
+            Ok(Some(text.to_string()))
+        }
+    }
+
+    async fn embed(&self, index: &Index, inputs: &[String], signal: &web_sys::AbortSignal) -> Result<Vec<Vec<f32>>, NetError> {
+        let Some(url) = self.cfg.endpoint("/v1/embeddings") else { return Ok(Vec::new()) };
+        let header = index.header();
+        let mut body = serde_json::json!({ "model": header.model, "input": inputs, "encoding_format": "float" });
+        if header.dims > 0 {
+            body["dimensions"] = serde_json::json!(header.dims);
+        }
+        let v = net::post_json_value(&url, &body, Some(signal)).await?;
+        let model = v["model"].as_str().unwrap_or("");
+        if !model.is_empty() && !same_model(model, &header.model) {
+            return Err(NetError::Http {
+                status: 400,
+                code: "embedding_model_mismatch".into(),
+                message: format!("index built with {}, proxy embeds with {model}", header.model),
+                retry_after: None,
+                categories: vec![],
+            });
+        }
+        let mut out = vec![Vec::new(); inputs.len()];
+        for (i, d) in v["data"].as_array().cloned().unwrap_or_default().iter().enumerate() {
+            let at = d["index"].as_u64().map(|x| x as usize).unwrap_or(i);
+            let vec: Vec<f32> = d["embedding"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|x| x.as_f64()).map(|x| x as f32).collect())
+                .unwrap_or_default();
+            if at < out.len() {
+                out[at] = vec;
+            }
+        }
+        if out.iter().any(|v| v.len() != header.dims as usize) {
+            return Err(NetError::BadResponse(format!(
+                "embeddings have the wrong size (expected {} dimensions for {})",
+                header.dims, header.model
+            )));
+        }
+        Ok(out)
+    }
+
+    async fn retrieve(&self, index: &Index, question: &str, history: &History, signal: &web_sys::AbortSignal) -> Result<Retrieved, Fail> {
+        let opts = self.search_options(index);
+        let recent: Vec<String> = history.questions.iter().rev().take(RETRIEVAL_HISTORY).rev().cloned().collect();
+        let mut offline_reason = None;
+        let mut rewritten = None;
+        let online = self.cfg.proxy.is_some();
+        if online && !self.chat_unavailable.get() && self.wants_rewrite(question, history) {
+            match self.rewrite(question, history, signal).await {
+                Ok(r) => rewritten = r,
+                Err(NetError::Aborted) => return Err(Fail::new("Stopped.")),
+                Err(e) if e.is_unreachable() => offline_reason = Some(describe(&e).0),
+                Err(e) if e.code() == Some("no_chat_model") => self.chat_unavailable.set(true),
+                Err(e @ NetError::Http { .. }) if matches!(e.code(), Some("rate_limited" | "content_flagged" | "origin_not_allowed")) => {
+                    let (message, retry_after) = describe(&e);
+                    return Err(Fail { message, retry_after });
+                }
+                Err(e) => web_sys::console::warn_1(&format!("docent: query rewrite skipped: {e:?}").into()),
+            }
+        }
+        let header = index.header();
+        let mut vectors: Vec<Vec<f32>> = Vec::new();
+        if online && offline_reason.is_none() && header.dims > 0 && header.provider != "none" {
+            let mut inputs = vec![question.to_string()];
+            if let Some(r) = &rewritten {
+                inputs.push(r.clone());
+            }
+            if let Some(last) = recent.last() {
+                inputs.push(last.clone());
+            }
+            match self.embed(index, &inputs, signal).await {
+                Ok(v) => vectors = v,
+                Err(NetError::Aborted) => return Err(Fail::new("Stopped.")),
+                Err(e) if e.is_unreachable() => offline_reason = Some(describe(&e).0),
+                Err(e) => {
+                    let (message, retry_after) = describe(&e);
+                    return Err(Fail { message, retry_after });
+                }
+            }
+        }
+        let history_vector = if recent.is_empty() { None } else { vectors.last().filter(|_| vectors.len() > 1 + rewritten.is_some() as usize) };
+        let q = Query {
+            text: question,
+            vector: vectors.first().map(|v| v.as_slice()),
+            history: &recent,
+            history_vector: history_vector.map(|v| v.as_slice()),
+        };
+        let mut result = index.search(&q, &opts);
+        if let Some(r) = &rewritten {
+            let q2 = Query {
+                text: r,
+                vector: vectors.get(1).filter(|_| vectors.len() > 1).map(|v| v.as_slice()),
+                // the rewrite is already standalone
+                history: &[],
+                history_vector: None,
+            };
+            let r2 = index.search(&q2, &opts);
+            result = fuse_results(result, r2, self.cfg.top_k);
+        }
+        Ok(Retrieved { result, rewritten, offline_reason })
+    }
+
+    fn excerpts(&self, index: &Index, result: &SearchResult, question: &str) -> (String, Vec<SourceView>) {
+        let ex = docent_core::extractive::answer(index, result, question, self.cfg.extractive_sentences);
+        (ex.markdown, source_views(&ex.sources))
+    }
+
+    async fn load_ranks(&self) -> Option<Rc<Bpe>> {
+        if let Some(b) = self.bpe.borrow().clone() {
+            return Some(b);
+        }
+        let base = self.cfg.assets_base.clone()?;
+        let url = format!("{}cl100k_base.tiktoken", if base.ends_with('/') { base } else { format!("{base}/") });
+        self.ranks_loading.set(true);
+        let got = net::get_bytes(&url, None, |_, _| {}).await;
+        self.ranks_loading.set(false);
+        let bytes = match got {
+            Ok((b, _)) => b,
+            Err(e) => {
+                web_sys::console::warn_1(&format!("docent: tokenizer ranks not loaded ({e:?}); using the byte upper bound").into());
+                return None;
+            }
+        };
+        match Bpe::from_tiktoken_file(&bytes) {
+            Ok(b) => {
+                let b = Rc::new(b);
+                *self.bpe.borrow_mut() = Some(b.clone());
+                Some(b)
+            }
+            Err(e) => {
+                web_sys::console::warn_1(&format!("docent: tokenizer ranks unreadable ({e}); using the byte upper bound").into());
+                None
+            }
+        }
+    }
+
+    /// Fetch the ranks in the background when the conversation is getting long, so the next
+    /// plan can count exactly without waiting.
+    fn maybe_prefetch_ranks(self: &Rc<Self>, prompt_tokens: usize) {
+        if self.bpe.borrow().is_some() || self.ranks_loading.get() {
+            return;
+        }
+        if prompt_tokens * 2 < self.limits().prompt_budget() {
+            return;
+        }
+        let me = self.clone();
+        leptos::task::spawn_local(async move {
+            let _ = me.load_ranks().await;
+        });
+    }
+
+    fn plan(&self, index: &Index, hits: &[Hit], history: &History, question: &str, counter: &dyn TokenCounter) -> Result<budget::Plan, budget::BudgetError> {
+        let template = Template::new(self.cfg.prompt.user.clone().unwrap_or_else(|| DEFAULT_USER.to_string()));
+        let system_tokens = counter.count(DEFAULT_SYSTEM);
+        budget::plan(&PlanRequest {
+            index,
+            hits,
+            history: &history.messages,
+            question,
+            user_template: &template,
+            system_tokens,
+            limits: self.limits(),
+            counter,
+        })
+    }
+
+    /// Answer `question` into `turn`. `live` receives speakable sentences for the live region.
+    pub async fn ask(self: Rc<Self>, turn: RwSignal<TurnData>, history: History, live: RwSignal<String>) {
+        self.abort();
+        let controller = match AbortController::new() {
+            Ok(c) => c,
+            Err(_) => {
+                turn.update(|t| t.status = Status::Failed { message: "This browser cannot run the assistant (no AbortController).".into(), retry_after: None });
+                return;
+            }
+        };
+        let signal = controller.signal();
+        *self.controller.borrow_mut() = Some(controller);
+        let question = turn.with_untracked(|t| t.question.clone());
+        turn.update(|t| {
+            t.status = Status::Searching;
+            t.answer.clear();
+            t.sources.clear();
+            t.looked_at.clear();
+            t.notice = None;
+            t.rewritten = None;
+            t.feedback = None;
+        });
+        live.set("Searching the docs…".into());
+        let outcome = self.ask_inner(turn, &question, &history, &signal, live).await;
+        if let Err(f) = outcome {
+            let stopped = signal.aborted();
+            turn.update(|t| {
+                t.status = if stopped {
+                    Status::Stopped
+                } else {
+                    Status::Failed { message: f.message.clone(), retry_after: f.retry_after }
+                }
+            });
+            live.set(if stopped { "Stopped.".into() } else { f.message });
+        }
+        self.controller.borrow_mut().take();
+    }
+
+    async fn ask_inner(self: &Rc<Self>, turn: RwSignal<TurnData>, question: &str, history: &History, signal: &web_sys::AbortSignal, live: RwSignal<String>) -> Result<(), Fail> {
+        let index = self.index(turn).await?;
+        turn.update(|t| t.status = Status::Searching);
+        let Retrieved { result, rewritten, offline_reason } = self.retrieve(&index, question, history, signal).await?;
+        if signal.aborted() {
+            return Err(Fail::new("Stopped."));
+        }
+        let shown = if result.abstained { &result.closest } else { &result.hits };
+        let looked = looked_at(&index, shown);
+        turn.update(|t| {
+            t.looked_at = looked;
+            t.rewritten = rewritten.clone();
+            t.confidence = result.confidence;
+        });
+        if result.abstained || result.hits.is_empty() {
+            let closest: Vec<Hit> = result.closest.iter().take(CLOSEST * 2).cloned().collect();
+            let sources = budget::group_sources(index.as_ref(), &closest, CLOSEST);
+            turn.update(|t| {
+                t.kind = AnswerKind::NotCovered;
+                t.sources = source_views(&sources);
+                t.status = Status::Done;
+            });
+            live.set("The docs don't seem to cover this. The closest sections are listed.".into());
+            return Ok(());
+        }
+        let offline_reason = offline_reason.or_else(|| {
+            if self.cfg.proxy.is_none() {
+                Some("Offline mode: no answer service is configured.".to_string())
+            } else if self.chat_unavailable.get() {
+                Some("The answer service has no chat model.".to_string())
+            } else {
+                None
+            }
+        });
+        if let Some(reason) = offline_reason {
+            self.answer_with_excerpts(turn, &index, &result, question, reason, live);
+            return Ok(());
+        }
+        // Token budget: byte upper bound first, exact counts only when it matters.
+        let plan = {
+            let bpe = self.bpe.borrow().clone();
+            let first = match &bpe {
+                Some(b) => self.plan(&index, &result.hits, history, question, b.as_ref()),
+                None => self.plan(&index, &result.hits, history, question, &ByteBound),
+            };
+            let needs_exact = match &first {
+                Ok(p) => p.needs_exact_count,
+                Err(e) => e.needs_exact_count(),
+            };
+            if needs_exact && bpe.is_none() {
+                turn.update(|t| t.notice = Some("Counting tokens precisely…".into()));
+                let exact = self.load_ranks().await;
+                turn.update(|t| t.notice = None);
+                match exact {
+                    Some(b) => self.plan(&index, &result.hits, history, question, b.as_ref()),
+                    None => first,
+                }
+            } else {
+                first
+            }
+        };
+        let plan = plan.map_err(|e| Fail::new(format!("{}.", capitalise(&e.to_string()))))?;
+        let sources = source_views(&plan.sources);
+        turn.update(|t| {
+            t.kind = AnswerKind::Model;
+            t.sources = sources;
+            t.status = Status::Thinking;
+            if plan.dropped_turns > 0 {
+                t.notice = Some(format!("Older parts of the conversation ({} messages) were left out to fit the model.", plan.dropped_turns));
+            }
+        });
+        match self.stream(turn, &plan.messages, signal, live).await {
+            Ok(()) => {
+                self.maybe_prefetch_ranks(plan.prompt_tokens);
+                Ok(())
+            }
+            Err(StreamFail::Fallback(reason)) => {
+                self.answer_with_excerpts(turn, &index, &result, question, reason, live);
+                Ok(())
+            }
+            Err(StreamFail::Fail(f)) => Err(f),
+        }
+    }
+
+    fn answer_with_excerpts(&self, turn: RwSignal<TurnData>, index: &Index, result: &SearchResult, question: &str, reason: String, live: RwSignal<String>) {
+        let (md, sources) = self.excerpts(index, result, question);
+        turn.update(|t| {
+            t.kind = AnswerKind::Excerpts;
+            t.answer = md.clone();
+            t.sources = sources;
+            t.notice = Some(reason);
+            t.status = Status::Done;
+        });
+        live.set(format!("Excerpts from the docs: {}", speakable(&md)));
+    }
+
+    async fn stream(&self, turn: RwSignal<TurnData>, messages: &[Message], signal: &web_sys::AbortSignal, live: RwSignal<String>) -> Result<(), StreamFail> {
+        let url = self.cfg.endpoint("/v1/chat/completions").expect("online mode has a proxy");
+        let (href, _) = location();
+        let body = serde_json::json!({
+            "messages": messages,
+            "stream": true,
+            "stream_options": { "include_usage": true },
+            "docent": { "task": "answer", "language": self.cfg.language, "page": href },
+        });
+        let resp = match net::post_json(&url, &body, Some(signal)).await {
+            Ok(r) => r,
+            Err(NetError::Aborted) => return Err(StreamFail::Fail(Fail::new("Stopped."))),
+            Err(e) if e.is_unreachable() => return Err(StreamFail::Fallback(describe(&e).0)),
+            Err(e) if e.code() == Some("no_chat_model") => {
+                self.chat_unavailable.set(true);
+                return Err(StreamFail::Fallback("The answer service has no chat model.".into()));
+            }
+            Err(e) => {
+                let (message, retry_after) = describe(&e);
+                return Err(StreamFail::Fail(Fail { message, retry_after }));
+            }
+        };
+        let mut reader = BodyReader::new(&resp).map_err(|e| StreamFail::Fail(Fail::new(describe(&e).0)))?;
+        let mut parser = SseParser::default();
+        let mut answer = String::new();
+        let mut announced = 0usize;
+        loop {
+            let chunk = match reader.next().await {
+                Ok(Some(c)) => c,
+                Ok(None) => break,
+                Err(NetError::Aborted) => {
+                    reader.cancel();
+                    return Err(StreamFail::Fail(Fail::new("Stopped.")));
+                }
+                Err(e) => {
+                    return Err(StreamFail::Fail(Fail::new(format!(
+                        "The connection broke while answering ({}). The partial answer is kept; try again.",
+                        describe(&e).0
+                    ))))
+                }
+            };
+            let mut finished = false;
+            let mut failure = None;
+            for ev in parser.push(&chunk) {
+                match parse_chat_chunk(&ev.data) {
+                    Ok(delta) => {
+                        if let Some(err) = delta.error {
+                            failure = Some(format!("The language model failed mid-answer ({}). The partial answer is kept; try again.", err.message));
+                            break;
+                        }
+                        if let Some(c) = delta.content {
+                            answer.push_str(&c);
+                        }
+                        if delta.done {
+                            finished = true;
+                        }
+                    }
+                    Err(e) => web_sys::console::warn_1(&format!("docent: skipped an unreadable stream event: {e}").into()),
+                }
+            }
+            if !answer.is_empty() {
+                let a = answer.clone();
+                turn.update(|t| {
+                    t.answer = a;
+                    t.status = Status::Streaming;
+                });
+                if let Some(end) = last_sentence_end(&answer[announced..]) {
+                    live.set(speakable(&answer[announced..announced + end]));
+                    announced += end;
+                }
+            }
+            if let Some(message) = failure {
+                reader.cancel();
+                return Err(StreamFail::Fail(Fail::new(message)));
+            }
+            if finished {
+                break;
+            }
+        }
+        if answer.trim().is_empty() {
+            return Err(StreamFail::Fail(Fail::new("The language model sent an empty answer. Try again.")));
+        }
+        if announced < answer.len() {
+            live.set(speakable(&answer[announced..]));
+        }
+        turn.update(|t| t.status = Status::Done);
+        Ok(())
+    }
+}
+
+enum StreamFail {
+    /// Answer with excerpts instead (no chat model, proxy unreachable).
+    Fallback(String),
+    Fail(Fail),
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// Model ids match ignoring a provider prefix ("sentence-transformers/all-MiniLM-L6-v2" = "all-MiniLM-L6-v2").
+pub fn same_model(a: &str, b: &str) -> bool {
+    let norm = |s: &str| s.rsplit('/').next().unwrap_or(s).to_ascii_lowercase();
+    a.eq_ignore_ascii_case(b) || norm(a) == norm(b)
+}

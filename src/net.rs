@@ -1,0 +1,217 @@
+//! fetch() helpers: JSON POSTs with an AbortSignal, the proxy's error shape, and a byte stream
+//! reader for server-sent events.
+
+use js_sys::{Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{AbortSignal, Headers, ReadableStreamDefaultReader, RequestInit, Response};
+
+/// Why a request failed, classified so the UI can say what to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NetError {
+    /// The request never got an HTTP answer (offline, DNS, CORS, connection refused).
+    Unreachable(String),
+    /// The reader pressed Stop (or the widget went away).
+    Aborted,
+    /// An HTTP error with the proxy's OpenAI-shaped body.
+    Http {
+        /// HTTP status.
+        status: u16,
+        /// `error.code`, e.g. "rate_limited".
+        code: String,
+        /// `error.message`.
+        message: String,
+        /// Seconds from the Retry-After header (429).
+        retry_after: Option<u32>,
+        /// `error.categories` for content_flagged.
+        categories: Vec<String>,
+    },
+    /// The answer was not what the API promised.
+    BadResponse(String),
+}
+
+impl NetError {
+    /// True for "the service cannot be used at all right now" (offline fallback applies).
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, NetError::Unreachable(_))
+    }
+
+    /// The error code, if the proxy sent one.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            NetError::Http { code, .. } => Some(code.as_str()),
+            _ => None,
+        }
+    }
+}
+
+fn js_message(v: &JsValue) -> String {
+    if let Some(e) = v.dyn_ref::<js_sys::Error>() {
+        return String::from(e.message());
+    }
+    v.as_string().unwrap_or_else(|| format!("{v:?}"))
+}
+
+fn is_abort(v: &JsValue) -> bool {
+    Reflect::get(v, &JsValue::from_str("name"))
+        .ok()
+        .and_then(|n| n.as_string())
+        .map(|n| n == "AbortError")
+        .unwrap_or(false)
+}
+
+/// Convert a rejected fetch/read promise into a [`NetError`].
+pub fn from_js(v: JsValue) -> NetError {
+    if is_abort(&v) {
+        NetError::Aborted
+    } else {
+        NetError::Unreachable(js_message(&v))
+    }
+}
+
+fn window() -> web_sys::Window {
+    web_sys::window().expect("docent runs in a browser window")
+}
+
+/// Parse an OpenAI-shaped error body `{"error": {"message", "code", "type", "categories"}}`.
+pub fn parse_error_body(status: u16, body: &str, retry_after: Option<u32>) -> NetError {
+    let v: serde_json::Value = serde_json::from_str(body).unwrap_or(serde_json::Value::Null);
+    let e = &v["error"];
+    let code = e["code"]
+        .as_str()
+        .or_else(|| e["type"].as_str())
+        .map(str::to_string)
+        .unwrap_or_else(|| match status {
+            429 => "rate_limited".into(),
+            502 => "upstream_error".into(),
+            504 => "upstream_timeout".into(),
+            _ => format!("http_{status}"),
+        });
+    let message = e["message"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| body.chars().take(200).collect());
+    let categories = e["categories"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|c| c.as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    NetError::Http { status, code, message, retry_after, categories }
+}
+
+/// POST `body` as JSON; returns the Response when it is 2xx, a classified error otherwise.
+pub async fn post_json(url: &str, body: &serde_json::Value, signal: Option<&AbortSignal>) -> Result<Response, NetError> {
+    let init = RequestInit::new();
+    init.set_method("POST");
+    let headers = Headers::new().map_err(from_js)?;
+    headers.set("content-type", "application/json").map_err(from_js)?;
+    init.set_headers(&headers);
+    init.set_body(&JsValue::from_str(&body.to_string()));
+    if let Some(s) = signal {
+        init.set_signal(Some(s));
+    }
+    let resp = JsFuture::from(window().fetch_with_str_and_init(url, &init)).await.map_err(from_js)?;
+    let resp: Response = resp.dyn_into().map_err(|_| NetError::BadResponse("fetch did not return a Response".into()))?;
+    if resp.ok() {
+        return Ok(resp);
+    }
+    let retry_after = resp
+        .headers()
+        .get("retry-after")
+        .ok()
+        .flatten()
+        .and_then(|s| s.trim().parse::<u32>().ok());
+    let status = resp.status();
+    let text = response_text(&resp).await.unwrap_or_default();
+    Err(parse_error_body(status, &text, retry_after))
+}
+
+/// The body as text.
+pub async fn response_text(resp: &Response) -> Result<String, NetError> {
+    let p = resp.text().map_err(from_js)?;
+    let v = JsFuture::from(p).await.map_err(from_js)?;
+    Ok(v.as_string().unwrap_or_default())
+}
+
+/// POST JSON and parse a JSON answer.
+pub async fn post_json_value(url: &str, body: &serde_json::Value, signal: Option<&AbortSignal>) -> Result<serde_json::Value, NetError> {
+    let resp = post_json(url, body, signal).await?;
+    let text = response_text(&resp).await?;
+    serde_json::from_str(&text).map_err(|e| NetError::BadResponse(format!("{url} answered with invalid JSON: {e}")))
+}
+
+/// Reads a Response body chunk by chunk.
+pub struct BodyReader {
+    reader: ReadableStreamDefaultReader,
+}
+
+impl BodyReader {
+    /// Start reading `resp`'s body.
+    pub fn new(resp: &Response) -> Result<BodyReader, NetError> {
+        let body = resp.body().ok_or_else(|| NetError::BadResponse("the answer has no body".into()))?;
+        let reader: ReadableStreamDefaultReader = body
+            .get_reader()
+            .dyn_into()
+            .map_err(|_| NetError::BadResponse("cannot read the answer stream".into()))?;
+        Ok(BodyReader { reader })
+    }
+
+    /// The next chunk of bytes, or None at the end of the body.
+    pub async fn next(&mut self) -> Result<Option<Vec<u8>>, NetError> {
+        let r = JsFuture::from(self.reader.read()).await.map_err(from_js)?;
+        let done = Reflect::get(&r, &JsValue::from_str("done")).ok().and_then(|d| d.as_bool()).unwrap_or(true);
+        if done {
+            return Ok(None);
+        }
+        let value = Reflect::get(&r, &JsValue::from_str("value")).map_err(from_js)?;
+        let bytes = value.dyn_into::<Uint8Array>().map(|a| a.to_vec()).unwrap_or_default();
+        Ok(Some(bytes))
+    }
+
+    /// Stop reading (cancels the underlying request).
+    pub fn cancel(&self) {
+        let _ = self.reader.cancel();
+    }
+}
+
+/// GET a URL's bytes, reporting progress as (received, total-if-known).
+pub async fn get_bytes(url: &str, signal: Option<&AbortSignal>, mut progress: impl FnMut(u64, Option<u64>)) -> Result<(Vec<u8>, Headers), NetError> {
+    let init = RequestInit::new();
+    init.set_method("GET");
+    if let Some(s) = signal {
+        init.set_signal(Some(s));
+    }
+    let resp = JsFuture::from(window().fetch_with_str_and_init(url, &init)).await.map_err(from_js)?;
+    let resp: Response = resp.dyn_into().map_err(|_| NetError::BadResponse("fetch did not return a Response".into()))?;
+    if !resp.ok() {
+        return Err(NetError::Http {
+            status: resp.status(),
+            code: format!("http_{}", resp.status()),
+            message: format!("{url}: HTTP {} {}", resp.status(), resp.status_text()),
+            retry_after: None,
+            categories: vec![],
+        });
+    }
+    let total = resp
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|s| s.parse::<u64>().ok());
+    // With content-encoding the length is the compressed size; still fine as a progress hint.
+    let mut out = Vec::with_capacity(total.unwrap_or(0).min(64 << 20) as usize);
+    let headers = resp.headers();
+    match BodyReader::new(&resp) {
+        Ok(mut reader) => {
+            while let Some(chunk) = reader.next().await? {
+                out.extend_from_slice(&chunk);
+                progress(out.len() as u64, total);
+            }
+        }
+        Err(_) => {
+            let buf = JsFuture::from(resp.array_buffer().map_err(from_js)?).await.map_err(from_js)?;
+            out = Uint8Array::new(&buf).to_vec();
+            progress(out.len() as u64, total);
+        }
+    }
+    Ok((out, headers))
+}

@@ -1,0 +1,608 @@
+//! The Leptos components: the chat dialog (or inline panel), its turns, answers and sources.
+//!
+//! All state lives in signals owned by [`Chat`]; the pipeline in [`crate::engine`] writes into the
+//! turn signals. Effects are used only to sync with the outside world (focus, sessionStorage,
+//! scrolling, DOM events for the host page).
+
+use std::rc::Rc;
+
+use docent_core::render::{render_markdown, RenderOptions};
+use leptos::html;
+use leptos::prelude::*;
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{HtmlElement, KeyboardEvent};
+
+use crate::config::Mode;
+use crate::conversation::{self, AnswerKind, Saved, Status, TurnData};
+use crate::engine::{self, Engine, History};
+
+/// Cap on rendered answer HTML (a small Markdown table can expand a lot).
+const MAX_RENDERED_BYTES: usize = 256 * 1024;
+
+/// One turn in the list: a stable id (for keyed rendering) and its data signal.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    /// Stable key.
+    pub id: u64,
+    /// The turn's data.
+    pub data: RwSignal<TurnData>,
+}
+
+/// Shared handles of one mounted widget. All fields are `Copy` arena handles.
+#[derive(Clone, Copy)]
+pub struct Ctx {
+    /// The pipeline (not `Send`, so kept in local storage).
+    pub engine: StoredValue<Rc<Engine>, LocalStorage>,
+    /// The element the widget is mounted in (inside the loader's shadow root).
+    pub root: StoredValue<HtmlElement, LocalStorage>,
+    /// The turns, oldest first.
+    pub turns: RwSignal<Vec<Entry>>,
+    /// Dialog open (always true inline).
+    pub open: RwSignal<bool>,
+    /// Text for the polite live region.
+    pub live: RwSignal<String>,
+    /// Conversation id (feedback correlation).
+    pub conversation_id: RwSignal<String>,
+    /// Next turn id.
+    pub next_id: StoredValue<u64>,
+}
+
+impl Ctx {
+    /// Create the handles for a widget, restoring a saved conversation.
+    pub fn new(engine: Rc<Engine>, root: HtmlElement) -> Ctx {
+        let inline = engine.cfg.mode == Mode::Inline;
+        let saved = if engine.cfg.persist { conversation::load(&engine.cfg.index) } else { None };
+        let saved = saved.unwrap_or_else(|| Saved { id: conversation::new_id(), turns: Vec::new() });
+        let turns: Vec<Entry> = saved
+            .turns
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| Entry { id: i as u64, data: RwSignal::new(t) })
+            .collect();
+        let next = turns.len() as u64;
+        Ctx {
+            engine: StoredValue::new_local(engine),
+            root: StoredValue::new_local(root),
+            turns: RwSignal::new(turns),
+            open: RwSignal::new(inline),
+            live: RwSignal::new(String::new()),
+            conversation_id: RwSignal::new(saved.id),
+            next_id: StoredValue::new(next),
+        }
+    }
+
+    fn cfg<T>(&self, f: impl FnOnce(&crate::config::WidgetConfig) -> T) -> T {
+        self.engine.with_value(|e| f(&e.cfg))
+    }
+
+    /// True while a question is being answered.
+    pub fn busy(&self) -> bool {
+        self.turns.with(|v| v.iter().any(|e| e.data.with(|t| t.status.busy())))
+    }
+
+    /// Ask a question (ignored while another answer is running or when empty).
+    pub fn ask(&self, question: &str) {
+        let q = question.trim();
+        if q.is_empty() || self.busy() {
+            return;
+        }
+        let history = self.turns.with_untracked(|v| History::from_turns(&v.iter().map(|e| e.data.get_untracked()).collect::<Vec<_>>()));
+        let id = self.next_id.get_value();
+        self.next_id.set_value(id + 1);
+        let data = RwSignal::new(TurnData { question: q.to_string(), ..TurnData::default() });
+        self.turns.update(|v| v.push(Entry { id, data }));
+        self.run(data, history);
+    }
+
+    /// Run the pipeline for an existing turn (ask or retry).
+    fn run(&self, data: RwSignal<TurnData>, history: History) {
+        let engine = self.engine.get_value();
+        let live = self.live;
+        leptos::task::spawn_local(async move {
+            engine.ask(data, history, live).await;
+        });
+    }
+
+    /// Ask turn `id` again, with the turns before it as history.
+    pub fn retry(&self, id: u64) {
+        if self.busy() {
+            return;
+        }
+        let (data, history) = self.turns.with_untracked(|v| {
+            let pos = v.iter().position(|e| e.id == id);
+            let data = pos.map(|p| v[p].data);
+            let before: Vec<TurnData> = v.iter().take(pos.unwrap_or(0)).map(|e| e.data.get_untracked()).collect();
+            (data, History::from_turns(&before))
+        });
+        if let Some(d) = data {
+            self.run(d, history);
+        }
+    }
+
+    /// Stop the running answer.
+    pub fn stop(&self) {
+        self.engine.with_value(|e| e.abort());
+    }
+
+    /// Forget the conversation.
+    pub fn new_conversation(&self) {
+        self.stop();
+        self.turns.set(Vec::new());
+        self.conversation_id.set(conversation::new_id());
+        self.cfg(|c| conversation::clear(&c.index));
+        self.live.set("New conversation.".into());
+    }
+
+    /// Dispatch a DOM CustomEvent from the widget's root (bubbles out of the shadow root).
+    pub fn dispatch(&self, name: &str, detail: &serde_json::Value) {
+        let init = web_sys::CustomEventInit::new();
+        init.set_bubbles(true);
+        init.set_composed(true);
+        let detail = js_sys::JSON::parse(&detail.to_string()).unwrap_or(JsValue::NULL);
+        init.set_detail(&detail);
+        if let Ok(ev) = web_sys::CustomEvent::new_with_event_init_dict(name, &init) {
+            self.root.with_value(|r| {
+                let _ = r.dispatch_event(&ev);
+            });
+        }
+    }
+
+    /// Record thumbs up/down: POST /v1/feedback (if enabled) and a `docent:feedback` DOM event.
+    pub fn feedback(&self, data: RwSignal<TurnData>, up: bool) {
+        data.update(|t| t.feedback = Some(up));
+        let t = data.get_untracked();
+        let page = web_sys::window().and_then(|w| w.location().href().ok()).unwrap_or_default();
+        let detail = serde_json::json!({
+            "rating": if up { "up" } else { "down" },
+            "question": t.question,
+            "answer": t.answer,
+            "kind": t.kind,
+            "sources": t.sources.iter().map(|s| s.url.clone()).collect::<Vec<_>>(),
+            "conversation_id": self.conversation_id.get_untracked(),
+            "page": page,
+        });
+        self.dispatch("docent:feedback", &detail);
+        let url = self.cfg(|c| if c.feedback { c.endpoint("/v1/feedback") } else { None });
+        if let Some(url) = url {
+            // The proxy caps field lengths (question 4000, answer 20000, page 500 characters).
+            let cap = |s: &str, n: usize| s.chars().take(n).collect::<String>();
+            let mut body = detail.clone();
+            body["question"] = cap(&t.question, 4000).into();
+            body["answer"] = cap(&t.answer, 20000).into();
+            body["page"] = cap(&page, 500).into();
+            leptos::task::spawn_local(async move {
+                if let Err(e) = crate::net::post_json(&url, &body, None).await {
+                    web_sys::console::warn_1(&format!("docent: feedback not sent: {e:?}").into());
+                }
+            });
+        }
+    }
+
+    fn save(&self) {
+        if !self.cfg(|c| c.persist) {
+            return;
+        }
+        let turns: Vec<TurnData> = self.turns.with(|v| v.iter().map(|e| e.data.get()).collect());
+        // Streaming writes every few milliseconds; save once the answer settles.
+        if turns.iter().any(|t| t.status.busy()) {
+            return;
+        }
+        let saved = Saved { id: self.conversation_id.get(), turns };
+        self.cfg(|c| conversation::save(&c.index, &saved));
+    }
+}
+
+/// The rendered answer: safe HTML plus which sources it cites.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct RenderedAnswer {
+    /// Safe HTML (from `docent_core::render`), with copy buttons on code blocks.
+    pub html: String,
+    /// Source numbers cited in the text.
+    pub cited: Vec<usize>,
+    /// The output hit the size cap.
+    pub truncated: bool,
+}
+
+/// Render a turn's answer Markdown with its sources (safe by construction in docent-core).
+pub fn render_answer(t: &TurnData, docs_origin: Option<String>) -> RenderedAnswer {
+    if t.answer.is_empty() {
+        return RenderedAnswer::default();
+    }
+    let opts = RenderOptions { sources: engine::core_sources(&t.sources), docs_origin, max_output_bytes: MAX_RENDERED_BYTES };
+    let r = render_markdown(&t.answer, &opts);
+    RenderedAnswer { html: add_code_copy_buttons(&r.html), cited: r.cited, truncated: r.truncated }
+}
+
+/// Insert a copy button into every code block wrapper the renderer produced. The wrapper markup
+/// can only come from the renderer: model-written HTML is escaped to text before it gets here.
+pub fn add_code_copy_buttons(html: &str) -> String {
+    html.replace(
+        "<div class=\"docent-code\">",
+        "<div class=\"docent-code\"><button type=\"button\" class=\"docent-copy-code\" data-testid=\"docent-copy-code\" aria-label=\"Copy code\">Copy</button>",
+    )
+}
+
+fn clipboard_write(text: &str) {
+    if let Some(w) = web_sys::window() {
+        let _ = w.navigator().clipboard().write_text(text);
+    }
+}
+
+fn page_origin() -> Option<String> {
+    web_sys::window().and_then(|w| w.location().origin().ok())
+}
+
+/// Focusable elements inside `container`, in tab order (document order; no positive tabindex used).
+fn focusables(container: &web_sys::Element) -> Vec<HtmlElement> {
+    let Ok(list) = container.query_selector_all(
+        "button:not([disabled]), [href], textarea:not([disabled]), input:not([disabled]), summary, [tabindex]:not([tabindex='-1'])",
+    ) else {
+        return Vec::new();
+    };
+    (0..list.length())
+        .filter_map(|i| list.item(i))
+        .filter_map(|n| n.dyn_into::<HtmlElement>().ok())
+        .filter(|e| e.offset_parent().is_some() || e.get_client_rects().length() > 0)
+        .collect()
+}
+
+/// The focused element inside our shadow root (document.activeElement is the shadow host).
+fn active_in(root: &HtmlElement) -> Option<web_sys::Element> {
+    let node = root.get_root_node();
+    if let Some(sr) = node.dyn_ref::<web_sys::ShadowRoot>() {
+        sr.active_element()
+    } else {
+        web_sys::window()?.document()?.active_element()
+    }
+}
+
+/// The whole widget: the dialog (floating) or panel (inline).
+#[component]
+pub fn Chat(
+    /// Handles shared by every part of this widget instance.
+    ctx: Ctx,
+) -> impl IntoView {
+    let inline = ctx.cfg(|c| c.mode == Mode::Inline);
+    let title = ctx.cfg(|c| c.title.clone());
+    let left = ctx.cfg(|c| c.position == "bottom-left");
+    let textarea: NodeRef<html::Textarea> = NodeRef::new();
+    let dialog: NodeRef<html::Div> = NodeRef::new();
+    let log: NodeRef<html::Div> = NodeRef::new();
+    let draft = RwSignal::new(String::new());
+    let busy = Memo::new(move |_| ctx.busy());
+
+    // Outside world: focus the question box whenever the dialog opens (not inline: no focus stealing).
+    Effect::new(move |_| {
+        if let Some(t) = textarea.get() {
+            if !inline && ctx.open.get_untracked() {
+                let _ = t.focus();
+            }
+        }
+    });
+    // Outside world: tell the loader / host page when the dialog opens or closes.
+    Effect::new(move |prev: Option<bool>| {
+        let open = ctx.open.get();
+        if !inline && prev.is_some_and(|p| p != open) {
+            ctx.dispatch(if open { "docent:open" } else { "docent:close" }, &serde_json::json!({}));
+        }
+        open
+    });
+    // Outside world: persist the conversation in sessionStorage.
+    Effect::new(move |_| ctx.save());
+    // Outside world: keep the newest text in view while streaming.
+    Effect::new(move |_| {
+        ctx.turns.with(|v| v.last().map(|e| e.data.track()));
+        if let Some(l) = log.get() {
+            let near_bottom = l.scroll_height() - l.scroll_top() - l.client_height() < 120;
+            if near_bottom || busy.get_untracked() {
+                l.set_scroll_top(l.scroll_height());
+            }
+        }
+    });
+    on_cleanup(move || ctx.stop());
+
+    let send = move || {
+        let q = draft.get_untracked();
+        if q.trim().is_empty() || busy.get_untracked() {
+            return;
+        }
+        ctx.ask(&q);
+        draft.set(String::new());
+        if let Some(t) = textarea.get_untracked() {
+            t.set_value("");
+        }
+    };
+    let close = move || {
+        if !inline {
+            ctx.open.set(false);
+        }
+    };
+    let on_keydown = move |ev: KeyboardEvent| {
+        if ev.key() == "Escape" && !inline {
+            ev.prevent_default();
+            ev.stop_propagation();
+            close();
+            return;
+        }
+        if ev.key() == "Tab" && !inline {
+            let Some(d) = dialog.get_untracked() else { return };
+            let items = focusables(&d);
+            let (Some(first), Some(last)) = (items.first(), items.last()) else { return };
+            let active = ctx.root.with_value(active_in);
+            let at = |e: &HtmlElement| active.as_ref().map(|a| a == e.unchecked_ref::<web_sys::Element>()).unwrap_or(false);
+            let inside = active.as_ref().map(|a| d.contains(Some(a.as_ref()))).unwrap_or(false);
+            if ev.shift_key() && (at(first) || !inside) {
+                ev.prevent_default();
+                let _ = last.focus();
+            } else if !ev.shift_key() && (at(last) || !inside) {
+                ev.prevent_default();
+                let _ = first.focus();
+            }
+        }
+    };
+    let on_textarea_key = move |ev: KeyboardEvent| {
+        if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
+            ev.prevent_default();
+            send();
+        }
+    };
+    let placeholder = ctx.cfg(|c| c.placeholder.clone());
+    let starters = StoredValue::new(ctx.cfg(|c| c.starters.clone()));
+    let offline = ctx.cfg(|c| c.proxy.is_none());
+
+    view! {
+        <div class="docent" class:docent-inline=inline class:docent-floating=!inline class:docent-left=left data-testid="docent-widget">
+            <Show when=move || inline || ctx.open.get()>
+                {(!inline).then(|| view! { <div class="docent-backdrop" on:click=move |_| close()></div> })}
+                <div
+                    class="docent-dialog"
+                    role=if inline { "region" } else { "dialog" }
+                    aria-modal=if inline { None } else { Some("true") }
+                    aria-labelledby="docent-title"
+                    data-testid="docent-dialog"
+                    node_ref=dialog
+                    on:keydown=on_keydown
+                >
+                    <header class="docent-header">
+                        <h2 id="docent-title" class="docent-title">{title.clone()}</h2>
+                        <button
+                            type="button"
+                            class="docent-icon-btn"
+                            data-testid="docent-new"
+                            aria-label="New conversation"
+                            title="New conversation"
+                            on:click=move |_| ctx.new_conversation()
+                        >
+                            "New"
+                        </button>
+                        {(!inline).then(|| view! {
+                            <button type="button" class="docent-icon-btn" data-testid="docent-close" aria-label="Close" title="Close (Esc)" on:click=move |_| close()>
+                                "✕"
+                            </button>
+                        })}
+                    </header>
+                    <div class="docent-log" node_ref=log data-testid="docent-log">
+                        <Show when=move || ctx.turns.with(|v| v.is_empty())>
+                            <div class="docent-empty">
+                                <p>{if offline { "Ask a question: answers are excerpts from the docs, with links." } else { "Ask a question: answers come from the docs, with links to the sections they use." }}</p>
+                                <ul class="docent-starters">
+                                    {starters.get_value().into_iter().map(|s| {
+                                        let q = s.clone();
+                                        view! { <li><button type="button" class="docent-starter" data-testid="docent-starter" on:click=move |_| ctx.ask(&q)>{s}</button></li> }
+                                    }).collect_view()}
+                                </ul>
+                            </div>
+                        </Show>
+                        <For each=move || ctx.turns.get() key=|e| e.id let:entry>
+                            <Turn ctx=ctx entry=entry />
+                        </For>
+                    </div>
+                    <form class="docent-composer" on:submit=move |ev| { ev.prevent_default(); send(); }>
+                        <label class="docent-sr" for="docent-input">"Your question"</label>
+                        <textarea
+                            id="docent-input"
+                            class="docent-input"
+                            data-testid="docent-input"
+                            rows="2"
+                            placeholder=placeholder.clone()
+                            node_ref=textarea
+                            aria-describedby="docent-hint"
+                            on:input=move |ev| draft.set(event_target_value(&ev))
+                            on:keydown=on_textarea_key
+                        ></textarea>
+                        {move || if busy.get() {
+                            view! { <button type="button" class="docent-btn docent-stop" data-testid="docent-stop" on:click=move |_| ctx.stop()>"Stop"</button> }.into_any()
+                        } else {
+                            view! { <button type="submit" class="docent-btn docent-send" data-testid="docent-send" aria-label="Send question">"Send"</button> }.into_any()
+                        }}
+                    </form>
+                    <p id="docent-hint" class="docent-hint">
+                        "Enter sends, Shift+Enter adds a line" {(!inline).then_some(", Esc closes")} ". Answers can be wrong: check the linked sections."
+                    </p>
+                    <div class="docent-sr" aria-live="polite" aria-atomic="true" data-testid="docent-live">{move || ctx.live.get()}</div>
+                </div>
+            </Show>
+        </div>
+    }
+}
+
+/// One question and its answer.
+#[component]
+pub fn Turn(
+    /// The widget's handles.
+    ctx: Ctx,
+    /// The turn to show.
+    entry: Entry,
+) -> impl IntoView {
+    let data = entry.data;
+    let id = entry.id;
+    let docs_origin = ctx.cfg(|c| c.docs_origin.clone()).or_else(page_origin);
+    let rendered = Memo::new(move |_| data.with(|t| render_answer(t, docs_origin.clone())));
+    let status = Memo::new(move |_| data.with(|t| t.status.clone()));
+    let kind = Memo::new(move |_| data.with(|t| t.kind));
+    let done = move || matches!(status.get(), Status::Done | Status::Stopped);
+    let copied = RwSignal::new(false);
+
+    // Delegated clicks inside the rendered answer: code copy buttons and same-page citations.
+    let on_answer_click = move |ev: web_sys::MouseEvent| {
+        let Some(target) = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else { return };
+        if let Ok(Some(btn)) = target.closest(".docent-copy-code") {
+            let code = btn
+                .parent_element()
+                .and_then(|p| p.query_selector("code").ok().flatten())
+                .and_then(|c| c.text_content())
+                .unwrap_or_default();
+            clipboard_write(&code);
+            btn.set_text_content(Some("Copied"));
+            return;
+        }
+        if let Ok(Some(a)) = target.closest("a[href]") {
+            let href = a.get_attribute("href").unwrap_or_default();
+            let here = web_sys::window().and_then(|w| w.location().pathname().ok()).unwrap_or_default();
+            let same_page = href.starts_with('#')
+                || web_sys::Url::new_with_base(&href, &web_sys::window().and_then(|w| w.location().href().ok()).unwrap_or_default())
+                    .map(|u| u.pathname() == here)
+                    .unwrap_or(false);
+            if same_page && ctx.cfg(|c| c.mode == Mode::Floating) {
+                ctx.open.set(false);
+            }
+        }
+    };
+
+    view! {
+        <article class="docent-turn" data-testid="docent-turn">
+            <div class="docent-question" data-testid="docent-question">{move || data.with(|t| t.question.clone())}</div>
+            <div class="docent-reply">
+                {move || match status.get() {
+                    Status::LoadingIndex { received, total } => {
+                        let pct = total.filter(|t| *t > 0).map(|t| (received * 100 / t).min(100));
+                        view! {
+                            <div class="docent-status" data-testid="docent-status" role="status">
+                                <span>{match pct { Some(p) => format!("Loading the docs index… {p}%"), None => format!("Loading the docs index… {} KB", received / 1024) }}</span>
+                                <progress data-testid="docent-progress" max="100" value=pct.unwrap_or(0).to_string()></progress>
+                            </div>
+                        }.into_any()
+                    }
+                    Status::Searching => view! { <div class="docent-status" data-testid="docent-status" role="status">"Searching the docs…"</div> }.into_any(),
+                    Status::Thinking => view! { <div class="docent-status" data-testid="docent-status" role="status">"Writing an answer…"</div> }.into_any(),
+                    _ => ().into_any(),
+                }}
+                {move || data.with(|t| t.notice.clone()).map(|n| view! { <p class="docent-notice" data-testid="docent-notice">{n}</p> })}
+                {move || (kind.get() == AnswerKind::Excerpts).then(|| view! {
+                    <p class="docent-excerpt-label" data-testid="docent-excerpt-label">"Excerpts"</p>
+                })}
+                {move || (kind.get() == AnswerKind::NotCovered && done()).then(|| view! {
+                    <p class="docent-not-covered" data-testid="docent-not-covered">
+                        "The docs don't seem to cover this. These are the closest sections I found:"
+                    </p>
+                })}
+                <div
+                    class="docent-answer"
+                    class:docent-streaming=move || status.get() == Status::Streaming
+                    data-testid="docent-answer"
+                    inner_html=move || rendered.with(|r| r.html.clone())
+                    on:click=on_answer_click
+                ></div>
+                {move || rendered.with(|r| r.truncated).then(|| view! { <p class="docent-notice">"(The answer was too long to show in full.)"</p> })}
+                {move || (status.get() == Status::Stopped).then(|| view! { <p class="docent-notice" data-testid="docent-stopped">"Stopped."</p> })}
+                {move || match status.get() {
+                    Status::Failed { message, retry_after } => Some(view! {
+                        <div class="docent-error" role="alert" data-testid="docent-error" data-retry-after=retry_after.map(|s| s.to_string())>
+                            <p>{message}</p>
+                            <button type="button" class="docent-btn" data-testid="docent-retry" on:click=move |_| ctx.retry(id)>"Try again"</button>
+                        </div>
+                    }),
+                    _ => None,
+                }}
+                <SourceList data=data rendered=rendered />
+                <Show when=done>
+                    <div class="docent-actions" role="group" aria-label="Answer actions">
+                        <button type="button" class="docent-action" data-testid="docent-copy" aria-label="Copy answer"
+                            on:click=move |_| { clipboard_write(&data.with_untracked(|t| t.answer.clone())); copied.set(true); }>
+                            {move || if copied.get() { "Copied" } else { "Copy" }}
+                        </button>
+                        <button type="button" class="docent-action" data-testid="docent-retry-answer" aria-label="Ask again" on:click=move |_| ctx.retry(id)>"Retry"</button>
+                        <button type="button" class="docent-action" data-testid="docent-feedback-up" aria-label="Helpful"
+                            aria-pressed=move || (data.with(|t| t.feedback) == Some(true)).to_string()
+                            on:click=move |_| ctx.feedback(data, true)>"👍"</button>
+                        <button type="button" class="docent-action" data-testid="docent-feedback-down" aria-label="Not helpful"
+                            aria-pressed=move || (data.with(|t| t.feedback) == Some(false)).to_string()
+                            on:click=move |_| ctx.feedback(data, false)>"👎"</button>
+                    </div>
+                </Show>
+                <LookedAtList data=data />
+            </div>
+        </article>
+    }
+}
+
+/// The numbered sources under an answer; cited ones first-class, others dimmed.
+#[component]
+fn SourceList(
+    /// The turn.
+    data: RwSignal<TurnData>,
+    /// Its rendered answer (for which sources are cited).
+    rendered: Memo<RenderedAnswer>,
+) -> impl IntoView {
+    move || {
+        let (sources, kind) = data.with(|t| (t.sources.clone(), t.kind));
+        if sources.is_empty() || data.with(|t| t.status.busy() && t.answer.is_empty()) {
+            return None;
+        }
+        let cited = rendered.with(|r| r.cited.clone());
+        let heading = if kind == AnswerKind::NotCovered { "Closest sections" } else { "Sources" };
+        Some(view! {
+            <nav class="docent-sources" aria-label=heading>
+                <h3 class="docent-sources-title">{heading}</h3>
+                <ol data-testid="docent-sources">
+                    {sources.into_iter().map(|s| {
+                        let is_cited = kind == AnswerKind::NotCovered || cited.contains(&s.n);
+                        view! {
+                            <li class:docent-uncited=!is_cited>
+                                <a href=s.url.clone() data-testid="docent-source" data-n=s.n.to_string() title=s.breadcrumb.clone()>
+                                    <span class="docent-source-n">{format!("[{}]", s.n)}</span>" "{s.title.clone()}
+                                </a>
+                                {(!s.breadcrumb.is_empty() && s.breadcrumb != s.title).then(|| view! { <span class="docent-crumb">{s.breadcrumb.clone()}</span> })}
+                            </li>
+                        }
+                    }).collect_view()}
+                </ol>
+            </nav>
+        })
+    }
+}
+
+/// "What I looked at": the retrieved sections with their scores.
+#[component]
+fn LookedAtList(
+    /// The turn.
+    data: RwSignal<TurnData>,
+) -> impl IntoView {
+    move || {
+        let (rows, rewritten, confidence) = data.with(|t| (t.looked_at.clone(), t.rewritten.clone(), t.confidence));
+        if rows.is_empty() {
+            return None;
+        }
+        Some(view! {
+            <details class="docent-looked" data-testid="docent-looked-at">
+                <summary>"What I looked at"</summary>
+                {rewritten.map(|r| view! { <p class="docent-rewritten" data-testid="docent-rewritten">"Searched for: " <q>{r}</q></p> })}
+                <p class="docent-confidence">{format!("Search confidence {:.2}", confidence)}</p>
+                <ol>
+                    {rows.into_iter().map(|r| {
+                        let mut scores = format!("score {:.3}", r.score);
+                        if let Some(c) = r.cosine { scores.push_str(&format!(" · cosine {c:.3}")); }
+                        if let Some(b) = r.bm25 { scores.push_str(&format!(" · bm25 {b:.2}")); }
+                        scores.push_str(&format!(" · {}", r.retrievers));
+                        view! {
+                            <li>
+                                <a href=r.url.clone()>{if r.breadcrumb.is_empty() { r.title.clone() } else { r.breadcrumb.clone() }}</a>
+                                <span class="docent-score">{scores}</span>
+                            </li>
+                        }
+                    }).collect_view()}
+                </ol>
+            </details>
+        })
+    }
+}

@@ -1,0 +1,258 @@
+//! The widget component in headless Chromium (wasm-bindgen-test).
+//!
+//! Run: `cargo test -p docent-widget --target wasm32-unknown-unknown` with
+//! `CHROMEDRIVER=/usr/bin/chromedriver` (the runner is set in .cargo/config.toml; Chromium flags in
+//! webdriver.json).
+#![cfg(target_arch = "wasm32")]
+
+use docent_core::format::write_index;
+use docent_core::model::{Chunk, IndexHeader};
+use docent_widget::conversation::{self, AnswerKind, Saved, SourceView, Status, TurnData};
+use docent_widget::mount;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+use web_sys::{Element, HtmlElement, ShadowRoot, ShadowRootInit, ShadowRootMode};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn document() -> web_sys::Document {
+    web_sys::window().unwrap().document().unwrap()
+}
+
+/// A host element with an open shadow root and a container inside, like the loader makes.
+fn shadow_host() -> (HtmlElement, ShadowRoot, HtmlElement) {
+    let host: HtmlElement = document().create_element("div").unwrap().dyn_into().unwrap();
+    document().body().unwrap().append_child(&host).unwrap();
+    let shadow = host.attach_shadow(&ShadowRootInit::new(ShadowRootMode::Open)).unwrap();
+    let root: HtmlElement = document().create_element("div").unwrap().dyn_into().unwrap();
+    shadow.append_child(&root).unwrap();
+    (host, shadow, root)
+}
+
+async fn sleep(ms: i32) {
+    let p = js_sys::Promise::new(&mut |resolve, _| {
+        web_sys::window().unwrap().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms).unwrap();
+    });
+    JsFuture::from(p).await.unwrap();
+}
+
+/// Poll until `f` is true (up to ~5 s).
+async fn until(mut f: impl FnMut() -> bool) -> bool {
+    for _ in 0..100 {
+        if f() {
+            return true;
+        }
+        sleep(50).await;
+    }
+    f()
+}
+
+fn q(shadow: &ShadowRoot, sel: &str) -> Option<Element> {
+    shadow.query_selector(sel).unwrap()
+}
+
+fn q_all(shadow: &ShadowRoot, sel: &str) -> Vec<Element> {
+    let list = shadow.query_selector_all(sel).unwrap();
+    (0..list.length()).filter_map(|i| list.item(i)).filter_map(|n| n.dyn_into::<Element>().ok()).collect()
+}
+
+fn pwned() -> bool {
+    let v = js_sys::Reflect::get(&web_sys::window().unwrap(), &JsValue::from_str("__pwned")).unwrap();
+    !v.is_undefined()
+}
+
+fn unique_index_url(name: &str) -> String {
+    format!("https://docs.example.test/{name}-{}.bin", js_sys::Math::random())
+}
+
+fn saved_turn(answer: &str, sources: Vec<SourceView>) -> TurnData {
+    TurnData {
+        question: "How do I install it?".into(),
+        status: Status::Done,
+        kind: AnswerKind::Model,
+        answer: answer.into(),
+        sources,
+        ..TurnData::default()
+    }
+}
+
+fn install_source() -> SourceView {
+    SourceView { n: 1, url: "/docs/install.html#linux".into(), title: "Install".into(), breadcrumb: "Install › Linux".into(), cited: false }
+}
+
+#[wasm_bindgen_test]
+async fn mounting_renders_a_labelled_panel_inside_the_shadow_root() {
+    let (_host, shadow, root) = shadow_host();
+    let cfg = serde_json::json!({ "index": unique_index_url("mount"), "mode": "inline", "title": "Ask the test docs" });
+    let _w = mount(root, &cfg.to_string()).expect("mounts");
+    assert!(until(|| q(&shadow, "[data-testid=docent-dialog]").is_some()).await, "panel rendered");
+    let panel = q(&shadow, "[data-testid=docent-dialog]").unwrap();
+    assert_eq!(panel.get_attribute("aria-labelledby").as_deref(), Some("docent-title"));
+    assert_eq!(q(&shadow, "#docent-title").unwrap().text_content().as_deref(), Some("Ask the test docs"));
+    // The question box has a label and the live region is polite.
+    assert!(q(&shadow, "label[for=docent-input]").is_some());
+    assert_eq!(q(&shadow, "[data-testid=docent-live]").unwrap().get_attribute("aria-live").as_deref(), Some("polite"));
+    // Nothing leaked into the light DOM.
+    assert!(document().query_selector("[data-testid=docent-dialog]").unwrap().is_none());
+}
+
+#[wasm_bindgen_test]
+fn a_missing_index_is_a_clear_configuration_error() {
+    let (_host, _shadow, root) = shadow_host();
+    let err = mount(root, "{}").err().expect("refused");
+    let msg: String = err.dyn_into::<js_sys::Error>().unwrap().message().into();
+    assert!(msg.contains("data-index"), "{msg}");
+}
+
+#[wasm_bindgen_test]
+fn an_unknown_config_key_is_reported() {
+    let (_host, _shadow, root) = shadow_host();
+    let err = mount(root, r#"{"index":"/i.bin","tittle":"typo"}"#).err().expect("refused");
+    let msg: String = err.dyn_into::<js_sys::Error>().unwrap().message().into();
+    assert!(msg.contains("tittle"), "{msg}");
+}
+
+#[wasm_bindgen_test]
+async fn a_restored_answer_links_citations_and_escapes_model_html() {
+    let index = unique_index_url("restore");
+    let answer = "Install it with the script [1].\n\n<img src=x onerror=\"window.__pwned=1\"> <script>window.__pwned=1</script>\n\n\
+                  [click](javascript:window.__pwned=1) and an unknown source [9].\n\n```sh\ncurl example | sh\n```";
+    conversation::save(&index, &Saved { id: "t".into(), turns: vec![saved_turn(answer, vec![install_source()])] });
+    let (_host, shadow, root) = shadow_host();
+    let cfg = serde_json::json!({ "index": index, "mode": "inline" });
+    let _w = mount(root, &cfg.to_string()).expect("mounts");
+    assert!(until(|| q(&shadow, "a.docent-cite").is_some()).await, "citation rendered");
+    let cite = q(&shadow, "a.docent-cite").unwrap();
+    assert_eq!(cite.get_attribute("href").as_deref(), Some("/docs/install.html#linux"));
+    assert_eq!(cite.get_attribute("title").as_deref(), Some("Install"));
+    assert_eq!(q_all(&shadow, "a.docent-cite").len(), 1, "[9] matches no source and is not linked");
+    let answer_el = q(&shadow, "[data-testid=docent-answer]").unwrap();
+    assert!(answer_el.query_selector("img, script").unwrap().is_none(), "no live img/script: {}", answer_el.inner_html());
+    assert!(answer_el.text_content().unwrap().contains("<img src=x"), "raw HTML shown as text");
+    for a in q_all(&shadow, "[data-testid=docent-answer] a") {
+        let href = a.get_attribute("href").unwrap_or_default();
+        assert!(!href.to_ascii_lowercase().contains("javascript"), "dangerous link {href}");
+    }
+    // The code block got a copy button; the source list shows the cited source.
+    assert!(q(&shadow, ".docent-code [data-testid=docent-copy-code]").is_some());
+    let sources = q_all(&shadow, "[data-testid=docent-source]");
+    assert_eq!(sources.len(), 1);
+    assert_eq!(sources[0].get_attribute("href").as_deref(), Some("/docs/install.html#linux"));
+    sleep(50).await;
+    assert!(!pwned(), "model output executed code");
+}
+
+#[wasm_bindgen_test]
+async fn escape_closes_the_floating_dialog_and_tells_the_loader() {
+    let (_host, shadow, root) = shadow_host();
+    let closed = std::rc::Rc::new(std::cell::Cell::new(false));
+    let c2 = closed.clone();
+    let on_close = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || c2.set(true));
+    root.add_event_listener_with_callback("docent:close", on_close.as_ref().unchecked_ref()).unwrap();
+    on_close.forget();
+    let cfg = serde_json::json!({ "index": unique_index_url("esc") });
+    let w = mount(root, &cfg.to_string()).expect("mounts");
+    sleep(20).await;
+    assert!(q(&shadow, "[data-testid=docent-dialog]").is_none(), "closed until opened");
+    w.open();
+    assert!(until(|| q(&shadow, "[role=dialog][aria-modal=true]").is_some()).await);
+    let dialog = q(&shadow, "[data-testid=docent-dialog]").unwrap();
+    let init = web_sys::KeyboardEventInit::new();
+    init.set_key("Escape");
+    init.set_bubbles(true);
+    let ev = web_sys::KeyboardEvent::new_with_keyboard_event_init_dict("keydown", &init).unwrap();
+    dialog.dispatch_event(&ev).unwrap();
+    assert!(until(|| q(&shadow, "[data-testid=docent-dialog]").is_none()).await, "Esc closes");
+    assert!(until(|| closed.get()).await, "docent:close dispatched");
+    assert!(!w.is_open());
+}
+
+fn tiny_index() -> Vec<u8> {
+    let chunk = |url: &str, anchor: &str, title: &str, section: &str, text: &str| Chunk {
+        url: url.into(),
+        anchor: anchor.into(),
+        title: title.into(),
+        breadcrumb: vec![title.into(), section.into()],
+        namespace: String::new(),
+        text: text.into(),
+        tokens: (text.len() / 4) as u32,
+        hash: 0,
+    };
+    let chunks = vec![
+        chunk("/docs/install.html", "linux", "Install", "Linux", "To install docent on Linux, download the release archive and run the install script. The script puts the binary in ~/.local/bin."),
+        chunk("/docs/config.html", "proxy", "Configuration", "Proxy", "The proxy reads docent.toml. Set the listen address with the listen key and the upstream URL with upstream."),
+        chunk("/docs/widget.html", "theme", "Widget", "Theming", "The widget follows the site's dark mode. Override colours with CSS custom properties such as --docent-accent."),
+    ];
+    let header = IndexHeader { provider: "none".into(), tokenizer: "cl100k_base".into(), ..IndexHeader::default() };
+    write_index(&header, &chunks, None).expect("index")
+}
+
+fn blob_url(bytes: &[u8]) -> String {
+    let arr = js_sys::Uint8Array::from(bytes);
+    let parts = js_sys::Array::of1(&arr);
+    let blob = web_sys::Blob::new_with_u8_array_sequence(&parts).unwrap();
+    web_sys::Url::create_object_url_with_blob(&blob).unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn with_no_proxy_a_question_gets_cited_excerpts() {
+    let url = blob_url(&tiny_index());
+    let (_host, shadow, root) = shadow_host();
+    let cfg = serde_json::json!({ "index": url, "mode": "inline", "persist": false });
+    let w = mount(root, &cfg.to_string()).expect("mounts");
+    w.ask("How do I install docent on Linux?");
+    let done = until(|| q(&shadow, "[data-testid=docent-excerpt-label]").is_some() || q(&shadow, "[data-testid=docent-error]").is_some()).await;
+    assert!(done, "an answer or an error arrived");
+    if let Some(e) = q(&shadow, "[data-testid=docent-error]") {
+        panic!("offline answer failed: {}", e.text_content().unwrap_or_default());
+    }
+    let answer = q(&shadow, "[data-testid=docent-answer]").unwrap();
+    assert!(answer.text_content().unwrap().contains("install"), "{}", answer.inner_html());
+    let cites = q_all(&shadow, "[data-testid=docent-answer] a.docent-cite");
+    assert!(!cites.is_empty(), "excerpts carry citations: {}", answer.inner_html());
+    assert!(cites.iter().any(|a| a.get_attribute("href").as_deref() == Some("/docs/install.html#linux")));
+}
+
+#[wasm_bindgen_test]
+async fn a_question_outside_the_docs_offers_the_closest_sections_without_a_model_call() {
+    let url = blob_url(&tiny_index());
+    let (_host, shadow, root) = shadow_host();
+    // A proxy that does not exist: if the widget called it, the turn would show an error or a notice.
+    let cfg = serde_json::json!({ "index": url, "mode": "inline", "persist": false, "proxy": "http://127.0.0.1:9", "rewrite": "off" });
+    let w = mount(root, &cfg.to_string()).expect("mounts");
+    w.ask("zebra migration patterns in the serengeti");
+    let done = until(|| q(&shadow, "[data-testid=docent-not-covered]").is_some() || q(&shadow, "[data-testid=docent-error]").is_some() || q(&shadow, "[data-testid=docent-excerpt-label]").is_some()).await;
+    assert!(done);
+    assert!(q(&shadow, "[data-testid=docent-not-covered]").is_some(), "abstained: {}", shadow.inner_html());
+    assert!(q(&shadow, "[data-testid=docent-error]").is_none());
+}
+
+#[wasm_bindgen_test]
+async fn enter_sends_and_shift_enter_does_not() {
+    let (_host, shadow, root) = shadow_host();
+    let cfg = serde_json::json!({ "index": unique_index_url("enter"), "mode": "inline", "persist": false });
+    let _w = mount(root, &cfg.to_string()).expect("mounts");
+    assert!(until(|| q(&shadow, "[data-testid=docent-input]").is_some()).await);
+    let input: web_sys::HtmlTextAreaElement = q(&shadow, "[data-testid=docent-input]").unwrap().dyn_into().unwrap();
+    input.set_value("first line");
+    input.dispatch_event(&web_sys::Event::new("input").unwrap()).unwrap();
+    let key = |shift: bool| {
+        let init = web_sys::KeyboardEventInit::new();
+        init.set_key("Enter");
+        init.set_shift_key(shift);
+        init.set_bubbles(true);
+        init.set_cancelable(true);
+        web_sys::KeyboardEvent::new_with_keyboard_event_init_dict("keydown", &init).unwrap()
+    };
+    input.dispatch_event(&key(true)).unwrap();
+    sleep(50).await;
+    assert!(q(&shadow, "[data-testid=docent-turn]").is_none(), "Shift+Enter does not send");
+    input.dispatch_event(&key(false)).unwrap();
+    assert!(until(|| q(&shadow, "[data-testid=docent-turn]").is_some()).await, "Enter sends");
+    assert_eq!(q(&shadow, "[data-testid=docent-question]").unwrap().text_content().as_deref(), Some("first line"));
+    // The index URL does not exist: a clear error with a retry button, question kept.
+    assert!(until(|| q(&shadow, "[data-testid=docent-error]").is_some()).await);
+    assert!(q(&shadow, "[data-testid=docent-retry]").is_some());
+    assert!(q(&shadow, "[data-testid=docent-error]").unwrap().text_content().unwrap().contains("index"));
+}
