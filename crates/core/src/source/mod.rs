@@ -1,1 +1,326 @@
-//! (being written)
+//! Documentation sources: Markdown/MDX files and built HTML pages, parsed into [`Page`]s made of
+//! heading sections, ready for [`crate::chunk`].
+//!
+//! Everything here works on strings (no file system), so it compiles for wasm32 too; the CLI walks
+//! folders and calls [`parse_page`] per file.
+
+pub mod markdown;
+pub mod slug;
+
+#[cfg(feature = "html")]
+pub mod html;
+
+pub use slug::{Flavor, Slugger};
+
+/// A parsed documentation page.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Page {
+    /// Page title (frontmatter `title`, first h1, or `<title>`).
+    pub title: String,
+    /// Sections in document order. The first may be a preamble (level 0, no heading).
+    pub sections: Vec<Section>,
+}
+
+/// The content under one heading (h1–h4), up to the next heading of level ≤ 4.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Section {
+    /// Heading level 1–4; 0 for text before the page's first heading.
+    pub level: u8,
+    /// Heading text; empty for the preamble.
+    pub heading: String,
+    /// The anchor (heading id); empty when there is none.
+    pub anchor: String,
+    /// Heading texts from the top of the page down to this section.
+    pub breadcrumb: Vec<String>,
+    /// The section's content.
+    pub blocks: Vec<Block>,
+}
+
+/// One block of section content.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    /// A paragraph, list item, table row, admonition, or minor (h5/h6) heading as plain text.
+    Text(String),
+    /// A code block, kept whole (split only when alone it exceeds the chunk limit).
+    Code {
+        /// Language from the fence info or `language-*` class; may be empty.
+        lang: String,
+        /// The code without fences.
+        code: String,
+    },
+}
+
+impl Block {
+    /// The block as chunk text: code is fenced with ``` and its language.
+    pub fn render(&self) -> String {
+        match self {
+            Block::Text(t) => t.clone(),
+            Block::Code { lang, code } => fence(lang, code),
+        }
+    }
+}
+
+/// Fence code as Markdown, using a longer fence when the code itself contains ```.
+pub fn fence(lang: &str, code: &str) -> String {
+    let mut ticks = String::from("```");
+    while code.contains(ticks.as_str()) {
+        ticks.push('`');
+    }
+    let code = code.trim_end_matches('\n');
+    format!("{ticks}{lang}\n{code}\n{ticks}")
+}
+
+/// What kind of source a file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    /// `.md`, `.markdown`, `.mdx`.
+    Markdown,
+    /// `.html`, `.htm`.
+    Html,
+}
+
+impl SourceKind {
+    /// The kind of a file by its extension; None for files docent does not index.
+    pub fn detect(path: &str) -> Option<SourceKind> {
+        let lower = path.to_ascii_lowercase();
+        if lower.ends_with(".md") || lower.ends_with(".markdown") || lower.ends_with(".mdx") {
+            Some(SourceKind::Markdown)
+        } else if lower.ends_with(".html") || lower.ends_with(".htm") {
+            Some(SourceKind::Html)
+        } else {
+            None
+        }
+    }
+}
+
+/// Why a page was skipped or could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SourceError {
+    /// Built HTML support is compiled out (feature "html").
+    #[error("this build of docent cannot read HTML pages (feature \"html\" is off); index the Markdown sources instead")]
+    HtmlUnsupported,
+}
+
+/// The outcome of parsing one file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Parsed {
+    /// A page to index.
+    Page(Page),
+    /// A page that asks not to be indexed, with the reason (`noindex`, redirect stub).
+    Skipped(&'static str),
+}
+
+/// Parse one file's contents. `flavor` decides Markdown anchors; HTML pages carry their own ids.
+pub fn parse_page(kind: SourceKind, content: &str, flavor: Flavor, file_stem: &str) -> Result<Parsed, SourceError> {
+    match kind {
+        SourceKind::Markdown => Ok(Parsed::Page(markdown::parse(content, flavor, file_stem))),
+        #[cfg(feature = "html")]
+        SourceKind::Html => Ok(html::parse(content, file_stem)),
+        #[cfg(not(feature = "html"))]
+        SourceKind::Html => {
+            let _ = file_stem;
+            Err(SourceError::HtmlUnsupported)
+        }
+    }
+}
+
+/// How page URLs look when a base URL is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UrlStyle {
+    /// `guide/intro.html` (mdBook, plain sites).
+    #[default]
+    Html,
+    /// `guide/intro` (VitePress `cleanUrls`, Docusaurus).
+    Clean,
+}
+
+/// Map a file path (relative to its source folder, any separator) to its page URL.
+///
+/// Without `base_url`: the relative path with `.md`/`.mdx` turned into `.html`
+/// (`ch03-02-data-types.html`, `guide/index.html`). With `base_url`: the page's public URL,
+/// `index.*` (and Docsify's `README.md`) mapping to the folder (`https://x.dev/guide/`).
+pub fn page_url(rel_path: &str, base_url: Option<&str>, style: UrlStyle) -> String {
+    let rel = rel_path.replace('\\', "/");
+    let rel = rel.trim_start_matches("./").trim_start_matches('/');
+    let kind = SourceKind::detect(rel);
+    let stem = match rel.rfind('.') {
+        Some(dot) if kind.is_some() => &rel[..dot],
+        _ => rel,
+    };
+    match base_url {
+        None => match kind {
+            Some(SourceKind::Markdown) => format!("{stem}.html"),
+            _ => rel.to_string(),
+        },
+        Some(base) => {
+            let base = base.trim_end_matches('/');
+            let file = stem.rsplit('/').next().unwrap_or(stem);
+            let is_index = file == "index" || (file.eq_ignore_ascii_case("readme") && kind == Some(SourceKind::Markdown));
+            let path = if is_index {
+                let dir = &stem[..stem.len() - file.len()];
+                dir.to_string()
+            } else {
+                match style {
+                    UrlStyle::Clean => stem.to_string(),
+                    UrlStyle::Html => format!("{stem}.html"),
+                }
+            };
+            format!("{base}/{path}")
+        }
+    }
+}
+
+/// Collapse runs of whitespace to one space and trim; drops zero-width spaces.
+pub(crate) fn normalize_ws(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut pending_space = false;
+    for c in s.chars() {
+        if c == '\u{200b}' || c == '\u{feff}' {
+            continue;
+        }
+        if c.is_whitespace() {
+            pending_space = !out.is_empty();
+        } else {
+            if pending_space {
+                out.push(' ');
+                pending_space = false;
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Builds a [`Page`] from a stream of headings and blocks (shared by the Markdown and HTML parsers).
+#[derive(Debug, Default)]
+pub(crate) struct PageBuilder {
+    sections: Vec<Section>,
+    stack: Vec<(u8, String)>,
+    first_h1: Option<String>,
+    first_heading: Option<String>,
+}
+
+impl PageBuilder {
+    pub(crate) fn new() -> PageBuilder {
+        PageBuilder { sections: vec![Section::default()], ..Default::default() }
+    }
+
+    /// A heading. Levels 5–6 do not start a section: they become a text line.
+    pub(crate) fn heading(&mut self, level: u8, text: &str, anchor: &str) {
+        let text = normalize_ws(text);
+        if level >= 5 {
+            if !text.is_empty() {
+                self.text(&text);
+            }
+            return;
+        }
+        if level == 1 && self.first_h1.is_none() && !text.is_empty() {
+            self.first_h1 = Some(text.clone());
+        }
+        if self.first_heading.is_none() && !text.is_empty() {
+            self.first_heading = Some(text.clone());
+        }
+        while self.stack.last().map(|(l, _)| *l >= level).unwrap_or(false) {
+            self.stack.pop();
+        }
+        self.stack.push((level, text.clone()));
+        self.sections.push(Section {
+            level,
+            heading: text,
+            anchor: anchor.to_string(),
+            breadcrumb: self.stack.iter().map(|(_, t)| t.clone()).filter(|t| !t.is_empty()).collect(),
+            blocks: Vec::new(),
+        });
+    }
+
+    /// A text block (ignored when blank).
+    pub(crate) fn text(&mut self, text: &str) {
+        let t = text.trim();
+        if t.is_empty() {
+            return;
+        }
+        self.sections.last_mut().expect("builder always has a section").blocks.push(Block::Text(t.to_string()));
+    }
+
+    /// A code block (ignored when blank).
+    pub(crate) fn code(&mut self, lang: &str, code: &str) {
+        if code.trim().is_empty() {
+            return;
+        }
+        self.sections
+            .last_mut()
+            .expect("builder always has a section")
+            .blocks
+            .push(Block::Code { lang: lang.to_string(), code: code.trim_end().trim_start_matches('\n').to_string() });
+    }
+
+    /// Finish: the title is `title` if given, else the first h1, else the first heading, else `fallback`.
+    pub(crate) fn finish(mut self, title: Option<String>, fallback: &str) -> Page {
+        let title = title
+            .filter(|t| !t.trim().is_empty())
+            .or(self.first_h1.take())
+            .or(self.first_heading.take())
+            .unwrap_or_else(|| fallback.to_string());
+        let mut sections = self.sections;
+        if sections.first().map(|s| s.blocks.is_empty()).unwrap_or(false) {
+            sections.remove(0);
+        } else if let Some(pre) = sections.first_mut() {
+            if pre.level == 0 && !title.is_empty() {
+                pre.breadcrumb = vec![title.clone()];
+            }
+        }
+        Page { title, sections }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_without_base_are_relative_paths_with_html_extension() {
+        assert_eq!(page_url("ch03-02-data-types.html", None, UrlStyle::Html), "ch03-02-data-types.html");
+        assert_eq!(page_url("guide/intro.md", None, UrlStyle::Html), "guide/intro.html");
+        assert_eq!(page_url("guide\\index.mdx", None, UrlStyle::Clean), "guide/index.html");
+    }
+
+    #[test]
+    fn urls_with_base_map_index_to_folder_and_honour_clean_urls() {
+        let b = Some("https://docs.example.com/");
+        assert_eq!(page_url("guide/intro.md", b, UrlStyle::Clean), "https://docs.example.com/guide/intro");
+        assert_eq!(page_url("guide/intro.md", b, UrlStyle::Html), "https://docs.example.com/guide/intro.html");
+        assert_eq!(page_url("guide/index.md", b, UrlStyle::Html), "https://docs.example.com/guide/");
+        assert_eq!(page_url("index.html", b, UrlStyle::Html), "https://docs.example.com/");
+        assert_eq!(page_url("README.md", b, UrlStyle::Clean), "https://docs.example.com/");
+        assert_eq!(page_url("ch01.html", b, UrlStyle::Clean), "https://docs.example.com/ch01");
+    }
+
+    #[test]
+    fn kind_is_detected_by_extension() {
+        assert_eq!(SourceKind::detect("a/B.MDX"), Some(SourceKind::Markdown));
+        assert_eq!(SourceKind::detect("x.htm"), Some(SourceKind::Html));
+        assert_eq!(SourceKind::detect("style.css"), None);
+    }
+
+    #[test]
+    fn builder_tracks_breadcrumbs_and_demotes_h5() {
+        let mut b = PageBuilder::new();
+        b.text("intro");
+        b.heading(1, "Guide", "guide");
+        b.heading(2, "Install", "install");
+        b.heading(3, "Linux", "linux");
+        b.heading(5, "Note", "note");
+        b.heading(2, "Use", "use");
+        let p = b.finish(None, "x");
+        assert_eq!(p.title, "Guide");
+        assert_eq!(p.sections[0].breadcrumb, vec!["Guide"]);
+        assert_eq!(p.sections[3].breadcrumb, vec!["Guide", "Install", "Linux"]);
+        assert_eq!(p.sections[3].blocks, vec![Block::Text("Note".into())]);
+        assert_eq!(p.sections[4].breadcrumb, vec!["Guide", "Use"]);
+    }
+
+    #[test]
+    fn fences_grow_when_code_contains_backticks() {
+        assert_eq!(fence("md", "```rust\nx\n```"), "````md\n```rust\nx\n```\n````");
+    }
+}
