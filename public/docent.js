@@ -158,6 +158,25 @@ function loadModule() {
   return modulePromise;
 }
 
+let tokenizerPromise = null;
+/** The exact cl100k tokenizer: a separate wasm module plus the ranks file, fetched only when the
+ * widget's cheap token upper bound comes near the model's budget (long conversations). */
+function loadTokenizer() {
+  if (!tokenizerPromise) {
+    const mod = import(new URL("docent-tokenizer.js", ASSET_BASE).href).then(async (m) => {
+      await m.default({ module_or_path: new URL("docent-tokenizer_bg.wasm", ASSET_BASE).href });
+      return m;
+    });
+    const ranks = fetch(new URL("cl100k_base.tiktoken", ASSET_BASE).href).then((r) => {
+      if (!r.ok) throw new Error(`cl100k_base.tiktoken: HTTP ${r.status}`);
+      return r.arrayBuffer();
+    });
+    tokenizerPromise = Promise.all([mod, ranks]).then(([m, buf]) => new m.Tokenizer(new Uint8Array(buf)));
+    tokenizerPromise.catch(() => { tokenizerPromise = null; });
+  }
+  return tokenizerPromise;
+}
+
 const configCache = new Map();
 function loadSiteConfig(url) {
   if (!url) return Promise.resolve({});
@@ -383,4 +402,5 @@ window.docent = Object.assign(window.docent || {}, {
   open: (question) => (floating ? floating.open(question) : Promise.reject(new Error("no docent launcher on this page"))),
   close: () => { if (floating && floating.widget) floating.widget.close(); },
   preload: () => (floating ? floating.ensure() : loadModule()),
+  loadTokenizer,
 });

@@ -10,7 +10,7 @@ use docent_core::budget::{self, ModelLimits, PlanRequest, Source};
 use docent_core::prompt::{Message, Template, DEFAULT_SYSTEM, DEFAULT_USER};
 use docent_core::search::{Hit, Query, SearchOptions, SearchResult};
 use docent_core::sse::{parse_chat_chunk, SseParser};
-use docent_core::tokens::{Bpe, ByteBound, TokenCounter};
+use docent_core::tokens::{ByteBound, TokenCounter};
 use docent_core::Index;
 use leptos::prelude::*;
 use web_sys::AbortController;
@@ -19,6 +19,7 @@ use crate::config::{derive_namespace, looks_non_english, Rewrite, WidgetConfig};
 use crate::conversation::{AnswerKind, LookedAt, SourceView, Status, TurnData};
 use crate::index_store;
 use crate::net::{self, BodyReader, NetError};
+use crate::tokenizer::{self, JsCounter};
 
 /// Hits offered as "closest sections" when the docs don't cover a question.
 const CLOSEST: usize = 3;
@@ -32,7 +33,7 @@ pub struct Engine {
     index: RefCell<Option<Rc<Index>>>,
     /// The proxy answered 503 `no_chat_model`: answer with excerpts for the rest of the page.
     chat_unavailable: Cell<bool>,
-    bpe: RefCell<Option<Rc<Bpe>>>,
+    bpe: RefCell<Option<Rc<JsCounter>>>,
     ranks_loading: Cell<bool>,
     controller: RefCell<Option<AbortController>>,
 }
@@ -449,30 +450,21 @@ impl Engine {
         (ex.markdown, source_views(&ex.sources))
     }
 
-    async fn load_ranks(&self) -> Option<Rc<Bpe>> {
+    async fn load_ranks(&self) -> Option<Rc<JsCounter>> {
         if let Some(b) = self.bpe.borrow().clone() {
             return Some(b);
         }
-        let base = self.cfg.assets_base.clone()?;
-        let url = format!("{}cl100k_base.tiktoken", if base.ends_with('/') { base } else { format!("{base}/") });
         self.ranks_loading.set(true);
-        let got = net::get_bytes(&url, None, |_, _| {}).await;
+        let got = tokenizer::load().await;
         self.ranks_loading.set(false);
-        let bytes = match got {
-            Ok((b, _)) => b,
-            Err(e) => {
-                web_sys::console::warn_1(&format!("docent: tokenizer ranks not loaded ({e:?}); using the byte upper bound").into());
-                return None;
-            }
-        };
-        match Bpe::from_tiktoken_file(&bytes) {
-            Ok(b) => {
-                let b = Rc::new(b);
-                *self.bpe.borrow_mut() = Some(b.clone());
-                Some(b)
+        match got {
+            Ok(c) => {
+                let c = Rc::new(c);
+                *self.bpe.borrow_mut() = Some(c.clone());
+                Some(c)
             }
             Err(e) => {
-                web_sys::console::warn_1(&format!("docent: tokenizer ranks unreadable ({e}); using the byte upper bound").into());
+                web_sys::console::warn_1(&format!("docent: exact token counts unavailable ({e}); using the byte upper bound").into());
                 None
             }
         }

@@ -10,7 +10,8 @@
 //!   search, token budget, streaming, extractive fallback). [`index_store`]: index download,
 //!   validation and Cache Storage. [`conversation`]: turns and sessionStorage. [`net`]: fetch.
 
-// `--cfg docent_bench` (scripts/build-widget --bench) adds the search benchmark export.
+// `--cfg docent_bench` (scripts/build-widget --bench) adds the search benchmark export;
+// `--cfg docent_tokenizer` builds the lazily loaded tokenizer module instead of the widget.
 #![allow(unexpected_cfgs)]
 
 pub mod config;
@@ -18,28 +19,38 @@ pub mod conversation;
 pub mod engine;
 pub mod index_store;
 pub mod net;
+pub mod tokenizer;
 pub mod ui;
 
 #[cfg(docent_bench)]
 pub mod bench;
 
+#[cfg(not(docent_tokenizer))]
 use std::rc::Rc;
 
+#[cfg(not(docent_tokenizer))]
 use leptos::prelude::*;
+#[cfg(not(docent_tokenizer))]
 use wasm_bindgen::prelude::*;
+#[cfg(not(docent_tokenizer))]
 use web_sys::HtmlElement;
 
+#[cfg(not(docent_tokenizer))]
 use crate::config::WidgetConfig;
+#[cfg(not(docent_tokenizer))]
 use crate::engine::Engine;
+#[cfg(not(docent_tokenizer))]
 use crate::ui::{Chat, Ctx};
 
 /// A mounted widget, returned to the loader.
+#[cfg(not(docent_tokenizer))]
 #[wasm_bindgen]
 pub struct Widget {
     ctx: Ctx,
     handle: Option<leptos::mount::UnmountHandle<leptos::tachys::view::any_view::AnyViewState>>,
 }
 
+#[cfg(not(docent_tokenizer))]
 #[wasm_bindgen]
 impl Widget {
     /// Open the dialog (no-op inline).
@@ -81,6 +92,7 @@ impl Widget {
 ///
 /// `config_json` is the [`WidgetConfig`] as JSON. A bad configuration is reported as a thrown
 /// error with a message saying what to fix.
+#[cfg(not(docent_tokenizer))]
 #[wasm_bindgen]
 pub fn mount(host: HtmlElement, config_json: &str) -> Result<Widget, JsValue> {
     let cfg = WidgetConfig::from_json(config_json).map_err(|e| JsValue::from(js_sys::Error::new(&e)))?;

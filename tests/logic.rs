@@ -102,5 +102,5 @@ fn config_trims_the_proxy_and_rejects_typos() {
 fn copy_buttons_go_only_into_renderer_code_wrappers() {
     let html = "<div class=\"docent-code\"><pre><code>x</code></pre></div><p>&lt;div class=&quot;docent-code&quot;&gt;</p>";
     let out = add_code_copy_buttons(html);
-    assert_eq!(out.matches("docent-copy-code").count(), 1);
+    assert_eq!(out.matches("<button").count(), 1, "{out}");
 }

@@ -125,7 +125,8 @@ async fn a_restored_answer_links_citations_and_escapes_model_html() {
     assert!(until(|| q(&shadow, "a.docent-cite").is_some()).await, "citation rendered");
     let cite = q(&shadow, "a.docent-cite").unwrap();
     assert_eq!(cite.get_attribute("href").as_deref(), Some("/docs/install.html#linux"));
-    assert_eq!(cite.get_attribute("title").as_deref(), Some("Install"));
+    let title = cite.get_attribute("title").unwrap_or_default();
+    assert!(title.contains("Install"), "hover title names the source: {title}");
     assert_eq!(q_all(&shadow, "a.docent-cite").len(), 1, "[9] matches no source and is not linked");
     let answer_el = q(&shadow, "[data-testid=docent-answer]").unwrap();
     assert!(answer_el.query_selector("img, script").unwrap().is_none(), "no live img/script: {}", answer_el.inner_html());
