@@ -1,1 +1,50 @@
-//! placeholder
+//! docent-proxy: `docent serve`, the thin OpenAI-compatible proxy that holds the API key and
+//! defends itself.
+//!
+//! - [`app`]: `POST /v1/chat/completions` (streamed and not), `POST /v1/embeddings`,
+//!   `POST /v1/moderations`, `POST /v1/feedback`, `GET /healthz`, `GET /metrics`.
+//! - Guards: origin allowlist (checked before anything else), per-IP and global token buckets
+//!   (requests and tokens per minute), body size, message count, input tokens (tiktoken),
+//!   `max_tokens` cap, server-chosen model, user/assistant roles only, opt-in moderation of the
+//!   whole conversation.
+//! - Upstream: named providers (`openai`, `azure-openai`, `openai-compatible`, `local`
+//!   embeddings), connect / first-byte / idle timeouts, retries only before the first byte,
+//!   chunks forwarded as they arrive, upstream cancelled when the client disconnects.
+//! - Observability: Prometheus metrics, structured logs with request ids, optional audit log.
+//!
+//! User documentation: docs/proxy.md.
+
+pub mod app;
+pub mod chat;
+pub mod config;
+pub mod endpoints;
+pub mod error;
+pub mod jsonl;
+pub mod limits;
+pub mod local;
+pub mod metrics;
+#[cfg(feature = "otel")]
+pub mod otel;
+pub mod prompt;
+pub mod serve;
+pub mod sse;
+pub mod tokens;
+pub mod upstream;
+
+use std::sync::Arc;
+
+use axum::Router;
+
+pub use config::{Config, ConfigError};
+pub use error::ApiError;
+pub use serve::{check_index, load_config, run, serve, shutdown_signal, ServeArgs};
+
+/// The whole HTTP app for a (validated) config. If the config cannot be turned into a server
+/// (e.g. an API key env var vanished since validation), every request answers 500 and the
+/// reason is logged; [`serve`] reports such errors at start instead.
+pub fn app(cfg: Arc<Config>) -> Router {
+    match app::AppState::new(cfg) {
+        Ok(state) => app::router(Arc::new(state)),
+        Err(e) => app::broken_router(e.to_string()),
+    }
+}

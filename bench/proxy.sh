@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Proxy benchmarks: added latency of `docent serve` vs the upstream directly at 64 concurrent
+# streams, the same through LiteLLM proxy (ratio), and 5,000 concurrent open streams with the
+# proxy's RSS. Starts every process itself on 127.0.0.1 and stops them on exit. Prints Markdown
+# for BENCHMARKS.md.
+#
+# Env: REQUESTS (default 2000), LITELLM_REQUESTS (640), CONCURRENCY (64), STREAMS (5000),
+#      DELAY_MS (2: pause between the double's chunks), PROFILE (release-native), SKIP_LITELLM=1.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+REQUESTS="${REQUESTS:-2000}"
+LITELLM_REQUESTS="${LITELLM_REQUESTS:-640}"
+CONCURRENCY="${CONCURRENCY:-64}"
+STREAMS="${STREAMS:-5000}"
+DELAY_MS="${DELAY_MS:-2}"
+PROFILE="${PROFILE:-release-native}"
+BIN="${CARGO_TARGET_DIR:-$ROOT/target}/$PROFILE"
+
+timeout 3600 cargo build -q --profile "$PROFILE" -p docent-bench --bin docent-upstream-double --bin docent-loadgen
+timeout 3600 cargo build -q --profile "$PROFILE" -p docent-proxy --bin docent-proxy
+
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+WORK="$(mktemp -d /tmp/docent-bench.XXXXXX)"
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_http() { # url timeout_s
+  local deadline=$((SECONDS + $2))
+  until curl -fsS -o /dev/null "$1" 2>/dev/null; do
+    [ $SECONDS -lt $deadline ] || { echo "timed out waiting for $1" >&2; return 1; }
+    sleep 0.2
+  done
+}
+
+DP="$(free_port)"; PP="$(free_port)"; LP="$(free_port)"
+"$BIN/docent-upstream-double" --listen "127.0.0.1:$DP" --delay-ms "$DELAY_MS" --no-record >"$WORK/double.log" 2>&1 &
+PIDS+=($!)
+wait_http "http://127.0.0.1:$DP/healthz" 20
+
+cat >"$WORK/docent.toml" <<TOML
+[serve]
+listen = "127.0.0.1:$PP"
+site = "Bench Docs"
+[serve.chat]
+provider = "double"
+model = "bench-model"
+[providers.double]
+kind = "openai-compatible"
+base_url = "http://127.0.0.1:$DP/v1"
+[limits]
+max_body_bytes = 1048576
+max_input_tokens = 100000
+requests_per_minute_per_ip = 10000000
+tokens_per_minute_per_ip = 2000000000
+requests_per_minute = 10000000
+tokens_per_minute = 2000000000
+max_concurrent_streams = 20000
+TOML
+RUST_LOG=warn "$BIN/docent-proxy" --config "$WORK/docent.toml" >"$WORK/docent.log" 2>&1 &
+PROXY_PID=$!
+PIDS+=($PROXY_PID)
+wait_http "http://127.0.0.1:$PP/healthz" 20
+
+LITELLM_ARG=()
+if [ "${SKIP_LITELLM:-0}" != 1 ] && command -v litellm >/dev/null; then
+  cat >"$WORK/litellm.yaml" <<YAML
+model_list:
+  - model_name: bench-model
+    litellm_params:
+      model: openai/bench-model
+      api_base: http://127.0.0.1:$DP/v1
+      api_key: sk-bench-not-used
+YAML
+  LITELLM_LOG=ERROR LITELLM_TELEMETRY=False litellm --config "$WORK/litellm.yaml" --host 127.0.0.1 --port "$LP" --num_workers 1 >"$WORK/litellm.log" 2>&1 &
+  PIDS+=($!)
+  if wait_http "http://127.0.0.1:$LP/health/liveliness" 180; then
+    LITELLM_ARG=(--litellm "http://127.0.0.1:$LP/v1/chat/completions" --litellm-requests "$LITELLM_REQUESTS")
+  else
+    echo "LiteLLM did not start; see below. Continuing without it." >&2
+    tail -20 "$WORK/litellm.log" >&2
+  fi
+fi
+
+echo "## Proxy overhead ($(date -u +%Y-%m-%d), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'))"
+echo
+echo "Command: \`bench/proxy.sh\` (REQUESTS=$REQUESTS CONCURRENCY=$CONCURRENCY DELAY_MS=$DELAY_MS STREAMS=$STREAMS, profile $PROFILE)."
+echo "Streamed chat requests (~2 KB of sources, ~35 upstream chunks $DELAY_MS ms apart) from docent-loadgen to docent-upstream-double, directly / through docent serve / through LiteLLM proxy, all on 127.0.0.1."
+echo
+timeout 1800 "$BIN/docent-loadgen" latency \
+  --direct "http://127.0.0.1:$DP/v1/chat/completions" \
+  --proxy "http://127.0.0.1:$PP/v1/chat/completions" \
+  "${LITELLM_ARG[@]}" --concurrency "$CONCURRENCY" --requests "$REQUESTS"
+echo
+echo "## Concurrent open streams through docent serve"
+echo
+timeout 600 "$BIN/docent-loadgen" streams --proxy "http://127.0.0.1:$PP/v1/chat/completions" --pid "$PROXY_PID" --count "$STREAMS"

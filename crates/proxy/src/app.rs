@@ -1,0 +1,350 @@
+//! The router, the shared state and the guard middleware (request ids, origin allowlist + CORS,
+//! per-IP request limits, logs, metrics, audit).
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use tracing::Instrument;
+
+use crate::config::{ChatConfig, Cidr, Config, EmbeddingsConfig, ProviderKind};
+use crate::error::{ApiError, ErrorCode};
+use crate::jsonl::JsonlWriter;
+use crate::limits::RateLimiter;
+use crate::local::LocalEmbeddings;
+use crate::metrics::Metrics;
+use crate::upstream::Provider;
+
+/// How embeddings are computed.
+pub enum EmbedBackend {
+    /// An HTTP provider.
+    Remote(Provider),
+    /// The in-process model, loaded on first use (or at start by [`crate::serve`]).
+    Local(LocalEmbeddings),
+}
+
+/// Everything the handlers share.
+pub struct AppState {
+    /// The validated config.
+    pub cfg: Arc<Config>,
+    /// Metrics registry.
+    pub metrics: Metrics,
+    /// Rate limits.
+    pub limiter: RateLimiter,
+    /// Chat model and provider, when configured.
+    pub chat: Option<(ChatConfig, Provider)>,
+    /// Embeddings model config and backend, when configured.
+    pub embed: Option<(EmbeddingsConfig, EmbedBackend)>,
+    /// Moderation provider, when configured.
+    pub moderation: Option<Provider>,
+    /// Parsed `trusted_proxies`.
+    pub trusted: Vec<Cidr>,
+    /// Audit log, when configured.
+    pub audit: Option<JsonlWriter>,
+    /// Feedback log, when configured.
+    pub feedback: Option<JsonlWriter>,
+}
+
+/// The client's IP (after the trusted-proxy rules), put in request extensions by the middleware.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientIp(pub IpAddr);
+
+/// The request id (client's `x-request-id` when sane, else generated).
+#[derive(Debug, Clone)]
+pub struct RequestId(pub String);
+
+/// Put on streaming responses: the stream records its own duration when it ends.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamingResponse;
+
+/// Details a handler wants in the audit log.
+#[derive(Debug, Clone, Default)]
+pub struct AuditInfo(pub serde_json::Map<String, serde_json::Value>);
+
+impl AppState {
+    /// Build the state from a validated config (reads API keys from the environment).
+    pub fn new(cfg: Arc<Config>) -> anyhow::Result<AppState> {
+        let chat = match cfg.chat_provider() {
+            Some((c, p)) => Some((c.clone(), Provider::new(&c.provider, p)?)),
+            None => None,
+        };
+        let embed = match cfg.embeddings_provider() {
+            Some((e, p)) if p.kind == ProviderKind::Local => Some((e.clone(), EmbedBackend::Local(LocalEmbeddings::new(&e.model, p.path.clone())))),
+            Some((e, p)) => Some((e.clone(), EmbedBackend::Remote(Provider::new(&e.provider, p)?))),
+            None => None,
+        };
+        let moderation = match cfg.moderation_provider() {
+            Some((name, p)) => Some(Provider::new(name, p)?),
+            None => None,
+        };
+        let open = |p: &Option<std::path::PathBuf>, what: &str| -> anyhow::Result<Option<JsonlWriter>> {
+            match p {
+                Some(p) => Ok(Some(JsonlWriter::open(p).map_err(|e| {
+                    anyhow::anyhow!("cannot open the {what} file {}: {e}; fix [serve] {what} or the folder's permissions", p.display())
+                })?)),
+                None => Ok(None),
+            }
+        };
+        Ok(AppState {
+            metrics: Metrics::default(),
+            limiter: RateLimiter::new(&cfg.limits),
+            trusted: cfg.trusted_proxies(),
+            audit: open(&cfg.serve.audit_log, "audit_log")?,
+            feedback: open(&cfg.serve.feedback_log, "feedback_log")?,
+            chat,
+            embed,
+            moderation,
+            cfg,
+        })
+    }
+}
+
+/// Build the router over an existing state.
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/v1/chat/completions", post(crate::chat::chat))
+        .route("/v1/embeddings", post(crate::endpoints::embeddings))
+        .route("/v1/moderations", post(crate::endpoints::moderations))
+        .route("/v1/feedback", post(crate::endpoints::feedback))
+        .route("/healthz", get(crate::endpoints::healthz))
+        .route("/metrics", get(crate::endpoints::metrics))
+        .fallback(|| async { ApiError::NotFound })
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(middleware::from_fn_with_state(state.clone(), guard))
+        .with_state(state)
+}
+
+/// A router whose every answer is a 500 (the config could not be turned into a server).
+pub fn broken_router(reason: String) -> Router {
+    tracing::error!(error = %reason, "docent serve is misconfigured; every request will fail");
+    Router::new().fallback(|| async { ApiError::Internal })
+}
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn new_request_id() -> String {
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mut h = RandomState::new().build_hasher();
+    h.write_u64(n);
+    h.write_u128(SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0));
+    format!("req_{:016x}", h.finish())
+}
+
+fn sane_request_id(v: &str) -> bool {
+    !v.is_empty() && v.len() <= 64 && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+}
+
+/// The client IP: the peer, or — when the peer is a trusted proxy — the last untrusted hop of
+/// `X-Forwarded-For`.
+pub fn client_ip(peer: Option<IpAddr>, forwarded: Option<&str>, trusted: &[Cidr]) -> IpAddr {
+    let peer = peer.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+    let is_trusted = |ip: IpAddr| trusted.iter().any(|c| c.contains(ip));
+    if !is_trusted(peer) {
+        return peer;
+    }
+    let Some(xff) = forwarded else { return peer };
+    let hops: Vec<IpAddr> = xff.split(',').filter_map(|h| h.trim().parse().ok()).collect();
+    for hop in hops.iter().rev() {
+        if !is_trusted(*hop) {
+            return *hop;
+        }
+    }
+    hops.first().copied().unwrap_or(peer)
+}
+
+fn is_loopback_origin(origin: &str) -> bool {
+    let rest = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://"));
+    let Some(rest) = rest else { return false };
+    let host = if let Some(r) = rest.strip_prefix('[') {
+        r.split(']').next().unwrap_or("")
+    } else {
+        rest.split(':').next().unwrap_or("")
+    };
+    matches!(host, "localhost" | "127.0.0.1" | "::1")
+}
+
+/// Whether a browser on `origin` may call this server.
+pub fn origin_allowed(cfg: &Config, origin: &str) -> bool {
+    let o = origin.trim_end_matches('/');
+    if cfg.serve.allow_origins.is_empty() {
+        return is_loopback_origin(o);
+    }
+    cfg.serve.allow_origins.iter().any(|a| a == "*" || a.trim_end_matches('/').eq_ignore_ascii_case(o))
+}
+
+fn route_label(path: &str) -> &'static str {
+    match path {
+        "/v1/chat/completions" => "/v1/chat/completions",
+        "/v1/embeddings" => "/v1/embeddings",
+        "/v1/moderations" => "/v1/moderations",
+        "/v1/feedback" => "/v1/feedback",
+        "/healthz" => "/healthz",
+        "/metrics" => "/metrics",
+        _ => "other",
+    }
+}
+
+fn now_secs() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+}
+
+/// The guard middleware: runs before every handler.
+async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let rid = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| sane_request_id(v))
+        .map(str::to_string)
+        .unwrap_or_else(new_request_id);
+    let peer = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
+    let forwarded = req.headers().get("x-forwarded-for").and_then(|v| v.to_str().ok());
+    let ip = client_ip(peer, forwarded, &st.trusted);
+    let origin = req.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let path = req.uri().path().to_string();
+    let route = route_label(&path);
+    let method = req.method().clone();
+    let span = tracing::info_span!("request", request_id = %rid, method = %method, route, client_ip = %ip);
+
+    async move {
+        let is_api = path.starts_with("/v1/");
+        // 1. Origin allowlist: refused before anything else happens (no upstream call).
+        let origin_ok = match &origin {
+            Some(o) => origin_allowed(&st.cfg, o),
+            None => !st.cfg.serve.require_origin,
+        };
+        let mut resp = if is_api && !origin_ok {
+            tracing::warn!(origin = origin.as_deref().unwrap_or("<none>"), "origin not allowed");
+            ApiError::OriginNotAllowed.into_response()
+        } else if method == Method::OPTIONS && origin.is_some() {
+            // CORS preflight.
+            let mut r = StatusCode::NO_CONTENT.into_response();
+            let h = r.headers_mut();
+            h.insert("access-control-allow-methods", HeaderValue::from_static("GET, POST, OPTIONS"));
+            let allow_headers = req
+                .headers()
+                .get("access-control-request-headers")
+                .cloned()
+                .unwrap_or_else(|| HeaderValue::from_static("content-type, authorization, x-request-id"));
+            h.insert("access-control-allow-headers", allow_headers);
+            h.insert("access-control-max-age", HeaderValue::from_static("600"));
+            r
+        } else if is_api && method == Method::POST && route != "/v1/feedback" && route != "other" {
+            // 2. Per-IP and global request limits.
+            match st.limiter.take(ip, 0) {
+                Err(r) => {
+                    st.metrics.inc("docent_rate_limited_total", &[("scope", r.scope), ("what", r.what)], 1);
+                    tracing::warn!(scope = r.scope, what = r.what, retry_after = r.retry_after, "rate limited");
+                    ApiError::RateLimited { retry_after: r.retry_after, what: r.what }.into_response()
+                }
+                Ok(()) => {
+                    req.extensions_mut().insert(ClientIp(ip));
+                    req.extensions_mut().insert(RequestId(rid.clone()));
+                    next.run(req).await
+                }
+            }
+        } else {
+            req.extensions_mut().insert(ClientIp(ip));
+            req.extensions_mut().insert(RequestId(rid.clone()));
+            next.run(req).await
+        };
+
+        // CORS + request id headers.
+        let h = resp.headers_mut();
+        if let (Some(o), true) = (&origin, origin_ok) {
+            if let Ok(v) = HeaderValue::from_str(o) {
+                h.insert("access-control-allow-origin", v);
+                h.insert("access-control-expose-headers", HeaderValue::from_static("retry-after, x-request-id"));
+            }
+        }
+        h.append(header::VARY, HeaderValue::from_static("Origin"));
+        if let Ok(v) = HeaderValue::from_str(&rid) {
+            h.insert("x-request-id", v);
+        }
+
+        let status = resp.status().as_u16();
+        let streaming = resp.extensions().get::<StreamingResponse>().is_some();
+        let code = resp.extensions().get::<ErrorCode>().map(|c| c.0);
+        st.metrics.inc("docent_requests_total", &[("route", route), ("status", &status.to_string())], 1);
+        if !streaming {
+            st.metrics.observe("docent_request_duration_seconds", &[("route", route)], started.elapsed());
+        }
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        if status >= 500 {
+            tracing::error!(status, code, duration_ms = ms, "request failed");
+        } else if status >= 400 {
+            tracing::warn!(status, code, duration_ms = ms, "request refused");
+        } else {
+            tracing::info!(status, duration_ms = ms, streaming, "request");
+        }
+        if let (Some(audit), true) = (&st.audit, is_api && !streaming) {
+            let mut rec = serde_json::json!({
+                "ts": now_secs(), "request_id": rid, "route": route, "status": status,
+                "client_ip": ip.to_string(), "origin": origin, "duration_ms": ms, "error_code": code,
+            });
+            if let Some(extra) = resp.extensions().get::<AuditInfo>() {
+                for (k, v) in &extra.0 {
+                    rec[k] = v.clone();
+                }
+            }
+            audit.append(&rec);
+        }
+        resp
+    }
+    .instrument(span)
+    .await
+}
+
+/// Read a request body up to `limit` bytes (413 `body_too_large` beyond).
+pub async fn read_body(body: Body, limit: usize) -> Result<axum::body::Bytes, ApiError> {
+    axum::body::to_bytes(body, limit).await.map_err(|_| ApiError::BodyTooLarge { limit })
+}
+
+/// Current time for log records.
+pub fn timestamp() -> f64 {
+    now_secs()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forwarded_for_is_only_believed_from_trusted_proxies() {
+        let trusted = vec![Cidr::parse("10.0.0.0/8").unwrap()];
+        let peer: IpAddr = "10.0.0.5".parse().unwrap();
+        let outsider: IpAddr = "203.0.113.9".parse().unwrap();
+        assert_eq!(client_ip(Some(peer), Some("198.51.100.1, 203.0.113.7, 10.0.0.9"), &trusted), "203.0.113.7".parse::<IpAddr>().unwrap());
+        assert_eq!(client_ip(Some(outsider), Some("1.2.3.4"), &trusted), outsider);
+        assert_eq!(client_ip(Some(peer), None, &trusted), peer);
+    }
+
+    #[test]
+    fn empty_allowlist_means_loopback_origins_only() {
+        let cfg = Config::default();
+        assert!(origin_allowed(&cfg, "http://localhost:5173"));
+        assert!(origin_allowed(&cfg, "http://127.0.0.1:8080"));
+        assert!(origin_allowed(&cfg, "http://[::1]:8080"));
+        assert!(!origin_allowed(&cfg, "https://evil.example"));
+        assert!(!origin_allowed(&cfg, "http://localhost.evil.example"));
+    }
+
+    #[test]
+    fn request_ids_are_generated_unless_the_client_sent_a_sane_one() {
+        assert!(sane_request_id("abc-123"));
+        assert!(!sane_request_id("a b"));
+        assert!(!sane_request_id(&"x".repeat(65)));
+        assert_ne!(new_request_id(), new_request_id());
+    }
+}

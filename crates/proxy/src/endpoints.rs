@@ -1,0 +1,218 @@
+//! `POST /v1/embeddings`, `POST /v1/moderations`, `POST /v1/feedback`, `GET /healthz`, `GET /metrics`.
+
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Extension, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use base64::Engine;
+use serde_json::{json, Value};
+
+use crate::app::{read_body, AppState, AuditInfo, ClientIp, EmbedBackend, RequestId};
+use crate::error::ApiError;
+use crate::upstream::Op;
+
+/// Inputs of an embeddings/moderation request: a string or an array of strings.
+fn string_inputs(v: Option<&Value>, what: &str) -> Result<Vec<String>, ApiError> {
+    match v {
+        Some(Value::String(s)) => Ok(vec![s.clone()]),
+        Some(Value::Array(items)) if !items.is_empty() => items
+            .iter()
+            .map(|i| i.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| ApiError::InvalidRequest(format!("{what} \"input\" must be a string or an array of strings"))),
+        Some(Value::Array(_)) => Err(ApiError::InvalidRequest(format!("{what} \"input\" is empty"))),
+        _ => Err(ApiError::InvalidRequest(format!("{what} request needs \"input\": a string or an array of strings"))),
+    }
+}
+
+/// The handler for `/v1/embeddings`.
+pub async fn embeddings(
+    State(st): State<Arc<AppState>>,
+    Extension(ClientIp(ip)): Extension<ClientIp>,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let bytes = read_body(body, st.cfg.limits.max_body_bytes).await?;
+    let req: Value = serde_json::from_slice(&bytes).map_err(|e| ApiError::InvalidRequest(format!("invalid embeddings request: {e}")))?;
+    let Some((ecfg, backend)) = &st.embed else {
+        return Err(ApiError::NoEmbeddingModel);
+    };
+    if let Some(m) = req.get("model").and_then(Value::as_str) {
+        if !m.is_empty() && m != ecfg.model {
+            return Err(ApiError::EmbeddingModelMismatch { server: ecfg.model.clone(), client: m.chars().take(100).collect() });
+        }
+    }
+    let inputs = string_inputs(req.get("input"), "embeddings")?;
+    let limits = &st.cfg.limits;
+    if inputs.len() > limits.max_embedding_inputs {
+        return Err(ApiError::InvalidRequest(format!("{} inputs sent, at most {} per request", inputs.len(), limits.max_embedding_inputs)));
+    }
+    let mut est = 0usize;
+    for t in &inputs {
+        let n = crate::tokens::check_limit(&[t.as_str()], limits.max_embedding_tokens)
+            .map_err(|got| ApiError::InputTooLong { got, limit: limits.max_embedding_tokens })?;
+        est += n;
+    }
+    let base64 = match req.get("encoding_format").and_then(Value::as_str) {
+        None | Some("float") => false,
+        Some("base64") => true,
+        Some(other) => return Err(ApiError::InvalidRequest(format!("encoding_format \"{}\" is not supported; use \"float\" or \"base64\"", other.chars().take(20).collect::<String>()))),
+    };
+    let dimensions = match req.get("dimensions") {
+        None | Some(Value::Null) => ecfg.dimensions,
+        Some(v) => match v.as_u64() {
+            Some(d) if (1..=8192).contains(&d) => Some(d as usize),
+            _ => return Err(ApiError::InvalidRequest("dimensions must be a positive integer".into())),
+        },
+    };
+    if let Err(r) = st.limiter.take(ip, est as u64) {
+        st.metrics.inc("docent_rate_limited_total", &[("scope", r.scope), ("what", r.what)], 1);
+        return Err(ApiError::RateLimited { retry_after: r.retry_after, what: r.what });
+    }
+    let mut audit = serde_json::Map::new();
+    audit.insert("model".into(), json!(ecfg.model));
+    audit.insert("inputs".into(), json!(inputs.len()));
+    match backend {
+        EmbedBackend::Remote(p) => {
+            let mut body = json!({"model": ecfg.model, "input": inputs, "encoding_format": if base64 { "base64" } else { "float" }});
+            if let Some(d) = dimensions {
+                body["dimensions"] = json!(d);
+            }
+            let bytes = p.call_json(Op::Embeddings, &ecfg.model, Bytes::from(body.to_string()), 64 << 20, &st.metrics).await?;
+            let mut v: Value = serde_json::from_slice(&bytes).map_err(|_| ApiError::Upstream("the embeddings provider sent an unreadable answer".into()))?;
+            if v.get("data").and_then(Value::as_array).map(Vec::len) != Some(inputs.len()) {
+                return Err(ApiError::Upstream("the embeddings provider answered with the wrong number of vectors".into()));
+            }
+            // The widget compares this to the index header's model.
+            v["model"] = json!(ecfg.model);
+            let tokens = v.pointer("/usage/prompt_tokens").and_then(Value::as_u64).unwrap_or(0);
+            st.metrics.tokens(tokens, 0);
+            let mut r = Json(v).into_response();
+            r.extensions_mut().insert(AuditInfo(audit));
+            Ok(r)
+        }
+        EmbedBackend::Local(local) => {
+            let (vectors, tokens) = local.embed(&inputs).await?;
+            if let Some(d) = dimensions {
+                if vectors.first().map(Vec::len) != Some(d) {
+                    return Err(ApiError::InvalidRequest(format!(
+                        "this server's model \"{}\" has {} dimensions; it cannot produce {d}",
+                        ecfg.model,
+                        vectors.first().map(Vec::len).unwrap_or(0)
+                    )));
+                }
+            }
+            st.metrics.tokens(tokens as u64, 0);
+            let data: Vec<Value> = vectors
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let emb = if base64 {
+                        let raw: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                        json!(base64::engine::general_purpose::STANDARD.encode(raw))
+                    } else {
+                        json!(v)
+                    };
+                    json!({"object": "embedding", "index": i, "embedding": emb})
+                })
+                .collect();
+            let mut r = Json(json!({"object": "list", "data": data, "model": ecfg.model, "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})).into_response();
+            r.extensions_mut().insert(AuditInfo(audit));
+            Ok(r)
+        }
+    }
+}
+
+/// The handler for `/v1/moderations`: forwards to the moderation provider with the server's model.
+pub async fn moderations(State(st): State<Arc<AppState>>, body: Body) -> Result<Response, ApiError> {
+    let bytes = read_body(body, st.cfg.limits.max_body_bytes).await?;
+    let req: Value = serde_json::from_slice(&bytes).map_err(|e| ApiError::InvalidRequest(format!("invalid moderation request: {e}")))?;
+    let Some(p) = &st.moderation else {
+        return Err(ApiError::NoModerationModel);
+    };
+    let inputs = string_inputs(req.get("input"), "moderation")?;
+    if inputs.len() > st.cfg.limits.max_messages.max(st.cfg.limits.max_embedding_inputs) {
+        return Err(ApiError::InvalidRequest("too many moderation inputs in one request".into()));
+    }
+    let model = st.cfg.moderation.model.clone();
+    let body = json!({"model": model, "input": inputs});
+    let bytes = p.call_json(Op::Moderation, &model, Bytes::from(body.to_string()), 4 << 20, &st.metrics).await?;
+    let v: Value = serde_json::from_slice(&bytes).map_err(|_| ApiError::Upstream("the moderation provider sent an unreadable answer".into()))?;
+    Ok(Json(v).into_response())
+}
+
+/// The handler for `/v1/feedback`: `{"rating": "up"|"down", "comment"?, "question"?, "answer"?,
+/// "page"?, "sources"?: [url], "request_id"?}`, appended as one JSON line when `feedback_log` is set.
+pub async fn feedback(
+    State(st): State<Arc<AppState>>,
+    Extension(ClientIp(ip)): Extension<ClientIp>,
+    Extension(RequestId(rid)): Extension<RequestId>,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let bytes = read_body(body, st.cfg.limits.max_body_bytes).await?;
+    let req: Value = serde_json::from_slice(&bytes).map_err(|e| ApiError::InvalidRequest(format!("invalid feedback: {e}")))?;
+    let Some(obj) = req.as_object() else {
+        return Err(ApiError::InvalidRequest("feedback must be a JSON object".into()));
+    };
+    let rating = match obj.get("rating").and_then(Value::as_str) {
+        Some(r @ ("up" | "down")) => r,
+        _ => return Err(ApiError::InvalidRequest("feedback needs \"rating\": \"up\" or \"down\"".into())),
+    };
+    let text = |k: &str, max: usize| -> Result<Option<String>, ApiError> {
+        match obj.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if s.chars().count() <= max => Ok(Some(s.clone())),
+            Some(Value::String(_)) => Err(ApiError::InvalidRequest(format!("feedback \"{k}\" is longer than {max} characters"))),
+            Some(_) => Err(ApiError::InvalidRequest(format!("feedback \"{k}\" must be a string"))),
+        }
+    };
+    let sources: Vec<String> = match obj.get("sources") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) if a.len() <= 50 => a.iter().filter_map(Value::as_str).map(|s| s.chars().take(500).collect()).collect(),
+        Some(_) => return Err(ApiError::InvalidRequest("feedback \"sources\" must be an array of at most 50 URLs".into())),
+    };
+    // Feedback is cheap but still a write: count it against the client's request budget.
+    if let Err(r) = st.limiter.take(ip, 0) {
+        st.metrics.inc("docent_rate_limited_total", &[("scope", r.scope), ("what", r.what)], 1);
+        return Err(ApiError::RateLimited { retry_after: r.retry_after, what: r.what });
+    }
+    let record = json!({
+        "ts": crate::app::timestamp(),
+        "request_id": rid,
+        "rating": rating,
+        "comment": text("comment", 2000)?,
+        "question": text("question", 4000)?,
+        "answer": text("answer", 20000)?,
+        "page": text("page", 500)?,
+        "answer_request_id": text("request_id", 64)?,
+        "sources": sources,
+    });
+    let stored = match &st.feedback {
+        Some(w) => {
+            w.append(&record);
+            true
+        }
+        None => false,
+    };
+    st.metrics.inc("docent_feedback_total", &[("rating", rating)], 1);
+    Ok((StatusCode::OK, Json(json!({"ok": true, "stored": stored}))).into_response())
+}
+
+/// `GET /healthz`: what is configured (never secrets).
+pub async fn healthz(State(st): State<Arc<AppState>>) -> Json<Value> {
+    Json(json!({
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "chat": st.chat.as_ref().map(|(c, p)| json!({"provider": c.provider, "kind": p.cfg.kind.as_str(), "model": c.model})),
+        "embeddings": st.embed.as_ref().map(|(e, _)| json!({"provider": e.provider, "model": e.model})),
+        "moderation": st.cfg.moderation.enabled,
+        "open_streams": st.metrics.open_streams(),
+    }))
+}
+
+/// `GET /metrics`: Prometheus text format.
+pub async fn metrics(State(st): State<Arc<AppState>>) -> Response {
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], st.metrics.render()).into_response()
+}

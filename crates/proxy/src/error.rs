@@ -1,0 +1,215 @@
+//! Every error the proxy answers with, as OpenAI-shaped JSON:
+//! `{"error": {"message", "type", "code", "param": null}}` (+ `"categories"` for flagged content).
+//!
+//! Messages are written for the caller and never contain upstream internals or keys.
+
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
+
+/// An error answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ApiError {
+    /// 503 `no_chat_model`: no chat upstream is configured (the widget answers extractively).
+    NoChatModel,
+    /// 503 `no_embedding_model`: no embeddings provider is configured.
+    NoEmbeddingModel,
+    /// 503 `no_moderation_model`: no moderation provider is configured.
+    NoModerationModel,
+    /// 400 `content_flagged`: moderation flagged the conversation.
+    ContentFlagged {
+        /// The flagged categories (union over all messages).
+        categories: Vec<String>,
+    },
+    /// 429 `rate_limited`, with `Retry-After` seconds.
+    RateLimited {
+        /// Seconds until a retry may succeed.
+        retry_after: u64,
+        /// What ran out (for the message).
+        what: &'static str,
+    },
+    /// 413 `body_too_large`.
+    BodyTooLarge {
+        /// The configured limit.
+        limit: usize,
+    },
+    /// 400 `too_many_messages`.
+    TooManyMessages {
+        /// Messages sent.
+        got: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// 400 `input_too_long`.
+    InputTooLong {
+        /// Tokens counted.
+        got: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// 400 `invalid_role`: only `user` and `assistant` are accepted from clients.
+    InvalidRole {
+        /// The role sent.
+        role: String,
+    },
+    /// 400 `invalid_request`: malformed JSON or a bad field.
+    InvalidRequest(String),
+    /// 403 `origin_not_allowed`.
+    OriginNotAllowed,
+    /// 502 `upstream_error`.
+    Upstream(String),
+    /// 504 `upstream_timeout`.
+    UpstreamTimeout(&'static str),
+    /// 400 `embedding_model_mismatch`.
+    EmbeddingModelMismatch {
+        /// The model the proxy embeds with.
+        server: String,
+        /// The model the client asked for.
+        client: String,
+    },
+    /// 404 `not_found`.
+    NotFound,
+    /// 405 `method_not_allowed`.
+    MethodNotAllowed,
+    /// 500 `internal_error` (details only in the server log).
+    Internal,
+}
+
+impl ApiError {
+    /// HTTP status.
+    pub fn status(&self) -> StatusCode {
+        use ApiError::*;
+        match self {
+            NoChatModel | NoEmbeddingModel | NoModerationModel => StatusCode::SERVICE_UNAVAILABLE,
+            ContentFlagged { .. } | TooManyMessages { .. } | InputTooLong { .. } | InvalidRole { .. } | InvalidRequest(_) | EmbeddingModelMismatch { .. } => {
+                StatusCode::BAD_REQUEST
+            }
+            RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            OriginNotAllowed => StatusCode::FORBIDDEN,
+            Upstream(_) => StatusCode::BAD_GATEWAY,
+            UpstreamTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
+            NotFound => StatusCode::NOT_FOUND,
+            MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The stable `error.code` clients switch on.
+    pub fn code(&self) -> &'static str {
+        use ApiError::*;
+        match self {
+            NoChatModel => "no_chat_model",
+            NoEmbeddingModel => "no_embedding_model",
+            NoModerationModel => "no_moderation_model",
+            ContentFlagged { .. } => "content_flagged",
+            RateLimited { .. } => "rate_limited",
+            BodyTooLarge { .. } => "body_too_large",
+            TooManyMessages { .. } => "too_many_messages",
+            InputTooLong { .. } => "input_too_long",
+            InvalidRole { .. } => "invalid_role",
+            InvalidRequest(_) => "invalid_request",
+            OriginNotAllowed => "origin_not_allowed",
+            Upstream(_) => "upstream_error",
+            UpstreamTimeout(_) => "upstream_timeout",
+            EmbeddingModelMismatch { .. } => "embedding_model_mismatch",
+            NotFound => "not_found",
+            MethodNotAllowed => "method_not_allowed",
+            Internal => "internal_error",
+        }
+    }
+
+    /// OpenAI's `error.type`.
+    pub fn kind(&self) -> &'static str {
+        use ApiError::*;
+        match self {
+            NoChatModel | NoEmbeddingModel | NoModerationModel => "service_unavailable",
+            RateLimited { .. } => "rate_limit_error",
+            OriginNotAllowed => "permission_error",
+            Upstream(_) | UpstreamTimeout(_) | Internal => "server_error",
+            NotFound => "not_found_error",
+            _ => "invalid_request_error",
+        }
+    }
+
+    /// Human message.
+    pub fn message(&self) -> String {
+        use ApiError::*;
+        match self {
+            NoChatModel => "no chat model is configured on this server; configure [serve.chat] in docent.toml (clients fall back to extractive answers)".into(),
+            NoEmbeddingModel => "no embeddings provider is configured on this server; configure [serve.embeddings] in docent.toml".into(),
+            NoModerationModel => "no moderation provider is configured on this server; set [moderation] provider in docent.toml".into(),
+            ContentFlagged { categories } => format!("the conversation was flagged by moderation ({}); rephrase the question", categories.join(", ")),
+            RateLimited { retry_after, what } => format!("too many {what}; retry after {retry_after} s"),
+            BodyTooLarge { limit } => format!("request body is larger than {limit} bytes; send fewer or shorter messages"),
+            TooManyMessages { got, limit } => format!("{got} messages sent, at most {limit} allowed; drop older turns"),
+            InputTooLong { got, limit } => format!("input is {got} tokens, at most {limit} allowed; send fewer sources or older turns"),
+            InvalidRole { role } => format!("role \"{role}\" is not accepted; clients may only send \"user\" and \"assistant\" messages (the server sets the system prompt)"),
+            InvalidRequest(m) => m.clone(),
+            OriginNotAllowed => "this origin is not allowed to use this server; add it to [serve] allow_origins".into(),
+            Upstream(m) => m.clone(),
+            UpstreamTimeout(what) => format!("the model provider did not answer in time ({what}); try again"),
+            EmbeddingModelMismatch { server, client } => format!(
+                "this server embeds with \"{server}\" but the request asked for \"{client}\"; rebuild the index with the server's model or change [serve.embeddings] model"
+            ),
+            NotFound => "no such endpoint; see /v1/chat/completions, /v1/embeddings, /v1/moderations, /v1/feedback, /healthz, /metrics".into(),
+            MethodNotAllowed => "method not allowed on this endpoint".into(),
+            Internal => "internal error; see the server log".into(),
+        }
+    }
+
+    /// The JSON body.
+    pub fn body(&self) -> serde_json::Value {
+        let mut err = json!({"message": self.message(), "type": self.kind(), "code": self.code(), "param": null});
+        if let ApiError::ContentFlagged { categories } = self {
+            err["categories"] = json!(categories);
+        }
+        json!({ "error": err })
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.message(), self.code())
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut r = (self.status(), Json(self.body())).into_response();
+        if let ApiError::RateLimited { retry_after, .. } = &self {
+            if let Ok(v) = HeaderValue::from_str(&retry_after.to_string()) {
+                r.headers_mut().insert("retry-after", v);
+            }
+        }
+        r.extensions_mut().insert(ErrorCode(self.code()));
+        r
+    }
+}
+
+/// Marker put on error responses so logs/metrics/audit can see the code.
+#[derive(Debug, Clone, Copy)]
+pub struct ErrorCode(pub &'static str);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flagged_content_lists_categories_in_the_body() {
+        let e = ApiError::ContentFlagged { categories: vec!["violence".into()] };
+        assert_eq!(e.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(e.body()["error"]["categories"][0], "violence");
+        assert_eq!(e.body()["error"]["code"], "content_flagged");
+    }
+
+    #[test]
+    fn rate_limited_sets_retry_after() {
+        let r = ApiError::RateLimited { retry_after: 7, what: "requests" }.into_response();
+        assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(r.headers()["retry-after"], "7");
+    }
+}

@@ -1,0 +1,197 @@
+//! Token-bucket rate limits: per client IP and global, on requests and on tokens per minute.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use crate::config::LimitsConfig;
+
+/// One token bucket: `capacity` tokens, refilled at `capacity` per minute.
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    tokens: f64,
+    last: Instant,
+}
+
+impl Bucket {
+    fn full(capacity: f64, now: Instant) -> Self {
+        Bucket { tokens: capacity, last: now }
+    }
+
+    fn refill(&mut self, capacity: f64, now: Instant) {
+        let rate = capacity / 60.0;
+        let dt = now.saturating_duration_since(self.last).as_secs_f64();
+        self.tokens = (self.tokens + dt * rate).min(capacity);
+        self.last = now;
+    }
+
+    /// Seconds until `n` tokens are available (0 when they are).
+    fn wait_for(&self, n: f64, capacity: f64) -> u64 {
+        if self.tokens >= n {
+            return 0;
+        }
+        let rate = capacity / 60.0;
+        let need = n.min(capacity) - self.tokens;
+        ((need / rate).ceil() as u64).max(1)
+    }
+}
+
+/// Which limit refused a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusal {
+    /// Seconds to wait.
+    pub retry_after: u64,
+    /// "ip" or "global".
+    pub scope: &'static str,
+    /// "requests" or "tokens".
+    pub what: &'static str,
+}
+
+#[derive(Debug)]
+struct Buckets {
+    per_ip: HashMap<IpAddr, (Bucket, Bucket)>,
+    global_req: Bucket,
+    global_tok: Bucket,
+}
+
+/// All rate limits of the server.
+#[derive(Debug)]
+pub struct RateLimiter {
+    cfg: LimitsConfig,
+    inner: Mutex<Buckets>,
+}
+
+const MAX_TRACKED_IPS: usize = 100_000;
+
+impl RateLimiter {
+    /// New limiter with full buckets.
+    pub fn new(cfg: &LimitsConfig) -> Self {
+        let now = Instant::now();
+        RateLimiter {
+            cfg: cfg.clone(),
+            inner: Mutex::new(Buckets {
+                per_ip: HashMap::new(),
+                global_req: Bucket::full(f64::from(cfg.requests_per_minute), now),
+                global_tok: Bucket::full(f64::from(cfg.tokens_per_minute), now),
+            }),
+        }
+    }
+
+    fn caps(&self) -> (f64, f64, f64, f64) {
+        (
+            f64::from(self.cfg.requests_per_minute_per_ip),
+            f64::from(self.cfg.tokens_per_minute_per_ip),
+            f64::from(self.cfg.requests_per_minute),
+            f64::from(self.cfg.tokens_per_minute),
+        )
+    }
+
+    /// Take one request (and `tokens` tokens, may be 0) for `ip`. All-or-nothing.
+    pub fn take(&self, ip: IpAddr, tokens: u64) -> Result<(), Refusal> {
+        let (ip_req_cap, ip_tok_cap, g_req_cap, g_tok_cap) = self.caps();
+        let now = Instant::now();
+        let mut b = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if b.per_ip.len() >= MAX_TRACKED_IPS {
+            // Forget buckets that have refilled completely: they carry no information.
+            b.per_ip.retain(|_, (r, t)| {
+                r.refill(ip_req_cap, now);
+                t.refill(ip_tok_cap, now);
+                r.tokens < ip_req_cap || t.tokens < ip_tok_cap
+            });
+        }
+        let reqs = if tokens == 0 { 1.0 } else { 0.0 };
+        let toks = tokens as f64;
+        b.global_req.refill(g_req_cap, now);
+        b.global_tok.refill(g_tok_cap, now);
+        let (ip_req, ip_tok) = b
+            .per_ip
+            .entry(ip)
+            .or_insert_with(|| (Bucket::full(ip_req_cap, now), Bucket::full(ip_tok_cap, now)));
+        ip_req.refill(ip_req_cap, now);
+        ip_tok.refill(ip_tok_cap, now);
+        let checks = [
+            (ip_req.wait_for(reqs, ip_req_cap), "ip", "requests"),
+            (ip_tok.wait_for(toks, ip_tok_cap), "ip", "tokens"),
+        ];
+        for (wait, scope, what) in checks {
+            if wait > 0 {
+                return Err(Refusal { retry_after: wait, scope, what });
+            }
+        }
+        let (ip_req, ip_tok) = (*ip_req, *ip_tok);
+        let gchecks = [
+            (b.global_req.wait_for(reqs, g_req_cap), "global", "requests"),
+            (b.global_tok.wait_for(toks, g_tok_cap), "global", "tokens"),
+        ];
+        for (wait, scope, what) in gchecks {
+            if wait > 0 {
+                return Err(Refusal { retry_after: wait, scope, what });
+            }
+        }
+        let _ = (ip_req, ip_tok);
+        if let Some((r, t)) = b.per_ip.get_mut(&ip) {
+            r.tokens -= reqs;
+            t.tokens -= toks;
+        }
+        b.global_req.tokens -= reqs;
+        b.global_tok.tokens -= toks;
+        Ok(())
+    }
+
+    /// Give back tokens charged up front but not used (e.g. unused `max_tokens`).
+    pub fn refund(&self, ip: IpAddr, tokens: u64) {
+        if tokens == 0 {
+            return;
+        }
+        let (_, ip_tok_cap, _, g_tok_cap) = self.caps();
+        let mut b = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let t = tokens as f64;
+        if let Some((_, tb)) = b.per_ip.get_mut(&ip) {
+            tb.tokens = (tb.tokens + t).min(ip_tok_cap);
+        }
+        b.global_tok.tokens = (b.global_tok.tokens + t).min(g_tok_cap);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(rpm_ip: u32, tpm_ip: u32) -> LimitsConfig {
+        LimitsConfig { requests_per_minute_per_ip: rpm_ip, tokens_per_minute_per_ip: tpm_ip, ..LimitsConfig::default() }
+    }
+
+    #[test]
+    fn a_flood_from_one_ip_is_refused_with_a_retry_delay_while_others_pass() {
+        let l = RateLimiter::new(&cfg(3, 1_000));
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        let b: IpAddr = "10.0.0.2".parse().unwrap();
+        for _ in 0..3 {
+            l.take(a, 0).unwrap();
+        }
+        let r = l.take(a, 0).unwrap_err();
+        assert_eq!((r.scope, r.what), ("ip", "requests"));
+        assert!(r.retry_after >= 1 && r.retry_after <= 20, "{r:?}");
+        l.take(b, 0).unwrap();
+    }
+
+    #[test]
+    fn token_budget_is_charged_and_refunded() {
+        let l = RateLimiter::new(&cfg(100, 1_000));
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        l.take(a, 900).unwrap();
+        assert_eq!(l.take(a, 200).unwrap_err().what, "tokens");
+        l.refund(a, 500);
+        l.take(a, 200).unwrap();
+    }
+
+    #[test]
+    fn the_global_limit_applies_across_ips() {
+        let c = LimitsConfig { requests_per_minute: 2, ..cfg(100, 1_000) };
+        let l = RateLimiter::new(&c);
+        l.take("10.0.0.1".parse().unwrap(), 0).unwrap();
+        l.take("10.0.0.2".parse().unwrap(), 0).unwrap();
+        assert_eq!(l.take("10.0.0.3".parse().unwrap(), 0).unwrap_err().scope, "global");
+    }
+}

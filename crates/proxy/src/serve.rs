@@ -1,0 +1,201 @@
+//! `docent serve`: command-line arguments, start-up checks, and serving with graceful shutdown.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::app::{router, AppState, EmbedBackend};
+use crate::config::{Config, EmbeddingsConfig, ProviderConfig, ProviderKind};
+
+/// Arguments of `docent serve` (also the `docent-proxy` binary).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ServeArgs {
+    /// docent.toml with [serve], [providers.*], [limits], [moderation], [prompt]
+    /// (default: ./docent.toml when it exists, else offline defaults).
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Address to listen on (overrides [serve] listen; default 127.0.0.1:8787).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// An OpenAI-compatible base URL (e.g. http://127.0.0.1:4000/v1) used for chat; shortcut for
+    /// a [providers.upstream] table of kind "openai-compatible".
+    #[arg(long, value_name = "URL")]
+    pub upstream: Option<String>,
+    /// Chat model to request from --upstream.
+    #[arg(long, value_name = "MODEL", default_value = "gpt-4o-mini")]
+    pub chat_model: String,
+    /// Name of the environment variable holding --upstream's API key (optional).
+    #[arg(long, value_name = "ENV")]
+    pub upstream_key_env: Option<String>,
+    /// The index the widget loads: its embedding model is checked against [serve.embeddings]
+    /// (and, when no embeddings are configured and the index was built with a local model, that
+    /// model is served).
+    #[arg(long, value_name = "FILE")]
+    pub index: Option<PathBuf>,
+    /// Allow this site origin (repeatable; adds to [serve] allow_origins), e.g. https://docs.example.com.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    pub allow_origin: Vec<String>,
+    /// Log as JSON lines (default: human-readable). Filter with RUST_LOG (default "info").
+    #[arg(long)]
+    pub log_json: bool,
+}
+
+/// Load the config named by the arguments and apply the command-line overrides (not validated).
+pub fn load_config(args: &ServeArgs) -> anyhow::Result<Config> {
+    let mut cfg = match &args.config {
+        Some(p) => Config::from_toml_file(p)?,
+        None if Path::new("docent.toml").exists() => Config::from_toml_file(Path::new("docent.toml"))?,
+        None => Config::default_offline(),
+    };
+    if let Some(l) = &args.listen {
+        cfg.serve.listen = l.clone();
+    }
+    if let Some(u) = &args.upstream {
+        cfg.set_upstream(u, &args.chat_model);
+        if let Some(env) = &args.upstream_key_env {
+            if let Some(p) = cfg.providers.get_mut("upstream") {
+                p.api_key_env = Some(env.clone());
+            }
+        }
+    }
+    if let Some(i) = &args.index {
+        cfg.serve.index = Some(i.clone());
+    }
+    cfg.serve.allow_origins.extend(args.allow_origin.iter().cloned());
+    Ok(cfg)
+}
+
+/// Read the index header (when `[serve] index` is set) and check it against the embeddings
+/// config. With no embeddings configured and a `local` index, configures that local model.
+pub fn check_index(cfg: &mut Config) -> anyhow::Result<()> {
+    let Some(path) = cfg.serve.index.clone() else { return Ok(()) };
+    let bytes = std::fs::read(&path).with_context(|| format!("cannot read the index {}; pass the file `docent index` wrote with --index", path.display()))?;
+    let index = docent_core::Index::from_bytes(bytes).map_err(|e| anyhow::anyhow!("the index {} is not usable: {e}", path.display()))?;
+    let header = index.header().clone();
+    if header.provider == "none" || header.dims == 0 {
+        if cfg.serve.embeddings.is_some() {
+            tracing::warn!(index = %path.display(), "the index has no vectors (lexical only); [serve.embeddings] will not be used by the widget");
+        }
+        return Ok(());
+    }
+    match &cfg.serve.embeddings {
+        None if header.provider == "local" => {
+            cfg.providers.entry("local".into()).or_insert_with(|| ProviderConfig::new(ProviderKind::Local, None));
+            cfg.serve.embeddings = Some(EmbeddingsConfig { provider: "local".into(), model: header.model.clone(), dimensions: None });
+            tracing::info!(model = %header.model, "serving query embeddings with the index's local model");
+            Ok(())
+        }
+        None => {
+            tracing::warn!(model = %header.model, provider = %header.provider, "the index has vectors but no [serve.embeddings] is configured; the widget will search lexically only");
+            Ok(())
+        }
+        Some(e) => check_index_model(&header, e).map_err(anyhow::Error::msg),
+    }
+}
+
+/// The embeddings model must be the index's model (and dimensions must agree when set).
+pub fn check_index_model(header: &docent_core::IndexHeader, e: &EmbeddingsConfig) -> Result<(), String> {
+    if header.model != e.model {
+        return Err(format!(
+            "embedding model mismatch: the index was built with \"{}\" ({}), but [serve.embeddings] model = \"{}\"; set model = \"{}\" or rebuild the index with the server's model",
+            header.model, header.provider, e.model, header.model
+        ));
+    }
+    if let Some(d) = e.dimensions {
+        if d != header.dims as usize {
+            return Err(format!("[serve.embeddings] dimensions = {d} but the index has {}-dimensional vectors; set dimensions = {} or remove it", header.dims, header.dims));
+        }
+    }
+    Ok(())
+}
+
+/// Serve `cfg` on `listener` until `shutdown` resolves; then stop accepting, let in-flight
+/// requests and streams finish (at most `[serve] shutdown_grace_secs`), and return.
+pub async fn serve(cfg: Config, listener: tokio::net::TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+    cfg.validate()?;
+    let grace = Duration::from_secs(cfg.serve.shutdown_grace_secs);
+    let cfg = Arc::new(cfg);
+    let state = Arc::new(AppState::new(cfg.clone())?);
+    if let Some((e, EmbedBackend::Local(local))) = &state.embed {
+        let model = local.get().await.map_err(anyhow::Error::msg)?;
+        use docent_embed::Embedder;
+        let info = model.info();
+        tracing::info!(model = %e.model, dims = info.dims, "local embedding model loaded");
+    }
+    #[cfg(feature = "otel")]
+    crate::otel::init(&cfg);
+    let app = router(state.clone());
+    let (tx, mut rx) = tokio::sync::watch::channel(false);
+    let server = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(async move {
+        shutdown.await;
+        let _ = tx.send(true);
+    });
+    let server = std::future::IntoFuture::into_future(server);
+    tokio::pin!(server);
+    tokio::select! {
+        r = &mut server => r?,
+        _ = async {
+            let _ = rx.wait_for(|v| *v).await;
+            tracing::info!(open_streams = state.metrics.open_streams(), grace_secs = grace.as_secs(), "shutting down: draining in-flight requests");
+            tokio::time::sleep(grace).await;
+        } => {
+            tracing::warn!(open_streams = state.metrics.open_streams(), "grace period over; closing the remaining streams");
+        }
+    }
+    #[cfg(feature = "otel")]
+    crate::otel::flush().await;
+    Ok(())
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}
+
+fn init_tracing(json: bool) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    // The CLI may have installed a subscriber already; that one wins.
+    let _ = if json { builder.json().try_init() } else { builder.try_init() };
+}
+
+/// `docent serve`: load + validate the config, check the index, bind, serve until Ctrl-C/SIGTERM.
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    init_tracing(args.log_json);
+    let mut cfg = load_config(&args)?;
+    cfg.validate()?;
+    check_index(&mut cfg)?;
+    let listener = tokio::net::TcpListener::bind(&cfg.serve.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}; pick a free address with --listen", cfg.serve.listen))?;
+    let addr = listener.local_addr()?;
+    let chat = match &cfg.serve.chat {
+        Some(c) => format!("chat: {} via [providers.{}]", c.model, c.provider),
+        None => "chat: none (clients answer extractively)".into(),
+    };
+    let emb = match &cfg.serve.embeddings {
+        Some(e) => format!("embeddings: {} via [providers.{}]", e.model, e.provider),
+        None => "embeddings: none".into(),
+    };
+    eprintln!("docent serve listening on http://{addr} ({chat}; {emb}; moderation: {})", if cfg.moderation.enabled { "on" } else { "off" });
+    serve(cfg, listener, shutdown_signal()).await
+}

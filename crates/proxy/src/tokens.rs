@@ -1,0 +1,59 @@
+//! Token counting with tiktoken-rs (cl100k_base), with a cheap byte bound first.
+//!
+//! cl100k never produces more tokens than UTF-8 bytes, so when the byte length is under the
+//! limit the exact count is skipped (keeps the hot path well under a millisecond).
+
+/// Exact cl100k token count of `text`.
+pub fn count(text: &str) -> usize {
+    tiktoken_rs::cl100k_base_singleton().count_ordinary(text)
+}
+
+/// Per-message overhead in OpenAI's chat format (role + separators), and the reply priming.
+const PER_MESSAGE: usize = 4;
+const PRIMING: usize = 3;
+
+/// Upper bound of a conversation's prompt tokens (bytes, plus format overhead).
+pub fn upper_bound<'a>(contents: impl Iterator<Item = &'a str>) -> usize {
+    contents.map(|c| c.len() + PER_MESSAGE).sum::<usize>() + PRIMING
+}
+
+/// Exact prompt tokens of a conversation (OpenAI cookbook accounting).
+pub fn count_messages<'a>(contents: impl Iterator<Item = &'a str>) -> usize {
+    contents.map(|c| count(c) + PER_MESSAGE).sum::<usize>() + PRIMING
+}
+
+/// Tokens of a conversation if over `limit` (exact), else an estimate good enough for rate
+/// limiting (`Ok(estimate)`). `Err(exact)` when over the limit.
+pub fn check_limit(contents: &[&str], limit: usize) -> Result<usize, usize> {
+    let bound = upper_bound(contents.iter().copied());
+    if bound <= limit {
+        // ~4 bytes per token for English prose; upstream usage corrects the charge later.
+        return Ok((bound / 4).max(1));
+    }
+    let exact = count_messages(contents.iter().copied());
+    if exact > limit {
+        Err(exact)
+    } else {
+        Ok(exact)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_counting_matches_cl100k() {
+        assert_eq!(count("hello world"), 2);
+    }
+
+    #[test]
+    fn the_byte_bound_short_circuits_and_the_exact_count_decides_near_the_limit() {
+        assert!(check_limit(&["hello world"], 100).is_ok());
+        // 400 bytes of repeated words: bound over 50 but the exact count decides.
+        let text = "hello ".repeat(60);
+        let exact = count_messages([text.as_str()].into_iter());
+        assert!(check_limit(&[text.as_str()], exact).is_ok());
+        assert_eq!(check_limit(&[text.as_str()], exact - 1), Err(exact));
+    }
+}

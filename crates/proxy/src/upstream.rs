@@ -1,0 +1,291 @@
+//! Calling a named provider: URL and auth per kind, timeouts, and retries before the first byte.
+
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use futures::StreamExt;
+use reqwest::header::{HeaderMap, HeaderValue};
+
+use crate::config::{ProviderConfig, ProviderKind};
+use crate::error::ApiError;
+use crate::metrics::Metrics;
+
+/// The operations a provider can do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// `/chat/completions`.
+    Chat,
+    /// `/embeddings`.
+    Embeddings,
+    /// `/moderations`.
+    Moderation,
+}
+
+impl Op {
+    /// Label for metrics and logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Chat => "chat",
+            Op::Embeddings => "embeddings",
+            Op::Moderation => "moderation",
+        }
+    }
+    fn path(self) -> &'static str {
+        match self {
+            Op::Chat => "chat/completions",
+            Op::Embeddings => "embeddings",
+            Op::Moderation => "moderations",
+        }
+    }
+}
+
+/// A ready-to-use provider: its config, a client with its connect timeout, and its key.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    /// Name in docent.toml.
+    pub name: String,
+    /// The `[providers.<name>]` table.
+    pub cfg: ProviderConfig,
+    client: reqwest::Client,
+    headers: HeaderMap,
+}
+
+/// A successful upstream answer: status 2xx, headers received, body not read yet.
+pub struct Answer {
+    /// The response (body unread).
+    pub response: reqwest::Response,
+    /// When the request (first attempt) started.
+    pub started: Instant,
+}
+
+fn redact(s: &str) -> String {
+    // Remove anything that looks like a key before it reaches a log line.
+    let mut out = String::with_capacity(s.len().min(600));
+    for word in s.split_inclusive(char::is_whitespace).take(120) {
+        if word.trim_start_matches(['"', '\'']).starts_with("sk-") {
+            out.push_str("[redacted] ");
+        } else {
+            out.push_str(word);
+        }
+    }
+    out.chars().take(500).collect()
+}
+
+impl Provider {
+    /// Build the client; reads the key from the env var named in the config.
+    pub fn new(name: &str, cfg: &ProviderConfig) -> anyhow::Result<Provider> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_millis(cfg.connect_timeout_ms))
+            .pool_idle_timeout(Duration::from_secs(60))
+            .pool_max_idle_per_host(1024)
+            .tcp_nodelay(true)
+            .build()?;
+        let mut headers = HeaderMap::new();
+        if let Some(env) = &cfg.api_key_env {
+            let key = std::env::var(env).map_err(|_| anyhow::anyhow!("environment variable {env} (api_key_env of [providers.{name}]) is not set"))?;
+            let (hname, value) = match cfg.kind {
+                ProviderKind::AzureOpenai => ("api-key", key.trim().to_string()),
+                _ => ("authorization", format!("Bearer {}", key.trim())),
+            };
+            let mut v = HeaderValue::from_str(&value).map_err(|_| anyhow::anyhow!("the key in {env} contains characters not allowed in an HTTP header"))?;
+            v.set_sensitive(true);
+            headers.insert(hname, v);
+        }
+        if let Some(org) = &cfg.organization {
+            if let Ok(v) = HeaderValue::from_str(org) {
+                headers.insert("openai-organization", v);
+            }
+        }
+        Ok(Provider { name: name.to_string(), cfg: cfg.clone(), client, headers })
+    }
+
+    /// The URL for `op` with `model` (Azure puts the deployment in the path).
+    pub fn url(&self, op: Op, model: &str) -> String {
+        match self.cfg.kind {
+            ProviderKind::AzureOpenai => {
+                let endpoint = self.cfg.endpoint.as_deref().unwrap_or("").trim_end_matches('/');
+                let deployment = self.cfg.deployments.get(model).map(String::as_str).unwrap_or(model);
+                let version = self.cfg.api_version.as_deref().unwrap_or("2024-10-21");
+                if op == Op::Moderation {
+                    // Azure has no moderation endpoint of the OpenAI shape; content filters run inline.
+                    return format!("{endpoint}/openai/{}?api-version={version}", op.path());
+                }
+                format!("{endpoint}/openai/deployments/{deployment}/{}?api-version={version}", op.path())
+            }
+            _ => {
+                let base = self.cfg.base_url.as_deref().unwrap_or("https://api.openai.com/v1").trim_end_matches('/');
+                format!("{base}/{}", op.path())
+            }
+        }
+    }
+
+    /// POST `body` for `op`, retrying (connect errors, 429, 5xx, timeouts) with backoff while
+    /// nothing has been sent to the client. Returns once 2xx headers arrived.
+    pub async fn send(&self, op: Op, model: &str, body: Bytes, metrics: &Metrics) -> Result<Answer, ApiError> {
+        let url = self.url(op, model);
+        let started = Instant::now();
+        let first_byte = Duration::from_millis(self.cfg.first_byte_timeout_ms);
+        let mut attempt: u32 = 0;
+        loop {
+            let t0 = Instant::now();
+            let req = self
+                .client
+                .post(&url)
+                .headers(self.headers.clone())
+                .header("content-type", "application/json")
+                .body(body.clone())
+                .send();
+            let outcome = tokio::time::timeout(first_byte, req).await;
+            let (retryable, err, retry_after) = match outcome {
+                Ok(Ok(resp)) if resp.status().is_success() => {
+                    metrics.observe("docent_upstream_latency_seconds", &[("op", op.as_str())], t0.elapsed());
+                    return Ok(Answer { response: resp, started });
+                }
+                Ok(Ok(resp)) => {
+                    let status = resp.status();
+                    metrics.observe("docent_upstream_latency_seconds", &[("op", op.as_str())], t0.elapsed());
+                    metrics.inc("docent_upstream_errors_total", &[("op", op.as_str()), ("kind", "status")], 1);
+                    let retry_after = resp
+                        .headers()
+                        .get("retry-after")
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse::<u64>().ok());
+                    let text = read_capped(resp, 4096).await;
+                    tracing::warn!(provider = %self.name, op = op.as_str(), status = status.as_u16(), body = %redact(&text), "upstream refused");
+                    let err = match status.as_u16() {
+                        429 => ApiError::RateLimited { retry_after: retry_after.unwrap_or(10).max(1), what: "requests for the model provider" },
+                        401 | 403 => ApiError::Upstream("the model provider refused the server's credentials; the operator must check the API key".into()),
+                        s => ApiError::Upstream(format!("the model provider answered HTTP {s}")),
+                    };
+                    let retryable = status.as_u16() == 429 || status.is_server_error();
+                    (retryable, err, retry_after)
+                }
+                Ok(Err(e)) => {
+                    let kind = if e.is_connect() { "connect" } else { "request" };
+                    metrics.inc("docent_upstream_errors_total", &[("op", op.as_str()), ("kind", kind)], 1);
+                    tracing::warn!(provider = %self.name, op = op.as_str(), error = %redact(&e.to_string()), "upstream request failed");
+                    let err = if e.is_timeout() {
+                        ApiError::UpstreamTimeout("connect")
+                    } else {
+                        ApiError::Upstream("the model provider could not be reached".into())
+                    };
+                    (true, err, None)
+                }
+                Err(_) => {
+                    metrics.inc("docent_upstream_errors_total", &[("op", op.as_str()), ("kind", "timeout")], 1);
+                    tracing::warn!(provider = %self.name, op = op.as_str(), "upstream first-byte timeout");
+                    (true, ApiError::UpstreamTimeout("first byte"), None)
+                }
+            };
+            if !retryable || attempt >= self.cfg.max_retries {
+                return Err(err);
+            }
+            let backoff = self.backoff(attempt, retry_after);
+            // Don't wait longer than the provider's whole first-byte budget.
+            if backoff > first_byte {
+                return Err(err);
+            }
+            attempt += 1;
+            metrics.inc("docent_upstream_retries_total", &[("op", op.as_str())], 1);
+            tracing::info!(provider = %self.name, op = op.as_str(), attempt, backoff_ms = backoff.as_millis() as u64, "retrying upstream");
+            tokio::time::sleep(backoff).await;
+        }
+    }
+
+    fn backoff(&self, attempt: u32, retry_after: Option<u64>) -> Duration {
+        let base = self.cfg.retry_backoff_ms.saturating_mul(1 << attempt.min(10));
+        // Jitter: up to +25 %, from the clock's sub-microsecond noise (no rand dependency).
+        let noise = Instant::now().elapsed().subsec_nanos() as u64 ^ u64::from(std::process::id());
+        let jitter = if base > 0 { noise % (base / 4 + 1) } else { 0 };
+        let d = Duration::from_millis(base + jitter);
+        match retry_after {
+            Some(s) => d.max(Duration::from_secs(s)),
+            None => d,
+        }
+    }
+
+    /// Non-streaming call: send, then read the whole body (bounded by the idle timeout between
+    /// chunks and `max_bytes`).
+    pub async fn call_json(&self, op: Op, model: &str, body: Bytes, max_bytes: usize, metrics: &Metrics) -> Result<Bytes, ApiError> {
+        let answer = self.send(op, model, body, metrics).await?;
+        let idle = Duration::from_millis(self.cfg.idle_timeout_ms);
+        let mut stream = answer.response.bytes_stream();
+        let mut buf = Vec::new();
+        loop {
+            match tokio::time::timeout(idle, stream.next()).await {
+                Err(_) => {
+                    metrics.inc("docent_upstream_errors_total", &[("op", op.as_str()), ("kind", "timeout")], 1);
+                    return Err(ApiError::UpstreamTimeout("reading the answer"));
+                }
+                Ok(None) => break,
+                Ok(Some(Err(e))) => {
+                    metrics.inc("docent_upstream_errors_total", &[("op", op.as_str()), ("kind", "stream")], 1);
+                    tracing::warn!(provider = %self.name, error = %redact(&e.to_string()), "upstream body failed");
+                    return Err(ApiError::Upstream("the model provider's answer broke off".into()));
+                }
+                Ok(Some(Ok(b))) => {
+                    if buf.len() + b.len() > max_bytes {
+                        return Err(ApiError::Upstream("the model provider's answer is too large".into()));
+                    }
+                    buf.extend_from_slice(&b);
+                }
+            }
+        }
+        Ok(Bytes::from(buf))
+    }
+}
+
+async fn read_capped(resp: reqwest::Response, max: usize) -> String {
+    let mut stream = resp.bytes_stream();
+    let mut buf = Vec::new();
+    let deadline = tokio::time::sleep(Duration::from_secs(2));
+    tokio::pin!(deadline);
+    loop {
+        tokio::select! {
+            _ = &mut deadline => break,
+            next = stream.next() => match next {
+                Some(Ok(b)) => {
+                    buf.extend_from_slice(&b);
+                    if buf.len() >= max { break; }
+                }
+                _ => break,
+            }
+        }
+    }
+    buf.truncate(max);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn azure_urls_put_the_deployment_in_the_path() {
+        let mut c = ProviderConfig::new(ProviderKind::AzureOpenai, None);
+        c.endpoint = Some("https://res.openai.azure.com/".into());
+        c.api_version = Some("2024-10-21".into());
+        c.deployments.insert("gpt-4o-mini".into(), "prod-mini".into());
+        let p = Provider::new("az", &c).unwrap();
+        assert_eq!(
+            p.url(Op::Chat, "gpt-4o-mini"),
+            "https://res.openai.azure.com/openai/deployments/prod-mini/chat/completions?api-version=2024-10-21"
+        );
+        assert_eq!(
+            p.url(Op::Embeddings, "emb"),
+            "https://res.openai.azure.com/openai/deployments/emb/embeddings?api-version=2024-10-21"
+        );
+    }
+
+    #[test]
+    fn openai_urls_default_to_api_openai_com() {
+        let p = Provider::new("o", &ProviderConfig::new(ProviderKind::Openai, None)).unwrap();
+        assert_eq!(p.url(Op::Chat, "m"), "https://api.openai.com/v1/chat/completions");
+    }
+
+    #[test]
+    fn keys_are_redacted_from_log_text() {
+        let s = redact("Incorrect API key provided: sk-abc123xyz. Find your key");
+        assert!(!s.contains("sk-abc"), "{s}");
+    }
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Python end-to-end tests: the openai SDK against docent serve, and LiteLLM proxy as upstream.
+# Installs requirements idempotently, builds the binaries, runs pytest (processes are started and
+# stopped by the fixtures on 127.0.0.1). Bounded: pip 600 s, build 1800 s, tests 600 s.
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT="$(cd ../.. && pwd)"
+
+if ! python3 -c "import openai, pytest, httpx, litellm" 2>/dev/null || ! command -v litellm >/dev/null; then
+  echo "installing e2e/python/requirements.txt"
+  timeout 600 python3 -m pip install -q -r requirements.txt
+fi
+# litellm's proxy extras (uvicorn, fastapi, ...) must be importable.
+python3 -c "import litellm.proxy.proxy_server" 2>/dev/null || timeout 600 python3 -m pip install -q 'litellm[proxy]'
+
+(cd "$ROOT" && timeout 1800 cargo build -q -p docent-bench --bin docent-upstream-double && timeout 1800 cargo build -q -p docent-proxy --bin docent-proxy)
+
+timeout 600 python3 -m pytest -q -p no:cacheprovider "$@" .
