@@ -68,8 +68,7 @@ pub fn parse(content: &str, file_stem: &str) -> Parsed {
     w.flush();
     // An explicit h1 is the page title; otherwise `<title>` (minus the site name); otherwise
     // the first heading.
-    let has_h1 = root.select(&sel("h1")).any(|h| !skipped(h.value(), is_body) && !h.text().collect::<String>().trim().is_empty());
-    let title = if has_h1 { None } else { html_title };
+    let title = if w.b.first_h1.is_some() { None } else { html_title };
     Parsed::Page(w.b.finish(title, file_stem))
 }
 
