@@ -71,33 +71,45 @@ pub enum UrlKind {
 pub fn classify_url(raw: &str) -> Option<UrlKind> {
     let mut s = raw.to_string();
     for _ in 0..4 {
-        let next = strip_invisible(&unescape_backslashes(&percent_decode(&decode_entities(&s))));
+        let next = strip_invisible(&percent_decode(&decode_entities(&s)));
         if next == s {
             break;
         }
         s = next;
     }
-    let s = strip_invisible(&s).to_lowercase();
+    let s = s.to_lowercase();
+    // A backslash may be an escape (`j\avascript:`) or, to a browser, a slash (`\\evil.example`):
+    // the URL must be safe read either way, and is external if either reading makes it so.
+    let as_escape = classify_normalized(&s.replace('\\', ""))?;
+    let as_slash = classify_normalized(&s.replace('\\', "/"))?;
+    Some(match (as_escape, as_slash) {
+        (_, abs @ UrlKind::Absolute { .. }) | (abs @ UrlKind::Absolute { .. }, _) => abs,
+        (UrlKind::Fragment, UrlKind::Fragment) => UrlKind::Fragment,
+        _ => UrlKind::Relative,
+    })
+}
+
+/// Classify a decoded, lowercased URL without backslashes.
+fn classify_normalized(s: &str) -> Option<UrlKind> {
     if s.is_empty() {
         return None;
     }
-    let first_delim = s.find(['/', '?', '#', '\\']).unwrap_or(s.len());
+    let first_delim = s.find(['/', '?', '#']).unwrap_or(s.len());
     if let Some(colon) = s[..first_delim].find(':') {
         let scheme = &s[..colon];
         if scheme != "http" && scheme != "https" {
             return None;
         }
-        let rest = s[colon + 1..].trim_start_matches(['/', '\\']);
-        let authority = &rest[..rest.find(['/', '?', '#', '\\']).unwrap_or(rest.len())];
+        let rest = s[colon + 1..].trim_start_matches('/');
+        let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
         if authority.is_empty() {
             return None;
         }
         return Some(UrlKind::Absolute { origin: format!("{scheme}://{authority}") });
     }
-    let bytes = s.as_bytes();
-    if bytes.len() >= 2 && matches!(bytes[0], b'/' | b'\\') && matches!(bytes[1], b'/' | b'\\') {
-        let rest = s.trim_start_matches(['/', '\\']);
-        let authority = &rest[..rest.find(['/', '?', '#', '\\']).unwrap_or(rest.len())];
+    if let Some(rest) = s.strip_prefix("//") {
+        let rest = rest.trim_start_matches('/');
+        let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
         return Some(UrlKind::Absolute { origin: format!("//{authority}") });
     }
     if s.starts_with('#') {
@@ -115,18 +127,6 @@ fn strip_invisible(s: &str) -> String {
                 || matches!(c, '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{feff}' | '\u{ad}'))
         })
         .collect()
-}
-
-fn unescape_backslashes(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\' && chars.peek().is_some_and(|n| n.is_ascii_punctuation()) {
-            continue;
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn percent_decode(s: &str) -> String {
@@ -272,8 +272,13 @@ fn normalize_origin(o: &str) -> String {
 pub fn render_markdown(md: &str, opts: &RenderOptions) -> Rendered {
     let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut w = Writer::new(opts);
-    for event in Parser::new_ext(md, options) {
-        w.event(event);
+    let bytes = md.as_bytes();
+    for (event, range) in Parser::new_ext(md, options).into_offset_iter() {
+        // A text event that starts with a backslash-escaped character or a character reference
+        // (`\[1\]`, `&#91;1&#93;`) is literal text: it never forms a citation.
+        let literal = matches!(event, Event::Text(_))
+            && ((range.start > 0 && bytes.get(range.start - 1) == Some(&b'\\')) || bytes.get(range.start) == Some(&b'&'));
+        w.event(event, literal);
     }
     w.finish()
 }
@@ -293,6 +298,8 @@ struct Writer<'o> {
     closing_len: usize,
     truncated: bool,
     text: String,
+    /// Byte offsets in `text` of characters that were escaped in the source.
+    literal: Vec<usize>,
     cited: Vec<usize>,
     link_depth: usize,
     raw_depth: usize,
@@ -313,6 +320,7 @@ impl<'o> Writer<'o> {
             closing_len: 0,
             truncated: false,
             text: String::new(),
+            literal: Vec::new(),
             cited: Vec::new(),
             link_depth: 0,
             raw_depth: 0,
@@ -382,19 +390,27 @@ impl<'o> Writer<'o> {
             return;
         }
         let text = std::mem::take(&mut self.text);
+        let literal = std::mem::take(&mut self.literal);
         if self.link_depth > 0 {
             self.escaped_text(&text);
             return;
         }
-        let mut rest = text.as_str();
-        while let Some((start, end, numbers)) = find_citation(rest) {
-            self.escaped_text(&rest[..start]);
+        let mut done = 0;
+        let mut from = 0;
+        while let Some((start, end, numbers)) = find_citation(&text[from..]) {
+            let (start, end) = (from + start, from + end);
+            if literal.iter().any(|&p| p >= start && p < end) {
+                from = start + 1;
+                continue;
+            }
+            self.escaped_text(&text[done..start]);
             for n in numbers {
                 self.citation(n);
             }
-            rest = &rest[end..];
+            done = end;
+            from = end;
         }
-        self.escaped_text(rest);
+        self.escaped_text(&text[done..]);
     }
 
     fn citation(&mut self, n: usize) {
@@ -453,7 +469,7 @@ impl<'o> Writer<'o> {
         }
     }
 
-    fn event(&mut self, event: Event<'_>) {
+    fn event(&mut self, event: Event<'_>, literal: bool) {
         if let Some(img) = self.image.as_mut() {
             match event {
                 Event::Text(t) | Event::Code(t) | Event::InlineMath(t) | Event::DisplayMath(t) => img.alt.push_str(&t),
@@ -476,6 +492,9 @@ impl<'o> Writer<'o> {
                 if self.raw_depth > 0 {
                     self.escaped_text(&t);
                 } else {
+                    if literal {
+                        self.literal.push(self.text.len());
+                    }
                     self.text.push_str(&t);
                 }
             }

@@ -1,0 +1,116 @@
+//! Token counting: the ranks file round trip, exact counts, the byte upper bound, message overhead.
+
+use docent_core::prompt::{Message, Role};
+use docent_core::tokens::{cl100k_ranks_file, count_message_tokens, Bpe, ByteBound, TokenCounter, TokensError};
+use proptest::prelude::*;
+use std::sync::OnceLock;
+
+fn tiktoken_asset() -> Vec<u8> {
+    let home = std::env::var("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| std::path::PathBuf::from(std::env::var("HOME").expect("HOME")).join(".cargo"));
+    let src = home.join("registry").join("src");
+    for registry in std::fs::read_dir(&src).expect("cargo registry sources") {
+        let p = registry.unwrap().path().join("tiktoken-rs-0.12.1/assets/cl100k_base.tiktoken");
+        if p.exists() {
+            return std::fs::read(p).unwrap();
+        }
+    }
+    panic!("tiktoken-rs-0.12.1 sources not found under {}", src.display());
+}
+
+fn loaded() -> &'static Bpe {
+    static BPE: OnceLock<Bpe> = OnceLock::new();
+    BPE.get_or_init(|| Bpe::from_tiktoken_file(cl100k_ranks_file().as_bytes()).expect("regenerated ranks load"))
+}
+
+const SAMPLES: &[&str] = &[
+    "",
+    "Hello, world!",
+    "How do I set CARGO_HOME and use `cargo build --locked`?",
+    "fn main() {\n    println!(\"{}\", 1 + 2);\n}\n",
+    "Wie konfiguriere ich den Build-Ordner? Ünïcödé façade — naïve café.",
+    "日本語のドキュメントを検索します。한국어 텍스트도 있습니다.",
+    "emoji 🦀🚀👩‍💻 and <|endoftext|> special text",
+    "   leading and trailing whitespace\r\n\r\n\t\t",
+    "1234567890 3.14159 0xdeadbeef",
+];
+
+#[test]
+fn regenerated_ranks_file_equals_the_tiktoken_asset_byte_for_byte() {
+    let ours = cl100k_ranks_file();
+    let asset = tiktoken_asset();
+    assert_eq!(ours.len(), asset.len());
+    assert!(ours.as_bytes() == asset.as_slice(), "regenerated ranks differ from tiktoken-rs's cl100k_base.tiktoken");
+}
+
+#[test]
+fn tokenizer_loaded_from_the_ranks_file_counts_like_tiktoken_cl100k() {
+    let reference = tiktoken_rs::cl100k_base_singleton();
+    let bpe = loaded();
+    for s in SAMPLES {
+        assert_eq!(bpe.count(s), reference.encode_ordinary(s).len(), "{s:?}");
+        assert_eq!(bpe.encode(s), reference.encode_ordinary(s), "{s:?}");
+    }
+    assert_eq!(bpe.count("Hello, world!"), 4);
+}
+
+#[test]
+fn embedded_cl100k_counts_like_the_loaded_file() {
+    let embedded = Bpe::cl100k();
+    for s in SAMPLES {
+        assert_eq!(embedded.count(s), loaded().count(s), "{s:?}");
+    }
+    assert!(embedded.exact());
+    assert!(!ByteBound.exact());
+}
+
+#[test]
+fn malformed_ranks_files_give_clear_errors() {
+    assert_eq!(Bpe::from_tiktoken_file(b"").unwrap_err(), TokensError::Empty);
+    assert_eq!(Bpe::from_tiktoken_file(b"\n\n").unwrap_err(), TokensError::Empty);
+    let e = Bpe::from_tiktoken_file(b"IQ== 0\nnot-base64!! 1\n").unwrap_err();
+    assert!(matches!(e, TokensError::BadLine { line: 2, .. }), "{e:?}");
+    assert!(e.to_string().contains("line 2"));
+    let e = Bpe::from_tiktoken_file(b"IQ== zero\n").unwrap_err();
+    assert!(e.to_string().contains("not a number"), "{e}");
+    let e = Bpe::from_tiktoken_file(b"IQ== 0\nIg== 0\n").unwrap_err();
+    assert_eq!(e, TokensError::DuplicateRank(0));
+    let e = Bpe::from_tiktoken_file(b"IQ== 0 extra\n").unwrap_err();
+    assert!(matches!(e, TokensError::BadLine { line: 1, .. }));
+    // A valid but incomplete file (no token for most bytes) would panic inside BPE: refuse it.
+    let e = Bpe::from_tiktoken_file(b"IQ== 0\n").unwrap_err();
+    assert!(matches!(e, TokensError::MissingByte(_)), "{e:?}");
+    let e = Bpe::from_tiktoken_file(&[0xff, 0xfe, b'\n']).unwrap_err();
+    assert!(e.to_string().contains("UTF-8"), "{e}");
+}
+
+#[test]
+fn message_overhead_follows_the_openai_cookbook() {
+    let bpe = loaded();
+    let messages = vec![
+        Message { role: Role::System, content: "You are a helpful assistant.".into() },
+        Message { role: Role::User, content: "Hello, world!".into() },
+    ];
+    // 3 per message + role (1 token each) + content, + 3 priming.
+    let expected = (3 + 1 + bpe.count("You are a helpful assistant.")) + (3 + 1 + 4) + 3;
+    assert_eq!(count_message_tokens(bpe, &messages), expected);
+    assert_eq!(count_message_tokens(bpe, &[]), 3);
+    // The byte bound bounds the exact count for whole requests too.
+    assert!(count_message_tokens(&ByteBound, &messages) >= expected);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn byte_length_is_never_below_the_true_token_count(s in any::<String>()) {
+        let exact = loaded().count(&s);
+        prop_assert!(ByteBound.count(&s) >= exact, "{} bytes < {} tokens for {:?}", s.len(), exact, s);
+    }
+
+    #[test]
+    fn byte_bound_holds_for_code_and_prose_like_text(s in "[a-zA-Z0-9 _.,;:(){}<>\\[\\]\n\t'\"!?#-]{0,400}") {
+        prop_assert!(ByteBound.count(&s) >= loaded().count(&s));
+    }
+}
