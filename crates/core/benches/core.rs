@@ -1,1 +1,121 @@
-fn main(){}
+//! Criterion benchmarks for the index: load, search, and bytes per chunk.
+//!
+//! `cargo bench -p docent-core --bench core` — numbers go to BENCHMARKS.md.
+//! The corpus is real text: The Rust Book shipped with the toolchain
+//! (`$(rustc --print sysroot)/share/doc/rust/html/book`), cut into ~200-token chunks and cycled
+//! to the wanted count; vectors are seeded pseudo-random unit vectors (the search cost does not
+//! depend on their values).
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use docent_core::format::{write_index, Index};
+use docent_core::model::{Chunk, IndexHeader};
+use docent_core::search::{Query, SearchOptions};
+use std::hint::black_box;
+use std::path::PathBuf;
+
+fn rust_book_text() -> String {
+    let sysroot = std::process::Command::new("rustc").args(["--print", "sysroot"]).output().expect("rustc --print sysroot");
+    let root = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim()).join("share/doc/rust/html/book");
+    let mut text = String::new();
+    let mut files: Vec<_> = std::fs::read_dir(&root).expect("the Rust Book ships with the toolchain").flatten().map(|e| e.path()).collect();
+    files.sort();
+    for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "html")) {
+        let html = std::fs::read_to_string(f).unwrap_or_default();
+        let main = html.split("<main>").nth(1).and_then(|m| m.split("</main>").next()).unwrap_or("");
+        let mut in_tag = false;
+        for c in main.chars() {
+            match c {
+                '<' => in_tag = true,
+                '>' => {
+                    in_tag = false;
+                    text.push(' ');
+                }
+                _ if !in_tag => text.push(c),
+                _ => {}
+            }
+        }
+    }
+    text
+}
+
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> f32 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((self.0 >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+    }
+}
+
+fn corpus(n: usize, dims: usize) -> (Vec<Chunk>, Vec<Vec<f32>>) {
+    let text = rust_book_text();
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let mut chunks = Vec::with_capacity(n);
+    let mut rng = Lcg(42);
+    for i in 0..n {
+        let start = (i * 150) % words.len().saturating_sub(160).max(1);
+        let t = words[start..(start + 150).min(words.len())].join(" ");
+        chunks.push(Chunk {
+            url: format!("ch{:02}-{:02}.html", i / 40, i % 40 / 8),
+            anchor: format!("section-{i}"),
+            title: format!("Chapter {}", i / 40),
+            breadcrumb: vec![format!("Chapter {}", i / 40), format!("Section {i}")],
+            namespace: String::new(),
+            tokens: 200,
+            hash: i as u64,
+            text: t,
+        });
+    }
+    let vectors = (0..n).map(|_| (0..dims).map(|_| rng.next()).collect()).collect();
+    (chunks, vectors)
+}
+
+fn bench(c: &mut Criterion) {
+    let dims = 384;
+    for n in [10_000usize, 100_000] {
+        let (chunks, vectors) = corpus(n, dims);
+        let header = IndexHeader { provider: "local".into(), model: "bench".into(), dims: dims as u32, ..Default::default() };
+        let bytes = write_index(&header, &chunks, Some(&vectors)).unwrap();
+        let text_bytes: usize = chunks.iter().map(|c| c.text.len()).sum();
+        let index = Index::from_bytes(bytes.clone()).unwrap();
+        let sizes = index.section_sizes();
+        let lexical: usize = sizes.iter().filter(|(k, _)| matches!(*k as u32, 6..=8)).map(|(_, s)| s).sum();
+        println!(
+            "[{n} chunks × {dims}] file {} bytes; text {} bytes; beyond text {:.1} B/chunk (dims + {:.1}); without the BM25 index {:.1} B/chunk (dims + {:.1})",
+            bytes.len(),
+            text_bytes,
+            (bytes.len() - text_bytes) as f64 / n as f64,
+            (bytes.len() - text_bytes) as f64 / n as f64 - dims as f64,
+            (bytes.len() - text_bytes - lexical) as f64 / n as f64,
+            (bytes.len() - text_bytes - lexical) as f64 / n as f64 - dims as f64,
+        );
+        for (k, s) in &sizes {
+            println!("    {:<32} {:>12} bytes", k.name(), s);
+        }
+
+        let mut g = c.benchmark_group(format!("index_{}k", n / 1000));
+        g.sample_size(20);
+        g.throughput(Throughput::Bytes(bytes.len() as u64));
+        g.bench_function("load", |b| b.iter(|| Index::from_bytes(black_box(bytes.clone())).unwrap()));
+        g.finish();
+
+        let mut g = c.benchmark_group(format!("search_{}k_x{dims}", n / 1000));
+        let qv: Vec<f32> = vectors[n / 3].iter().map(|x| x + 0.01).collect();
+        for (name, text) in [("hybrid", "how do I borrow a mutable reference twice"), ("identifier", "Vec::with_capacity")] {
+            g.bench_with_input(BenchmarkId::new(name, n), &text, |b, t| {
+                b.iter(|| index.search(&Query { text: t, vector: Some(&qv), ..Default::default() }, &SearchOptions::default()))
+            });
+        }
+        g.bench_function(BenchmarkId::new("vector_only", n), |b| {
+            let opts = SearchOptions { mode: docent_core::search::Mode::Vector, ..Default::default() };
+            b.iter(|| index.search(&Query { text: "", vector: Some(&qv), ..Default::default() }, &opts))
+        });
+        g.bench_function(BenchmarkId::new("lexical_only", n), |b| {
+            let opts = SearchOptions { mode: docent_core::search::Mode::Lexical, ..Default::default() };
+            b.iter(|| index.search(&Query { text: "how do I borrow a mutable reference twice", ..Default::default() }, &opts))
+        });
+        g.finish();
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -126,9 +126,282 @@ pub struct SearchResult {
     pub closest: Vec<Hit>,
 }
 
+/// Default relevance floor on [`SearchResult::confidence`] (calibrated on eval/rust-docs.jsonl;
+/// see BENCHMARKS.md). Overridden by [`SearchOptions::floor`] or the index header.
+pub const DEFAULT_FLOOR: f32 = 0.5;
+
+/// Map a cosine similarity onto the 0..1 confidence scale shared with lexical coverage:
+/// 0.10 (unrelated text for MiniLM-class models) → 0, 0.60 (a clear match) → 1.
+pub fn cosine_confidence(cos: f32) -> f32 {
+    ((cos - 0.10) / 0.50).clamp(0.0, 1.0)
+}
+
+/// The `m` best (id, score) pairs, best first; ties broken by lower id for determinism.
+fn top_m(mut v: Vec<(u32, f32)>, m: usize) -> Vec<(u32, f32)> {
+    let cmp = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if v.len() > m && m > 0 {
+        v.select_nth_unstable_by(m - 1, cmp);
+        v.truncate(m);
+    }
+    v.sort_unstable_by(cmp);
+    v
+}
+
+struct LexicalOutcome {
+    ranked: Vec<(u32, f32)>,
+    coverage: f32,
+}
+
 impl Index {
+    fn allowed_mask(&self, opts: &SearchOptions) -> Option<Vec<bool>> {
+        let ns = opts.namespace.as_deref().filter(|s| !s.is_empty());
+        let prefix = opts.url_prefix.as_deref().filter(|s| !s.is_empty());
+        if ns.is_none() && prefix.is_none() {
+            return None;
+        }
+        Some(
+            (0..self.len())
+                .map(|i| ns.is_none_or(|ns| self.namespace_of(i) == ns) && prefix.is_none_or(|p| self.url_of(i).starts_with(p)))
+                .collect(),
+        )
+    }
+
+    /// Exact cosine over every (allowed) int8 vector. Returns the best `m`.
+    fn vector_ranked(&self, query: &[f32], history: Option<&[f32]>, hw: f32, mask: Option<&[bool]>, m: usize) -> Vec<(u32, f32)> {
+        let dims = self.dims();
+        let Some(all) = self.all_vectors() else { return Vec::new() };
+        if dims == 0 || query.len() != dims {
+            return Vec::new();
+        }
+        let mut q = query.to_vec();
+        crate::vector::normalize(&mut q);
+        if let Some(h) = history.filter(|h| h.len() == dims && hw > 0.0) {
+            let mut h = h.to_vec();
+            crate::vector::normalize(&mut h);
+            q.iter_mut().zip(&h).for_each(|(a, b)| *a += hw * b);
+            crate::vector::normalize(&mut q);
+        }
+        let mut qq = Vec::with_capacity(dims);
+        let qs = crate::vector::quantize(&q, &mut qq);
+        if qs == 0.0 {
+            return Vec::new();
+        }
+        let mut scored = Vec::with_capacity(self.len());
+        for (i, v) in all.chunks_exact(dims).enumerate() {
+            if mask.is_some_and(|m| !m[i]) {
+                continue;
+            }
+            let cos = crate::vector::dot_i8(&qq, v) as f32 * qs * self.scale(i);
+            scored.push((i as u32, cos));
+        }
+        top_m(scored, m)
+    }
+
+    /// BM25 over the question's terms (weight 1) and recent history's terms (weight `hw`).
+    fn lexical_ranked(&self, text: &str, history: &[String], hw: f32, mask: Option<&[bool]>, m: usize) -> LexicalOutcome {
+        let mut weighted: Vec<(String, f32)> = Vec::new();
+        let add = |weighted: &mut Vec<(String, f32)>, t: String, w: f32| match weighted.iter_mut().find(|(s, _)| *s == t) {
+            Some(e) => e.1 = e.1.max(w),
+            None => weighted.push((t, w)),
+        };
+        for t in crate::lexical::tokenize(text) {
+            add(&mut weighted, t, 1.0);
+        }
+        if hw > 0.0 {
+            // The two most recent turns; older ones rarely help and often mislead.
+            for turn in history.iter().rev().take(2) {
+                for t in crate::lexical::tokenize(turn) {
+                    add(&mut weighted, t, hw);
+                }
+            }
+        }
+        let n = self.len() as u32;
+        if weighted.is_empty() || n == 0 {
+            return LexicalOutcome { ranked: Vec::new(), coverage: 0.0 };
+        }
+        let avgdl = self.avgdl();
+        let mut scores = vec![0f32; self.len()];
+        let mut lists: Vec<(f32, Vec<(u32, u32)>)> = Vec::with_capacity(weighted.len());
+        let mut total_weight = 0.0;
+        let mut buf = Vec::new();
+        for (term, w) in &weighted {
+            match self.find_term(term) {
+                Some(ti) => {
+                    self.postings(ti, &mut buf);
+                    let idf = crate::lexical::idf(n, buf.len() as u32);
+                    total_weight += w * idf;
+                    for &(doc, tf) in &buf {
+                        if mask.is_some_and(|m| !m[doc as usize]) {
+                            continue;
+                        }
+                        scores[doc as usize] += w * crate::lexical::bm25_term(idf, tf as f32, self.doc_len(doc as usize), avgdl);
+                    }
+                    lists.push((w * idf, std::mem::take(&mut buf)));
+                }
+                // A term the docs never use: counts against coverage with the highest idf.
+                None => total_weight += w * crate::lexical::idf(n, 0),
+            }
+        }
+        let scored: Vec<(u32, f32)> = scores.iter().enumerate().filter(|(_, s)| **s > 0.0).map(|(i, s)| (i as u32, *s)).collect();
+        let ranked = top_m(scored, m);
+        // Coverage: the best share of the query's (idf-weighted) terms any top-5 hit contains.
+        let coverage = ranked
+            .iter()
+            .take(5)
+            .map(|&(doc, _)| {
+                let got: f32 = lists.iter().filter(|(_, l)| l.binary_search_by_key(&doc, |p| p.0).is_ok()).map(|(wi, _)| *wi).sum();
+                if total_weight > 0.0 { got / total_weight } else { 0.0 }
+            })
+            .fold(0.0f32, f32::max);
+        LexicalOutcome { ranked, coverage }
+    }
+
     /// Search the index. See [`SearchOptions`].
-    pub fn search(&self, _query: &Query<'_>, _opts: &SearchOptions) -> SearchResult {
-        SearchResult::default()
+    pub fn search(&self, query: &Query<'_>, opts: &SearchOptions) -> SearchResult {
+        let top_k = opts.top_k.max(1);
+        let pool = (top_k * 5).max(50);
+        let mask = self.allowed_mask(opts);
+        let mask = mask.as_deref();
+        let has_vectors = self.dims() > 0 && query.vector.is_some_and(|v| v.len() == self.dims());
+        let run_vector = has_vectors && opts.mode != Mode::Lexical;
+        let run_lexical = opts.mode != Mode::Vector || !has_vectors;
+
+        let vec_list = if run_vector {
+            self.vector_ranked(query.vector.unwrap_or_default(), query.history_vector, opts.history_weight, mask, pool)
+        } else {
+            Vec::new()
+        };
+        let lex = if run_lexical {
+            self.lexical_ranked(query.text, query.history, opts.history_weight, mask, pool)
+        } else {
+            LexicalOutcome { ranked: Vec::new(), coverage: 0.0 }
+        };
+
+        let top_cos = vec_list.first().map(|x| x.1);
+        let confidence = match (run_vector, run_lexical) {
+            (true, true) => cosine_confidence(top_cos.unwrap_or(0.0)).max(lex.coverage),
+            (true, false) => cosine_confidence(top_cos.unwrap_or(0.0)),
+            _ => lex.coverage,
+        };
+
+        // Fuse.
+        let mut fused: Vec<Hit> = Vec::new();
+        fn slot(fused: &mut Vec<Hit>, id: u32) -> usize {
+            match fused.iter().position(|h| h.chunk == id) {
+                Some(p) => p,
+                None => {
+                    fused.push(Hit { chunk: id, score: 0.0, retrievers: Retriever::default(), cosine: None, bm25: None });
+                    fused.len() - 1
+                }
+            }
+        }
+        let (vmax, vmin) = (vec_list.first().map(|x| x.1).unwrap_or(0.0), vec_list.last().map(|x| x.1).unwrap_or(0.0));
+        let (lmax, lmin) = (lex.ranked.first().map(|x| x.1).unwrap_or(0.0), lex.ranked.last().map(|x| x.1).unwrap_or(0.0));
+        let norm = |s: f32, max: f32, min: f32| if max > min { (s - min) / (max - min) } else { 1.0 };
+        for (rank, &(id, cos)) in vec_list.iter().enumerate() {
+            let p = slot(&mut fused, id);
+            let h = &mut fused[p];
+            h.retrievers.vector = true;
+            h.cosine = Some(cos);
+            h.score += match opts.fusion {
+                Fusion::Rrf { k } => opts.vector_weight / (k + rank as f32 + 1.0),
+                Fusion::Weighted => opts.vector_weight * norm(cos, vmax, vmin),
+            };
+        }
+        for (rank, &(id, bm)) in lex.ranked.iter().enumerate() {
+            let p = slot(&mut fused, id);
+            let h = &mut fused[p];
+            h.retrievers.lexical = true;
+            h.bm25 = Some(bm);
+            h.score += match opts.fusion {
+                Fusion::Rrf { k } => opts.lexical_weight / (k + rank as f32 + 1.0),
+                Fusion::Weighted => opts.lexical_weight * norm(bm, lmax, lmin),
+            };
+        }
+        fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.cmp(&b.chunk)));
+        fused.truncate(top_k);
+
+        let floor = opts.floor.or(self.header().relevance_floor).unwrap_or(DEFAULT_FLOOR);
+        if confidence < floor || fused.is_empty() {
+            fused.truncate(3);
+            SearchResult { hits: Vec::new(), confidence, abstained: true, closest: fused }
+        } else {
+            SearchResult { hits: fused, confidence, abstained: false, closest: Vec::new() }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::write_index;
+    use crate::model::{Chunk, IndexHeader};
+
+    fn idx(texts: &[(&str, &str)], vectors: Option<Vec<Vec<f32>>>) -> Index {
+        let chunks: Vec<Chunk> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, (ns, t))| Chunk { url: format!("p{i}.html"), anchor: format!("s{i}"), namespace: ns.to_string(), text: t.to_string(), title: format!("Page {i}"), ..Default::default() })
+            .collect();
+        Index::from_bytes(write_index(&IndexHeader::default(), &chunks, vectors.as_deref()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn bm25_finds_the_section_that_names_the_identifier() {
+        let index = idx(&[("", "Set CARGO_HOME to move the cache."), ("", "Vectors store values."), ("", "The borrow checker.")], None);
+        let r = index.search(&Query { text: "where does CARGO_HOME point", ..Default::default() }, &SearchOptions::default());
+        assert!(!r.abstained, "{r:?}");
+        assert_eq!(r.hits[0].chunk, 0);
+        assert!(r.hits[0].retrievers.lexical && !r.hits[0].retrievers.vector);
+    }
+
+    #[test]
+    fn questions_the_docs_do_not_cover_abstain_and_offer_the_closest() {
+        let index = idx(&[("", "Vectors store values of one type."), ("", "Strings are UTF-8.")], None);
+        let r = index.search(&Query { text: "how do I bake sourdough bread vectors", ..Default::default() }, &SearchOptions::default());
+        assert!(r.abstained, "{r:?}");
+        assert!(r.hits.is_empty());
+        assert_eq!(r.closest[0].chunk, 0);
+    }
+
+    #[test]
+    fn namespace_and_url_prefix_filter_hits() {
+        let index = idx(&[("v1", "install the widget"), ("v2", "install the widget")], None);
+        let opts = SearchOptions { namespace: Some("v2".into()), ..Default::default() };
+        let r = index.search(&Query { text: "install widget", ..Default::default() }, &opts);
+        assert_eq!(r.hits.iter().map(|h| h.chunk).collect::<Vec<_>>(), vec![1]);
+        let opts = SearchOptions { url_prefix: Some("p0".into()), ..Default::default() };
+        let r = index.search(&Query { text: "install widget", ..Default::default() }, &opts);
+        assert_eq!(r.hits.iter().map(|h| h.chunk).collect::<Vec<_>>(), vec![0]);
+    }
+
+    #[test]
+    fn follow_ups_use_the_previous_turn() {
+        let index = idx(&[("", "Dark mode: enable it with theme = dark. Turn it off with theme = light."), ("", "Turn off the computer before unplugging it.")], None);
+        let history = vec!["How do I enable dark mode?".to_string()];
+        let r = index.search(&Query { text: "and how do I turn it off?", history: &history, ..Default::default() }, &SearchOptions::default());
+        assert_eq!(r.hits[0].chunk, 0, "{r:?}");
+    }
+
+    #[test]
+    fn hybrid_fuses_both_retrievers_and_labels_them() {
+        let vectors = vec![vec![1.0, 0.0], vec![0.0, 1.0], vec![0.7, 0.7]];
+        let index = idx(&[("", "alpha text"), ("", "beta text"), ("", "gamma")], Some(vectors));
+        let q = [0.0f32, 1.0];
+        let r = index.search(&Query { text: "alpha", vector: Some(&q), ..Default::default() }, &SearchOptions::default());
+        assert!(!r.abstained);
+        let labels: Vec<_> = r.hits.iter().map(|h| (h.chunk, h.retrievers.label())).collect();
+        assert!(labels.contains(&(0, "vector+lexical")), "{labels:?}");
+        assert!(labels.contains(&(1, "vector")), "{labels:?}");
+        let cos1 = r.hits.iter().find(|h| h.chunk == 1).unwrap().cosine.unwrap();
+        assert!((cos1 - 1.0).abs() < 0.02);
+    }
+
+    #[test]
+    fn a_query_vector_of_the_wrong_size_falls_back_to_lexical() {
+        let index = idx(&[("", "alpha text")], Some(vec![vec![1.0, 0.0]]));
+        let q = [1.0f32, 0.0, 0.0];
+        let r = index.search(&Query { text: "alpha", vector: Some(&q), ..Default::default() }, &SearchOptions::default());
+        assert_eq!(r.hits[0].retrievers.label(), "lexical");
     }
 }

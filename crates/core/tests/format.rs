@@ -1,0 +1,204 @@
+//! The index format: round trips, the golden file per format version, and bad input.
+
+use docent_core::format::{write_index, FormatError, Index, FORMAT_VERSION, MAGIC};
+use docent_core::model::{Chunk, IndexHeader};
+use proptest::prelude::*;
+
+fn golden_input() -> (IndexHeader, Vec<Chunk>, Vec<Vec<f32>>) {
+    let header = IndexHeader {
+        provider: "local".into(),
+        model: "sentence-transformers/all-MiniLM-L6-v2".into(),
+        tokenizer: "cl100k_base".into(),
+        docent_version: "0.1.0".into(),
+        built_at: 1_700_000_000,
+        relevance_floor: Some(0.5),
+        sources: vec!["docs".into()],
+        ..Default::default()
+    };
+    let mut chunks = vec![
+        Chunk {
+            url: "guide/install.html".into(),
+            anchor: "with-cargo".into(),
+            title: "Installation".into(),
+            breadcrumb: vec!["Installation".into(), "With cargo".into()],
+            namespace: "v1".into(),
+            text: "Run `cargo install docent --locked`. Set CARGO_HOME to change where it goes.".into(),
+            tokens: 19,
+            hash: 0,
+        },
+        Chunk {
+            url: "guide/install.html".into(),
+            anchor: "".into(),
+            title: "Installation".into(),
+            breadcrumb: vec!["Installation".into()],
+            namespace: "v1".into(),
+            text: "所有権 and ünïcödé text.\n\n```rust\nfn main() {}\n```".into(),
+            tokens: 17,
+            hash: 0,
+        },
+        Chunk {
+            url: "reference/config.html".into(),
+            anchor: "build-target-dir".into(),
+            title: "Configuration".into(),
+            breadcrumb: vec!["Reference".into(), "Configuration".into(), "build.target-dir".into()],
+            namespace: "v2".into(),
+            text: "The [build] table: build.target-dir sets the output folder.".into(),
+            tokens: 14,
+            hash: 0,
+        },
+    ];
+    for c in &mut chunks {
+        c.hash = c.compute_hash();
+    }
+    let vectors = vec![vec![0.1, 0.2, 0.3, 0.4], vec![-1.0, 0.0, 0.5, 0.0], vec![0.0, 0.0, 0.0, 1.0]];
+    (header, chunks, vectors)
+}
+
+const GOLDEN_V1: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/v1.bin");
+
+#[test]
+fn the_v1_golden_file_still_reads_and_the_writer_still_produces_it() {
+    let (header, chunks, vectors) = golden_input();
+    let written = write_index(&header, &chunks, Some(&vectors)).unwrap();
+    if std::env::var_os("DOCENT_BLESS").is_some() {
+        std::fs::create_dir_all(std::path::Path::new(GOLDEN_V1).parent().unwrap()).unwrap();
+        std::fs::write(GOLDEN_V1, &written).unwrap();
+    }
+    let golden = std::fs::read(GOLDEN_V1).expect("golden file missing: run with DOCENT_BLESS=1 once, and commit it");
+    let index = Index::from_bytes(golden.clone()).expect("the v1 golden file must stay readable");
+    assert_eq!(index.len(), 3);
+    for (i, c) in chunks.iter().enumerate() {
+        assert_eq!(&index.chunk(i), c);
+    }
+    assert_eq!(index.header().namespaces, vec!["v1".to_string(), "v2".to_string()]);
+    assert_eq!(index.header().page_count, 2);
+    assert_eq!(written, golden, "the writer's output changed: if the layout changed on purpose, bump FORMAT_VERSION and add a new golden file");
+}
+
+#[test]
+fn truncated_index_gives_a_clear_error() {
+    let (h, c, v) = golden_input();
+    let bytes = write_index(&h, &c, Some(&v)).unwrap();
+    for cut in [0, 3, 8, 20, 40, bytes.len() / 2, bytes.len() - 1] {
+        let err = Index::from_bytes(bytes[..cut].to_vec()).unwrap_err();
+        assert!(matches!(err, FormatError::Truncated(_) | FormatError::BadMagic), "cut at {cut}: {err:?}");
+        if cut >= 8 {
+            assert!(err.to_string().contains("truncated"), "{err}");
+        }
+    }
+}
+
+#[test]
+fn wrong_magic_is_not_a_docent_index() {
+    let err = Index::from_bytes(b"<!DOCTYPE html><html>not found</html>".to_vec()).unwrap_err();
+    assert_eq!(err, FormatError::BadMagic);
+    assert!(err.to_string().contains("docent index"));
+}
+
+#[test]
+fn a_newer_format_version_asks_to_upgrade() {
+    let (h, c, v) = golden_input();
+    let mut bytes = write_index(&h, &c, Some(&v)).unwrap();
+    bytes[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+    let err = Index::from_bytes(bytes).unwrap_err();
+    assert!(matches!(err, FormatError::NewerVersion { .. }));
+    assert!(err.to_string().contains("upgrade docent"));
+}
+
+#[test]
+fn a_flipped_bit_is_caught_by_the_checksum() {
+    let (h, c, v) = golden_input();
+    let bytes = write_index(&h, &c, Some(&v)).unwrap();
+    for at in [40, bytes.len() / 2, bytes.len() - 12] {
+        let mut b = bytes.clone();
+        b[at] ^= 0x10;
+        assert_eq!(Index::from_bytes(b).unwrap_err(), FormatError::Checksum, "flip at {at}");
+    }
+}
+
+#[test]
+fn corrupted_offsets_behind_a_valid_checksum_are_rejected_without_panicking() {
+    let (h, c, v) = golden_input();
+    let bytes = write_index(&h, &c, Some(&v)).unwrap();
+    // Overwrite each 4-byte word of the section table and records with garbage, fix the checksum.
+    for at in (24..bytes.len() - 8).step_by(4) {
+        let mut b = bytes.clone();
+        b[at..at + 4].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
+        let body = b.len() - 8;
+        let sum = docent_core::format::checksum_of(&b[..body]);
+        b[body..].copy_from_slice(&sum.to_le_bytes());
+        if let Ok(idx) = Index::from_bytes(b) {
+            for i in 0..idx.len() {
+                let _ = idx.chunk(i);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_magic_is_what_the_docs_say() {
+    assert_eq!(MAGIC, b"DOCENTIX");
+}
+
+fn arb_chunk() -> impl Strategy<Value = Chunk> {
+    (
+        "[a-z/]{1,20}\\.html",
+        "[a-z-]{0,12}",
+        "\\PC{0,20}",
+        proptest::collection::vec("\\PC{1,12}", 0..4),
+        prop_oneof![Just(String::new()), "[a-z0-9.]{1,6}"],
+        "\\PC{0,300}",
+        any::<u32>(),
+        any::<u64>(),
+    )
+        .prop_map(|(url, anchor, title, breadcrumb, namespace, text, tokens, hash)| Chunk {
+            url,
+            anchor,
+            title,
+            // The separator character cannot appear inside a breadcrumb part.
+            breadcrumb: breadcrumb.into_iter().map(|p| p.replace('\u{1f}', "")).filter(|p| !p.is_empty()).collect(),
+            namespace,
+            text,
+            tokens,
+            hash,
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn any_chunks_and_vectors_round_trip(chunks in proptest::collection::vec(arb_chunk(), 0..20), dims in 0usize..9, seed in any::<u64>()) {
+        let mut s = seed;
+        let vectors: Vec<Vec<f32>> = chunks.iter().map(|_| (0..dims).map(|_| { s = s.wrapping_mul(6364136223846793005).wrapping_add(1); ((s >> 33) as f32 / (1u64 << 31) as f32) - 0.5 }).collect()).collect();
+        let vecs = if dims > 0 { Some(vectors.as_slice()) } else { None };
+        let bytes = write_index(&IndexHeader::default(), &chunks, vecs).unwrap();
+        let index = Index::from_bytes(bytes).unwrap();
+        prop_assert_eq!(index.len(), chunks.len());
+        for (i, c) in chunks.iter().enumerate() {
+            prop_assert_eq!(&index.chunk(i), c);
+            if dims > 0 {
+                let got = index.vector(i).unwrap();
+                let mut want = vectors[i].clone();
+                docent_core::vector::normalize(&mut want);
+                for (a, b) in got.iter().zip(&want) {
+                    prop_assert!((a - b).abs() < 0.01, "{} vs {}", a, b);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn any_bytes_give_an_error_or_an_index_never_a_panic(mut bytes in proptest::collection::vec(any::<u8>(), 0..400), fix in any::<bool>()) {
+        if fix && bytes.len() >= 40 {
+            bytes[..8].copy_from_slice(b"DOCENTIX");
+            bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+            let total = bytes.len() as u64;
+            bytes[16..24].copy_from_slice(&total.to_le_bytes());
+            let body = bytes.len() - 8;
+            let sum = docent_core::format::checksum_of(&bytes[..body]);
+            bytes[body..].copy_from_slice(&sum.to_le_bytes());
+        }
+        let _ = Index::from_bytes(bytes);
+    }
+}
