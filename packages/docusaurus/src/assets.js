@@ -5,17 +5,22 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 
-/** The files `scripts/build-widget` writes to dist/widget/ (stable names, no hashes). */
-export const WIDGET_FILES = [
-  'docent.js',
-  'docent-widget.js',
-  'docent-widget_bg.wasm',
-  'docent.css',
-  'cl100k_base.tiktoken',
-];
+/** Files `scripts/build-widget` always writes to dist/widget/ (stable names, no hashes). Every
+ * other file in the widget folder (the lazily loaded tokenizer module, the ranks, ...) is
+ * published too, except pages and a stale index. */
+export const REQUIRED_WIDGET_FILES = ['docent.js', 'docent-widget.js', 'docent-widget_bg.wasm'];
 
-/** Files that must be there; the others (ranks, css) are copied when present. */
-const REQUIRED_WIDGET_FILES = ['docent.js', 'docent-widget.js', 'docent-widget_bg.wasm'];
+/** Whether a file of the widget folder is a widget asset to publish. */
+export function isWidgetAsset(name) {
+  return (
+    typeof name === 'string' &&
+    name !== 'index.bin' &&
+    !name.startsWith('.') &&
+    !name.includes('/') &&
+    !name.includes('\\') &&
+    !/\.html?$/i.test(name)
+  );
+}
 
 /** Option name → script tag attribute (see docs/widget.md for what each one does). */
 const ATTRIBUTES = {
@@ -192,14 +197,18 @@ export function contentType(file) {
  */
 export function assetMap(opts, cwd = process.cwd()) {
   const widgetDir = resolveWidgetDir(opts, cwd);
-  const map = new Map();
-  for (const name of WIDGET_FILES) {
+  for (const name of REQUIRED_WIDGET_FILES) {
     const src = path.join(widgetDir, name);
-    if (fs.existsSync(src)) map.set(name, src);
-    else if (REQUIRED_WIDGET_FILES.includes(name)) {
+    if (!fs.existsSync(src)) {
       throw new DocentOptionsError(
         `${src} is missing: build the widget first (scripts/build-widget) or fix "widgetDir"`,
       );
+    }
+  }
+  const map = new Map();
+  for (const entry of fs.readdirSync(widgetDir, { withFileTypes: true })) {
+    if (entry.isFile() && isWidgetAsset(entry.name)) {
+      map.set(entry.name, path.join(widgetDir, entry.name));
     }
   }
   if (!fs.existsSync(opts.index)) {

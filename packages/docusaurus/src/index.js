@@ -23,10 +23,10 @@ import {
   scriptAttributes,
   joinBase,
   DocentOptionsError,
-  WIDGET_FILES,
+  REQUIRED_WIDGET_FILES,
 } from './assets.js';
 
-export { normalizeOptions, scriptAttributes, copyAssets, DocentOptionsError, WIDGET_FILES };
+export { normalizeOptions, scriptAttributes, copyAssets, DocentOptionsError, REQUIRED_WIDGET_FILES };
 
 /**
  * The plugin. `context` is Docusaurus' LoadContext ({ siteDir, baseUrl, outDir, ... }).

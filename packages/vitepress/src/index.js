@@ -25,10 +25,11 @@ import {
   scriptTagHtml,
   joinBase,
   DocentOptionsError,
-  WIDGET_FILES,
+  REQUIRED_WIDGET_FILES,
+  isWidgetAsset,
 } from './assets.js';
 
-export { normalizeOptions, scriptAttributes, scriptTagHtml, copyAssets, DocentOptionsError, WIDGET_FILES };
+export { normalizeOptions, scriptAttributes, scriptTagHtml, copyAssets, DocentOptionsError, REQUIRED_WIDGET_FILES };
 
 /**
  * The VitePress `head` entry for the widget: `['script', attributes]`.
@@ -68,7 +69,7 @@ export function docentMiddleware(opts, prefix) {
     const url = (req.url || '').split('?')[0];
     if (!url.startsWith(prefix)) return next();
     const name = decodeURIComponent(url.slice(prefix.length));
-    if (name !== 'index.bin' && !WIDGET_FILES.includes(name)) return next();
+    if (name !== 'index.bin' && !isWidgetAsset(name)) return next();
     let map;
     try {
       map = assetMap(opts);

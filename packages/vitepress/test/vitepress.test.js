@@ -19,7 +19,7 @@ async function fixture() {
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'docent-vitepress-'));
   const widget = path.join(dir, 'widget');
   await fsp.mkdir(widget);
-  for (const f of ['docent.js', 'docent-widget.js', 'docent-widget_bg.wasm', 'docent.css']) {
+  for (const f of ['docent.js', 'docent-widget.js', 'docent-widget_bg.wasm', 'docent.css', 'docent-tokenizer.js', 'index.html']) {
     await fsp.writeFile(path.join(widget, f), `/* ${f} */`);
   }
   const index = path.join(dir, 'index.bin');
@@ -124,7 +124,8 @@ test('withDocent keeps the existing config, head, plugins and buildEnd', async (
   await config.buildEnd({ outDir });
   assert.equal(earlierBuildEndRan, true);
   const copied = (await fsp.readdir(path.join(outDir, 'docent'))).sort();
-  assert.deepEqual(copied, ['docent-widget.js', 'docent-widget_bg.wasm', 'docent.css', 'docent.js', 'index.bin']);
+  // every widget file is published (the lazily loaded tokenizer too), but not Trunk's page
+  assert.deepEqual(copied, ['docent-tokenizer.js', 'docent-widget.js', 'docent-widget_bg.wasm', 'docent.css', 'docent.js', 'index.bin']);
   assert.deepEqual(
     await fsp.readFile(path.join(outDir, 'docent', 'index.bin')),
     await fsp.readFile(index),
@@ -166,6 +167,11 @@ test('the dev middleware serves the assets with the right content types and pass
     assert.deepEqual(Buffer.from(await bin.arrayBuffer()), await fsp.readFile(index));
     const other = await fetch(`http://127.0.0.1:${port}/docent/../package.json`);
     assert.equal(other.status, 418);
+    const tok = await fetch(`http://127.0.0.1:${port}/docent/docent-tokenizer.js`);
+    assert.equal(tok.status, 200);
+    assert.equal(tok.headers.get('content-type'), 'text/javascript; charset=utf-8');
+    const html = await fetch(`http://127.0.0.1:${port}/docent/index.html`);
+    assert.equal(html.status, 418);
     const page = await fetch(`http://127.0.0.1:${port}/guide/`);
     assert.equal(page.status, 418);
   } finally {
