@@ -96,13 +96,21 @@ fn skipped(e: &Element, is_body: bool) -> bool {
     if matches!(e.attr("role"), Some("navigation") | Some("search") | Some("banner") | Some("contentinfo")) {
         return true;
     }
+    if e.classes().any(|c| SKIP_CLASSES.contains(&c)) {
+        return true;
+    }
+    // Search widgets and sidebars are recognised by id/class words, but only on containers:
+    // content elements (a heading "Searching each line" has id `searching-each-line`) are kept.
+    if !matches!(name, "div" | "section" | "form" | "span" | "ul" | "ol" | "li") {
+        return false;
+    }
     if let Some(id) = e.id() {
         let id = id.to_ascii_lowercase();
         if id.contains("search") || id.contains("sidebar") {
             return true;
         }
     }
-    e.classes().any(|c| SKIP_CLASSES.contains(&c) || c.to_ascii_lowercase().contains("search"))
+    e.classes().any(|c| c.to_ascii_lowercase().contains("search"))
 }
 
 fn is_block(name: &str) -> bool {
@@ -344,6 +352,13 @@ mod tests {
         assert_eq!(p.sections[1].heading, "Next steps");
         assert_eq!(p.sections[1].anchor, "next-steps");
         assert_eq!(p.sections[1].blocks, vec![Block::Text("- Read `docs`".into())]);
+    }
+
+    #[test]
+    fn headings_whose_id_mentions_search_are_content_not_widgets() {
+        let p = page(r##"<html><body><main><h2 id="searching-each-line">Searching Each Line</h2><p>Body.</p><div id="search-wrapper">Search box</div></main></body></html>"##);
+        assert_eq!(p.sections[0].anchor, "searching-each-line");
+        assert_eq!(p.sections[0].blocks, vec![Block::Text("Body.".into())]);
     }
 
     #[test]
