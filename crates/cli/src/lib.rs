@@ -1,1 +1,82 @@
+//! The `docent` command line: `index`, `search`, `inspect`, `eval`, `serve`, `demo`.
+//!
+//! `main.rs` only calls [`main`]; everything else lives here so other crates (and tests) can use
+//! the library API, e.g. [`index::build_index`].
 
+pub mod config;
+pub mod demo;
+pub mod eval;
+pub mod index;
+pub mod inspect;
+pub mod query;
+pub mod walk;
+
+use clap::{Parser, Subcommand};
+
+/// docent: AI answers for static documentation sites, from one prebuilt index file.
+#[derive(Debug, Parser)]
+#[command(name = "docent", version, about, long_about = None, after_help = "Examples:
+  docent index docs --out public/docent.idx --embed local
+  docent search public/docent.idx \"how do I configure the base URL?\"
+  docent inspect public/docent.idx
+  docent eval public/docent.idx eval/questions.jsonl
+  docent serve --config docent.toml
+  docent demo
+
+Run `docent <command> --help` for each command's options and examples.")]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Chunk a docs site (Markdown/MDX sources or built HTML) into one index file.
+    Index(index::IndexArgs),
+    /// Search an index from the terminal.
+    Search(query::SearchArgs),
+    /// Show an index file's header, counts and size breakdown.
+    Inspect(inspect::InspectArgs),
+    /// Measure retrieval quality on a set of questions with expected sections.
+    Eval(eval::EvalArgs),
+    /// Run the proxy (moderation, query embeddings, streamed chat completions).
+    Serve(docent_proxy::ServeArgs),
+    /// Run docent's own docs as a demo site with the widget.
+    Demo(demo::DemoArgs),
+}
+
+/// Run one parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Index(a) => index::run(a),
+        Command::Search(a) => query::run(a),
+        Command::Inspect(a) => inspect::run(a),
+        Command::Eval(a) => eval::run(a),
+        Command::Serve(a) => {
+            let rt = tokio::runtime::Runtime::new()?;
+            rt.block_on(docent_proxy::run(a))
+        }
+        Command::Demo(a) => {
+            let rt = tokio::runtime::Runtime::new()?;
+            rt.block_on(demo::run(a))
+        }
+    }
+}
+
+/// The whole program: parse arguments, run, print errors (with their causes) and return the
+/// process exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e}");
+            for cause in e.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            1
+        }
+    }
+}

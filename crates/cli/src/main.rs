@@ -1,1 +1,5 @@
-fn main() {}
+//! The `docent` binary: see the `docent_cli` library.
+
+fn main() {
+    std::process::exit(docent_cli::main());
+}

@@ -1,0 +1,128 @@
+//! The `[index]` section of `docent.toml`.
+//!
+//! Other sections (`[serve]`, `[providers.*]`, `[widget]`, ...) belong to other parts and are
+//! ignored here; unknown keys INSIDE `[index]` are an error so typos are reported.
+//!
+//! ```toml
+//! [index]
+//! sources = ["docs", "v1=versioned_docs/version-1"]
+//! out = "public/docent.idx"
+//! embed = "local"                  # openai | local | none
+//! model = "all-MiniLM-L6-v2"
+//! base_url = "https://docs.example.com"
+//! clean_urls = true
+//! include = ["**/*.md"]
+//! exclude = ["drafts/**"]
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::Deserialize;
+
+/// The whole file, as far as `docent index` cares.
+#[derive(Debug, Default, Deserialize)]
+pub struct ConfigFile {
+    /// `[index]`.
+    #[serde(default)]
+    pub index: Option<IndexSection>,
+}
+
+/// `[index]`: the same settings as `docent index`'s flags (flags win).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexSection {
+    /// Source folders, `path` or `namespace=path`, relative to the config file.
+    #[serde(default)]
+    pub sources: Vec<String>,
+    /// Output file, relative to the config file.
+    pub out: Option<PathBuf>,
+    /// `openai`, `local` or `none`.
+    pub embed: Option<String>,
+    /// Embedding model id (or a local model folder).
+    pub model: Option<String>,
+    /// Vector dimensions (`openai` models that support `dimensions`).
+    pub dims: Option<usize>,
+    /// Public URL of the site; page URLs become absolute.
+    pub base_url: Option<String>,
+    /// Page URLs without `.html` (VitePress `cleanUrls`, Docusaurus).
+    pub clean_urls: Option<bool>,
+    /// Namespace for sources given without one.
+    pub namespace: Option<String>,
+    /// Previous index whose vectors may be reused.
+    pub previous: Option<PathBuf>,
+    /// Only files matching one of these globs (relative to the source folder).
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// Skip files matching any of these globs.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// Markdown anchor rules: `vitepress`, `docusaurus` (github), `docsify`, or `auto`.
+    pub flavor: Option<String>,
+    /// Max cl100k tokens per chunk.
+    pub max_tokens: Option<usize>,
+    /// Overlap between consecutive chunks of one section, in tokens.
+    pub overlap_tokens: Option<usize>,
+    /// `openai`: API base URL for embeddings.
+    pub embed_base_url: Option<String>,
+    /// `openai`: NAME of the environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    /// Relevance floor to record in the index header (from `docent eval --calibrate`).
+    pub floor: Option<f32>,
+}
+
+/// Read `path`'s `[index]` section. Paths inside it are made relative to the file's folder.
+pub fn load_index_section(path: &Path) -> anyhow::Result<Option<IndexSection>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
+    let file: ConfigFile = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{} is not valid: {e}", path.display()))?;
+    let Some(mut section) = file.index else { return Ok(None) };
+    let base = path.parent().unwrap_or(Path::new("."));
+    section.out = section.out.map(|p| base.join(p));
+    section.previous = section.previous.map(|p| base.join(p));
+    section.sources = section
+        .sources
+        .into_iter()
+        .map(|s| match split_namespace(&s) {
+            (Some(ns), p) => format!("{ns}={}", base.join(p).display()),
+            (None, p) => base.join(p).display().to_string(),
+        })
+        .collect();
+    Ok(Some(section))
+}
+
+/// `book=path/to/book` → (Some("book"), "path/to/book"); a plain path → (None, path).
+/// A `=` only counts when the part before it looks like a name (no `/` or `\`).
+pub fn split_namespace(spec: &str) -> (Option<&str>, &str) {
+    if let Some((ns, path)) = spec.split_once('=') {
+        let ok = !ns.is_empty() && !ns.contains(['/', '\\']) && !Path::new(spec).exists();
+        if ok {
+            return (Some(ns), path);
+        }
+    }
+    (None, spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn namespace_prefix_is_split_only_when_it_looks_like_a_name() {
+        assert_eq!(split_namespace("book=/a/b"), (Some("book"), "/a/b"));
+        assert_eq!(split_namespace("/a=b/c"), (None, "/a=b/c"));
+        assert_eq!(split_namespace("docs"), (None, "docs"));
+    }
+
+    #[test]
+    fn unknown_keys_in_the_index_section_are_reported_and_other_sections_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("docent.toml");
+        std::fs::write(&p, "[serve]\nlisten = \"x\"\n[index]\nsources = [\"docs\"]\nout = \"o.idx\"\n").unwrap();
+        let s = load_index_section(&p).unwrap().unwrap();
+        assert_eq!(s.out.unwrap(), dir.path().join("o.idx"));
+        assert_eq!(s.sources, vec![dir.path().join("docs").display().to_string()]);
+        std::fs::write(&p, "[index]\nsoruces = [\"docs\"]\n").unwrap();
+        let err = load_index_section(&p).unwrap_err().to_string();
+        assert!(err.contains("soruces"), "{err}");
+    }
+}

@@ -1,0 +1,456 @@
+//! `docent eval`: retrieval quality on a set of questions with expected sections.
+//!
+//! Questions file (JSON Lines), one object per line:
+//!
+//! ```text
+//! {"question": "How do integers overflow?", "gold": ["ch03-02-data-types.html#integer-overflow"], "kind": "paraphrase"}
+//! {"question": "and in release mode?", "history": ["How do integers overflow?"], "gold": ["..."], "kind": "followup"}
+//! {"question": "How do I bake bread?", "gold": [], "kind": "unanswerable"}
+//! ```
+//!
+//! A gold entry matches a hit when it equals the hit's `url#anchor`, or `namespace/url#anchor`,
+//! or (without `#`) the hit's page URL. An empty `gold` means the docs do not answer it: success
+//! is abstaining. Reported: recall@1/5/10 and MRR over answerable questions (an abstain counts as
+//! a miss), correct and false abstains, per kind, and a suggested relevance floor (the one that
+//! makes the most abstain/answer decisions right).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use clap::Args;
+use docent_core::search::SearchOptions;
+use docent_core::Index;
+use serde::{Deserialize, Serialize};
+
+use crate::query::{embed_texts, load_index, query_embedder, EmbedAccess, ModeArg};
+use docent_core::search::Query;
+
+/// Arguments of `docent eval`.
+#[derive(Debug, Clone, Args)]
+#[command(after_help = "Examples:
+  docent eval rust.idx eval/rust-docs.jsonl
+  docent eval rust.idx eval/rust-docs.jsonl --mode lexical --json
+  docent eval rust.idx eval/rust-docs.jsonl --floor 0 --verbose
+
+Questions file: one JSON object per line:
+  {\"question\": \"...\", \"gold\": [\"page.html#anchor\"], \"history\": [\"earlier question\"], \"kind\": \"paraphrase\"}
+kind is free text (paraphrase, identifier, followup, non-english, unanswerable...); gold [] means
+the docs don't answer it and the right result is to abstain. A gold entry may be namespaced:
+\"book/ch03-02-data-types.html#scalar-types\".")]
+pub struct EvalArgs {
+    /// The index file.
+    #[arg(value_name = "INDEX")]
+    pub index: PathBuf,
+    /// Questions (JSON Lines).
+    #[arg(value_name = "QUESTIONS.jsonl")]
+    pub questions: PathBuf,
+    /// Retriever(s) to evaluate.
+    #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
+    pub mode: ModeArg,
+    /// Relevance floor override (default: the index's calibrated floor or the built-in one).
+    #[arg(long, value_name = "F")]
+    pub floor: Option<f32>,
+    /// Only this namespace.
+    #[arg(long, value_name = "NAME")]
+    pub namespace: Option<String>,
+    /// Machine-readable output (one JSON document).
+    #[arg(long)]
+    pub json: bool,
+    /// List every question with its rank and top hit.
+    #[arg(long, short)]
+    pub verbose: bool,
+    /// Embedding access (openai).
+    #[command(flatten)]
+    pub access: EmbedAccess,
+}
+
+/// One line of the questions file.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EvalQuestion {
+    /// The question.
+    pub question: String,
+    /// Expected sections (`page.html#anchor`); empty = unanswerable.
+    #[serde(default)]
+    pub gold: Vec<String>,
+    /// Earlier user turns, oldest first.
+    #[serde(default)]
+    pub history: Vec<String>,
+    /// Category for the per-kind table.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Free-form note (ignored).
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// Per-question outcome.
+#[derive(Debug, Clone, Serialize)]
+pub struct QuestionResult {
+    /// The question.
+    pub question: String,
+    /// Its kind.
+    pub kind: String,
+    /// 1-based rank of the first gold hit among the returned hits (None = not found/abstained).
+    pub rank: Option<usize>,
+    /// 1-based rank ignoring the floor (among the closest hits when abstaining).
+    pub rank_without_floor: Option<usize>,
+    /// Whether the search abstained.
+    pub abstained: bool,
+    /// Search confidence.
+    pub confidence: f32,
+    /// Whether the question is answerable (non-empty gold).
+    pub answerable: bool,
+    /// Top hits (links).
+    pub top: Vec<String>,
+}
+
+/// Aggregate metrics for a group of questions.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Metrics {
+    /// Questions.
+    pub n: usize,
+    /// Answerable questions.
+    pub answerable: usize,
+    /// Recall@1 over answerable questions.
+    pub recall_at_1: f64,
+    /// Recall@5.
+    pub recall_at_5: f64,
+    /// Recall@10.
+    pub recall_at_10: f64,
+    /// Mean reciprocal rank (rank ≤ 10).
+    pub mrr: f64,
+    /// Unanswerable questions.
+    pub unanswerable: usize,
+    /// Unanswerable questions where the search abstained.
+    pub correct_abstains: usize,
+    /// Answerable questions where the search abstained.
+    pub false_abstains: usize,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalReport {
+    /// Retriever mode.
+    pub mode: String,
+    /// Floor used (None = index/default).
+    pub floor: Option<f32>,
+    /// Index header provider/model.
+    pub embeddings: String,
+    /// All questions.
+    pub overall: Metrics,
+    /// Per kind.
+    pub per_kind: BTreeMap<String, Metrics>,
+    /// Floor that maximises correct abstain/answer decisions, with that accuracy.
+    pub suggested_floor: Option<(f32, f64)>,
+    /// Per question.
+    pub questions: Vec<QuestionResult>,
+}
+
+/// Parse a questions file; errors name the line.
+pub fn read_questions(path: &Path) -> anyhow::Result<Vec<EvalQuestion>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read questions file {}", path.display()))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with("//") {
+            continue;
+        }
+        let q: EvalQuestion = serde_json::from_str(line).map_err(|e| {
+            anyhow::anyhow!(
+                "{}:{}: {e}; each line must be {{\"question\": \"...\", \"gold\": [\"page.html#anchor\"], \"history\"?: [...], \"kind\"?: \"...\"}}",
+                path.display(),
+                i + 1
+            )
+        })?;
+        if q.question.trim().is_empty() {
+            bail!("{}:{}: the question is empty", path.display(), i + 1);
+        }
+        out.push(q);
+    }
+    if out.is_empty() {
+        bail!("{} has no questions", path.display());
+    }
+    Ok(out)
+}
+
+/// True when `gold` names this hit.
+pub fn gold_matches(gold: &str, namespace: &str, url: &str, anchor: &str) -> bool {
+    let link = if anchor.is_empty() { url.to_string() } else { format!("{url}#{anchor}") };
+    let candidates = [link.clone(), format!("{namespace}/{link}")];
+    if gold.contains('#') {
+        candidates.iter().any(|c| c == gold)
+    } else {
+        gold == url || (!namespace.is_empty() && gold == format!("{namespace}/{url}"))
+    }
+}
+
+fn rank_of(index: &Index, hits: &[docent_core::Hit], gold: &[String]) -> Option<usize> {
+    // Rank among distinct sections: several chunks of one section count once.
+    let mut seen: Vec<String> = Vec::new();
+    for hit in hits {
+        let c = index.chunk_ref(hit.chunk as usize);
+        let key = format!("{}\u{0}{}#{}", c.namespace, c.url, c.anchor);
+        if !seen.contains(&key) {
+            seen.push(key);
+        }
+        if gold.iter().any(|g| gold_matches(g, c.namespace, c.url, c.anchor)) {
+            return Some(seen.len());
+        }
+    }
+    None
+}
+
+/// Evaluate `questions` against `index` (question vectors already computed, or None).
+pub fn evaluate(
+    index: &Index,
+    questions: &[EvalQuestion],
+    vectors: Option<&[(Vec<f32>, Option<Vec<f32>>)]>,
+    mode: ModeArg,
+    floor: Option<f32>,
+    namespace: Option<String>,
+) -> EvalReport {
+    let opts = SearchOptions { top_k: 30, mode: mode.mode(), floor, namespace: namespace.clone(), ..SearchOptions::default() };
+    let mut results = Vec::new();
+    for (i, q) in questions.iter().enumerate() {
+        let (qv, hv) = match vectors {
+            Some(vs) => (Some(vs[i].0.as_slice()), vs[i].1.as_deref()),
+            None => (None, None),
+        };
+        let query = Query { text: &q.question, vector: qv, history: &q.history, history_vector: hv };
+        let r = index.search(&query, &opts);
+        let rank = rank_of(index, &r.hits, &q.gold);
+        let rank_without_floor = if r.abstained { rank_of(index, &r.closest, &q.gold) } else { rank };
+        let top = r.hits.iter().chain(r.closest.iter()).take(3).map(|h| index.chunk_ref(h.chunk as usize)).map(|c| {
+            if c.anchor.is_empty() {
+                c.url.to_string()
+            } else {
+                format!("{}#{}", c.url, c.anchor)
+            }
+        });
+        results.push(QuestionResult {
+            question: q.question.clone(),
+            kind: q.kind.clone().unwrap_or_else(|| if q.gold.is_empty() { "unanswerable".into() } else { "other".into() }),
+            rank,
+            rank_without_floor,
+            abstained: r.abstained,
+            confidence: r.confidence,
+            answerable: !q.gold.is_empty(),
+            top: top.collect(),
+        });
+    }
+    let overall = metrics(results.iter());
+    let mut kinds: Vec<String> = results.iter().map(|r| r.kind.clone()).collect();
+    kinds.sort();
+    kinds.dedup();
+    let per_kind = kinds.into_iter().map(|k| (k.clone(), metrics(results.iter().filter(|r| r.kind == k)))).collect();
+    let h = index.header();
+    EvalReport {
+        mode: mode.name().to_string(),
+        floor,
+        embeddings: if h.provider == "none" { "none".into() } else { format!("{} {}", h.provider, h.model) },
+        overall,
+        per_kind,
+        suggested_floor: suggest_floor(&results),
+        questions: results,
+    }
+}
+
+fn metrics<'a>(rs: impl Iterator<Item = &'a QuestionResult>) -> Metrics {
+    let mut m = Metrics::default();
+    let (mut r1, mut r5, mut r10, mut rr) = (0usize, 0usize, 0usize, 0f64);
+    for r in rs {
+        m.n += 1;
+        if r.answerable {
+            m.answerable += 1;
+            if r.abstained {
+                m.false_abstains += 1;
+            }
+            if let Some(k) = r.rank {
+                if k <= 1 {
+                    r1 += 1;
+                }
+                if k <= 5 {
+                    r5 += 1;
+                }
+                if k <= 10 {
+                    r10 += 1;
+                    rr += 1.0 / k as f64;
+                }
+            }
+        } else {
+            m.unanswerable += 1;
+            if r.abstained {
+                m.correct_abstains += 1;
+            }
+        }
+    }
+    if m.answerable > 0 {
+        let a = m.answerable as f64;
+        m.recall_at_1 = r1 as f64 / a;
+        m.recall_at_5 = r5 as f64 / a;
+        m.recall_at_10 = r10 as f64 / a;
+        m.mrr = rr / a;
+    }
+    m
+}
+
+/// The floor that maximises decision accuracy: answerable questions should be answered
+/// (confidence ≥ floor) and unanswerable ones abstained (confidence < floor). Ties prefer the
+/// midpoint of the widest winning gap. None without both kinds of questions.
+pub fn suggest_floor(results: &[QuestionResult]) -> Option<(f32, f64)> {
+    let has_a = results.iter().any(|r| r.answerable);
+    let has_u = results.iter().any(|r| !r.answerable);
+    if !has_a || !has_u {
+        return None;
+    }
+    let mut confs: Vec<f32> = results.iter().map(|r| r.confidence).filter(|c| c.is_finite()).collect();
+    confs.sort_by(|a, b| a.total_cmp(b));
+    confs.dedup();
+    // Candidate floors: below everything, midpoints, above everything.
+    let mut candidates = vec![0.0f32];
+    for w in confs.windows(2) {
+        candidates.push((w[0] + w[1]) / 2.0);
+    }
+    if let Some(last) = confs.last() {
+        candidates.push(last + 1e-3);
+    }
+    let n = results.len() as f64;
+    let mut best: Option<(f32, f64)> = None;
+    for f in candidates {
+        let correct = results.iter().filter(|r| (r.confidence >= f) == r.answerable).count() as f64;
+        let acc = correct / n;
+        if best.map(|(_, b)| acc > b + 1e-12).unwrap_or(true) {
+            best = Some((f, acc));
+        }
+    }
+    best
+}
+
+/// `docent eval`.
+pub fn run(args: EvalArgs) -> anyhow::Result<()> {
+    let index = load_index(&args.index)?;
+    let questions = read_questions(&args.questions)?;
+    let embedder = query_embedder(&index, args.mode, &args.access)?;
+    let vectors = match &embedder {
+        Some(e) => {
+            let mut texts: Vec<String> = questions.iter().map(|q| q.question.clone()).collect();
+            let hist_at: Vec<Option<usize>> = questions
+                .iter()
+                .map(|q| {
+                    q.history.last().map(|h| {
+                        texts.push(h.clone());
+                        texts.len() - 1
+                    })
+                })
+                .collect();
+            let vs = embed_texts(e.as_ref(), &texts)?;
+            Some(questions.iter().enumerate().map(|(i, _)| (vs[i].clone(), hist_at[i].map(|j| vs[j].clone()))).collect::<Vec<_>>())
+        }
+        None => None,
+    };
+    let report = evaluate(&index, &questions, vectors.as_deref(), args.mode, args.floor, args.namespace.clone());
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    print_report(&report, args.verbose);
+    Ok(())
+}
+
+fn pct(x: f64) -> String {
+    format!("{:5.1}%", 100.0 * x)
+}
+
+/// Human-readable report.
+pub fn print_report(r: &EvalReport, verbose: bool) {
+    println!(
+        "docent eval: {} questions, mode {}, embeddings {}, floor {}",
+        r.overall.n,
+        r.mode,
+        r.embeddings,
+        r.floor.map(|f| f.to_string()).unwrap_or_else(|| "index default".into())
+    );
+    println!();
+    println!("{:<16} {:>4} {:>7} {:>7} {:>7} {:>6}  {:>9} {:>9}", "kind", "n", "R@1", "R@5", "R@10", "MRR", "abstain✓", "abstain✗");
+    let row = |name: &str, m: &Metrics| {
+        let ans = if m.answerable > 0 {
+            format!("{} {} {} {:>6.3}", pct(m.recall_at_1), pct(m.recall_at_5), pct(m.recall_at_10), m.mrr)
+        } else {
+            format!("{:>7} {:>7} {:>7} {:>6}", "-", "-", "-", "-")
+        };
+        let correct = if m.unanswerable > 0 { format!("{}/{}", m.correct_abstains, m.unanswerable) } else { "-".into() };
+        let false_ = if m.answerable > 0 { format!("{}/{}", m.false_abstains, m.answerable) } else { "-".into() };
+        println!("{name:<16} {:>4}  {ans}  {correct:>9} {false_:>9}", m.n);
+    };
+    for (k, m) in &r.per_kind {
+        row(k, m);
+    }
+    row("ALL", &r.overall);
+    println!();
+    println!("R@k and MRR over answerable questions (an abstain counts as a miss).");
+    println!("abstain✓ = unanswerable questions correctly abstained; abstain✗ = answerable questions wrongly abstained.");
+    if let Some((f, acc)) = r.suggested_floor {
+        println!("suggested floor: {f:.3} ({} of abstain/answer decisions right); set it with `docent index --floor {f:.3}` or `floor` in docent.toml", pct(acc).trim());
+    }
+    if verbose {
+        println!();
+        for q in &r.questions {
+            let status = match (q.answerable, q.rank, q.abstained) {
+                (true, Some(k), _) => format!("rank {k}"),
+                (true, None, true) => format!("ABSTAINED (rank without floor: {})", q.rank_without_floor.map(|k| k.to_string()).unwrap_or("-".into())),
+                (true, None, false) => "MISS".to_string(),
+                (false, _, true) => "abstained (correct)".to_string(),
+                (false, _, false) => "ANSWERED (should abstain)".to_string(),
+            };
+            println!("[{}] conf {:.3} {status}: {}", q.kind, q.confidence, q.question);
+            if let Some(t) = q.top.first() {
+                println!("      top: {t}");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gold_matches_plain_namespaced_and_page_only_forms() {
+        assert!(gold_matches("a.html#x", "book", "a.html", "x"));
+        assert!(gold_matches("book/a.html#x", "book", "a.html", "x"));
+        assert!(!gold_matches("reference/a.html#x", "book", "a.html", "x"));
+        assert!(gold_matches("a.html", "", "a.html", "y"));
+        assert!(!gold_matches("a.html#y", "", "a.html", "x"));
+    }
+
+    fn qr(conf: f32, answerable: bool) -> QuestionResult {
+        QuestionResult { question: String::new(), kind: "k".into(), rank: None, rank_without_floor: None, abstained: false, confidence: conf, answerable, top: vec![] }
+    }
+
+    #[test]
+    fn the_suggested_floor_separates_answerable_from_unanswerable() {
+        let rs = vec![qr(0.9, true), qr(0.8, true), qr(0.7, true), qr(0.3, false), qr(0.2, false), qr(0.75, false)];
+        let (f, acc) = suggest_floor(&rs).unwrap();
+        assert!(f > 0.3 && f < 0.7, "{f}");
+        assert!((acc - 5.0 / 6.0).abs() < 1e-9);
+        assert!(suggest_floor(&rs[..3]).is_none());
+    }
+
+    #[test]
+    fn metrics_count_abstains_as_misses() {
+        let mut a = qr(0.9, true);
+        a.rank = Some(1);
+        let mut b = qr(0.1, true);
+        b.abstained = true;
+        let mut c = qr(0.1, false);
+        c.abstained = true;
+        let m = metrics([a, b, c].iter());
+        assert_eq!(m.answerable, 2);
+        assert_eq!(m.recall_at_1, 0.5);
+        assert_eq!(m.false_abstains, 1);
+        assert_eq!(m.correct_abstains, 1);
+        assert_eq!(m.mrr, 0.5);
+    }
+}

@@ -1,0 +1,646 @@
+//! `docent index`: sources → chunks → (embeddings) → one index file.
+//!
+//! Library entry point: [`build_index`] with [`IndexSettings`] (used by `docent demo` too):
+//!
+//! ```no_run
+//! use docent_cli::index::{build_index, IndexSettings, SourceSpec};
+//! let settings = IndexSettings {
+//!     sources: vec![SourceSpec { path: "docs".into(), namespace: String::new() }],
+//!     out: "public/docent.idx".into(),
+//!     embed: "none".into(),
+//!     ..IndexSettings::default()
+//! };
+//! let report = build_index(&settings)?;
+//! println!("{}", report.summary());
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+//!
+//! Incremental: vectors of chunks whose content hash is unchanged are taken from the previous
+//! index (`previous`, else the existing output file) when it was built with the same
+//! provider/model/dims, so an unchanged site costs zero embedding calls.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context};
+use clap::Args;
+use docent_core::chunk::{cl100k_tokens, ChunkOptions, Chunker};
+use docent_core::model::{Chunk, IndexHeader};
+use docent_core::source::{page_url, parse_page, Flavor, Parsed, UrlStyle};
+use docent_core::Index;
+use docent_embed::{EmbedOptions, Embedder};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::config::{load_index_section, split_namespace};
+use crate::walk::{detect_flavor, find_files, globset};
+
+/// Arguments of `docent index`.
+#[derive(Debug, Clone, Args, Default)]
+#[command(after_help = "Examples:
+  # built mdBook HTML, lexical only: urls like ch03-02-data-types.html#scalar-types
+  docent index ~/book/html --out book.idx
+
+  # two namespaces (filter with `docent search --namespace reference`)
+  docent index book=$(rustc --print sysroot)/share/doc/rust/html/book \\
+               reference=$(rustc --print sysroot)/share/doc/rust/html/reference --out rust.idx
+
+  # VitePress sources with local embeddings and absolute clean URLs
+  docent index docs --out docs/public/docent.idx --embed local \\
+               --base-url https://docs.example.com --clean-urls --exclude 'drafts/**'
+
+  # OpenAI embeddings (key in OPENAI_API_KEY); re-running reuses unchanged vectors
+  docent index docs --out docent.idx --embed openai --model text-embedding-3-small --dims 512
+
+  # everything from docent.toml's [index] section
+  docent index --config docent.toml")]
+pub struct IndexArgs {
+    /// Source folders: `path` or `namespace=path` (Markdown/MDX sources or built HTML).
+    #[arg(value_name = "SRC")]
+    pub sources: Vec<String>,
+    /// Output index file.
+    #[arg(long, short, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Embedding provider: openai, local or none (lexical only).
+    #[arg(long, value_name = "PROVIDER")]
+    pub embed: Option<String>,
+    /// Embedding model (openai: text-embedding-3-small; local: all-MiniLM-L6-v2 or a folder).
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
+    /// Vector dimensions (openai models that accept `dimensions`).
+    #[arg(long, value_name = "N")]
+    pub dims: Option<usize>,
+    /// Public URL of the site: page URLs become absolute (https://docs.example.com/guide/intro.html).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// With --base-url: page URLs without `.html` (VitePress cleanUrls, Docusaurus).
+    #[arg(long)]
+    pub clean_urls: bool,
+    /// Namespace for sources given without `namespace=`.
+    #[arg(long, value_name = "NAME")]
+    pub namespace: Option<String>,
+    /// Previous index to reuse vectors from (default: the existing --out file).
+    #[arg(long, value_name = "OLD")]
+    pub previous: Option<PathBuf>,
+    /// Only index files matching this glob (relative to the source folder; repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub include: Vec<String>,
+    /// Skip files matching this glob (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// Markdown anchor rules: vitepress, docusaurus (= github), docsify, auto (default).
+    #[arg(long, value_name = "NAME")]
+    pub flavor: Option<String>,
+    /// Max cl100k tokens per chunk (default 350).
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<usize>,
+    /// openai: API base URL for embeddings (Azure, Ollama, vLLM, LiteLLM...).
+    #[arg(long, value_name = "URL")]
+    pub embed_base_url: Option<String>,
+    /// openai: NAME of the environment variable holding the API key (default OPENAI_API_KEY).
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
+    /// Relevance floor to record in the index (see `docent eval`).
+    #[arg(long, value_name = "F")]
+    pub floor: Option<f32>,
+    /// docent.toml to read the [index] section from (default: ./docent.toml if present).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// No progress bars.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// One source folder and its namespace ("" = none).
+#[derive(Debug, Clone, Default)]
+pub struct SourceSpec {
+    /// The folder.
+    pub path: PathBuf,
+    /// Namespace for its chunks ("" = none).
+    pub namespace: String,
+}
+
+/// Everything `build_index` needs.
+#[derive(Debug, Clone)]
+pub struct IndexSettings {
+    /// Source folders.
+    pub sources: Vec<SourceSpec>,
+    /// Output file.
+    pub out: PathBuf,
+    /// `openai`, `local` or `none`.
+    pub embed: String,
+    /// Embedding model (provider default when None).
+    pub model: Option<String>,
+    /// Vector dimensions (`openai`).
+    pub dims: Option<usize>,
+    /// Public site URL; None = URLs relative to the source folder.
+    pub base_url: Option<String>,
+    /// Clean URLs (no `.html`) with a base URL.
+    pub clean_urls: bool,
+    /// Previous index to reuse vectors from; None = the output file if it exists.
+    pub previous: Option<PathBuf>,
+    /// Include globs (empty = all).
+    pub include: Vec<String>,
+    /// Exclude globs.
+    pub exclude: Vec<String>,
+    /// Markdown anchor flavor; None = detect per source folder.
+    pub flavor: Option<Flavor>,
+    /// Chunk sizes.
+    pub chunk: ChunkOptions,
+    /// `openai` settings (base URL, key variable, batch sizes...).
+    pub embed_options: EmbedOptions,
+    /// Relevance floor recorded in the header.
+    pub floor: Option<f32>,
+    /// Show progress bars.
+    pub progress: bool,
+}
+
+impl Default for IndexSettings {
+    fn default() -> Self {
+        IndexSettings {
+            sources: Vec::new(),
+            out: PathBuf::from("docent.idx"),
+            embed: "none".into(),
+            model: None,
+            dims: None,
+            base_url: None,
+            clean_urls: false,
+            previous: None,
+            include: Vec::new(),
+            exclude: Vec::new(),
+            flavor: None,
+            chunk: ChunkOptions::default(),
+            embed_options: EmbedOptions::default(),
+            floor: None,
+            progress: false,
+        }
+    }
+}
+
+/// What `build_index` did.
+#[derive(Debug, Clone, Default)]
+pub struct IndexReport {
+    /// Output file.
+    pub out: PathBuf,
+    /// Pages indexed.
+    pub pages: usize,
+    /// Pages skipped (noindex, redirects) or empty.
+    pub skipped: usize,
+    /// Chunks written.
+    pub chunks: usize,
+    /// Sum of the chunks' cl100k tokens.
+    pub tokens: u64,
+    /// Calls to the embedder.
+    pub embed_calls: usize,
+    /// Chunks embedded in this run.
+    pub embedded: usize,
+    /// New chunks (their section did not exist before).
+    pub added: usize,
+    /// Chunks of sections that existed but changed.
+    pub updated: usize,
+    /// Sections of the previous index that are gone.
+    pub removed: usize,
+    /// Chunks whose vector came from the previous index.
+    pub reused: usize,
+    /// Whether a previous index was found and compared.
+    pub had_previous: bool,
+    /// Index file size in bytes.
+    pub bytes: usize,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// Provider and model recorded.
+    pub provider: String,
+    /// Model recorded ("" for none).
+    pub model: String,
+    /// Notes to show the user (previous index not reusable, ...).
+    pub notes: Vec<String>,
+}
+
+impl IndexReport {
+    /// The human summary printed at the end of `docent index`.
+    pub fn summary(&self) -> String {
+        let embed = if self.provider == "none" || self.provider.is_empty() {
+            "none (lexical only)".to_string()
+        } else {
+            format!("{} {}: {} calls, {} chunks embedded", self.provider, self.model, self.embed_calls, self.embedded)
+        };
+        let mut s = format!(
+            "wrote {} ({})\n  pages    {} indexed, {} skipped\n  chunks   {} ({} tokens)\n  embed    {embed}\n",
+            self.out.display(),
+            human_bytes(self.bytes),
+            self.pages,
+            self.skipped,
+            self.chunks,
+            self.tokens,
+        );
+        if self.had_previous {
+            s.push_str(&format!(
+                "  changes  {} added, {} updated, {} removed, {} reused\n",
+                self.added, self.updated, self.removed, self.reused
+            ));
+        } else {
+            s.push_str(&format!("  changes  {} added (no previous index)\n", self.added));
+        }
+        s.push_str(&format!("  time     {:.2}s\n", self.elapsed.as_secs_f64()));
+        for n in &self.notes {
+            s.push_str(&format!("  note: {n}\n"));
+        }
+        s
+    }
+}
+
+/// Bytes as "12.3 KiB".
+pub fn human_bytes(n: usize) -> String {
+    let n = n as f64;
+    if n < 1024.0 {
+        format!("{n} B")
+    } else if n < 1024.0 * 1024.0 {
+        format!("{:.1} KiB", n / 1024.0)
+    } else {
+        format!("{:.2} MiB", n / 1024.0 / 1024.0)
+    }
+}
+
+/// `docent index` from parsed arguments (+ docent.toml).
+pub fn run(args: IndexArgs) -> anyhow::Result<()> {
+    let settings = settings_from_args(args)?;
+    let report = build_index(&settings)?;
+    print!("{}", report.summary());
+    Ok(())
+}
+
+/// Merge flags over the `[index]` section of the config file.
+pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
+    let config_path = match &args.config {
+        Some(p) => {
+            if !p.exists() {
+                bail!("config file {} does not exist", p.display());
+            }
+            Some(p.clone())
+        }
+        None => Some(PathBuf::from("docent.toml")).filter(|p| p.exists() && args.sources.is_empty()),
+    };
+    let section = match &config_path {
+        Some(p) => load_index_section(p)?.unwrap_or_default(),
+        None => Default::default(),
+    };
+    let default_ns = args.namespace.clone().or(section.namespace.clone()).unwrap_or_default();
+    let raw_sources = if args.sources.is_empty() { section.sources.clone() } else { args.sources.clone() };
+    if raw_sources.is_empty() {
+        bail!("no sources given: pass the folder(s) with your docs, e.g. `docent index docs --out docent.idx`, or set sources in docent.toml's [index] section");
+    }
+    let sources = raw_sources
+        .iter()
+        .map(|s| {
+            let (ns, path) = split_namespace(s);
+            SourceSpec { path: PathBuf::from(path), namespace: ns.map(str::to_string).unwrap_or_else(|| default_ns.clone()) }
+        })
+        .collect();
+    let Some(out) = args.out.clone().or(section.out.clone()) else {
+        bail!("no output file: pass --out FILE (e.g. --out public/docent.idx) or set out in docent.toml's [index] section");
+    };
+    let flavor = match args.flavor.as_deref().or(section.flavor.as_deref()) {
+        None | Some("auto") => None,
+        Some(f) => Some(Flavor::parse(f).ok_or_else(|| anyhow::anyhow!("unknown flavor {f:?}: use vitepress, docusaurus, docsify or auto"))?),
+    };
+    let mut chunk = ChunkOptions::default();
+    if let Some(m) = args.max_tokens.or(section.max_tokens) {
+        if m < 32 {
+            bail!("--max-tokens {m} is too small; use at least 32 (default 350)");
+        }
+        chunk.max_tokens = m;
+    }
+    if let Some(o) = section.overlap_tokens {
+        chunk.overlap_tokens = o;
+    }
+    let embed = args.embed.clone().or(section.embed.clone()).unwrap_or_else(|| "none".into()).to_ascii_lowercase();
+    if !matches!(embed.as_str(), "openai" | "local" | "none") {
+        bail!("unknown --embed {embed:?}: use openai, local or none");
+    }
+    let dims = args.dims.or(section.dims);
+    let embed_options = EmbedOptions {
+        base_url: args.embed_base_url.clone().or(section.embed_base_url.clone()),
+        api_key_env: args.api_key_env.clone().or(section.api_key_env.clone()),
+        dimensions: dims,
+        ..EmbedOptions::default()
+    };
+    Ok(IndexSettings {
+        sources,
+        out,
+        embed,
+        model: args.model.clone().or(section.model.clone()),
+        dims,
+        base_url: args.base_url.clone().or(section.base_url.clone()),
+        clean_urls: args.clean_urls || section.clean_urls.unwrap_or(false),
+        previous: args.previous.clone().or(section.previous.clone()),
+        include: if args.include.is_empty() { section.include.clone() } else { args.include.clone() },
+        exclude: if args.exclude.is_empty() { section.exclude.clone() } else { args.exclude.clone() },
+        flavor,
+        chunk,
+        embed_options,
+        floor: args.floor.or(section.floor),
+        progress: !args.quiet,
+    })
+}
+
+/// Build the index described by `settings`, creating the embedder it names.
+pub fn build_index(settings: &IndexSettings) -> anyhow::Result<IndexReport> {
+    let embedder: Option<Box<dyn Embedder>> = if settings.embed == "none" {
+        None
+    } else {
+        Some(
+            docent_embed::make_embedder(&settings.embed, settings.model.as_deref(), &settings.embed_options)
+                .with_context(|| format!("cannot set up the {} embedder", settings.embed))?,
+        )
+    };
+    build_index_with(settings, embedder.as_deref())
+}
+
+/// Build with a given embedder (None = lexical only). Tests pass a counting embedder here.
+pub fn build_index_with(settings: &IndexSettings, embedder: Option<&dyn Embedder>) -> anyhow::Result<IndexReport> {
+    let started = Instant::now();
+    let mut report = IndexReport { out: settings.out.clone(), ..Default::default() };
+    let include = globset(&settings.include, "include")?;
+    let exclude = globset(&settings.exclude, "exclude")?;
+    if settings.sources.is_empty() {
+        bail!("no sources given: pass the folder(s) with your docs");
+    }
+    check_writable(&settings.out)?;
+
+    // 1. Find files.
+    let mut files = Vec::new();
+    for src in &settings.sources {
+        let found = find_files(&src.path, include.as_ref(), exclude.as_ref())?;
+        if found.is_empty() {
+            bail!(
+                "no Markdown (.md, .mdx) or HTML (.html) pages in {}{}; check the folder (for a built site, point at its output folder)",
+                src.path.display(),
+                if include.is_some() || exclude.is_some() { " after applying --include/--exclude" } else { "" }
+            );
+        }
+        let flavor = settings.flavor.unwrap_or_else(|| detect_flavor(&src.path));
+        files.extend(found.into_iter().map(|f| (f, src.namespace.clone(), flavor)));
+    }
+
+    // 2. Parse and chunk.
+    let info = embedder.map(|e| e.info());
+    let limit = info.as_ref().and_then(|i| i.max_input_tokens);
+    let fits_fn = |text: &str| -> bool {
+        match (embedder, limit) {
+            (Some(e), Some(max)) => e.count_tokens(text).map(|n| n <= max).unwrap_or(true),
+            _ => true,
+        }
+    };
+    let count_fn = |text: &str| cl100k_tokens(text);
+    // A model limit (e.g. 256 word pieces) is a good first guess for the cl100k limit too:
+    // cl100k needs fewer tokens than WordPiece for the same text, so few chunks need re-splitting.
+    let mut chunk_opts = settings.chunk;
+    if let Some(m) = limit {
+        chunk_opts.max_tokens = chunk_opts.max_tokens.min(m.saturating_sub(16).max(32));
+    }
+    let chunker = Chunker {
+        opts: chunk_opts,
+        count: &count_fn,
+        fits: if limit.is_some() { Some(&fits_fn) } else { None },
+    };
+    let style = if settings.clean_urls { UrlStyle::Clean } else { UrlStyle::Html };
+    let bar = progress(settings.progress, files.len() as u64, "chunking");
+    let mut chunks: Vec<Chunk> = Vec::new();
+    let mut pages: HashSet<(String, String)> = HashSet::new();
+    for (file, namespace, flavor) in &files {
+        bar.set_message(file.rel.clone());
+        let bytes = std::fs::read(&file.path).with_context(|| format!("cannot read {}", file.path.display()))?;
+        let content = String::from_utf8_lossy(&bytes);
+        let stem = file.rel.rsplit('/').next().unwrap_or(&file.rel);
+        let stem = stem.rsplit_once('.').map(|(s, _)| s).unwrap_or(stem);
+        let page = match parse_page(file.kind, &content, *flavor, stem)? {
+            Parsed::Page(p) => p,
+            Parsed::Skipped(_) => {
+                report.skipped += 1;
+                bar.inc(1);
+                continue;
+            }
+        };
+        let url = page_url(&file.rel, settings.base_url.as_deref(), style);
+        let page_chunks = chunker.chunk_page(&page, &url, namespace)?;
+        if page_chunks.is_empty() {
+            report.skipped += 1;
+        } else {
+            pages.insert((namespace.clone(), url));
+            chunks.extend(page_chunks);
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if chunks.is_empty() {
+        bail!("the site is empty: no page had any text to index ({} pages skipped as noindex, redirects or empty)", report.skipped);
+    }
+    report.pages = pages.len();
+    report.chunks = chunks.len();
+    report.tokens = chunks.iter().map(|c| c.tokens as u64).sum();
+
+    // 3. Compare with the previous index; reuse vectors.
+    let previous_path = settings.previous.clone().or_else(|| Some(settings.out.clone()).filter(|p| p.exists()));
+    let previous = match &previous_path {
+        Some(p) => match load_previous(p, settings.previous.is_some()) {
+            Ok(idx) => Some(idx),
+            Err(e) if settings.previous.is_none() => {
+                report.notes.push(format!("existing {} not reused: {e}", p.display()));
+                None
+            }
+            Err(e) => return Err(e),
+        },
+        None => None,
+    };
+    let (provider, model, dims) = match &info {
+        Some(i) => (i.provider.clone(), i.model.clone(), i.dims),
+        None => ("none".to_string(), String::new(), 0),
+    };
+    let mut vectors: Vec<Option<Vec<f32>>> = vec![None; chunks.len()];
+    if let Some(prev) = &previous {
+        report.had_previous = true;
+        let ph = prev.header();
+        let same_model = ph.provider == provider && ph.model == model && (dims == 0 || ph.dims as usize == dims);
+        let mut by_hash: HashMap<u64, usize> = HashMap::new();
+        let mut old_links: HashSet<String> = HashSet::new();
+        for i in 0..prev.len() {
+            let c = prev.chunk(i);
+            by_hash.entry(c.hash).or_insert(i);
+            old_links.insert(format!("{}\u{0}{}", c.namespace, c.link()));
+        }
+        let new_links: HashSet<String> = chunks.iter().map(|c| format!("{}\u{0}{}", c.namespace, c.link())).collect();
+        report.removed = old_links.difference(&new_links).count();
+        if embedder.is_some() && !same_model {
+            report.notes.push(format!(
+                "previous index was built with {} {} ({} dims); all chunks are embedded again",
+                ph.provider, ph.model, ph.dims
+            ));
+        }
+        for (i, c) in chunks.iter().enumerate() {
+            match by_hash.get(&c.hash) {
+                Some(&j) => {
+                    if embedder.is_none() {
+                        report.reused += 1;
+                    } else if same_model {
+                        vectors[i] = prev.vector(j);
+                        if vectors[i].is_some() {
+                            report.reused += 1;
+                        }
+                    }
+                }
+                None => {
+                    if old_links.contains(&format!("{}\u{0}{}", c.namespace, c.link())) {
+                        report.updated += 1;
+                    } else {
+                        report.added += 1;
+                    }
+                }
+            }
+        }
+    } else {
+        report.added = chunks.len();
+    }
+
+    // 4. Embed what is missing.
+    let final_vectors: Option<Vec<Vec<f32>>> = match embedder {
+        None => None,
+        Some(e) => {
+            let todo: Vec<usize> = (0..chunks.len()).filter(|&i| vectors[i].is_none()).collect();
+            if !todo.is_empty() {
+                let bar = progress(settings.progress, todo.len() as u64, "embedding");
+                let (calls, result) = embed_all(e, &chunks, &todo, &bar)?;
+                bar.finish_and_clear();
+                report.embed_calls = calls;
+                report.embedded = todo.len();
+                for (i, v) in todo.iter().zip(result) {
+                    vectors[*i] = Some(v);
+                }
+            }
+            let vs: Vec<Vec<f32>> = vectors.into_iter().map(|v| v.unwrap_or_default()).collect();
+            Some(vs)
+        }
+    };
+    let dims = match (&final_vectors, dims) {
+        (Some(vs), 0) => vs.first().map(|v| v.len()).unwrap_or(0),
+        _ => dims,
+    };
+    if let Some(vs) = &final_vectors {
+        if let Some(bad) = vs.iter().position(|v| v.len() != dims) {
+            bail!("the embedder returned a vector of {} dims for chunk {} but {dims} for others", vs[bad].len(), chunks[bad].link());
+        }
+    }
+
+    // 5. Write.
+    let namespaces: BTreeSet<String> = chunks.iter().map(|c| c.namespace.clone()).filter(|n| !n.is_empty()).collect();
+    let header = IndexHeader {
+        provider: provider.clone(),
+        model: model.clone(),
+        dims: dims as u32,
+        tokenizer: "cl100k_base".into(),
+        chunk_count: chunks.len() as u32,
+        page_count: report.pages as u32,
+        namespaces: namespaces.into_iter().collect(),
+        docent_version: docent_core::VERSION.to_string(),
+        built_at: SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+        relevance_floor: settings.floor.or_else(|| previous.as_ref().and_then(|p| p.header().relevance_floor)),
+        sources: settings
+            .sources
+            .iter()
+            .map(|s| if s.namespace.is_empty() { s.path.display().to_string() } else { format!("{}={}", s.namespace, s.path.display()) })
+            .chain(settings.base_url.iter().map(|b| format!("base_url={b}")))
+            .collect(),
+        ..IndexHeader::default()
+    };
+    let bytes = docent_core::format::write_index(&header, &chunks, final_vectors.as_deref()).context("cannot encode the index")?;
+    report.bytes = bytes.len();
+    write_atomic(&settings.out, &bytes)?;
+    report.provider = provider;
+    report.model = model;
+    report.elapsed = started.elapsed();
+    Ok(report)
+}
+
+fn load_previous(path: &Path, explicit: bool) -> anyhow::Result<Index> {
+    let bytes = std::fs::read(path).with_context(|| {
+        if explicit {
+            format!("cannot read the previous index {} (--previous)", path.display())
+        } else {
+            format!("cannot read {}", path.display())
+        }
+    })?;
+    Index::from_bytes(bytes).map_err(|e| anyhow::anyhow!("{} is not a usable index: {e}", path.display()))
+}
+
+/// Inputs per `embed` call (the provider may batch further internally).
+const EMBED_BATCH: usize = 64;
+
+/// Embed `todo` chunks; returns (calls, vectors in `todo` order).
+fn embed_all(e: &dyn Embedder, chunks: &[Chunk], todo: &[usize], bar: &ProgressBar) -> anyhow::Result<(usize, Vec<Vec<f32>>)> {
+    let inputs: Vec<String> = todo.iter().map(|&i| chunks[i].embedding_input()).collect();
+    let work = async {
+        let mut out = Vec::with_capacity(inputs.len());
+        let mut calls = 0;
+        for batch in inputs.chunks(EMBED_BATCH) {
+            calls += 1;
+            let vs = e.embed(batch).await.context("embedding failed")?;
+            if vs.len() != batch.len() {
+                bail!("the embedder returned {} vectors for {} inputs", vs.len(), batch.len());
+            }
+            out.extend(vs);
+            bar.inc(batch.len() as u64);
+        }
+        Ok((calls, out))
+    };
+    block_on(work)
+}
+
+/// Run a future to completion on a fresh runtime in a scoped thread, so this works from plain
+/// threads, `spawn_blocking` and inside other runtimes alike.
+pub fn block_on<F: std::future::Future + Send>(fut: F) -> F::Output
+where
+    F::Output: Send,
+{
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("cannot start the async runtime");
+            rt.block_on(fut)
+        })
+        .join()
+        .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    })
+}
+
+fn progress(show: bool, len: u64, what: &str) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    let style = ProgressStyle::with_template(&format!("{what:>10} [{{bar:30}}] {{pos}}/{{len}} {{wide_msg}}"))
+        .map(|s| s.progress_chars("=> "))
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar
+}
+
+fn check_writable(out: &Path) -> anyhow::Result<()> {
+    if out.is_dir() {
+        bail!("--out {} is a folder; give a file name such as {}/docent.idx", out.display(), out.display());
+    }
+    let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !dir.exists() {
+        bail!("cannot write {}: folder {} does not exist (create it first)", out.display(), dir.display());
+    }
+    let probe = dir.join(format!(".docent-write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| anyhow::anyhow!("cannot write {}: {e} (check the folder's permissions)", out.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+fn write_atomic(out: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = out.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "docent.idx".into());
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, out).with_context(|| format!("cannot move the new index into place at {}", out.display()))?;
+    Ok(())
+}

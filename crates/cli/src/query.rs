@@ -1,0 +1,301 @@
+//! `docent search`, plus what `search` and `eval` share: loading an index and embedding
+//! questions with the provider/model recorded in its header.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use clap::{Args, ValueEnum};
+use docent_core::search::{Mode, Query, SearchOptions, SearchResult};
+use docent_core::Index;
+use docent_embed::{EmbedOptions, Embedder};
+
+use crate::index::block_on;
+
+/// Which retriever(s) to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ModeArg {
+    /// Vectors + BM25, fused (lexical only when the index has no vectors).
+    #[default]
+    Hybrid,
+    /// Cosine over the vectors only.
+    Vector,
+    /// BM25 only.
+    Lexical,
+}
+
+impl ModeArg {
+    /// The core search mode.
+    pub fn mode(self) -> Mode {
+        match self {
+            ModeArg::Hybrid => Mode::Hybrid,
+            ModeArg::Vector => Mode::Vector,
+            ModeArg::Lexical => Mode::Lexical,
+        }
+    }
+    /// "hybrid", "vector" or "lexical".
+    pub fn name(self) -> &'static str {
+        match self {
+            ModeArg::Hybrid => "hybrid",
+            ModeArg::Vector => "vector",
+            ModeArg::Lexical => "lexical",
+        }
+    }
+}
+
+/// How to reach the embedding provider recorded in the index (for `openai`).
+#[derive(Debug, Clone, Args, Default)]
+pub struct EmbedAccess {
+    /// openai: API base URL for query embeddings (same as when indexing).
+    #[arg(long, value_name = "URL")]
+    pub embed_base_url: Option<String>,
+    /// openai: NAME of the environment variable holding the API key.
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
+    /// Expected embedding provider; refused if the index was built with another.
+    #[arg(long, value_name = "PROVIDER")]
+    pub embed: Option<String>,
+    /// Expected embedding model; refused if the index was built with another.
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
+}
+
+/// Arguments of `docent search`.
+#[derive(Debug, Clone, Args)]
+#[command(after_help = "Examples:
+  docent search rust.idx \"how do integer overflows behave in release builds\"
+  docent search rust.idx \"CARGO_HOME\" --mode lexical --top 3
+  docent search rust.idx \"what is a trait object\" --namespace book --json
+  echo '[\"How do I define a trait?\"]' > history.json
+  docent search rust.idx \"and how do I give it a default method?\" --history history.json
+
+--json prints one object per line: {\"url\",\"title\",\"breadcrumb\",\"score\",\"retriever\"}.
+The question is embedded with the provider and model recorded in the index.")]
+pub struct SearchArgs {
+    /// The index file.
+    #[arg(value_name = "INDEX")]
+    pub index: PathBuf,
+    /// The question.
+    #[arg(value_name = "QUESTION")]
+    pub question: String,
+    /// Number of hits.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub top: usize,
+    /// One JSON object per hit and line.
+    #[arg(long)]
+    pub json: bool,
+    /// JSON file with earlier turns: ["question", ...] or [{"role":"user","content":...}, ...].
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<PathBuf>,
+    /// Only this namespace.
+    #[arg(long, value_name = "NAME")]
+    pub namespace: Option<String>,
+    /// Only URLs starting with this prefix.
+    #[arg(long, value_name = "PREFIX")]
+    pub url_prefix: Option<String>,
+    /// Retriever(s) to run.
+    #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
+    pub mode: ModeArg,
+    /// Relevance floor override (0 = never abstain).
+    #[arg(long, value_name = "F")]
+    pub floor: Option<f32>,
+    /// Embedding access.
+    #[command(flatten)]
+    pub access: EmbedAccess,
+}
+
+/// Read and validate an index file.
+pub fn load_index(path: &Path) -> anyhow::Result<Index> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read index {} (build one with `docent index`)", path.display()))?;
+    Index::from_bytes(bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// The embedder the index was built with, or None when the search needs no vectors.
+pub fn query_embedder(index: &Index, mode: ModeArg, access: &EmbedAccess) -> anyhow::Result<Option<Box<dyn Embedder>>> {
+    let h = index.header();
+    if let Some(p) = &access.embed {
+        if !p.eq_ignore_ascii_case(&h.provider) {
+            bail!("the index was built with embedding provider {:?} but {p:?} was asked for; rebuild the index with --embed {p} or drop --embed", h.provider);
+        }
+    }
+    if let Some(m) = &access.model {
+        if m != &h.model && !h.model.ends_with(&format!("/{m}")) {
+            bail!("the index was built with embedding model {:?} but {m:?} was asked for; questions must be embedded with the same model (rebuild the index with --model {m})", h.model);
+        }
+    }
+    if h.provider == "none" || h.dims == 0 {
+        if mode == ModeArg::Vector {
+            bail!("the index has no vectors (built with --embed none); use --mode lexical or rebuild it with --embed local or --embed openai");
+        }
+        return Ok(None);
+    }
+    if mode == ModeArg::Lexical {
+        return Ok(None);
+    }
+    let opts = EmbedOptions {
+        base_url: access.embed_base_url.clone(),
+        api_key_env: access.api_key_env.clone(),
+        dimensions: if h.provider == "openai" { Some(h.dims as usize) } else { None },
+        ..EmbedOptions::default()
+    };
+    let e = docent_embed::make_embedder(&h.provider, Some(&h.model), &opts)
+        .with_context(|| format!("cannot set up the {} embedder {:?} the index was built with", h.provider, h.model))?;
+    let info = e.info();
+    if info.model != h.model {
+        bail!("embedding model mismatch: the index was built with {:?}, the {} provider gives {:?}; rebuild the index", h.model, h.provider, info.model);
+    }
+    if info.dims != 0 && info.dims != h.dims as usize {
+        bail!("embedding size mismatch: the index has {} dims, the model gives {}; rebuild the index", h.dims, info.dims);
+    }
+    Ok(Some(e))
+}
+
+/// Embed texts (one call); an error mentions the provider.
+pub fn embed_texts(e: &dyn Embedder, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+    if texts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let vs = block_on(e.embed(texts)).context("cannot embed the question")?;
+    if vs.len() != texts.len() {
+        bail!("the embedder returned {} vectors for {} questions", vs.len(), texts.len());
+    }
+    Ok(vs)
+}
+
+/// Read a history file: a JSON array of strings or of chat messages (user turns are kept).
+pub fn read_history(path: &Path) -> anyhow::Result<Vec<String>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read history file {}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("history file {} is not JSON ({e}); write [\"earlier question\", ...]", path.display()))?;
+    history_from_json(&v).ok_or_else(|| {
+        anyhow::anyhow!("history file {} must be a JSON array of strings or of {{\"role\",\"content\"}} messages", path.display())
+    })
+}
+
+/// `["q1", "q2"]` or `[{"role":"user","content":"q1"}, ...]` → user turns, oldest first.
+pub fn history_from_json(v: &serde_json::Value) -> Option<Vec<String>> {
+    let arr = v.as_array()?;
+    let mut out = Vec::new();
+    for item in arr {
+        match item {
+            serde_json::Value::String(s) => out.push(s.clone()),
+            serde_json::Value::Object(o) => {
+                let role = o.get("role").and_then(|r| r.as_str()).unwrap_or("user");
+                let content = o.get("content").and_then(|c| c.as_str())?;
+                if role == "user" {
+                    out.push(content.to_string());
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// Run one search with optional embeddings of the question and its last history turn.
+pub fn search_one(
+    index: &Index,
+    embedder: Option<&dyn Embedder>,
+    question: &str,
+    history: &[String],
+    opts: &SearchOptions,
+) -> anyhow::Result<SearchResult> {
+    let (qv, hv) = match embedder {
+        Some(e) => {
+            let mut texts = vec![question.to_string()];
+            if let Some(last) = history.last() {
+                texts.push(last.clone());
+            }
+            let mut vs = embed_texts(e, &texts)?;
+            let hv = if vs.len() > 1 { vs.pop() } else { None };
+            (vs.pop(), hv)
+        }
+        None => (None, None),
+    };
+    let q = Query { text: question, vector: qv.as_deref(), history, history_vector: hv.as_deref() };
+    Ok(index.search(&q, opts))
+}
+
+/// `docent search`.
+pub fn run(args: SearchArgs) -> anyhow::Result<()> {
+    if args.question.trim().is_empty() {
+        bail!("the question is empty; pass it in quotes: docent search INDEX \"how do I ...\"");
+    }
+    let index = load_index(&args.index)?;
+    let embedder = query_embedder(&index, args.mode, &args.access)?;
+    let history = match &args.history {
+        Some(p) => read_history(p)?,
+        None => Vec::new(),
+    };
+    let opts = SearchOptions {
+        top_k: args.top.max(1),
+        mode: args.mode.mode(),
+        namespace: args.namespace.clone(),
+        url_prefix: args.url_prefix.clone(),
+        floor: args.floor,
+        ..SearchOptions::default()
+    };
+    if let Some(ns) = &args.namespace {
+        if !index.header().namespaces.contains(ns) {
+            bail!("namespace {ns:?} is not in this index (it has: {})", if index.header().namespaces.is_empty() { "none".to_string() } else { index.header().namespaces.join(", ") });
+        }
+    }
+    let result = search_one(&index, embedder.as_deref(), &args.question, &history, &opts)?;
+    if args.json {
+        for hit in &result.hits {
+            let c = index.chunk(hit.chunk as usize);
+            let line = serde_json::json!({
+                "url": c.link(),
+                "title": c.title,
+                "breadcrumb": c.breadcrumb_display(),
+                "score": hit.score,
+                "retriever": hit.retrievers.label(),
+            });
+            println!("{line}");
+        }
+        if result.abstained {
+            eprintln!("abstained: the docs don't seem to cover this (confidence {:.3})", result.confidence);
+        }
+        return Ok(());
+    }
+    if result.abstained {
+        println!("The docs don't seem to cover this (confidence {:.3} is below the relevance floor).", result.confidence);
+        if !result.closest.is_empty() {
+            println!("Closest sections:");
+            print_hits(&index, &result.closest);
+        }
+        return Ok(());
+    }
+    if result.hits.is_empty() {
+        println!("No matches.");
+        return Ok(());
+    }
+    print_hits(&index, &result.hits);
+    println!("(confidence {:.3})", result.confidence);
+    Ok(())
+}
+
+fn print_hits(index: &Index, hits: &[docent_core::Hit]) {
+    for (i, hit) in hits.iter().enumerate() {
+        let c = index.chunk(hit.chunk as usize);
+        let crumb = if c.breadcrumb.is_empty() { c.title.clone() } else { c.breadcrumb_display() };
+        let ns = if c.namespace.is_empty() { String::new() } else { format!("[{}] ", c.namespace) };
+        println!("{:>2}. {:.4}  {:<14} {ns}{crumb}", i + 1, hit.score, hit.retrievers.label());
+        println!("    {}", c.link());
+        let snippet: String = c.text.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(160).collect();
+        println!("    {snippet}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_accepts_strings_or_messages_and_keeps_user_turns() {
+        let v = serde_json::json!(["a", "b"]);
+        assert_eq!(history_from_json(&v).unwrap(), vec!["a", "b"]);
+        let v = serde_json::json!([{"role":"user","content":"q"},{"role":"assistant","content":"ans"}]);
+        assert_eq!(history_from_json(&v).unwrap(), vec!["q"]);
+        assert!(history_from_json(&serde_json::json!({"x":1})).is_none());
+    }
+}

@@ -1,0 +1,137 @@
+//! Finding the pages of a source folder: Markdown/MDX and HTML files, include/exclude globs,
+//! and the Markdown anchor flavor of the site generator that owns the folder.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use docent_core::source::{Flavor, SourceKind};
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+/// One file to index.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// Absolute (or as given) path on disk.
+    pub path: PathBuf,
+    /// Path relative to the source folder, `/`-separated.
+    pub rel: String,
+    /// Markdown or HTML.
+    pub kind: SourceKind,
+}
+
+/// Folders never entered: dependencies, VCS, generator caches.
+const SKIP_DIRS: &[&str] = &["node_modules", ".git", ".vitepress", ".docusaurus", ".svn", ".hg", "target"];
+
+/// Compile globs; a bad pattern is a clear error naming it.
+pub fn globset(patterns: &[String], what: &str) -> anyhow::Result<Option<GlobSet>> {
+    if patterns.is_empty() {
+        return Ok(None);
+    }
+    let mut b = GlobSetBuilder::new();
+    for p in patterns {
+        let g = Glob::new(p).map_err(|e| anyhow::anyhow!("bad {what} glob {p:?}: {e}. Globs look like \"**/*.md\" or \"drafts/**\""))?;
+        b.add(g);
+        // "drafts" should also match everything below it.
+        if !p.contains('*') && !p.contains('.') {
+            if let Ok(g) = Glob::new(&format!("{}/**", p.trim_end_matches('/'))) {
+                b.add(g);
+            }
+        }
+    }
+    Ok(Some(b.build().with_context(|| format!("bad {what} globs"))?))
+}
+
+/// All indexable files under `root`, sorted by relative path.
+pub fn find_files(root: &Path, include: Option<&GlobSet>, exclude: Option<&GlobSet>) -> anyhow::Result<Vec<SourceFile>> {
+    if !root.exists() {
+        bail!("source folder {} does not exist; pass the folder with your docs (Markdown sources or built HTML)", root.display());
+    }
+    if !root.is_dir() {
+        bail!("source {} is not a folder; pass the folder that contains your docs", root.display());
+    }
+    let mut out = Vec::new();
+    let walker = walkdir::WalkDir::new(root).follow_links(true).into_iter().filter_entry(|e| {
+        if e.depth() == 0 || !e.file_type().is_dir() {
+            return true;
+        }
+        let name = e.file_name().to_string_lossy();
+        !SKIP_DIRS.contains(&name.as_ref()) && !(name.starts_with('.') && name.len() > 1)
+    });
+    for entry in walker {
+        let entry = entry.with_context(|| format!("cannot read inside {}", root.display()))?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let rel = entry.path().strip_prefix(root).unwrap_or(entry.path()).to_string_lossy().replace('\\', "/");
+        let Some(kind) = SourceKind::detect(&rel) else { continue };
+        if let Some(inc) = include {
+            if !inc.is_match(&rel) {
+                continue;
+            }
+        }
+        if let Some(exc) = exclude {
+            if exc.is_match(&rel) {
+                continue;
+            }
+        }
+        out.push(SourceFile { path: entry.path().to_path_buf(), rel, kind });
+    }
+    out.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Ok(out)
+}
+
+/// Guess which generator's anchor rules apply to a Markdown folder: a `.vitepress` folder means
+/// VitePress, a `docusaurus.config.*` means Docusaurus, a Docsify `index.html` means Docsify.
+/// Looks in the folder and up to two parents. Default: Docusaurus/GitHub rules.
+pub fn detect_flavor(root: &Path) -> Flavor {
+    let mut dir = root.canonicalize().ok();
+    for _ in 0..3 {
+        let Some(d) = dir.clone() else { break };
+        if d.join(".vitepress").is_dir() {
+            return Flavor::VitePress;
+        }
+        for ext in ["js", "ts", "mjs", "cjs"] {
+            if d.join(format!("docusaurus.config.{ext}")).is_file() {
+                return Flavor::Docusaurus;
+            }
+        }
+        if let Ok(html) = std::fs::read_to_string(d.join("index.html")) {
+            if html.contains("docsify") {
+                return Flavor::Docsify;
+            }
+        }
+        dir = d.parent().map(Path::to_path_buf);
+    }
+    Flavor::Docusaurus
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_are_filtered_by_kind_globs_and_skipped_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        for f in ["a.md", "b.html", "c.css", "drafts/d.md", "node_modules/x/e.md", ".vitepress/f.md", "sub/g.mdx"] {
+            let p = r.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "# x").unwrap();
+        }
+        let exc = globset(&["drafts".to_string()], "exclude").unwrap();
+        let files = find_files(r, None, exc.as_ref()).unwrap();
+        let rels: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+        assert_eq!(rels, vec!["a.md", "b.html", "sub/g.mdx"]);
+        let inc = globset(&["**/*.mdx".to_string()], "include").unwrap();
+        let files = find_files(r, inc.as_ref(), None).unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(detect_flavor(r), Flavor::VitePress);
+    }
+
+    #[test]
+    fn a_bad_glob_and_a_missing_folder_give_clear_errors() {
+        let err = globset(&["a[".to_string()], "include").unwrap_err().to_string();
+        assert!(err.contains("bad include glob \"a[\""), "{err}");
+        let err = find_files(Path::new("/definitely/not/here"), None, None).unwrap_err().to_string();
+        assert!(err.contains("does not exist"), "{err}");
+    }
+}

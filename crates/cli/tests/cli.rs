@@ -1,0 +1,333 @@
+//! The `docent` binary end to end: index / search / inspect / eval on a temp copy of Rust Book
+//! pages and on a small Markdown fixture, incremental re-indexing with a counting embedder,
+//! clear errors, and the open eval set's gold anchors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use docent_cli::index::{build_index_with, IndexSettings, SourceSpec};
+use docent_embed::{BoxFuture, EmbedError, EmbedInfo, Embedder};
+
+fn docent(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_docent")).args(args).output().expect("run docent")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = docent(args);
+    assert!(out.status.success(), "docent {args:?} failed:\nstdout: {}\nstderr: {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn fails(args: &[&str]) -> String {
+    let out = docent(args);
+    assert!(!out.status.success(), "docent {args:?} should fail; stdout: {}", String::from_utf8_lossy(&out.stdout));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!err.contains("panicked"), "panic: {err}");
+    err
+}
+
+fn rust_html() -> Option<PathBuf> {
+    let out = Command::new("rustc").args(["--print", "sysroot"]).output().ok()?;
+    let root = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("share/doc/rust/html");
+    if root.join("book/ch03-02-data-types.html").exists() {
+        Some(root)
+    } else {
+        eprintln!("skipping: rust-docs not installed");
+        None
+    }
+}
+
+/// A temp copy of a few Book pages (plus print.html, which must be skipped).
+fn book_copy() -> Option<tempfile::TempDir> {
+    let root = rust_html()?;
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["ch03-02-data-types.html", "ch03-01-variables-and-mutability.html", "ch08-03-hash-maps.html", "ch16-01-threads.html", "print.html"] {
+        std::fs::copy(root.join("book").join(f), dir.path().join(f)).unwrap();
+    }
+    Some(dir)
+}
+
+fn md_fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let w = |rel: &str, text: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    w("index.md", "---\ntitle: Home\n---\n\n# Welcome\n\nThis site documents the frobnicator.\n");
+    w("guide/install.md", "# Installation\n\nInstall the frobnicator with `cargo install frob`.\n\n## Configuration {#config}\n\nSet `FROB_HOME` to choose where the cache lives.\n\n:::warning\nThe cache can grow large.\n:::\n");
+    w("guide/usage.mdx", "import X from './x';\n\n# Usage\n\n<X>Run `frob --fast` for speed.</X>\n\n## Troubleshooting\n\nIf frob crashes, delete the cache folder.\n");
+    w("drafts/secret.md", "# Secret\n\nunfinished draft page\n");
+    w("style.css", "body{}");
+    dir
+}
+
+#[test]
+fn help_shows_examples() {
+    let out = ok(&["index", "--help"]);
+    assert!(out.contains("Examples:") && out.contains("docent index"), "{out}");
+    let out = ok(&["search", "--help"]);
+    assert!(out.contains("--json"));
+    let out = ok(&["--help"]);
+    for cmd in ["index", "search", "inspect", "eval", "serve", "demo"] {
+        assert!(out.contains(cmd), "{cmd} missing from {out}");
+    }
+}
+
+#[test]
+fn rust_book_pages_are_indexed_searched_and_inspected() {
+    let Some(src) = book_copy() else { return };
+    let out_dir = tempfile::tempdir().unwrap();
+    let idx = out_dir.path().join("book.idx");
+    let idx_s = idx.to_str().unwrap();
+    let summary = ok(&["index", src.path().to_str().unwrap(), "--out", idx_s, "--quiet"]);
+    assert!(summary.contains("4 indexed, 1 skipped"), "{summary}");
+    assert!(summary.contains("chunks"), "{summary}");
+
+    let json = ok(&["search", idx_s, "integer types overflow wrapping", "--json", "--top", "5", "--floor", "0"]);
+    let hits: Vec<serde_json::Value> = json.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(!hits.is_empty(), "no hits");
+    for h in &hits {
+        for key in ["url", "title", "breadcrumb", "score", "retriever"] {
+            assert!(h.get(key).is_some(), "{key} missing in {h}");
+        }
+    }
+    assert!(hits.iter().any(|h| h["url"] == "ch03-02-data-types.html#integer-types"), "{json}");
+    assert_eq!(hits[0]["retriever"], "lexical");
+
+    let human = ok(&["search", idx_s, "how do I spawn a thread", "--floor", "0"]);
+    assert!(human.contains("ch16-01-threads.html#"), "{human}");
+
+    let ins = ok(&["inspect", idx_s]);
+    assert!(ins.contains("chunks") && ins.contains("size by section") && ins.contains("none (lexical only)"), "{ins}");
+    let ins_json: serde_json::Value = serde_json::from_str(&ok(&["inspect", idx_s, "--json"])).unwrap();
+    assert_eq!(ins_json["pages"], 4);
+}
+
+#[test]
+fn markdown_sources_get_base_url_clean_urls_and_globs() {
+    let src = md_fixture();
+    let out_dir = tempfile::tempdir().unwrap();
+    let idx = out_dir.path().join("site.idx");
+    let idx_s = idx.to_str().unwrap();
+    let summary = ok(&[
+        "index",
+        &format!("v2={}", src.path().display()),
+        "--out",
+        idx_s,
+        "--base-url",
+        "https://docs.example.com/",
+        "--clean-urls",
+        "--exclude",
+        "drafts/**",
+        "--quiet",
+    ]);
+    assert!(summary.contains("3 indexed"), "{summary}");
+    let json = ok(&["search", idx_s, "FROB_HOME cache", "--json", "--floor", "0", "--namespace", "v2"]);
+    let first: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+    assert_eq!(first["url"], "https://docs.example.com/guide/install#config");
+    assert_eq!(first["breadcrumb"], "Installation › Configuration");
+    let all = ok(&["search", idx_s, "unfinished draft", "--json", "--floor", "0"]);
+    assert!(!all.contains("secret"), "excluded page indexed: {all}");
+    let home = ok(&["search", idx_s, "frobnicator documents", "--json", "--floor", "0"]);
+    assert!(home.contains("\"https://docs.example.com/#welcome\""), "{home}");
+    let err = fails(&["search", idx_s, "x", "--namespace", "v9"]);
+    assert!(err.contains("namespace \"v9\" is not in this index"), "{err}");
+}
+
+#[test]
+fn eval_reports_recall_mrr_abstains_and_a_floor_suggestion() {
+    let src = md_fixture();
+    let out_dir = tempfile::tempdir().unwrap();
+    let idx = out_dir.path().join("site.idx");
+    let idx_s = idx.to_str().unwrap();
+    ok(&["index", src.path().to_str().unwrap(), "--out", idx_s, "--quiet"]);
+    let qs = out_dir.path().join("q.jsonl");
+    std::fs::write(
+        &qs,
+        concat!(
+            "{\"question\": \"where does FROB_HOME put the cache\", \"gold\": [\"guide/install.html#config\"], \"kind\": \"identifier\"}\n",
+            "{\"question\": \"what if frob crashes\", \"gold\": [\"guide/usage.html#troubleshooting\"], \"kind\": \"paraphrase\"}\n",
+            "{\"question\": \"and how do I make it fast?\", \"history\": [\"how do I use frob\"], \"gold\": [\"guide/usage.html#usage\"], \"kind\": \"followup\"}\n",
+            "{\"question\": \"sourdough bread recipe\", \"gold\": [], \"kind\": \"unanswerable\"}\n",
+        ),
+    )
+    .unwrap();
+    let text = ok(&["eval", idx_s, qs.to_str().unwrap()]);
+    assert!(text.contains("R@1") && text.contains("MRR") && text.contains("ALL"), "{text}");
+    let report: serde_json::Value = serde_json::from_str(&ok(&["eval", idx_s, qs.to_str().unwrap(), "--json", "--mode", "lexical"])).unwrap();
+    assert_eq!(report["overall"]["n"], 4);
+    assert_eq!(report["overall"]["answerable"], 3);
+    assert_eq!(report["overall"]["unanswerable"], 1);
+    assert_eq!(report["per_kind"]["identifier"]["recall_at_1"], 1.0, "{report}");
+    assert!(report["suggested_floor"].is_array(), "{report}");
+
+    std::fs::write(&qs, "{\"question\": \"x\", \"gold\": \"not-a-list\"}\n").unwrap();
+    let err = fails(&["eval", idx_s, qs.to_str().unwrap()]);
+    assert!(err.contains("q.jsonl:1"), "{err}");
+}
+
+#[test]
+fn bad_input_gives_clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o.idx");
+    let out_s = out.to_str().unwrap();
+    let err = fails(&["index", "/no/such/folder", "--out", out_s]);
+    assert!(err.contains("does not exist"), "{err}");
+
+    let empty = tempfile::tempdir().unwrap();
+    std::fs::write(empty.path().join("a.css"), "x").unwrap();
+    let err = fails(&["index", empty.path().to_str().unwrap(), "--out", out_s]);
+    assert!(err.contains("no Markdown"), "{err}");
+
+    let blank = tempfile::tempdir().unwrap();
+    std::fs::write(blank.path().join("a.md"), "---\ntitle: x\n---\n").unwrap();
+    let err = fails(&["index", blank.path().to_str().unwrap(), "--out", out_s]);
+    assert!(err.contains("empty"), "{err}");
+
+    let src = md_fixture();
+    let err = fails(&["index", src.path().to_str().unwrap(), "--out", "/no/such/dir/o.idx"]);
+    assert!(err.contains("cannot write") && err.contains("does not exist"), "{err}");
+    let err = fails(&["index", src.path().to_str().unwrap(), "--out", out_s, "--include", "a[b"]);
+    assert!(err.contains("bad include glob"), "{err}");
+    let err = fails(&["index", src.path().to_str().unwrap(), "--out", out_s, "--embed", "magic"]);
+    assert!(err.contains("unknown --embed"), "{err}");
+
+    std::fs::write(&out, b"garbage, not an index").unwrap();
+    let err = fails(&["search", out_s, "anything"]);
+    assert!(err.contains("docent index"), "{err}");
+    let err = fails(&["inspect", tmp.path().join("missing.idx").to_str().unwrap()]);
+    assert!(err.contains("cannot read index"), "{err}");
+}
+
+#[test]
+fn docent_toml_index_section_supplies_settings_and_rejects_typos() {
+    let src = md_fixture();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("docent.toml");
+    std::fs::write(
+        &cfg,
+        format!("[serve]\nlisten = \"127.0.0.1:1\"\n\n[index]\nsources = [\"docs={}\"]\nout = \"site.idx\"\nexclude = [\"drafts\"]\n", src.path().display()),
+    )
+    .unwrap();
+    let summary = ok(&["index", "--config", cfg.to_str().unwrap(), "--quiet"]);
+    assert!(summary.contains("3 indexed"), "{summary}");
+    assert!(dir.path().join("site.idx").exists());
+    std::fs::write(&cfg, "[index]\nsources = [\"x\"]\nout = \"o.idx\"\nbase_ulr = \"https://x\"\n").unwrap();
+    let err = fails(&["index", "--config", cfg.to_str().unwrap()]);
+    assert!(err.contains("base_ulr"), "{err}");
+}
+
+/// An embedder that counts calls and inputs; vectors are a deterministic hash of the text.
+struct Counting {
+    calls: Arc<AtomicUsize>,
+    inputs: Arc<AtomicUsize>,
+    model: String,
+}
+
+impl Embedder for Counting {
+    fn info(&self) -> EmbedInfo {
+        EmbedInfo { provider: "local".into(), model: self.model.clone(), dims: 8, max_input_tokens: Some(100_000) }
+    }
+    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.inputs.fetch_add(texts.len(), Ordering::SeqCst);
+        Box::pin(async move {
+            Ok(texts
+                .iter()
+                .map(|t| {
+                    let h = t.bytes().fold(1469598103934665603u64, |h, b| (h ^ b as u64).wrapping_mul(1099511628211));
+                    let v: Vec<f32> = (0..8).map(|i| ((h >> (i * 8)) & 0xff) as f32 - 127.5).collect();
+                    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                    v.into_iter().map(|x| x / n).collect()
+                })
+                .collect())
+        })
+    }
+    fn count_tokens(&self, text: &str) -> Option<usize> {
+        Some(text.split_whitespace().count())
+    }
+}
+
+#[test]
+fn an_unchanged_site_costs_zero_embedding_calls_and_changes_are_reported() {
+    let src = md_fixture();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("site.idx");
+    let calls = Arc::new(AtomicUsize::new(0));
+    let inputs = Arc::new(AtomicUsize::new(0));
+    let e = Counting { calls: calls.clone(), inputs: inputs.clone(), model: "test/counting".into() };
+    let settings = IndexSettings {
+        sources: vec![SourceSpec { path: src.path().to_path_buf(), namespace: String::new() }],
+        out: out.clone(),
+        embed: "local".into(),
+        exclude: vec!["drafts/**".into()],
+        ..IndexSettings::default()
+    };
+    let first = build_index_with(&settings, Some(&e)).unwrap();
+    assert!(first.chunks >= 5);
+    assert_eq!(first.embedded, first.chunks);
+    assert!(calls.load(Ordering::SeqCst) >= 1);
+
+    // Unchanged: zero calls, everything reused.
+    calls.store(0, Ordering::SeqCst);
+    let second = build_index_with(&settings, Some(&e)).unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    assert_eq!(second.embed_calls, 0);
+    assert_eq!(second.reused, second.chunks);
+    assert_eq!((second.added, second.updated, second.removed), (0, 0, 0));
+    assert!(second.summary().contains("0 added, 0 updated, 0 removed"), "{}", second.summary());
+
+    // One section edited, one page deleted, one page added.
+    std::fs::write(src.path().join("guide/usage.mdx"), "# Usage\n\nRun `frob --fast` for speed.\n\n## Troubleshooting\n\nIf frob crashes, reinstall it.\n").unwrap();
+    std::fs::remove_file(src.path().join("index.md")).unwrap();
+    std::fs::write(src.path().join("guide/faq.md"), "# FAQ\n\nQuestions and answers.\n").unwrap();
+    inputs.store(0, Ordering::SeqCst);
+    let third = build_index_with(&settings, Some(&e)).unwrap();
+    assert_eq!(third.updated, 1, "{}", third.summary());
+    assert_eq!(third.added, 1, "{}", third.summary());
+    assert_eq!(third.removed, 1, "{}", third.summary());
+    assert_eq!(inputs.load(Ordering::SeqCst), 2);
+    assert_eq!(third.reused, third.chunks - 2);
+
+    // The index records the model; searching it with another model is refused.
+    let err = fails(&["search", out.to_str().unwrap(), "frob", "--model", "other-model"]);
+    assert!(err.contains("built with embedding model \"test/counting\""), "{err}");
+    // A different model in the embedder: nothing reused.
+    let other = Counting { calls: calls.clone(), inputs: inputs.clone(), model: "test/other".into() };
+    let fourth = build_index_with(&settings, Some(&other)).unwrap();
+    assert_eq!(fourth.embedded, fourth.chunks);
+    assert!(fourth.notes.iter().any(|n| n.contains("embedded again")), "{:?}", fourth.notes);
+}
+
+/// Every gold section of the open eval set exists as a chunk anchor of its page.
+#[test]
+fn every_gold_anchor_of_the_rust_docs_eval_set_exists() {
+    use docent_core::chunk::{cl100k_tokens, ChunkOptions, Chunker};
+    use docent_core::source::{parse_page, Flavor, Parsed, SourceKind};
+    let Some(root) = rust_html() else { return };
+    let set = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../eval/rust-docs.jsonl");
+    let questions = docent_cli::eval::read_questions(&set).unwrap();
+    assert!(questions.len() >= 60, "{} questions", questions.len());
+    let unanswerable = questions.iter().filter(|q| q.gold.is_empty()).count();
+    assert!(unanswerable >= 8);
+    let count = |s: &str| cl100k_tokens(s);
+    let chunker = Chunker { opts: ChunkOptions::default(), count: &count, fits: None };
+    let mut cache: std::collections::HashMap<String, Vec<String>> = Default::default();
+    for q in &questions {
+        for g in &q.gold {
+            let (path, anchor) = g.split_once('#').unwrap_or_else(|| panic!("gold {g} has no #anchor"));
+            let anchors = cache.entry(path.to_string()).or_insert_with(|| {
+                let file = root.join(path);
+                let html = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{g}: {}: {e}", file.display()));
+                match parse_page(SourceKind::Html, &html, Flavor::default(), "p").unwrap() {
+                    Parsed::Page(p) => chunker.chunk_page(&p, path, "").unwrap().into_iter().map(|c| c.anchor).collect(),
+                    Parsed::Skipped(r) => panic!("{g}: page is skipped ({r})"),
+                }
+            });
+            assert!(anchors.iter().any(|a| a == anchor), "gold {g} is not a chunk anchor of its page (question: {})", q.question);
+        }
+    }
+}
