@@ -103,9 +103,10 @@ fn the_docs_cap_limits_the_context_and_smaller_later_chunks_still_fill_it() {
     let docs: usize = used.iter().map(|&c| chunks[c as usize].tokens as usize).sum();
     assert!(docs <= 300, "docs {docs} over the cap");
     assert!(used.contains(&0), "{used:?}");
-    // A bigger cap takes the big chunk first.
+    // A bigger cap takes the big chunk first; its page's other hit joins it in document order.
     let p = plan(&request(&chunks, &hits, &[], "q", &t, roomy(), &counter)).unwrap();
-    assert_eq!(p.sources[0].chunks, vec![5]);
+    assert_eq!(p.sources[0].url, "b.html#b2");
+    assert_eq!(p.sources[0].chunks, vec![2, 5]);
 }
 
 #[test]

@@ -106,17 +106,22 @@ fn brackets_in_docs_text_do_not_become_citations() {
 
 #[test]
 fn max_sentences_is_respected_and_output_is_deterministic() {
-    let chunks = corpus();
-    let r = result(vec![hit(0, 3.0), hit(2, 2.0), hit(1, 1.0)]);
-    for n in 1..5 {
-        let a = answer_from(&chunks, &r, "target directory cargo", n);
-        let b = answer_from(&chunks, &r, "target directory cargo", n);
-        assert_eq!(a, b);
-        let sentences: usize = a.markdown.lines().filter(|l| l.starts_with("> ")).map(|l| l.matches(". ").count() + 1).sum();
-        assert!(sentences <= n + a.markdown.matches(" … ").count(), "{n}: {}", a.markdown);
+    let chunks = vec![
+        chunk("a.html", "x", "A", "One", "Alpha widget one. Beta widget two. Unrelated words here."),
+        chunk("b.html", "y", "B", "Two", "Gamma widget three. Delta widget four. Epsilon widget five."),
+    ];
+    let r = result(vec![hit(0, 2.0), hit(1, 1.0)]);
+    for n in 1..=6 {
+        let a = answer_from(&chunks, &r, "widget", n);
+        assert_eq!(a, answer_from(&chunks, &r, "widget", n));
+        assert_eq!(a.markdown.matches("widget").count(), n.min(5), "{n}: {}", a.markdown);
     }
-    let one = answer_from(&chunks, &r, "target directory cargo", 1);
-    assert_eq!(one.sources.len(), 1);
+    // With room for all, sentences appear per source in document order.
+    let all = answer_from(&chunks, &r, "widget", 10);
+    let order: Vec<usize> = ["Alpha", "Beta", "Gamma", "Delta", "Epsilon"].iter().map(|w| all.markdown.find(w).unwrap()).collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{}", all.markdown);
+    assert!(all.markdown.contains("Alpha widget one. Beta widget two. [1]"), "{}", all.markdown);
+    assert_eq!(all.sources.len(), 2);
 }
 
 #[test]
