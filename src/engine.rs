@@ -660,10 +660,15 @@ impl Engine {
         let mut parser = SseParser::default();
         let mut answer = String::new();
         let mut announced = 0usize;
-        loop {
-            let chunk = match reader.next().await {
-                Ok(Some(c)) => c,
-                Ok(None) => break,
+        let mut ended = false;
+        while !ended {
+            let events = match reader.next().await {
+                Ok(Some(c)) => parser.push(&c),
+                // The body ended: an event without its closing blank line still counts.
+                Ok(None) => {
+                    ended = true;
+                    parser.finish().into_iter().collect()
+                }
                 Err(NetError::Aborted) => {
                     reader.cancel();
                     return Err(StreamFail::Fail(Fail::new("Stopped.")));
@@ -677,7 +682,7 @@ impl Engine {
             };
             let mut finished = false;
             let mut failure = None;
-            for ev in parser.push(&chunk) {
+            for ev in events {
                 match parse_chat_chunk(&ev.data) {
                     Ok(delta) => {
                         if let Some(err) = delta.error {
@@ -715,6 +720,10 @@ impl Engine {
         }
         if answer.trim().is_empty() {
             return Err(StreamFail::Fail(Fail::new("The language model sent an empty answer. Try again.")));
+        }
+        if ended {
+            // No [DONE]: the connection closed early, so the answer may be cut off.
+            turn.update(|t| t.notice = Some("The answer stream ended early; the answer may be incomplete.".into()));
         }
         if announced < answer.len() {
             live.set(speakable(&answer[announced..]));

@@ -522,12 +522,12 @@ pub fn Turn(
                             {move || if copied.get() { "Copied" } else { "Copy" }}
                         </button>
                         <button type="button" class="docent-action" data-testid="docent-retry-answer" aria-label="Ask again" on:click=move |_| ctx.retry(id)>"Retry"</button>
-                        <button type="button" class="docent-action" data-testid="docent-feedback-up" aria-label="Helpful"
+                        <button type="button" class="docent-action" data-testid="docent-feedback-up"
                             aria-pressed=move || (data.with(|t| t.feedback) == Some(true)).to_string()
-                            on:click=move |_| ctx.feedback(data, true)>"👍"</button>
-                        <button type="button" class="docent-action" data-testid="docent-feedback-down" aria-label="Not helpful"
+                            on:click=move |_| ctx.feedback(data, true)>"Helpful"</button>
+                        <button type="button" class="docent-action" data-testid="docent-feedback-down"
                             aria-pressed=move || (data.with(|t| t.feedback) == Some(false)).to_string()
-                            on:click=move |_| ctx.feedback(data, false)>"👎"</button>
+                            on:click=move |_| ctx.feedback(data, false)>"Not helpful"</button>
                     </div>
                 </Show>
                 <LookedAtList data=data />

@@ -95,7 +95,9 @@ export DOCENT_E2E_INDEX="$WORK/index.bin"
 
 say "starting the upstream double, docent serve (x2) and the static server"
 "$DOUBLE" --listen "127.0.0.1:$UP_PORT" --delay-ms 15 >"$WORK/double.log" 2>&1 & PIDS+=($!)
-"$DOCENT" serve --listen "127.0.0.1:$PROXY_PORT" --upstream "http://127.0.0.1:$UP_PORT/v1" \
+# Moderation on (the double flags FLAGME) so the content_flagged path is exercised.
+printf '[moderation]\nenabled = true\nprovider = "upstream"\n' >"$WORK/proxy.toml"
+"$DOCENT" serve --config "$WORK/proxy.toml" --listen "127.0.0.1:$PROXY_PORT" --upstream "http://127.0.0.1:$UP_PORT/v1" \
   --index "$WORK/index.bin" --allow-origin "$SITE" >"$WORK/proxy.log" 2>&1 & PIDS+=($!)
 "$DOCENT" serve --listen "127.0.0.1:$NOCHAT_PORT" --index "$WORK/index.bin" \
   --allow-origin "$SITE" >"$WORK/nochat.log" 2>&1 & PIDS+=($!)
@@ -118,7 +120,7 @@ if [[ "$MODE" == "measure" ]]; then
   timeout "${DOCENT_E2E_TIMEOUT:-600}" node "$HERE/measure.mjs" || status=$?
 else
   say "running the browser tests"
-  timeout "${DOCENT_E2E_TIMEOUT:-600}" node --test --test-concurrency=1 --test-timeout=60000 "$HERE/widget.test.mjs" || status=$?
+  timeout "${DOCENT_E2E_TIMEOUT:-600}" node --test --test-concurrency=1 --test-timeout=300000 "$HERE/widget.test.mjs" || status=$?
 fi
 if [[ "$status" != "0" ]]; then
   for f in proxy nochat double site; do echo "---- $f.log (last 30 lines)" >&2; tail -n 30 "$WORK/$f.log" >&2 || true; done

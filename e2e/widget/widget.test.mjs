@@ -131,6 +131,9 @@ test('a question streams a cited answer with sources and a live region', async (
   assert.ok(await sources.count() >= 1);
   assert.equal(await sources.first().getAttribute('href'), href, 'the [1] link is source 1');
   assert.ok((await page.locator(tid('docent-live')).innerText()).length > 0, 'live region announced text');
+  if (SCREENSHOT) {
+    await page.locator(tid('docent-dialog')).screenshot({ path: SCREENSHOT });
+  }
   // What I looked at: sections with scores.
   await turn.locator(`${tid('docent-looked-at')} summary`).click();
   assert.match(await turn.locator(tid('docent-looked-at')).innerText(), /score \d/);
@@ -139,9 +142,6 @@ test('a question streams a cited answer with sources and a live region', async (
   const chat = reqs.filter((r) => r.path.endsWith('/chat/completions') && r.body && r.body.stream);
   assert.ok(chat.length > 0, 'the upstream got a streamed chat request');
   assert.match(lastUserText(chat[chat.length - 1]), /Install on Linux|install script/i);
-  if (SCREENSHOT) {
-    await page.locator(tid('docent-dialog')).screenshot({ path: SCREENSHOT });
-  }
 });
 
 test('a citation link lands on the right section', async () => {
@@ -162,7 +162,9 @@ test('a citation link lands on the right section', async () => {
     return r.top >= -5 && r.top < innerHeight ? 'visible' : `off-screen ${r.top}`;
   }, anchor);
   assert.equal(inView, 'visible', `section #${anchor}`);
-  // The conversation survived the navigation (sessionStorage).
+  assert.match(await page.evaluate((id) => document.getElementById(id).textContent, anchor), /Linux/);
+  // The conversation survives navigation between pages with the widget (sessionStorage).
+  await page.goto(pageUrl({ proxy: PROXY }));
   await openWidget();
   assert.equal(await page.locator(tid('docent-turn')).count(), 1);
   assert.match(await page.locator(tid('docent-question')).first().innerText(), /install Frobnicator/);
@@ -222,7 +224,7 @@ test('Stop aborts the stream and keeps the partial answer', async () => {
 test('hostile model output executes nothing and loads nothing from other sites', async () => {
   await page.goto(pageUrl({ proxy: PROXY }));
   await openWidget();
-  await ask('HOSTILE how do I configure logging?');
+  await ask('HOSTILE how do I set the FROB_LOG logging level for Frobnicator logs?');
   const turn = await lastTurnSettled();
   await page.waitForTimeout(300);
   assert.equal(await page.evaluate(() => typeof window.__pwned), 'undefined', 'model output ran script');
@@ -246,25 +248,25 @@ test('hostile model output executes nothing and loads nothing from other sites',
 test('upstream errors, rate limits and moderation show clear messages and keep the question', async () => {
   await page.goto(pageUrl({ proxy: PROXY }));
   await openWidget();
-  await ask('ERROR500 how do I install it?');
+  await ask('ERROR500 how do I install Frobnicator on Linux with the install script?');
   let turn = await lastTurnSettled();
   let err = turn.locator(tid('docent-error'));
   assert.equal(await err.count(), 1);
   assert.match(await err.innerText(), /language model|answer service/i);
   assert.equal(await turn.locator(tid('docent-retry')).count(), 1);
-  assert.match(await turn.locator(tid('docent-question')).innerText(), /ERROR500 how do I install it\?/);
+  assert.match(await turn.locator(tid('docent-question')).innerText(), /ERROR500 how do I install Frobnicator/);
 
-  await ask('RATE429 how do I install it?');
+  await ask('RATE429 how do I install Frobnicator on Linux with the install script?');
   turn = await lastTurnSettled();
   err = turn.locator(tid('docent-error'));
   assert.match(await err.innerText(), /Try again in 7 seconds/);
 
-  await ask('MIDSTREAM_ERROR how do I install it?');
+  await ask('MIDSTREAM_ERROR how do I install Frobnicator on Linux: download the release archive and run the install script?');
   turn = await lastTurnSettled();
   assert.equal(await turn.locator(tid('docent-error')).count(), 1, 'mid-stream error shown');
   assert.ok((await turn.locator(tid('docent-answer')).innerText()).length > 0, 'partial answer kept');
 
-  await ask('FLAGME how do I install it?');
+  await ask('FLAGME how do I install Frobnicator on Linux with the install script?');
   turn = await lastTurnSettled();
   assert.match(await turn.locator(tid('docent-error')).innerText(), /content filter/i);
 
