@@ -151,7 +151,7 @@ impl Chunker<'_> {
                 groups.push(std::mem::take(&mut cur));
                 cur_tokens = 0;
                 if let Some(o) = overlap {
-                    if o.tokens + u.tokens + 1 <= limit {
+                    if o.tokens + u.tokens < limit {
                         cur_tokens = o.tokens + 1;
                         cur.push(o);
                     }
@@ -230,7 +230,7 @@ impl Chunker<'_> {
         let mut out: Vec<Unit> = Vec::new();
         for p in pieces.into_iter().filter(|p| !p.text.is_empty()) {
             match out.last_mut() {
-                Some(last) if !last.code && last.tokens + p.tokens + 1 <= limit => {
+                Some(last) if !last.code && last.tokens + p.tokens < limit => {
                     last.text.push(' ');
                     last.text.push_str(&p.text);
                     last.tokens += p.tokens + 1;

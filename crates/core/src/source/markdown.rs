@@ -99,12 +99,8 @@ pub fn parse(source: &str, flavor: Flavor, file_stem: &str) -> Page {
                 inline.push_str(&"  ".repeat(list_depth.saturating_sub(1)));
                 inline.push_str("- ");
             }
-            Event::Start(Tag::Paragraph) => {
-                // A paragraph inside a list item continues the item's line.
-                if list_depth == 0 {
-                    flush(&mut b, &mut inline);
-                }
-            }
+            // A paragraph inside a list item continues the item's line.
+            Event::Start(Tag::Paragraph) if list_depth == 0 => flush(&mut b, &mut inline),
             Event::End(TagEnd::Paragraph) => {
                 if list_depth == 0 {
                     flush(&mut b, &mut inline);
