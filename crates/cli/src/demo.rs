@@ -737,6 +737,7 @@ fn page_html(page: &RenderedPage, all: &[RenderedPage], tag: &WidgetTag, depth: 
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title} | docent</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="{up}site.css">
 <script>(function(){{try{{var s=localStorage.getItem('docent-demo-theme');var d=s?s==='dark':matchMedia('(prefers-color-scheme: dark)').matches;document.documentElement.classList.toggle('dark',d);}}catch(e){{}}}})();</script>
 </head>
