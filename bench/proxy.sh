@@ -78,7 +78,7 @@ model_list:
       api_base: http://127.0.0.1:$DP/v1
       api_key: sk-bench-not-used
 YAML
-  LITELLM_LOG=ERROR LITELLM_TELEMETRY=False litellm --config "$WORK/litellm.yaml" --host 127.0.0.1 --port "$LP" --num_workers 1 >"$WORK/litellm.log" 2>&1 &
+  LITELLM_LOCAL_MODEL_COST_MAP=True LITELLM_LOG=ERROR LITELLM_TELEMETRY=False litellm --config "$WORK/litellm.yaml" --host 127.0.0.1 --port "$LP" --num_workers 1 >"$WORK/litellm.log" 2>&1 &
   PIDS+=($!)
   if wait_http "http://127.0.0.1:$LP/health/liveliness" 180; then
     LITELLM_ARG=(--litellm "http://127.0.0.1:$LP/v1/chat/completions" --litellm-requests "$LITELLM_REQUESTS")

@@ -164,7 +164,7 @@ general_settings:
   master_key: sk-e2e-litellm-master
 """
     )
-    env = {"LITELLM_LOG": "ERROR", "LITELLM_TELEMETRY": "False", "NO_DOCS": "True", "DISABLE_ADMIN_UI": "True"}
+    env = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR", "LITELLM_TELEMETRY": "False", "NO_DOCS": "True", "DISABLE_ADMIN_UI": "True"}
     p = Proc(
         "litellm",
         ["litellm", "--config", str(cfg), "--host", "127.0.0.1", "--port", str(port), "--num_workers", "1"],

@@ -28,7 +28,7 @@ use crate::upstream::Provider;
 /// How embeddings are computed.
 pub enum EmbedBackend {
     /// An HTTP provider.
-    Remote(Provider),
+    Remote(Box<Provider>),
     /// The in-process model, loaded on first use (or at start by [`crate::serve`]).
     Local(LocalEmbeddings),
 }
@@ -80,7 +80,7 @@ impl AppState {
         };
         let embed = match cfg.embeddings_provider() {
             Some((e, p)) if p.kind == ProviderKind::Local => Some((e.clone(), EmbedBackend::Local(LocalEmbeddings::new(&e.model, p.path.clone())))),
-            Some((e, p)) => Some((e.clone(), EmbedBackend::Remote(Provider::new(&e.provider, p)?))),
+            Some((e, p)) => Some((e.clone(), EmbedBackend::Remote(Box::new(Provider::new(&e.provider, p)?)))),
             None => None,
         };
         let moderation = match cfg.moderation_provider() {

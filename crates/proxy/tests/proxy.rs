@@ -538,9 +538,8 @@ async fn slow_chunks_flow_as_they_arrive() {
     let t = Instant::now();
     let mut got = String::new();
     while t.elapsed() < Duration::from_millis(700) {
-        match tokio::time::timeout(Duration::from_millis(300), s.next()).await {
-            Ok(Some(Ok(b))) => got.push_str(&String::from_utf8_lossy(&b)),
-            _ => {}
+        if let Ok(Some(Ok(b))) = tokio::time::timeout(Duration::from_millis(300), s.next()).await {
+            got.push_str(&String::from_utf8_lossy(&b));
         }
     }
     let content = streamed_content(&frames(&got));
