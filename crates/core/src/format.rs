@@ -524,7 +524,7 @@ impl Index {
             }
             let off = rd_u32(&bytes, r + 20) as usize;
             let len = rd_u32(&bytes, r + 24) as usize;
-            let end = off.checked_add(len).unwrap_or(usize::MAX);
+            let end = off.saturating_add(len);
             if end > text.1 || !text_str.is_char_boundary(off) || !text_str.is_char_boundary(end) {
                 return Err(FormatError::Corrupt(format!("chunk {i} text lies outside the text section")));
             }
