@@ -80,6 +80,12 @@ try {
   console.log(`\n== bytes downloaded before the first answer (gzip transfer, offline answer${error ? ', ANSWER FAILED' : ''})`);
   for (const [k, v] of Object.entries(parts)) console.log(`  ${k.padEnd(24)} ${kb(v).padStart(10)}`);
   console.log(`  total (loader+widget+index) ${kb(total)} (target ≤ 900 KB); host page ${kb(nav)}; first answer after ${firstAnswerMs} ms`);
+  const chunkCount = Number(process.env.DOCENT_MEASURE_CHUNK_COUNT || 0);
+  if (chunkCount && (process.env.DOCENT_MEASURE_EMBED || 'none') === 'none') {
+    // int8 vectors + one f32 scale per chunk; quantised vectors barely compress.
+    const vec = chunkCount * (DIMS + 4);
+    console.log(`  + ${DIMS}-d int8 vectors for ${chunkCount} chunks (not in this lexical index): ~${kb(vec)} → total with vectors ~${kb(total + vec)}`);
+  }
   await context.close();
 
   // ---- search benchmark

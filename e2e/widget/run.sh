@@ -78,12 +78,13 @@ if [[ "$MODE" == "measure" ]]; then
   # when the local model is available (else lexical only, and the size is reported as such).
   CORPUS="${DOCENT_MEASURE_CORPUS:-$(rustc --print sysroot)/share/doc/rust/html/cargo}"
   [[ -d "$CORPUS" ]] || die "corpus $CORPUS not found (set DOCENT_MEASURE_CORPUS to a built docs folder)"
-  say "indexing $CORPUS (embed local, else none)"
-  if ! "$DOCENT" index "$CORPUS" --out "$WORK/index.bin" --embed local >"$WORK/index.log" 2>&1; then
-    say "local embeddings unavailable ($(tail -n 1 "$WORK/index.log")); indexing without vectors"
-    "$DOCENT" index "$CORPUS" --out "$WORK/index.bin" --embed none >"$WORK/index.log" 2>&1 \
-      || { cat "$WORK/index.log" >&2; die "docent index failed"; }
-  fi
+  # DOCENT_MEASURE_EMBED=local gives real 384-d vectors (slow on a small machine); the default
+  # "none" indexes lexically and measure.mjs adds the int8 vector bytes (dims + 4 per chunk).
+  EMBED="${DOCENT_MEASURE_EMBED:-none}"
+  say "indexing $CORPUS (embed $EMBED)"
+  "$DOCENT" index "$CORPUS" --out "$WORK/index.bin" --embed "$EMBED" >"$WORK/index.log" 2>&1 \
+    || { cat "$WORK/index.log" >&2; die "docent index failed"; }
+  export DOCENT_MEASURE_CHUNK_COUNT="$("$DOCENT" inspect "$WORK/index.bin" 2>/dev/null | sed -n 's/.*chunks[^0-9]*\([0-9][0-9]*\).*/\1/p' | head -1)"
   export DOCENT_MEASURE_CORPUS="$CORPUS"
   export COI=1 GZIP=1
 else
