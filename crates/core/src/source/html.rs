@@ -345,7 +345,7 @@ mod tests {
             r##"<html><body><nav class="navbar">Docs Blog</nav><main><div class="row"><article>
             <nav class="theme-doc-breadcrumbs">Home > Intro</nav>
             <div class="theme-doc-markdown markdown"><header><h1>Intro</h1></header>
-            <p>Hello.</p><h2 class="anchor" id="next-steps">Next steps<a href="#next-steps" class="hash-link" aria-label="Direct link to Next steps">​</a></h2>
+            <p>Hello.</p><h2 class="anchor" id="next-steps">Next steps<a href="#next-steps" class="hash-link" aria-label="Direct link to Next steps">&#8203;</a></h2>
             <ul><li>Read <code>docs</code></li></ul></div></article></div></main></body></html>"##,
         );
         assert_eq!(p.title, "Intro");
