@@ -5,7 +5,8 @@
 # for BENCHMARKS.md.
 #
 # Env: REQUESTS (default 2000), LITELLM_REQUESTS (640), CONCURRENCY (64), STREAMS (5000),
-#      DELAY_MS (2: pause between the double's chunks), PROFILE (release-native), SKIP_LITELLM=1.
+#      DELAY_MS (2: pause between the double's chunks), PROFILE (release-native; dev for a quick
+#      run), SKIP_BUILD=1 (use already built binaries), SKIP_LITELLM=1.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -15,10 +16,13 @@ CONCURRENCY="${CONCURRENCY:-64}"
 STREAMS="${STREAMS:-5000}"
 DELAY_MS="${DELAY_MS:-2}"
 PROFILE="${PROFILE:-release-native}"
-BIN="${CARGO_TARGET_DIR:-$ROOT/target}/$PROFILE"
+OUTDIR="$PROFILE"; [ "$PROFILE" = dev ] && OUTDIR=debug
+BIN="${CARGO_TARGET_DIR:-$ROOT/target}/$OUTDIR"
 
-timeout 3600 cargo build -q --profile "$PROFILE" -p docent-bench --bin docent-upstream-double --bin docent-loadgen
-timeout 3600 cargo build -q --profile "$PROFILE" -p docent-proxy --bin docent-proxy
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+  timeout 3600 cargo build -q --profile "$PROFILE" -p docent-bench --bin docent-upstream-double --bin docent-loadgen
+  timeout 3600 cargo build -q --profile "$PROFILE" -p docent-proxy --bin docent-proxy
+fi
 
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 WORK="$(mktemp -d /tmp/docent-bench.XXXXXX)"
@@ -77,11 +81,13 @@ model_list:
       model: openai/bench-model
       api_base: http://127.0.0.1:$DP/v1
       api_key: sk-bench-not-used
+general_settings:
+  master_key: sk-bench-litellm-master-key
 YAML
   LITELLM_LOCAL_MODEL_COST_MAP=True LITELLM_LOG=ERROR LITELLM_TELEMETRY=False litellm --config "$WORK/litellm.yaml" --host 127.0.0.1 --port "$LP" --num_workers 1 >"$WORK/litellm.log" 2>&1 &
   PIDS+=($!)
-  if wait_http "http://127.0.0.1:$LP/health/liveliness" 180; then
-    LITELLM_ARG=(--litellm "http://127.0.0.1:$LP/v1/chat/completions" --litellm-requests "$LITELLM_REQUESTS")
+  if wait_http "http://127.0.0.1:$LP/health/liveliness" 120; then
+    LITELLM_ARG=(--litellm "http://127.0.0.1:$LP/v1/chat/completions" --litellm-requests "$LITELLM_REQUESTS" --litellm-key sk-bench-litellm-master-key)
   else
     echo "LiteLLM did not start; see below. Continuing without it." >&2
     tail -20 "$WORK/litellm.log" >&2

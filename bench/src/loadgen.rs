@@ -71,10 +71,14 @@ pub fn client(n: usize) -> anyhow::Result<reqwest::Client> {
 }
 
 /// One streamed request; returns (first byte, total) in µs, or an error when no `[DONE]` came.
-pub async fn one_stream(client: &reqwest::Client, url: &str, body: String, timeout: Duration) -> anyhow::Result<(u64, u64)> {
+pub async fn one_stream(client: &reqwest::Client, url: &str, body: String, bearer: Option<&str>, timeout: Duration) -> anyhow::Result<(u64, u64)> {
     let t0 = Instant::now();
     let fut = async {
-        let resp = client.post(url).header("content-type", "application/json").header("origin", "http://127.0.0.1").body(body).send().await?;
+        let mut req = client.post(url).header("content-type", "application/json").header("origin", "http://127.0.0.1");
+        if let Some(b) = bearer {
+            req = req.bearer_auth(b);
+        }
+        let resp = req.body(body).send().await?;
         if !resp.status().is_success() {
             anyhow::bail!("HTTP {}", resp.status());
         }
@@ -100,8 +104,8 @@ pub async fn one_stream(client: &reqwest::Client, url: &str, body: String, timeo
     tokio::time::timeout(timeout, fut).await.map_err(|_| anyhow::anyhow!("timed out"))?
 }
 
-/// `requests` streamed requests with `concurrency` in flight.
-pub async fn run_latency(url: &str, model: &str, concurrency: usize, requests: usize) -> anyhow::Result<Latencies> {
+/// `requests` streamed requests with `concurrency` in flight (`bearer`: an API key to send).
+pub async fn run_latency(url: &str, model: &str, bearer: Option<&str>, concurrency: usize, requests: usize) -> anyhow::Result<Latencies> {
     ensure_loopback(url)?;
     let client = client(concurrency)?;
     let next = Arc::new(AtomicUsize::new(0));
@@ -109,6 +113,7 @@ pub async fn run_latency(url: &str, model: &str, concurrency: usize, requests: u
     let mut tasks = Vec::new();
     for _ in 0..concurrency {
         let (client, next, url, model) = (client.clone(), next.clone(), url.to_string(), model.to_string());
+        let bearer = bearer.map(str::to_string);
         tasks.push(tokio::spawn(async move {
             let mut out = Vec::new();
             let mut errors = 0;
@@ -117,7 +122,7 @@ pub async fn run_latency(url: &str, model: &str, concurrency: usize, requests: u
                 if i >= requests {
                     break;
                 }
-                match one_stream(&client, &url, chat_body(&model, &format!("How do I change the target directory? #{i}")), Duration::from_secs(60)).await {
+                match one_stream(&client, &url, chat_body(&model, &format!("How do I change the target directory? #{i}")), bearer.as_deref(), Duration::from_secs(60)).await {
                     Ok(x) => out.push(x),
                     Err(_) => errors += 1,
                 }

@@ -34,6 +34,9 @@ enum Cmd {
         /// LiteLLM proxy chat URL (optional).
         #[arg(long)]
         litellm: Option<String>,
+        /// LiteLLM's master key (sent as a bearer token to LiteLLM only).
+        #[arg(long)]
+        litellm_key: Option<String>,
         /// Model name to send to the upstream and to LiteLLM.
         #[arg(long, default_value = "bench-model")]
         model: String,
@@ -105,20 +108,20 @@ fn better(a: Option<Latencies>, b: Latencies) -> Latencies {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Latency { direct, proxy, litellm, model, concurrency, requests, litellm_requests, warmup, rounds } => {
+        Cmd::Latency { direct, proxy, litellm, litellm_key, model, concurrency, requests, litellm_requests, warmup, rounds } => {
             anyhow::ensure!(requests <= 20_000 && litellm_requests <= 5_000 && concurrency <= 1_000 && rounds <= 5, "counts are bounded: requests <= 20000, litellm_requests <= 5000, concurrency <= 1000, rounds <= 5");
-            run_latency(&direct, &model, concurrency, warmup).await?;
-            run_latency(&proxy, &model, concurrency, warmup).await?;
+            run_latency(&direct, &model, None, concurrency, warmup).await?;
+            run_latency(&proxy, &model, None, concurrency, warmup).await?;
             let (mut d, mut p) = (None, None);
             for _ in 0..rounds.max(1) {
-                d = Some(better(d, run_latency(&direct, &model, concurrency, requests).await?));
-                p = Some(better(p, run_latency(&proxy, &model, concurrency, requests).await?));
+                d = Some(better(d, run_latency(&direct, &model, None, concurrency, requests).await?));
+                p = Some(better(p, run_latency(&proxy, &model, None, concurrency, requests).await?));
             }
             let (d, p) = (d.unwrap_or_default(), p.unwrap_or_default());
             let l = match &litellm {
                 Some(url) => {
-                    run_latency(url, &model, concurrency, warmup.min(100)).await?;
-                    Some(run_latency(url, &model, concurrency, litellm_requests).await?)
+                    run_latency(url, &model, litellm_key.as_deref(), concurrency, warmup.min(100)).await?;
+                    Some(run_latency(url, &model, litellm_key.as_deref(), concurrency, litellm_requests).await?)
                 }
                 None => None,
             };

@@ -215,6 +215,10 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
     let path = req.uri().path().to_string();
     let route = route_label(&path);
     let method = req.method().clone();
+    #[cfg(feature = "otel")]
+    let otel_start = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    #[cfg(feature = "otel")]
+    let traceparent = req.headers().get("traceparent").and_then(|v| v.to_str().ok()).map(str::to_string);
     let span = tracing::info_span!("request", request_id = %rid, method = %method, route, client_ip = %ip);
 
     async move {
@@ -288,6 +292,18 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
         } else {
             tracing::info!(status, duration_ms = ms, streaming, "request");
         }
+        #[cfg(feature = "otel")]
+        crate::otel::record(crate::otel::SpanData {
+            traceparent: traceparent.as_deref(),
+            method: method.as_str(),
+            route,
+            status,
+            request_id: &rid,
+            client_ip: &ip.to_string(),
+            streaming,
+            start: otel_start,
+            end: SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default(),
+        });
         if let (Some(audit), true) = (&st.audit, is_api && !streaming) {
             let mut rec = serde_json::json!({
                 "ts": now_secs(), "request_id": rid, "route": route, "status": status,

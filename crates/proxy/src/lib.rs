@@ -10,7 +10,8 @@
 //! - Upstream: named providers (`openai`, `azure-openai`, `openai-compatible`, `local`
 //!   embeddings), connect / first-byte / idle timeouts, retries only before the first byte,
 //!   chunks forwarded as they arrive, upstream cancelled when the client disconnects.
-//! - Observability: Prometheus metrics, structured logs with request ids, optional audit log.
+//! - Observability: Prometheus metrics, structured logs with request ids, optional audit log,
+//!   optional OpenTelemetry traces (cargo feature `otel`, OTLP/HTTP JSON).
 //!
 //! User documentation: docs/proxy.md.
 

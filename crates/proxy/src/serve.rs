@@ -128,6 +128,10 @@ pub async fn serve(cfg: Config, listener: tokio::net::TcpListener, shutdown: imp
     }
     #[cfg(feature = "otel")]
     crate::otel::init(&cfg);
+    #[cfg(not(feature = "otel"))]
+    if cfg.serve.otlp_endpoint.is_some() {
+        tracing::warn!("[serve] otlp_endpoint is set but this binary was built without the `otel` feature; traces are off");
+    }
     let app = router(state.clone());
     let (tx, mut rx) = tokio::sync::watch::channel(false);
     let server = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(async move {

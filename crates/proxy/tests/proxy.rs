@@ -669,3 +669,46 @@ fn an_index_built_with_another_embedding_model_is_refused_at_start() {
     let ok = docent_proxy::config::EmbeddingsConfig { model: "sentence-transformers/all-MiniLM-L6-v2".into(), ..e };
     docent_proxy::serve::check_index_model(&header, &ok).unwrap();
 }
+
+#[cfg(feature = "otel")]
+#[tokio::test]
+async fn with_the_otel_feature_request_spans_reach_the_otlp_collector() {
+    use axum::routing::post;
+    let got = Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
+    let sink = got.clone();
+    let collector = axum::Router::new().route(
+        "/v1/traces",
+        post(move |axum::Json(v): axum::Json<Value>| {
+            let sink = sink.clone();
+            async move {
+                sink.lock().unwrap().push(v);
+                "{}"
+            }
+        }),
+    );
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let caddr = l.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(l, collector).await });
+    let up = start_double(0).await;
+    let mut cfg = config(up);
+    cfg.serve.otlp_endpoint = Some(format!("http://{caddr}"));
+    let p = start_proxy(cfg).await;
+    let r = client()
+        .get(format!("http://{}/healthz", p.addr))
+        .header("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let t = Instant::now();
+    loop {
+        let spans: Vec<Value> = got.lock().unwrap().iter().flat_map(|b| b["resourceSpans"][0]["scopeSpans"][0]["spans"].as_array().cloned().unwrap_or_default()).collect();
+        if let Some(s) = spans.iter().find(|s| s["name"] == "GET /healthz") {
+            assert_eq!(s["traceId"], "4bf92f3577b34da6a3ce929d0e0e4736");
+            assert_eq!(s["parentSpanId"], "00f067aa0ba902b7");
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(6), "no span exported: {spans:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
