@@ -202,11 +202,14 @@ fn rank_of(index: &Index, hits: &[docent_core::Hit], gold: &[String]) -> Option<
     None
 }
 
+/// A question's embedding and, for follow-ups, the embedding of its history.
+pub type QuestionVectors = (Vec<f32>, Option<Vec<f32>>);
+
 /// Evaluate `questions` against `index` (question vectors already computed, or None).
 pub fn evaluate(
     index: &Index,
     questions: &[EvalQuestion],
-    vectors: Option<&[(Vec<f32>, Option<Vec<f32>>)]>,
+    vectors: Option<&[QuestionVectors]>,
     mode: ModeArg,
     floor: Option<f32>,
     namespace: Option<String>,

@@ -54,7 +54,7 @@ pub fn find_files(root: &Path, include: Option<&GlobSet>, exclude: Option<&GlobS
             return true;
         }
         let name = e.file_name().to_string_lossy();
-        !SKIP_DIRS.contains(&name.as_ref()) && !(name.starts_with('.') && name.len() > 1)
+        !(SKIP_DIRS.contains(&name.as_ref()) || (name.starts_with('.') && name.len() > 1))
     });
     for entry in walker {
         let entry = entry.with_context(|| format!("cannot read inside {}", root.display()))?;
