@@ -595,27 +595,8 @@ fn strip_custom_id_suffix(inner: &mut [Event]) {
     }
 }
 
-/// Whitespace runs to one space, trimmed, zero-width characters dropped: the same
-/// normalisation the chunker applies to heading text before slugging.
-fn normalize_ws(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut pending_space = false;
-    for c in s.chars() {
-        if c == '\u{200b}' || c == '\u{feff}' {
-            continue;
-        }
-        if c.is_whitespace() {
-            pending_space = !out.is_empty();
-        } else {
-            if pending_space {
-                out.push(' ');
-                pending_space = false;
-            }
-            out.push(c);
-        }
-    }
-    out
-}
+/// The chunker's own heading normalisation, so heading ids equal the index's anchors.
+use docent_core::source::normalize_ws;
 
 fn heading_level(l: HeadingLevel) -> u8 {
     match l {

@@ -170,8 +170,10 @@ pub fn page_url(rel_path: &str, base_url: Option<&str>, style: UrlStyle) -> Stri
     }
 }
 
-/// Collapse runs of whitespace to one space and trim; drops zero-width spaces.
-pub(crate) fn normalize_ws(s: &str) -> String {
+/// Collapse runs of whitespace to one space and trim; drops zero-width spaces. The chunker
+/// applies it to heading text before slugging, so anything that must reproduce its anchors
+/// (the demo site's heading ids) calls this same function.
+pub fn normalize_ws(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut pending_space = false;
     for c in s.chars() {
