@@ -133,11 +133,7 @@ pub fn system_prompt(st: &AppState, task: &str, ext: Option<&DocentExt>) -> Resu
     for (k, v) in &cfg.prompt.params {
         params.push((k.as_str(), v.as_str()));
     }
-    let template = match task {
-        "rewrite" => cfg.prompt.rewrite.as_deref().unwrap_or(crate::prompt::DEFAULT_REWRITE),
-        _ => cfg.prompt.system.as_deref().unwrap_or(crate::prompt::DEFAULT_SYSTEM),
-    };
-    crate::prompt::render(template, &params).map_err(|e| {
+    crate::prompt::template_for(cfg, task).render(&params).map_err(|e| {
         tracing::error!(error = %e, "system prompt template failed");
         ApiError::Internal
     })

@@ -294,10 +294,10 @@ impl Default for ModerationConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PromptConfig {
-    /// System prompt for answers (default: [`crate::prompt::DEFAULT_SYSTEM`]).
-    pub system: Option<String>,
-    /// System prompt for the rewrite task (default: [`crate::prompt::DEFAULT_REWRITE`]).
-    pub rewrite: Option<String>,
+    /// System prompt for answers (default: core's [`docent_core::prompt::DEFAULT_SYSTEM`]).
+    pub system: Option<docent_core::prompt::Template>,
+    /// System prompt for the rewrite task (default: core's [`docent_core::prompt::DEFAULT_REWRITE`]).
+    pub rewrite: Option<docent_core::prompt::Template>,
     /// Language of the docs, for the rewrite prompt.
     pub docs_language: String,
     /// Extra template parameters.

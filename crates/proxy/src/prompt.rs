@@ -1,77 +1,52 @@
-//! Server-side system prompts: minimal `{name}` templates.
+//! Server-side system prompts.
 //!
-//! This is the proxy's own small renderer (same rules as the contract's core `prompt::Template`:
-//! `{name}` placeholders, `{{`/`}}` for literal braces, an unknown placeholder is an error).
-//! Templates are checked at start by rendering them with every known parameter.
+//! The wording and the template rules live in ONE place, `docent_core::prompt`: the defaults are
+//! [`DEFAULT_SYSTEM`] (answers) and [`DEFAULT_REWRITE`] (the rewrite task), and templates are
+//! [`Template`]s (`{name}` placeholders, `{{`/`}}` literal braces, an unknown placeholder is an
+//! error). This module only decides which template a task uses and checks configured templates
+//! at start-up, so that a typo is a config error instead of a failed request.
+
+use std::sync::LazyLock;
+
+pub use docent_core::prompt::{Template, DEFAULT_REWRITE, DEFAULT_SYSTEM};
 
 use crate::config::Config;
 
-/// Default system prompt for answers.
-pub const DEFAULT_SYSTEM: &str = "You are the documentation assistant for {site}. \
-Answer ONLY from the numbered sources in the user's message. \
-Cite every claim with the number of its source in square brackets, like [1] or [2][3]. \
-If the sources do not answer the question, say plainly that the documentation does not cover it; never invent APIs, options or URLs. \
-Answer in {language}. Use Markdown; put code in fenced code blocks with a language tag. Be concise.";
-
-/// Default system prompt for the rewrite task (turns a follow-up into one search query).
-pub const DEFAULT_REWRITE: &str = "Rewrite the user's last message, using the conversation so far, into ONE standalone search query \
-for the documentation of {site}, written in {docs_language}. Output only the query, nothing else.";
-
-/// Parameters every template may use.
+/// Parameters the server fills for every template (besides `[prompt.params]` entries):
+/// `{site}` (`[serve] site`), `{language}` (from the request's `docent.language`, or "the
+/// language of the question"), `{page}` (the asker's page URL, or empty), `{date}` (UTC,
+/// YYYY-MM-DD) and `{docs_language}` (`[prompt] docs_language`).
 pub const KNOWN_PARAMS: [&str; 5] = ["site", "language", "page", "date", "docs_language"];
 
-/// Render `template`, replacing `{name}` with the value from `params`.
-pub fn render(template: &str, params: &[(&str, &str)]) -> Result<String, String> {
-    let mut out = String::with_capacity(template.len() + 64);
-    let mut chars = template.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        match c {
-            '{' if chars.peek().map(|(_, c)| *c) == Some('{') => {
-                chars.next();
-                out.push('{');
-            }
-            '}' if chars.peek().map(|(_, c)| *c) == Some('}') => {
-                chars.next();
-                out.push('}');
-            }
-            '{' => {
-                let rest = &template[i + 1..];
-                let Some(end) = rest.find('}') else {
-                    return Err(format!("unclosed '{{' at byte {i}; write {{{{ for a literal brace"));
-                };
-                let name = &rest[..end];
-                let Some((_, v)) = params.iter().find(|(k, _)| *k == name) else {
-                    return Err(format!(
-                        "unknown placeholder {{{name}}}; known: {}; write {{{{ for a literal brace",
-                        params.iter().map(|(k, _)| format!("{{{k}}}")).collect::<Vec<_>>().join(", ")
-                    ));
-                };
-                out.push_str(v);
-                for _ in 0..=end {
-                    chars.next();
-                }
-            }
-            '}' => return Err(format!("stray '}}' at byte {i}; write }}}} for a literal brace")),
-            c => out.push(c),
-        }
+static SYSTEM: LazyLock<Template> = LazyLock::new(|| Template::new(DEFAULT_SYSTEM));
+static REWRITE: LazyLock<Template> = LazyLock::new(|| Template::new(DEFAULT_REWRITE));
+
+/// The template for `task` ("rewrite", else the answer prompt): the configured one, or core's
+/// default.
+pub fn template_for<'a>(cfg: &'a Config, task: &str) -> &'a Template {
+    match task {
+        "rewrite" => cfg.prompt.rewrite.as_ref().unwrap_or(&REWRITE),
+        _ => cfg.prompt.system.as_ref().unwrap_or(&SYSTEM),
     }
-    Ok(out)
 }
 
-/// Check the configured templates render with all known parameters.
+/// Check the configured templates (and `[prompt.params]` names) before the first request.
+/// The error names the setting and the placeholders that may be used.
 pub fn check_templates(cfg: &Config) -> Result<(), String> {
-    let mut params: Vec<(&str, &str)> = KNOWN_PARAMS.iter().map(|k| (*k, "x")).collect();
+    let mut allowed: Vec<&str> = KNOWN_PARAMS.to_vec();
     for k in cfg.prompt.params.keys() {
         if KNOWN_PARAMS.contains(&k.as_str()) {
-            return Err(format!("[prompt.params] {k} is set by the server; pick another name"));
+            return Err(format!("[prompt.params] {k} is set by the server; rename it (the server fills {{{k}}} itself)"));
         }
-        params.push((k.as_str(), "x"));
+        if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("[prompt.params] \"{k}\" is not a usable placeholder name; use letters, digits and _ only"));
+        }
+        allowed.push(k.as_str());
     }
-    if let Some(t) = &cfg.prompt.system {
-        render(t, &params).map_err(|e| format!("[prompt] system: {e}"))?;
-    }
-    if let Some(t) = &cfg.prompt.rewrite {
-        render(t, &params).map_err(|e| format!("[prompt] rewrite: {e}"))?;
+    for (key, t) in [("system", &cfg.prompt.system), ("rewrite", &cfg.prompt.rewrite)] {
+        if let Some(t) = t {
+            t.validate(&allowed).map_err(|e| format!("[prompt] {key}: {e}; fix the template or add the name under [prompt.params]"))?;
+        }
     }
     Ok(())
 }
@@ -80,24 +55,35 @@ pub fn check_templates(cfg: &Config) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn placeholders_are_filled_and_double_braces_are_literal() {
-        let s = render("Hi {site}! {{json}} {language}", &[("site", "Docs"), ("language", "German")]).unwrap();
-        assert_eq!(s, "Hi Docs! {json} German");
+    fn cfg(toml: &str) -> Config {
+        Config::from_toml_str(toml).unwrap()
     }
 
     #[test]
-    fn an_unknown_placeholder_is_an_error_that_lists_the_known_ones() {
-        let e = render("{sitee}", &[("site", "x")]).unwrap_err();
-        assert!(e.contains("{sitee}") && e.contains("{site}"), "{e}");
-        assert!(render("{site", &[("site", "x")]).is_err());
-        assert!(render("a } b", &[]).is_err());
-    }
-
-    #[test]
-    fn default_templates_render_with_the_known_parameters() {
+    fn the_defaults_are_core_templates_and_render_with_the_known_parameters() {
+        let c = cfg("");
         let p: Vec<(&str, &str)> = KNOWN_PARAMS.iter().map(|k| (*k, "v")).collect();
-        render(DEFAULT_SYSTEM, &p).unwrap();
-        assert!(render(DEFAULT_REWRITE, &p).unwrap().contains("standalone search query"));
+        assert_eq!(template_for(&c, "answer").0, docent_core::prompt::DEFAULT_SYSTEM);
+        assert_eq!(template_for(&c, "rewrite").0, docent_core::prompt::DEFAULT_REWRITE);
+        template_for(&c, "answer").render(&p).unwrap();
+        assert!(template_for(&c, "rewrite").render(&p).unwrap().contains("standalone search query"));
+    }
+
+    #[test]
+    fn a_configured_template_replaces_the_default_for_its_task_only() {
+        let c = cfg("[prompt]\nsystem = \"Docs of {site}, {{literal}}, {team}\"\n[prompt.params]\nteam = \"Infra\"\n");
+        check_templates(&c).unwrap();
+        let s = template_for(&c, "answer").render(&[("site", "S"), ("team", "Infra")]).unwrap();
+        assert_eq!(s, "Docs of S, {literal}, Infra");
+        assert_eq!(template_for(&c, "rewrite").0, DEFAULT_REWRITE);
+    }
+
+    #[test]
+    fn an_unknown_placeholder_is_a_config_error_that_says_what_to_fix() {
+        let e = check_templates(&cfg("[prompt]\nrewrite = \"query for {sitee}\"\n")).unwrap_err();
+        assert!(e.contains("[prompt] rewrite") && e.contains("{sitee}") && e.contains("site, language"), "{e}");
+        assert!(e.contains("[prompt.params]"), "{e}");
+        assert!(check_templates(&cfg("[prompt]\nsystem = \"{site\"\n")).is_err());
+        assert!(check_templates(&cfg("[prompt.params]\nsite = \"x\"\n")).unwrap_err().contains("rename"));
     }
 }

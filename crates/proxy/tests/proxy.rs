@@ -199,7 +199,10 @@ async fn non_streamed_answer_is_json_with_usage_and_the_server_chooses_model_pro
     assert!(sent.get("tools").is_none(), "unknown fields are never forwarded");
     assert_eq!(sent["messages"][0]["role"], "system");
     let system = sent["messages"][0]["content"].as_str().unwrap();
-    assert!(system.contains("Example Docs") && system.contains("\"de\""), "{system}");
+    let expected = docent_core::prompt::Template::new(docent_core::prompt::DEFAULT_SYSTEM)
+        .render(&[("site", "Example Docs"), ("language", "the language with code \"de\"")])
+        .unwrap();
+    assert_eq!(system, expected, "the default system prompt is core's DEFAULT_SYSTEM with {{site}} and {{language}} filled");
     assert_eq!(sent["messages"][1]["content"], "How do I configure it?");
 }
 
@@ -230,7 +233,8 @@ async fn the_rewrite_task_uses_the_rewrite_prompt() {
     let text = v["choices"][0]["message"]["content"].as_str().unwrap();
     assert!(text.contains("Cargo") && text.ends_with("and the lockfile?"), "{text}");
     let sys = chat_requests(up).await[0]["body"]["messages"][0]["content"].as_str().unwrap().to_string();
-    assert!(sys.contains("standalone search query"), "{sys}");
+    let expected = docent_core::prompt::Template::new(docent_core::prompt::DEFAULT_REWRITE).render(&[("docs_language", "English")]).unwrap();
+    assert_eq!(sys, expected, "the rewrite task uses core's DEFAULT_REWRITE");
 }
 
 #[tokio::test]
