@@ -21,6 +21,17 @@ impl LocalEmbeddings {
         LocalEmbeddings { model: model.to_string(), path, cell: OnceCell::new() }
     }
 
+    /// Where the model is (or will be looked for), for messages.
+    pub fn location(&self) -> String {
+        match &self.path {
+            Some(p) => p.display().to_string(),
+            None => match docent_embed::find_local_model(&self.model) {
+                Some(p) => p.display().to_string(),
+                None => "not found".into(),
+            },
+        }
+    }
+
     /// Load the model (idempotent). Errors say where the model was looked for.
     pub async fn get(&self) -> Result<Arc<LocalEmbedder>, String> {
         self.cell

@@ -85,7 +85,8 @@ pub fn check_index(cfg: &mut Config) -> anyhow::Result<()> {
     match &cfg.serve.embeddings {
         None if header.provider == "local" => {
             cfg.providers.entry("local".into()).or_insert_with(|| ProviderConfig::new(ProviderKind::Local, None));
-            cfg.serve.embeddings = Some(EmbeddingsConfig { provider: "local".into(), model: header.model.clone(), dimensions: None });
+            // The dimensions are checked against the loaded model by `serve`.
+            cfg.serve.embeddings = Some(EmbeddingsConfig { provider: "local".into(), model: header.model.clone(), dimensions: Some(header.dims as usize) });
             tracing::info!(model = %header.model, "serving query embeddings with the index's local model");
             Ok(())
         }
@@ -93,7 +94,28 @@ pub fn check_index(cfg: &mut Config) -> anyhow::Result<()> {
             tracing::warn!(model = %header.model, provider = %header.provider, "the index has vectors but no [serve.embeddings] is configured; the widget will search lexically only");
             Ok(())
         }
-        Some(e) => check_index_model(&header, e).map_err(anyhow::Error::msg),
+        Some(e) => {
+            check_index_model(&header, e).map_err(anyhow::Error::msg)?;
+            let local = cfg.providers.get(&e.provider).is_some_and(|p| p.kind == ProviderKind::Local);
+            if local && e.dimensions.is_none() {
+                // A local model has fixed dimensions: `serve` checks them against the index's.
+                if let Some(e) = cfg.serve.embeddings.as_mut() {
+                    e.dimensions = Some(header.dims as usize);
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// A loaded local model must produce the dimensions the config (or the index) expects.
+pub fn check_local_dims(e: &EmbeddingsConfig, model_dims: usize, model_dir: &str) -> Result<(), String> {
+    match e.dimensions {
+        Some(d) if d != model_dims => Err(format!(
+            "embedding model mismatch: the local model \"{}\" ({model_dir}) produces {model_dims}-dimensional vectors, but the index (or [serve.embeddings] dimensions) needs {d}; point [providers.{}] path at the model the index was built with, or rebuild the index with this model",
+            e.model, e.provider
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -124,6 +146,7 @@ pub async fn serve(cfg: Config, listener: tokio::net::TcpListener, shutdown: imp
         let model = local.get().await.map_err(anyhow::Error::msg)?;
         use docent_embed::Embedder;
         let info = model.info();
+        check_local_dims(e, info.dims, &local.location()).map_err(anyhow::Error::msg)?;
         tracing::info!(model = %e.model, dims = info.dims, "local embedding model loaded");
     }
     #[cfg(feature = "otel")]
