@@ -24,7 +24,7 @@ import {
   joinBase,
   DocentOptionsError,
   REQUIRED_WIDGET_FILES,
-} from './assets.js';
+} from 'docent-widget/integration';
 
 export { normalizeOptions, scriptAttributes, copyAssets, DocentOptionsError, REQUIRED_WIDGET_FILES };
 

@@ -108,3 +108,32 @@ test('invalid options are rejected by validateOptions with a helpful message', (
   const ok = { index: 'i', theme: 'auto' };
   assert.equal(validateOptions({ options: ok }), ok);
 });
+
+test('both plugins use the one shared integration module from docent-widget', async () => {
+  const shared = await import('docent-widget/integration');
+  const vitepress = await import('../../vitepress/src/index.js');
+  assert.equal(normalizeOptions, shared.normalizeOptions);
+  assert.equal(vitepress.normalizeOptions, shared.normalizeOptions);
+  assert.equal(vitepress.scriptAttributes, shared.scriptAttributes);
+  // Each plugin declares the dependency and bundles it, so the published tarball carries it.
+  for (const dir of ['vitepress', 'docusaurus']) {
+    const pkg = JSON.parse(await fsp.readFile(new URL(`../../${dir}/package.json`, import.meta.url), 'utf8'));
+    assert.equal(pkg.dependencies['docent-widget'], 'file:../widget', dir);
+    assert.deepEqual(pkg.bundleDependencies, ['docent-widget'], dir);
+  }
+  const widget = JSON.parse(await fsp.readFile(new URL('../../widget/package.json', import.meta.url), 'utf8'));
+  assert.ok(widget.files.includes('integration.js'));
+  assert.equal(widget.exports['./integration'], './integration.js');
+});
+
+test('without widgetDir or an installed docent-widget the error says how to get the assets', async () => {
+  const shared = await import('docent-widget/integration');
+  const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'docent-nowidget-'));
+  const opts = normalizeOptions({ index: 'i.bin' }, dir);
+  const bundledDist = path.join(path.dirname(new URL(import.meta.resolve('docent-widget/integration')).pathname), 'dist');
+  if ((await fsp.stat(path.join(bundledDist, 'docent.js')).catch(() => null)) !== null) {
+    assert.equal(shared.resolveWidgetDir(opts, dir), bundledDist, 'the built dist/ of the docent-widget package is used');
+  } else {
+    assert.throws(() => shared.resolveWidgetDir(opts, dir), /widget assets not found: set the "widgetDir" option/);
+  }
+});

@@ -27,7 +27,7 @@ import {
   DocentOptionsError,
   REQUIRED_WIDGET_FILES,
   isWidgetAsset,
-} from './assets.js';
+} from 'docent-widget/integration';
 
 export { normalizeOptions, scriptAttributes, scriptTagHtml, copyAssets, DocentOptionsError, REQUIRED_WIDGET_FILES };
 

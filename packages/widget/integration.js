@@ -1,9 +1,13 @@
-// Shared by the Docusaurus integration (same module as in docent-vitepress): option checking, the script tag's attributes, and the
-// asset copy step. No dependencies beyond Node's standard library.
+// docent-widget/integration: the code the site-generator plugins share (docent-vitepress,
+// docusaurus-plugin-docent): option checking, the script tag's attributes, and the asset copy
+// step. ONE copy, here; the plugins depend on this package (`"docent-widget": "file:../widget"`,
+// bundled into their tarballs by `bundleDependencies`). No dependencies beyond Node's standard
+// library.
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** Files `scripts/build-widget` always writes to dist/widget/ (stable names, no hashes). Every
  * other file in the widget folder (the lazily loaded tokenizer module, the ranks, ...) is
@@ -120,8 +124,8 @@ export function normalizeOptions(options = {}, cwd = process.cwd()) {
 }
 
 /**
- * The script tag's attributes for a site served under `base` (Docusaurus `baseUrl`, e.g. "/" or
- * "/docs/"), in a stable order: type, src, data-index, then the optional data-* attributes.
+ * The script tag's attributes for a site served under `base` (VitePress `base` or Docusaurus
+ * `baseUrl`, e.g. "/" or "/docs/"), in a stable order: type, src, data-index, then the optional data-* attributes.
  */
 export function scriptAttributes(opts, base = '/') {
   const prefix = joinBase(base, opts.path);
@@ -156,19 +160,24 @@ function escapeAttr(v) {
 }
 
 /**
- * Where the widget assets are: the `widgetDir` option, else the `docent-widget` npm package
- * (its dist/ folder or its root), else an error that says how to get them.
+ * Where the widget assets are: the `widgetDir` option, else the site's own `docent-widget` npm
+ * package (its dist/ folder or its root), else the `docent-widget` package this module belongs
+ * to (bundled with the plugin) when it holds a built dist/, else an error that says how to get
+ * them.
  */
 export function resolveWidgetDir(opts, cwd = process.cwd()) {
   if (opts.widgetDir) return opts.widgetDir;
+  const candidates = [];
   const require = createRequire(path.join(cwd, 'package.json'));
   try {
     const pkg = path.dirname(require.resolve('docent-widget/package.json'));
-    for (const dir of [path.join(pkg, 'dist'), pkg]) {
-      if (fs.existsSync(path.join(dir, 'docent.js'))) return dir;
-    }
+    candidates.push(path.join(pkg, 'dist'), pkg);
   } catch {
-    // not installed: fall through to the error below
+    // not installed in the site: try the bundled copy
+  }
+  candidates.push(path.join(path.dirname(fileURLToPath(import.meta.url)), 'dist'));
+  for (const dir of candidates) {
+    if (fs.existsSync(path.join(dir, 'docent.js'))) return dir;
   }
   throw new DocentOptionsError(
     'widget assets not found: set the "widgetDir" option to the folder that ' +
