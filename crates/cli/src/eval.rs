@@ -355,10 +355,10 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     };
     let report = evaluate(&index, &questions, vectors.as_deref(), args.mode, args.floor, args.namespace.clone());
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
-    print_report(&report, args.verbose);
+    print_report(&report, args.verbose)?;
     Ok(())
 }
 
@@ -367,17 +367,17 @@ fn pct(x: f64) -> String {
 }
 
 /// Human-readable report.
-pub fn print_report(r: &EvalReport, verbose: bool) {
-    println!(
+pub fn print_report(r: &EvalReport, verbose: bool) -> std::io::Result<()> {
+    outln!(
         "docent eval: {} questions, mode {}, embeddings {}, floor {}",
         r.overall.n,
         r.mode,
         r.embeddings,
         r.floor.map(|f| f.to_string()).unwrap_or_else(|| "index default".into())
     );
-    println!();
-    println!("{:<16} {:>4} {:>7} {:>7} {:>7} {:>6}  {:>9} {:>9}", "kind", "n", "R@1", "R@5", "R@10", "MRR", "abstain✓", "abstain✗");
-    let row = |name: &str, m: &Metrics| {
+    outln!();
+    outln!("{:<16} {:>4} {:>7} {:>7} {:>7} {:>6}  {:>9} {:>9}", "kind", "n", "R@1", "R@5", "R@10", "MRR", "abstain✓", "abstain✗");
+    let row = |name: &str, m: &Metrics| -> std::io::Result<()> {
         let ans = if m.answerable > 0 {
             format!("{} {} {} {:>6.3}", pct(m.recall_at_1), pct(m.recall_at_5), pct(m.recall_at_10), m.mrr)
         } else {
@@ -385,20 +385,21 @@ pub fn print_report(r: &EvalReport, verbose: bool) {
         };
         let correct = if m.unanswerable > 0 { format!("{}/{}", m.correct_abstains, m.unanswerable) } else { "-".into() };
         let false_ = if m.answerable > 0 { format!("{}/{}", m.false_abstains, m.answerable) } else { "-".into() };
-        println!("{name:<16} {:>4}  {ans}  {correct:>9} {false_:>9}", m.n);
+        outln!("{name:<16} {:>4}  {ans}  {correct:>9} {false_:>9}", m.n);
+        Ok(())
     };
     for (k, m) in &r.per_kind {
-        row(k, m);
+        row(k, m)?;
     }
-    row("ALL", &r.overall);
-    println!();
-    println!("R@k and MRR over answerable questions (an abstain counts as a miss).");
-    println!("abstain✓ = unanswerable questions correctly abstained; abstain✗ = answerable questions wrongly abstained.");
+    row("ALL", &r.overall)?;
+    outln!();
+    outln!("R@k and MRR over answerable questions (an abstain counts as a miss).");
+    outln!("abstain✓ = unanswerable questions correctly abstained; abstain✗ = answerable questions wrongly abstained.");
     if let Some((f, acc)) = r.suggested_floor {
-        println!("suggested floor: {f:.3} ({} of abstain/answer decisions right); set it with `docent index --floor {f:.3}` or `floor` in docent.toml", pct(acc).trim());
+        outln!("suggested floor: {f:.3} ({} of abstain/answer decisions right); set it with `docent index --floor {f:.3}` or `floor` in docent.toml", pct(acc).trim());
     }
     if verbose {
-        println!();
+        outln!();
         for q in &r.questions {
             let status = match (q.answerable, q.rank, q.abstained) {
                 (true, Some(k), _) => format!("rank {k}"),
@@ -407,12 +408,13 @@ pub fn print_report(r: &EvalReport, verbose: bool) {
                 (false, _, true) => "abstained (correct)".to_string(),
                 (false, _, false) => "ANSWERED (should abstain)".to_string(),
             };
-            println!("[{}] conf {:.3} {status}: {}", q.kind, q.confidence, q.question);
+            outln!("[{}] conf {:.3} {status}: {}", q.kind, q.confidence, q.question);
             if let Some(t) = q.top.first() {
-                println!("      top: {t}");
+                outln!("      top: {t}");
             }
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]

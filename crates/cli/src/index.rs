@@ -265,7 +265,7 @@ pub fn human_bytes(n: usize) -> String {
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     let settings = settings_from_args(args)?;
     let report = build_index(&settings)?;
-    print!("{}", report.summary());
+    out!("{}", report.summary());
     Ok(())
 }
 

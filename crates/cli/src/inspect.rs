@@ -87,42 +87,42 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
     let index = load_index(&args.index)?;
     let ins = inspect(&index);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&ins)?);
+        outln!("{}", serde_json::to_string_pretty(&ins)?);
         return Ok(());
     }
     let h = index.header();
-    println!("{}  ({})", args.index.display(), human_bytes(ins.file_bytes));
-    println!("  docent      {}", h.docent_version);
-    println!("  built       {} (unix time)", h.built_at);
+    outln!("{}  ({})", args.index.display(), human_bytes(ins.file_bytes));
+    outln!("  docent      {}", h.docent_version);
+    outln!("  built       {} (unix time)", h.built_at);
     if h.provider == "none" {
-        println!("  embeddings  none (lexical only)");
+        outln!("  embeddings  none (lexical only)");
     } else {
-        println!("  embeddings  {} {} ({} dims, {:?})", h.provider, h.model, h.dims, h.quantization);
+        outln!("  embeddings  {} {} ({} dims, {:?})", h.provider, h.model, h.dims, h.quantization);
     }
-    println!("  tokenizer   {}", h.tokenizer);
+    outln!("  tokenizer   {}", h.tokenizer);
     match h.relevance_floor {
-        Some(f) => println!("  floor       {f}"),
-        None => println!("  floor       default"),
+        Some(f) => outln!("  floor       {f}"),
+        None => outln!("  floor       default"),
     }
     for s in &h.sources {
-        println!("  source      {s}");
+        outln!("  source      {s}");
     }
-    println!("  checksum    {:016x}", index.checksum());
-    println!();
-    println!("  pages       {}", ins.pages);
-    println!("  chunks      {}", ins.chunks);
-    println!("  tokens      {} total, {:.0} mean, {} max per chunk", ins.tokens_total, ins.tokens_mean, ins.tokens_max);
+    outln!("  checksum    {:016x}", index.checksum());
+    outln!();
+    outln!("  pages       {}", ins.pages);
+    outln!("  chunks      {}", ins.chunks);
+    outln!("  tokens      {} total, {:.0} mean, {} max per chunk", ins.tokens_total, ins.tokens_mean, ins.tokens_max);
     if ins.namespaces.len() > 1 || ins.namespaces.keys().any(|k| !k.is_empty()) {
         for (ns, n) in &ins.namespaces {
-            println!("  namespace   {:<20} {n} chunks", if ns.is_empty() { "(none)" } else { ns });
+            outln!("  namespace   {:<20} {n} chunks", if ns.is_empty() { "(none)" } else { ns });
         }
     }
-    println!();
-    println!("  size by section:");
+    outln!();
+    outln!("  size by section:");
     for (name, bytes) in &ins.sections {
         let pct = if ins.file_bytes > 0 { 100.0 * *bytes as f64 / ins.file_bytes as f64 } else { 0.0 };
-        println!("    {name:<34} {:>12} {pct:>5.1}%", human_bytes(*bytes));
+        outln!("    {name:<34} {:>12} {pct:>5.1}%", human_bytes(*bytes));
     }
-    println!("  bytes per chunk beyond its text: {:.1}", ins.overhead_per_chunk);
+    outln!("  bytes per chunk beyond its text: {:.1}", ins.overhead_per_chunk);
     Ok(())
 }

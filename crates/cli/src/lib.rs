@@ -3,6 +3,27 @@
 //! `main.rs` only calls [`main`]; everything else lives here so other crates (and tests) can use
 //! the library API, e.g. [`index::build_index`].
 
+/// `println!` for command output that returns the write error (with `?`) instead of panicking,
+/// so `docent inspect idx | head` ends quietly when the reader closes the pipe (see [`main`]).
+macro_rules! outln {
+    () => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout())?;
+    }};
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout(), $($arg)*)?;
+    }};
+}
+
+/// `print!` counterpart of `outln!`.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout(), $($arg)*)?;
+    }};
+}
+
 pub mod config;
 pub mod demo;
 pub mod eval;
@@ -71,6 +92,9 @@ pub fn main() -> i32 {
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => 0,
+        // The reader of our output went away (`docent inspect idx | head`): stop quietly, like
+        // a C tool killed by SIGPIPE, but with a success status (the reader got what it wanted).
+        Err(e) if is_broken_pipe(&e) => 0,
         Err(e) => {
             eprintln!("error: {e}");
             for cause in e.chain().skip(1) {
@@ -79,4 +103,9 @@ pub fn main() -> i32 {
             1
         }
     }
+}
+
+/// Whether an error (or one of its causes) is a write to a closed pipe.
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
 }

@@ -250,7 +250,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
                 "score": hit.score,
                 "retriever": hit.retrievers.label(),
             });
-            println!("{line}");
+            outln!("{line}");
         }
         if result.abstained {
             eprintln!("abstained: the docs don't seem to cover this (confidence {:.3})", result.confidence);
@@ -258,32 +258,33 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     if result.abstained {
-        println!("The docs don't seem to cover this (confidence {:.3} is below the relevance floor).", result.confidence);
+        outln!("The docs don't seem to cover this (confidence {:.3} is below the relevance floor).", result.confidence);
         if !result.closest.is_empty() {
-            println!("Closest sections:");
-            print_hits(&index, &result.closest);
+            outln!("Closest sections:");
+            print_hits(&index, &result.closest)?;
         }
         return Ok(());
     }
     if result.hits.is_empty() {
-        println!("No matches.");
+        outln!("No matches.");
         return Ok(());
     }
-    print_hits(&index, &result.hits);
-    println!("(confidence {:.3})", result.confidence);
+    print_hits(&index, &result.hits)?;
+    outln!("(confidence {:.3})", result.confidence);
     Ok(())
 }
 
-fn print_hits(index: &Index, hits: &[docent_core::Hit]) {
+fn print_hits(index: &Index, hits: &[docent_core::Hit]) -> std::io::Result<()> {
     for (i, hit) in hits.iter().enumerate() {
         let c = index.chunk(hit.chunk as usize);
         let crumb = if c.breadcrumb.is_empty() { c.title.clone() } else { c.breadcrumb_display() };
         let ns = if c.namespace.is_empty() { String::new() } else { format!("[{}] ", c.namespace) };
-        println!("{:>2}. {:.4}  {:<14} {ns}{crumb}", i + 1, hit.score, hit.retrievers.label());
-        println!("    {}", c.link());
+        outln!("{:>2}. {:.4}  {:<14} {ns}{crumb}", i + 1, hit.score, hit.retrievers.label());
+        outln!("    {}", c.link());
         let snippet: String = c.text.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(160).collect();
-        println!("    {snippet}");
+        outln!("    {snippet}");
     }
+    Ok(())
 }
 
 #[cfg(test)]

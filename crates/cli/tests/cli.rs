@@ -331,3 +331,42 @@ fn every_gold_anchor_of_the_rust_docs_eval_set_exists() {
         }
     }
 }
+
+/// Run docent with its stdout connected to a pipe whose reading end is already closed (like
+/// `docent inspect idx | head` after head exits), so every write fails with EPIPE.
+fn docent_into_closed_pipe(args: &[&str]) -> Output {
+    let (reader, writer) = std::io::pipe().expect("create a pipe");
+    drop(reader);
+    Command::new(env!("CARGO_BIN_EXE_docent"))
+        .args(args)
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("run docent")
+}
+
+#[test]
+fn output_to_a_closed_pipe_ends_quietly_instead_of_panicking() {
+    let src = md_fixture();
+    let out_dir = tempfile::tempdir().unwrap();
+    let idx = out_dir.path().join("site.idx");
+    let idx_s = idx.to_str().unwrap();
+    ok(&["index", src.path().to_str().unwrap(), "--out", idx_s, "--quiet"]);
+    let qs = out_dir.path().join("q.jsonl");
+    std::fs::write(&qs, "{\"question\": \"where does FROB_HOME put the cache\", \"gold\": [\"guide/install.html#config\"]}\n").unwrap();
+    let qs_s = qs.to_str().unwrap();
+    for args in [
+        vec!["inspect", idx_s],
+        vec!["inspect", idx_s, "--json"],
+        vec!["search", idx_s, "frobnicator cache", "--mode", "lexical"],
+        vec!["search", idx_s, "frobnicator cache", "--mode", "lexical", "--json"],
+        vec!["eval", idx_s, qs_s, "--mode", "lexical"],
+        vec!["eval", idx_s, qs_s, "--mode", "lexical", "--json"],
+    ] {
+        let out = docent_into_closed_pipe(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "docent {args:?} panicked on a closed pipe: {err}");
+        assert!(out.status.success(), "docent {args:?} should stop quietly, got {:?}: {err}", out.status);
+        assert!(err.trim().is_empty(), "docent {args:?} should print nothing about the closed pipe: {err}");
+    }
+}
