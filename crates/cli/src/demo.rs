@@ -19,7 +19,7 @@ use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use docent_core::source::markdown::{split_custom_id, split_frontmatter};
+use docent_core::source::markdown::{frontmatter, split_custom_id};
 use docent_core::source::{Flavor, Slugger};
 use pulldown_cmark::{CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -472,7 +472,8 @@ fn markdown_options() -> Options {
 
 /// Renders one Markdown file (path relative to the docs folder) to a page.
 pub fn render_page(rel_path: &str, source: &str) -> RenderedPage {
-    let (front_title, body) = split_frontmatter(source);
+    let (front, body) = frontmatter(source);
+    let front_title = front.title;
     let body = admonitions_to_html(body);
     let events: Vec<Event> = Parser::new_ext(&body, markdown_options()).collect();
 

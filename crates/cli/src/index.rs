@@ -27,7 +27,8 @@ use anyhow::{bail, Context};
 use clap::Args;
 use docent_core::chunk::{cl100k_tokens, ChunkOptions, Chunker};
 use docent_core::model::{Chunk, IndexHeader};
-use docent_core::source::{page_url, parse_page, Flavor, Parsed, UrlStyle};
+use docent_core::source::markdown::frontmatter;
+use docent_core::source::{page_url_with_slug, parse_page, Flavor, Parsed, SourceKind, UrlStyle};
 use docent_core::Index;
 use docent_embed::{EmbedOptions, Embedder};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -421,7 +422,12 @@ pub fn build_index_with(settings: &IndexSettings, embedder: Option<&dyn Embedder
                 continue;
             }
         };
-        let url = page_url(&file.rel, settings.base_url.as_deref(), style);
+        // Docusaurus' `slug` frontmatter moves a doc to another URL; VitePress and Docsify have none.
+        let slug = match (file.kind, flavor) {
+            (SourceKind::Markdown, Flavor::Docusaurus) => frontmatter(&content).0.slug,
+            _ => None,
+        };
+        let url = page_url_with_slug(&file.rel, slug.as_deref(), settings.base_url.as_deref(), style);
         let page_chunks = chunker.chunk_page(&page, &url, namespace)?;
         if page_chunks.is_empty() {
             report.skipped += 1;

@@ -370,3 +370,30 @@ fn output_to_a_closed_pipe_ends_quietly_instead_of_panicking() {
         assert!(err.trim().is_empty(), "docent {args:?} should print nothing about the closed pipe: {err}");
     }
 }
+
+#[test]
+fn docusaurus_slug_frontmatter_sets_the_page_url_and_vitepress_ignores_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = |rel: &str, text: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    w("guide/intro.md", "---\nslug: /start-here\n---\n# Introduction\n\nThe zorblatt engine starts here.\n");
+    w("guide/setup.md", "---\ntitle: Setup\nslug: installing\n---\n# Setup\n\nInstall the quuxifier first.\n");
+    w("guide/plain.md", "# Plain\n\nNo slug on the wibblefrotz page.\n");
+    let out_dir = tempfile::tempdir().unwrap();
+    let url_of = |flavor: &str, query: &str| -> String {
+        let idx = out_dir.path().join(format!("{flavor}.idx"));
+        let idx_s = idx.to_str().unwrap();
+        let src = dir.path().to_str().unwrap();
+        ok(&["index", src, "--out", idx_s, "--flavor", flavor, "--base-url", "https://example.com/docs/", "--clean-urls", "--quiet"]);
+        let json = ok(&["search", idx_s, query, "--json", "--floor", "0", "--mode", "lexical"]);
+        let first: serde_json::Value = serde_json::from_str(json.lines().next().unwrap_or_else(|| panic!("no hit for {query}"))).unwrap();
+        first["url"].as_str().unwrap().to_string()
+    };
+    assert_eq!(url_of("docusaurus", "zorblatt engine"), "https://example.com/docs/start-here#introduction", "absolute slug: under the docs base route");
+    assert_eq!(url_of("docusaurus", "quuxifier"), "https://example.com/docs/guide/installing#setup", "relative slug: replaces the file name in its folder");
+    assert_eq!(url_of("docusaurus", "wibblefrotz"), "https://example.com/docs/guide/plain#plain");
+    assert_eq!(url_of("vitepress", "zorblatt engine"), "https://example.com/docs/guide/intro#introduction", "VitePress has no slug");
+}

@@ -1,6 +1,8 @@
 //! Markdown and MDX sources (VitePress, Docusaurus, Docsify).
 //!
-//! - YAML frontmatter: `title` becomes the page title; the rest is dropped.
+//! - YAML/TOML frontmatter ([`frontmatter`]): `title` becomes the page title; Docusaurus' `slug`
+//!   changes the page URL (applied by the caller, see [`super::page_url_with_slug`]); the rest is
+//!   dropped.
 //! - MDX: top-level `import`/`export` statements, `{/* comments */}` and JSX component tags
 //!   (`<Tabs>`, `<TabItem value="x">`, `<Badge />`) are dropped; the Markdown between tags stays.
 //! - Admonitions (`:::tip Title` … `:::`, also `:::note[Title]`) are kept as text ("Tip: Title").
@@ -163,8 +165,20 @@ pub fn split_custom_id(raw: &str) -> (String, Option<String>) {
     (raw.to_string(), None)
 }
 
-/// Split off YAML (`---`) or TOML (`+++`) frontmatter; return its `title` and the body.
-pub fn split_frontmatter(source: &str) -> (Option<String>, &str) {
+/// The frontmatter keys docent uses (everything else is ignored).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Frontmatter {
+    /// `title`: the page title.
+    pub title: Option<String>,
+    /// `slug`: Docusaurus' URL override (see [`super::page_url_with_slug`]); VitePress and Docsify
+    /// have no such key.
+    pub slug: Option<String>,
+}
+
+/// Split off YAML (`---`) or TOML (`+++`) frontmatter; return the keys docent uses and the body
+/// (the whole source when there is no frontmatter). The one frontmatter reader shared by the
+/// indexer and the demo site.
+pub fn frontmatter(source: &str) -> (Frontmatter, &str) {
     let s = source.trim_start_matches('\u{feff}');
     for fence in ["---", "+++"] {
         let Some(rest) = s.strip_prefix(fence) else { continue };
@@ -175,18 +189,27 @@ pub fn split_frontmatter(source: &str) -> (Option<String>, &str) {
             if line.trim_end() == fence {
                 let front = &rest[..offset];
                 let body = &rest[offset + line.len()..];
-                return (frontmatter_title(front), body);
+                let fm = Frontmatter { title: frontmatter_value(front, "title"), slug: frontmatter_value(front, "slug") };
+                return (fm, body);
             }
             offset += line.len();
         }
     }
-    (None, s)
+    (Frontmatter::default(), s)
 }
 
-fn frontmatter_title(front: &str) -> Option<String> {
+/// Split off frontmatter; return its `title` and the body (see [`frontmatter`]).
+pub fn split_frontmatter(source: &str) -> (Option<String>, &str) {
+    let (fm, body) = frontmatter(source);
+    (fm.title, body)
+}
+
+/// A top-level `key: value` (YAML) or `key = value` (TOML) scalar, unquoted; None when absent
+/// or empty.
+fn frontmatter_value(front: &str, key: &str) -> Option<String> {
     for line in front.lines() {
         // Only top-level keys (no indentation).
-        let Some(rest) = line.strip_prefix("title") else { continue };
+        let Some(rest) = line.strip_prefix(key) else { continue };
         let rest = rest.trim_start();
         let Some(value) = rest.strip_prefix(':').or_else(|| rest.strip_prefix('=')) else { continue };
         let v = value.trim();
@@ -400,6 +423,21 @@ impl JsxState {
 mod tests {
     use super::*;
     use crate::source::Block;
+
+    #[test]
+    fn frontmatter_gives_title_and_slug_from_yaml_or_toml() {
+        let (fm, body) = frontmatter("---\ntitle: \"Intro: the basics\"\nslug: /custom/path\nsidebar_position: 2\n---\n# Hi\n");
+        assert_eq!(fm, Frontmatter { title: Some("Intro: the basics".into()), slug: Some("/custom/path".into()) });
+        assert_eq!(body, "# Hi\n");
+        let (fm, _) = frontmatter("+++\nslug = 'relative-one'\n+++\ntext\n");
+        assert_eq!(fm.slug.as_deref(), Some("relative-one"));
+        assert_eq!(fm.title, None);
+        // Indented keys belong to nested maps; `slugs:` is another key; no frontmatter at all.
+        let (fm, _) = frontmatter("---\nmeta:\n  slug: nested\nslugs: x\n---\n");
+        assert_eq!(fm.slug, None);
+        let (fm, body) = frontmatter("# No frontmatter\nslug: not-a-key\n");
+        assert_eq!((fm, body), (Frontmatter::default(), "# No frontmatter\nslug: not-a-key\n"));
+    }
 
     #[test]
     fn frontmatter_title_wins_and_is_not_indexed() {

@@ -170,6 +170,66 @@ pub fn page_url(rel_path: &str, base_url: Option<&str>, style: UrlStyle) -> Stri
     }
 }
 
+/// [`page_url`] for a page whose frontmatter has a Docusaurus `slug` (`None`: plain
+/// [`page_url`]). Docusaurus' rules, relative to the docs' base route (the `base_url`):
+/// - an absolute slug (`/custom/path`) is the page's path under the base route (`/` = the base
+///   route itself);
+/// - a relative slug (`intro`, `more/intro`, `../other`) replaces the file name within the
+///   file's folder.
+///
+/// Without `base_url` the result is the slug's path with `.html`, like [`page_url`]
+/// (`custom/path.html`, a path ending in `/` gets `index.html`).
+pub fn page_url_with_slug(rel_path: &str, slug: Option<&str>, base_url: Option<&str>, style: UrlStyle) -> String {
+    let Some(slug) = slug.map(str::trim).filter(|s| !s.is_empty()) else {
+        return page_url(rel_path, base_url, style);
+    };
+    let rel = rel_path.replace('\\', "/");
+    let rel = rel.trim_start_matches("./").trim_start_matches('/');
+    let mut parts: Vec<&str> = Vec::new();
+    if !slug.starts_with('/') {
+        // Relative: start from the file's folder.
+        if let Some((dir, _)) = rel.rsplit_once('/') {
+            parts.extend(dir.split('/').filter(|p| !p.is_empty()));
+        }
+    }
+    for p in slug.split('/') {
+        match p {
+            "" | "." => {}
+            // Docusaurus resolves `..` like a path; it cannot leave the base route.
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    let path = parts.join("/");
+    // A slug ending in `/` (or the root) names a folder-like route.
+    let folder = path.is_empty() || slug.ends_with('/');
+    match base_url {
+        None if folder => {
+            if path.is_empty() {
+                "index.html".to_string()
+            } else {
+                format!("{path}/index.html")
+            }
+        }
+        None => format!("{path}.html"),
+        Some(base) => {
+            let base = base.trim_end_matches('/');
+            if path.is_empty() {
+                format!("{base}/")
+            } else if folder {
+                format!("{base}/{path}/")
+            } else {
+                match style {
+                    UrlStyle::Clean => format!("{base}/{path}"),
+                    UrlStyle::Html => format!("{base}/{path}.html"),
+                }
+            }
+        }
+    }
+}
+
 /// Collapse runs of whitespace to one space and trim; drops zero-width spaces. The chunker
 /// applies it to heading text before slugging, so anything that must reproduce its anchors
 /// (the demo site's heading ids) calls this same function.
@@ -295,6 +355,37 @@ mod tests {
         assert_eq!(page_url("index.html", b, UrlStyle::Html), "https://docs.example.com/");
         assert_eq!(page_url("README.md", b, UrlStyle::Clean), "https://docs.example.com/");
         assert_eq!(page_url("ch01.html", b, UrlStyle::Clean), "https://docs.example.com/ch01");
+    }
+
+    #[test]
+    fn an_absolute_docusaurus_slug_is_the_path_under_the_docs_base_route() {
+        let b = Some("https://example.com/docs/");
+        assert_eq!(page_url_with_slug("guide/intro.md", Some("/custom/path"), b, UrlStyle::Clean), "https://example.com/docs/custom/path");
+        assert_eq!(page_url_with_slug("guide/intro.md", Some("/custom/path"), b, UrlStyle::Html), "https://example.com/docs/custom/path.html");
+        assert_eq!(page_url_with_slug("guide/intro.md", Some("/"), b, UrlStyle::Clean), "https://example.com/docs/");
+        assert_eq!(page_url_with_slug("guide/intro.md", Some("/custom/"), b, UrlStyle::Clean), "https://example.com/docs/custom/");
+        assert_eq!(page_url_with_slug("guide/intro.md", Some("/custom/path"), None, UrlStyle::Clean), "custom/path.html");
+        assert_eq!(page_url_with_slug("guide/intro.md", Some("/"), None, UrlStyle::Clean), "index.html");
+    }
+
+    #[test]
+    fn a_relative_docusaurus_slug_replaces_the_file_name_within_its_folder() {
+        let b = Some("https://example.com/docs");
+        assert_eq!(page_url_with_slug("guide/intro.md", Some("getting-started"), b, UrlStyle::Clean), "https://example.com/docs/guide/getting-started");
+        assert_eq!(page_url_with_slug("guide/intro.md", Some("more/intro"), b, UrlStyle::Clean), "https://example.com/docs/guide/more/intro");
+        assert_eq!(page_url_with_slug("guide/deep/intro.md", Some("../moved"), b, UrlStyle::Clean), "https://example.com/docs/guide/moved");
+        assert_eq!(page_url_with_slug("intro.md", Some("start"), b, UrlStyle::Clean), "https://example.com/docs/start");
+        assert_eq!(page_url_with_slug("guide\\intro.mdx", Some("./x"), None, UrlStyle::Html), "guide/x.html");
+        // `..` never leaves the base route.
+        assert_eq!(page_url_with_slug("a/intro.md", Some("../../x"), b, UrlStyle::Clean), "https://example.com/docs/x");
+    }
+
+    #[test]
+    fn without_a_slug_the_url_is_the_file_path() {
+        let b = Some("https://example.com/docs");
+        for slug in [None, Some(""), Some("  ")] {
+            assert_eq!(page_url_with_slug("guide/intro.md", slug, b, UrlStyle::Clean), page_url("guide/intro.md", b, UrlStyle::Clean));
+        }
     }
 
     #[test]
