@@ -481,6 +481,7 @@ pub fn render_page(rel_path: &str, source: &str) -> RenderedPage {
     let mut headings = Vec::new();
     let mut first_h1: Option<String> = None;
     let mut slugger = Slugger::new(Flavor::VitePress);
+    let mut dropping_link = false;
     let mut i = 0;
     while i < events.len() {
         match &events[i] {
@@ -531,6 +532,14 @@ pub fn render_page(rel_path: &str, source: &str) -> RenderedPage {
                 i = j + 1;
                 continue;
             }
+            // A link out of the docs folder (`../eval/set.jsonl`: fine on GitHub, nothing in the
+            // site) keeps its text and loses the link, so the demo has no dead links.
+            Event::Start(Tag::Link { dest_url, .. }) if leaves_docs(rel_path, dest_url) => {
+                dropping_link = true;
+            }
+            Event::End(TagEnd::Link) if dropping_link => {
+                dropping_link = false;
+            }
             Event::Start(Tag::Link { link_type, dest_url, title, id }) => {
                 out_events.push(Event::Start(Tag::Link {
                     link_type: *link_type,
@@ -563,6 +572,25 @@ fn md_to_html_path(rel: &str) -> String {
         Some((stem, _)) => format!("{stem}.html"),
         None => format!("{rel}.html"),
     }
+}
+
+/// Whether a relative link on the page `rel_path` points outside the docs folder (the site's
+/// root), e.g. `../eval/rust-docs.jsonl` from `eval.md`.
+fn leaves_docs(rel_path: &str, url: &str) -> bool {
+    if url.contains("://") || url.starts_with("mailto:") || url.starts_with('#') || url.starts_with('/') {
+        return false;
+    }
+    let path = url.split(['#', '?']).next().unwrap_or("");
+    let mut depth = rel_path.matches('/').count();
+    for seg in path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." if depth == 0 => return true,
+            ".." => depth -= 1,
+            _ => depth += 1,
+        }
+    }
+    false
 }
 
 /// Relative links to `.md` pages point at the rendered `.html` pages; other links stay.
@@ -1042,6 +1070,81 @@ mod tests {
         assert!(faq.contains("<h2 id=\"why\">"));
         assert!(faq.contains("data-index=\"docent/index.bin\""));
         assert!(faq.contains("<a href=\"index.html\">Home</a>"));
+    }
+
+    #[test]
+    fn links_that_leave_the_docs_folder_become_plain_text() {
+        let page = render_page("eval.md", "See [`eval/set.jsonl`](../eval/set.jsonl) and [the CLI](cli.md#index).\n");
+        assert!(!page.body.contains("../eval"), "{}", page.body);
+        assert!(page.body.contains("See <code>eval/set.jsonl</code> and <a href=\"cli.html#index\">the CLI</a>"), "{}", page.body);
+        assert!(leaves_docs("guide/a.md", "../../x.md"));
+        assert!(!leaves_docs("guide/a.md", "../x.md"));
+        assert!(!leaves_docs("a.md", "https://example.com/../x"));
+        assert!(!leaves_docs("a.md", "img/../b.png"));
+    }
+
+    /// `href`/`src` values of the tags that link somewhere (`<a>`, `<link>`, `<img>`).
+    fn link_targets(html: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for (tag, attr) in [("<a ", "href=\""), ("<link ", "href=\""), ("<img ", "src=\"")] {
+            let mut rest = html;
+            while let Some(start) = rest.find(tag) {
+                let after = &rest[start..];
+                let end = after.find('>').unwrap_or(after.len());
+                let open = &after[..end];
+                if let Some(a) = open.find(attr) {
+                    let v = &open[a + attr.len()..];
+                    if let Some(q) = v.find('"') {
+                        out.push(v[..q].replace("&amp;", "&"));
+                    }
+                }
+                rest = &after[end.min(after.len())..];
+                if rest.len() == after.len() {
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_internal_link_of_every_rendered_docs_page_resolves() {
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
+        let out = tempfile::tempdir().unwrap();
+        let report = render_site(&docs, out.path(), &WidgetTag { proxy: None }).unwrap();
+        let mut checked = 0;
+        let mut dead = Vec::new();
+        for page in &report.pages {
+            let html = std::fs::read_to_string(out.path().join(&page.path)).unwrap();
+            let dir = Path::new(&page.path).parent().unwrap_or(Path::new("")).to_path_buf();
+            for target in link_targets(&html) {
+                if target.contains("://") || target.starts_with("mailto:") || target.starts_with("data:") {
+                    continue;
+                }
+                let (path, frag) = match target.split_once('#') {
+                    Some((p, f)) => (p, Some(f)),
+                    None => (target.as_str(), None),
+                };
+                let file = if path.is_empty() { out.path().join(&page.path) } else { out.path().join(&dir).join(path) };
+                checked += 1;
+                let Ok(file) = file.canonicalize() else {
+                    dead.push(format!("{}: {target} (no such file)", page.path));
+                    continue;
+                };
+                if !file.starts_with(out.path().canonicalize().unwrap()) {
+                    dead.push(format!("{}: {target} (outside the site)", page.path));
+                    continue;
+                }
+                if let Some(f) = frag.filter(|f| !f.is_empty()) {
+                    let text = std::fs::read_to_string(&file).unwrap_or_default();
+                    if !text.contains(&format!("id=\"{f}\"")) {
+                        dead.push(format!("{}: {target} (no element with id \"{f}\")", page.path));
+                    }
+                }
+            }
+        }
+        assert!(dead.is_empty(), "dead links in the demo site:\n{}", dead.join("\n"));
+        assert!(checked > 20, "expected many internal links, checked {checked}");
     }
 
     #[test]
