@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
         let mut fixed = data.to_vec();
         let total = fixed.len() as u64;
         fixed[..8].copy_from_slice(b"DOCENTIX");
-        fixed[8..12].copy_from_slice(&1u32.to_le_bytes());
+        fixed[8..12].copy_from_slice(&docent_core::format::FORMAT_VERSION.to_le_bytes());
         fixed[16..24].copy_from_slice(&total.to_le_bytes());
         let body = fixed.len() - 8;
         let sum = xxh3(&fixed[..body]);

@@ -1,4 +1,5 @@
-//! Criterion benchmarks for the index: load, search, and bytes per chunk.
+//! Criterion benchmarks for the index: chunk+tokenize throughput, load, lexical build, search,
+//! and bytes per chunk.
 //!
 //! `cargo bench -p docent-core --bench core` — numbers go to BENCHMARKS.md.
 //! The corpus is real text: The Rust Book shipped with the toolchain
@@ -7,20 +8,42 @@
 //! depend on their values).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use docent_core::chunk::{cl100k_tokens, ChunkOptions, Chunker};
 use docent_core::format::{write_index, Index};
+use docent_core::source::{parse_page, Flavor, Parsed, SourceKind};
 use docent_core::model::{Chunk, IndexHeader};
 use docent_core::search::{Query, SearchOptions};
 use std::hint::black_box;
 use std::path::PathBuf;
 
-fn rust_book_text() -> String {
+/// The Rust Book's chapter pages (HTML as shipped), sorted by name.
+fn rust_book_pages() -> Vec<(String, String)> {
     let sysroot = std::process::Command::new("rustc").args(["--print", "sysroot"]).output().expect("rustc --print sysroot");
     let root = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim()).join("share/doc/rust/html/book");
-    let mut text = String::new();
     let mut files: Vec<_> = std::fs::read_dir(&root).expect("the Rust Book ships with the toolchain").flatten().map(|e| e.path()).collect();
     files.sort();
-    for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "html")) {
-        let html = std::fs::read_to_string(f).unwrap_or_default();
+    files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "html"))
+        .map(|f| (f.file_stem().unwrap_or_default().to_string_lossy().into_owned(), std::fs::read_to_string(f).unwrap_or_default()))
+        .collect()
+}
+
+/// docent's own user docs (Markdown sources).
+fn docs_markdown() -> Vec<(String, String)> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs");
+    let mut files: Vec<_> = std::fs::read_dir(&root).expect("docs/ exists").flatten().map(|e| e.path()).collect();
+    files.sort();
+    files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .map(|f| (f.file_stem().unwrap_or_default().to_string_lossy().into_owned(), std::fs::read_to_string(f).unwrap_or_default()))
+        .collect()
+}
+
+fn rust_book_text() -> String {
+    let mut text = String::new();
+    for (_, html) in rust_book_pages() {
         let main = html.split("<main>").nth(1).and_then(|m| m.split("</main>").next()).unwrap_or("");
         let mut in_tag = false;
         for c in main.chars() {
@@ -69,6 +92,31 @@ fn corpus(n: usize, dims: usize) -> (Vec<Chunk>, Vec<Vec<f32>>) {
     (chunks, vectors)
 }
 
+/// Parse + heading-aware chunking + cl100k token counts, over whole pages. Throughput is in
+/// bytes of source (HTML or Markdown as read from disk).
+fn bench_chunking(c: &mut Criterion) {
+    let count = |t: &str| cl100k_tokens(t);
+    let chunker = Chunker { opts: ChunkOptions::default(), count: &count, fits: None };
+    for (name, kind, pages) in [("rust_book_html", SourceKind::Html, rust_book_pages()), ("docent_docs_markdown", SourceKind::Markdown, docs_markdown())] {
+        let bytes: usize = pages.iter().map(|(_, p)| p.len()).sum();
+        let mut g = c.benchmark_group("chunk_tokenize");
+        g.sample_size(10);
+        g.throughput(Throughput::Bytes(bytes as u64));
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut n = 0;
+                for (stem, content) in &pages {
+                    if let Ok(Parsed::Page(page)) = parse_page(kind, content, Flavor::default(), stem) {
+                        n += chunker.chunk_page(&page, stem, "").map(|c| c.len()).unwrap_or(0);
+                    }
+                }
+                black_box(n)
+            })
+        });
+        g.finish();
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let dims = 384;
     for n in [10_000usize, 100_000] {
@@ -78,15 +126,12 @@ fn bench(c: &mut Criterion) {
         let text_bytes: usize = chunks.iter().map(|c| c.text.len()).sum();
         let index = Index::from_bytes(bytes.clone()).unwrap();
         let sizes = index.section_sizes();
-        let lexical: usize = sizes.iter().filter(|(k, _)| matches!(*k as u32, 6..=8)).map(|(_, s)| s).sum();
         println!(
-            "[{n} chunks × {dims}] file {} bytes; text {} bytes; beyond text {:.1} B/chunk (dims + {:.1}); without the BM25 index {:.1} B/chunk (dims + {:.1})",
+            "[{n} chunks × {dims}] file {} bytes; text {} bytes; beyond text {:.1} B/chunk (dims + {:.1})",
             bytes.len(),
             text_bytes,
             (bytes.len() - text_bytes) as f64 / n as f64,
             (bytes.len() - text_bytes) as f64 / n as f64 - dims as f64,
-            (bytes.len() - text_bytes - lexical) as f64 / n as f64,
-            (bytes.len() - text_bytes - lexical) as f64 / n as f64 - dims as f64,
         );
         for (k, s) in &sizes {
             println!("    {:<32} {:>12} bytes", k.name(), s);
@@ -97,7 +142,20 @@ fn bench(c: &mut Criterion) {
         g.throughput(Throughput::Bytes(bytes.len() as u64));
         // The copy of the bytes is setup, not load: `from_bytes` takes the buffer the fetch produced.
         g.bench_function("load", |b| b.iter_batched(|| bytes.clone(), |bytes| Index::from_bytes(black_box(bytes)).unwrap(), criterion::BatchSize::LargeInput));
+        // The BM25 index is derived from the text on first use; this is that one-time cost.
+        g.bench_function("load_and_build_lexical", |b| {
+            b.iter_batched(
+                || bytes.clone(),
+                |bytes| {
+                    let index = Index::from_bytes(black_box(bytes)).unwrap();
+                    black_box(index.lexical().posting_count());
+                    index
+                },
+                criterion::BatchSize::LargeInput,
+            )
+        });
         g.finish();
+        index.lexical();
 
         let mut g = c.benchmark_group(format!("search_{}k_x{dims}", n / 1000));
         let qv: Vec<f32> = vectors[n / 3].iter().map(|x| x + 0.01).collect();
@@ -118,5 +176,5 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+criterion_group!(benches, bench_chunking, bench);
 criterion_main!(benches);

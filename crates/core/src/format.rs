@@ -1,4 +1,4 @@
-//! The index file format, version 1: the ONE module that defines the byte layout. The writer
+//! The index file format, version 2: the ONE module that defines the byte layout. The writer
 //! ([`write_index`]) and the reader ([`Index::from_bytes`]) both live here, so they cannot drift.
 //! The layout is documented for humans in `docs/index-format.md`; keep the two in step.
 //!
@@ -6,7 +6,7 @@
 //! all integers little-endian; every section starts on an 8-byte boundary
 //!
 //! 0   8  magic            b"DOCENTIX"
-//! 8   4  format version   u32 = 1
+//! 8   4  format version   u32 = 2
 //! 12  4  flags            u32 = 0 (reserved)
 //! 16  8  file length      u64, including the trailing checksum
 //! 24  4  header length    u32, bytes of the JSON header
@@ -19,30 +19,39 @@
 //!
 //! Sections (a reader rejects a file missing a required one, and ignores kinds it does not
 //! know, so later minor additions stay readable):
-//! - `Chunks`: one 40-byte record per chunk: url, anchor, title, breadcrumb, namespace (u32
-//!   string ids each), text offset u32, text length u32, tokens u32, hash u64.
+//! - `Pages`: 12 bytes per page: url, title, namespace (u32 string ids).
 //! - `Strings`: count u32, (count+1) u32 offsets, then the UTF-8 blob. Deduplicated.
-//!   Breadcrumb parts are joined with U+001F.
-//! - `Text`: the chunk texts, UTF-8, back to back.
+//! - `Text`: the chunk texts, UTF-8, back to back in chunk order.
 //! - `Vectors`: `count × dims` int8 (present only when dims > 0).
 //! - `Scales`: `count` f32, the per-vector quantisation scale.
-//! - `Terms`: the BM25 vocabulary, sorted: count u32, (count+1) u32 offsets, UTF-8 blob.
-//! - `Postings`: (terms+1) u32 offsets into the blob that follows, then per term a list of
-//!   LEB128 varint pairs (doc-id delta, term frequency).
-//! - `DocLens`: `count` u16, the number of lexical tokens per chunk (saturating).
+//! - `Chunks`: 12 bytes per chunk: place id, end of its text in `Text` (it starts where the
+//!   previous chunk's ends), cl100k token count (u32 each).
+//! - `Places`: 12 bytes per distinct (page, anchor, breadcrumb): page id, anchor string id,
+//!   breadcrumb node id (`u32::MAX` = no breadcrumb).
+//! - `Crumbs`: 8 bytes per breadcrumb node, a trie of heading paths: parent node id (`u32::MAX` =
+//!   a root; always smaller than the node's own id), label string id.
+//!
+//! There is no stored lexical index: the BM25 postings are derived from the text on first use
+//! ([`Index::lexical`]), and the content hashes for incremental re-indexing are recomputed from
+//! the stored fields ([`Index::chunk`]).
 
+use crate::lexical::LexicalIndex;
 use crate::model::{Chunk, IndexHeader};
-use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// The 8 bytes every docent index starts with.
 pub const MAGIC: &[u8; 8] = b"DOCENTIX";
-/// The format version this code writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this code writes and the only one it reads.
+pub const FORMAT_VERSION: u32 = 2;
 /// Byte size of one chunk record.
-pub const CHUNK_RECORD: usize = 40;
+pub const CHUNK_RECORD: usize = 12;
+const PAGE_RECORD: usize = 12;
+const PLACE_RECORD: usize = 12;
+const CRUMB_RECORD: usize = 8;
+const NO_NODE: u32 = u32::MAX;
 const FIXED_HEADER: usize = 32;
 const SECTION_ENTRY: usize = 24;
-const BREADCRUMB_SEP: char = '\u{1f}';
 
 /// Everything that can be wrong with an index file. Messages say what to do.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -51,6 +60,8 @@ pub enum FormatError {
     BadMagic,
     #[error("index format version {found} is newer than this docent supports ({supported}); upgrade docent or rebuild the index with this version")]
     NewerVersion { found: u32, supported: u32 },
+    #[error("index format version {found} is older than this docent reads ({supported}); rebuild the index with `docent index`")]
+    OlderVersion { found: u32, supported: u32 },
     #[error("index file is truncated ({0}); re-download or rebuild it with `docent index`")]
     Truncated(&'static str),
     #[error("index file is corrupted: {0}; rebuild it with `docent index`")]
@@ -65,26 +76,26 @@ pub enum FormatError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u32)]
 pub enum SectionKind {
-    Chunks = 1,
+    Pages = 1,
     Strings = 2,
     Text = 3,
     Vectors = 4,
     Scales = 5,
-    Terms = 6,
-    Postings = 7,
-    DocLens = 8,
+    Chunks = 6,
+    Places = 7,
+    Crumbs = 8,
 }
 
 impl SectionKind {
     const ALL: [SectionKind; 8] = [
-        SectionKind::Chunks,
+        SectionKind::Pages,
         SectionKind::Strings,
         SectionKind::Text,
         SectionKind::Vectors,
         SectionKind::Scales,
-        SectionKind::Terms,
-        SectionKind::Postings,
-        SectionKind::DocLens,
+        SectionKind::Chunks,
+        SectionKind::Places,
+        SectionKind::Crumbs,
     ];
 
     fn from_u32(v: u32) -> Option<SectionKind> {
@@ -94,14 +105,14 @@ impl SectionKind {
     /// Human name, for `docent inspect`.
     pub fn name(self) -> &'static str {
         match self {
-            SectionKind::Chunks => "chunk records",
-            SectionKind::Strings => "strings (urls, titles, anchors)",
+            SectionKind::Pages => "pages (url, title, namespace)",
+            SectionKind::Strings => "strings (urls, titles, anchors, headings)",
             SectionKind::Text => "chunk text",
             SectionKind::Vectors => "vectors (int8)",
             SectionKind::Scales => "vector scales",
-            SectionKind::Terms => "lexical vocabulary",
-            SectionKind::Postings => "lexical postings",
-            SectionKind::DocLens => "lexical doc lengths",
+            SectionKind::Chunks => "chunk records",
+            SectionKind::Places => "sections (page, anchor, breadcrumb)",
+            SectionKind::Crumbs => "breadcrumb trie",
         }
     }
 }
@@ -113,18 +124,6 @@ fn push_u32(out: &mut Vec<u8>, v: u32) {
     out.extend_from_slice(&v.to_le_bytes());
 }
 
-fn push_varint(out: &mut Vec<u8>, mut v: u32) {
-    loop {
-        let byte = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
-}
-
 fn to_u32(v: usize, what: &str) -> Result<u32, FormatError> {
     u32::try_from(v).map_err(|_| FormatError::Invalid(format!("{what} exceeds 4 GiB / 2^32 entries; split the site into several indexes")))
 }
@@ -132,7 +131,7 @@ fn to_u32(v: usize, what: &str) -> Result<u32, FormatError> {
 /// A string table under construction: deduplicates.
 #[derive(Default)]
 struct StringTable {
-    ids: BTreeMap<String, u32>,
+    ids: HashMap<String, u32>,
     list: Vec<String>,
 }
 
@@ -201,21 +200,47 @@ pub fn write_index(header: &IndexHeader, chunks: &[Chunk], vectors: Option<&[Vec
     }
     let dims = header.dims as usize;
 
-    // Chunk records, strings, text.
+    // Pages, places, the breadcrumb trie, chunk records, strings, text.
     let mut strings = StringTable::default();
+    let mut page_ids: HashMap<(u32, u32, u32), u32> = HashMap::new();
+    let mut pages_sec = Vec::new();
+    let mut node_ids: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut crumbs_sec = Vec::new();
+    let mut place_ids: HashMap<(u32, u32, u32), u32> = HashMap::new();
+    let mut places_sec = Vec::new();
     let mut records = Vec::with_capacity(n * CHUNK_RECORD);
     let mut text = Vec::new();
     for c in chunks {
-        let crumb = c.breadcrumb.join(&BREADCRUMB_SEP.to_string());
-        let text_off = to_u32(text.len(), "chunk text")?;
-        text.extend_from_slice(c.text.as_bytes());
-        for id in [strings.id(&c.url), strings.id(&c.anchor), strings.id(&c.title), strings.id(&crumb), strings.id(&c.namespace)] {
-            push_u32(&mut records, id);
+        let page_key = (strings.id(&c.url), strings.id(&c.title), strings.id(&c.namespace));
+        let next = page_ids.len() as u32;
+        let page = *page_ids.entry(page_key).or_insert_with(|| {
+            for id in [page_key.0, page_key.1, page_key.2] {
+                push_u32(&mut pages_sec, id);
+            }
+            next
+        });
+        let mut node = NO_NODE;
+        for part in c.breadcrumb.iter().filter(|p| !p.is_empty()) {
+            let key = (node, strings.id(part));
+            let next = node_ids.len() as u32;
+            node = *node_ids.entry(key).or_insert_with(|| {
+                push_u32(&mut crumbs_sec, key.0);
+                push_u32(&mut crumbs_sec, key.1);
+                next
+            });
         }
-        push_u32(&mut records, text_off);
-        push_u32(&mut records, to_u32(c.text.len(), "chunk text")?);
+        let place_key = (page, strings.id(&c.anchor), node);
+        let next = place_ids.len() as u32;
+        let place = *place_ids.entry(place_key).or_insert_with(|| {
+            for id in [place_key.0, place_key.1, place_key.2] {
+                push_u32(&mut places_sec, id);
+            }
+            next
+        });
+        text.extend_from_slice(c.text.as_bytes());
+        push_u32(&mut records, place);
+        push_u32(&mut records, to_u32(text.len(), "chunk text")?);
         push_u32(&mut records, c.tokens);
-        records.extend_from_slice(&c.hash.to_le_bytes());
     }
     let strings_sec = encode_string_list(strings.list.iter().map(|s| s.as_str()))?;
 
@@ -233,55 +258,15 @@ pub fn write_index(header: &IndexHeader, chunks: &[Chunk], vectors: Option<&[Vec
         }
     }
 
-    // Lexical: term -> [(doc, tf)], doc lengths. Title and breadcrumb count as text too.
-    let mut postings: BTreeMap<String, Vec<(u32, u32)>> = BTreeMap::new();
-    let mut doclens = Vec::with_capacity(n * 2);
-    let mut toks = Vec::new();
-    for (doc, c) in chunks.iter().enumerate() {
-        toks.clear();
-        crate::lexical::tokenize_into(&c.breadcrumb.join(" "), &mut toks);
-        crate::lexical::tokenize_into(&c.text, &mut toks);
-        let len = toks.len().min(u16::MAX as usize) as u16;
-        doclens.extend_from_slice(&len.to_le_bytes());
-        toks.sort_unstable();
-        let mut i = 0;
-        while i < toks.len() {
-            let mut j = i;
-            while j < toks.len() && toks[j] == toks[i] {
-                j += 1;
-            }
-            postings.entry(toks[i].clone()).or_default().push((doc as u32, (j - i) as u32));
-            i = j;
-        }
-    }
-    let terms_sec = encode_string_list(postings.keys().map(|s| s.as_str()))?;
-    let mut post_blob = Vec::new();
-    let mut post_offsets = Vec::with_capacity(postings.len() + 1);
-    post_offsets.push(0u32);
-    for list in postings.values() {
-        let mut prev = 0u32;
-        for &(doc, tf) in list {
-            push_varint(&mut post_blob, doc - prev);
-            push_varint(&mut post_blob, tf);
-            prev = doc;
-        }
-        post_offsets.push(to_u32(post_blob.len(), "postings")?);
-    }
-    let mut post_sec = Vec::with_capacity(post_offsets.len() * 4 + post_blob.len());
-    for o in post_offsets {
-        push_u32(&mut post_sec, o);
-    }
-    post_sec.extend_from_slice(&post_blob);
-
     // Assemble.
     let header_json = serde_json::to_vec(&header).map_err(|e| FormatError::Invalid(e.to_string()))?;
     let mut sections: Vec<(SectionKind, Vec<u8>)> = vec![
+        (SectionKind::Pages, pages_sec),
+        (SectionKind::Places, places_sec),
+        (SectionKind::Crumbs, crumbs_sec),
         (SectionKind::Chunks, records),
         (SectionKind::Strings, strings_sec),
         (SectionKind::Text, text),
-        (SectionKind::Terms, terms_sec),
-        (SectionKind::Postings, post_sec),
-        (SectionKind::DocLens, doclens),
     ];
     if dims > 0 {
         sections.push((SectionKind::Vectors, vec_sec));
@@ -392,6 +377,7 @@ impl StrList {
 }
 
 /// A loaded, validated index. Holds the file bytes; every accessor reads from them directly.
+/// The BM25 index is built from the text on first use (see [`Index::lexical`]).
 #[derive(Debug, Clone)]
 pub struct Index {
     pub(crate) header: IndexHeader,
@@ -400,48 +386,84 @@ pub struct Index {
     n: usize,
     dims: usize,
     chunks: usize,
+    pages: usize,
+    places: usize,
+    crumbs: usize,
     strings: StrList,
     text: (usize, usize),
     vectors: Option<(usize, usize)>,
-    terms: StrList,
-    postings: (usize, usize),
-    doclens: usize,
-    avgdl: f32,
+    lexical: OnceLock<LexicalIndex>,
     checksum: u64,
 }
 
 /// A borrowed view of one chunk, without copying its strings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub struct ChunkRef<'a> {
     pub url: &'a str,
     pub anchor: &'a str,
     pub title: &'a str,
-    /// Breadcrumb parts joined by U+001F; see [`ChunkRef::breadcrumb`].
-    pub breadcrumb_raw: &'a str,
     pub namespace: &'a str,
     pub text: &'a str,
     pub tokens: u32,
-    pub hash: u64,
+    index: Option<&'a Index>,
+    crumb: u32,
+}
+
+impl std::fmt::Debug for ChunkRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChunkRef")
+            .field("url", &self.url)
+            .field("anchor", &self.anchor)
+            .field("title", &self.title)
+            .field("breadcrumb", &self.breadcrumb())
+            .field("namespace", &self.namespace)
+            .field("tokens", &self.tokens)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'a> ChunkRef<'a> {
-    /// The breadcrumb parts.
-    pub fn breadcrumb(&self) -> impl Iterator<Item = &'a str> {
-        self.breadcrumb_raw.split(BREADCRUMB_SEP).filter(|s| !s.is_empty())
+    /// The breadcrumb parts, outermost heading first.
+    pub fn breadcrumb(&self) -> Vec<&'a str> {
+        let mut parts = Vec::new();
+        if let Some(index) = self.index {
+            let mut node = self.crumb;
+            // Parents always have smaller ids (validated at load), so this terminates.
+            while node != NO_NODE && (node as usize) < index.crumb_count() {
+                let (parent, label) = index.crumb_node(node as usize);
+                parts.push(label);
+                if parent != NO_NODE && parent >= node {
+                    break;
+                }
+                node = parent;
+            }
+        }
+        parts.reverse();
+        parts
     }
-    /// Owned copy.
+    /// Owned copy; its `hash` is recomputed from the stored fields (the file does not store it).
     pub fn to_chunk(&self) -> Chunk {
-        Chunk {
+        let mut c = Chunk {
             url: self.url.to_string(),
             anchor: self.anchor.to_string(),
             title: self.title.to_string(),
-            breadcrumb: self.breadcrumb().map(str::to_string).collect(),
+            breadcrumb: self.breadcrumb().into_iter().map(str::to_string).collect(),
             namespace: self.namespace.to_string(),
             text: self.text.to_string(),
             tokens: self.tokens,
-            hash: self.hash,
-        }
+            hash: 0,
+        };
+        c.hash = c.compute_hash();
+        c
     }
+}
+
+/// Parse a fixed-size record section: its start and record count.
+fn records(range: (usize, usize), size: usize, what: &'static str) -> Result<(usize, usize), FormatError> {
+    if !range.1.is_multiple_of(size) {
+        return Err(FormatError::Corrupt(format!("{what}: size is not a multiple of its record size")));
+    }
+    Ok((range.0, range.1 / size))
 }
 
 impl Index {
@@ -462,6 +484,9 @@ impl Index {
         }
         if version == 0 {
             return Err(FormatError::Corrupt("format version 0".into()));
+        }
+        if version < FORMAT_VERSION {
+            return Err(FormatError::OlderVersion { found: version, supported: FORMAT_VERSION });
         }
         let total = rd_u64(&bytes, 16);
         if (bytes.len() as u64) < total {
@@ -508,26 +533,47 @@ impl Index {
 
         let n = header.chunk_count as usize;
         let dims = header.dims as usize;
-        let (chunks, chunks_len) = need(SectionKind::Chunks)?;
-        if Some(chunks_len) != n.checked_mul(CHUNK_RECORD) {
+        let strings = StrList::parse(&bytes, need(SectionKind::Strings)?, "strings")?;
+        let sid_ok = |at: usize| (rd_u32(&bytes, at) as usize) < strings.count;
+
+        let (pages, page_count) = records(need(SectionKind::Pages)?, PAGE_RECORD, "pages")?;
+        for p in 0..page_count {
+            if !(0..3).all(|f| sid_ok(pages + p * PAGE_RECORD + f * 4)) {
+                return Err(FormatError::Corrupt(format!("page {p} refers to a missing string")));
+            }
+        }
+        let (crumbs, crumb_count) = records(need(SectionKind::Crumbs)?, CRUMB_RECORD, "breadcrumb trie")?;
+        for c in 0..crumb_count {
+            let parent = rd_u32(&bytes, crumbs + c * CRUMB_RECORD);
+            if (parent != NO_NODE && parent as usize >= c) || !sid_ok(crumbs + c * CRUMB_RECORD + 4) {
+                return Err(FormatError::Corrupt(format!("breadcrumb node {c} is malformed")));
+            }
+        }
+        let (places, place_count) = records(need(SectionKind::Places)?, PLACE_RECORD, "sections")?;
+        for p in 0..place_count {
+            let r = places + p * PLACE_RECORD;
+            let node = rd_u32(&bytes, r + 8);
+            if rd_u32(&bytes, r) as usize >= page_count || !sid_ok(r + 4) || (node != NO_NODE && node as usize >= crumb_count) {
+                return Err(FormatError::Corrupt(format!("section {p} refers to a missing page, string or breadcrumb")));
+            }
+        }
+        let (chunks, chunk_count) = records(need(SectionKind::Chunks)?, CHUNK_RECORD, "chunk records")?;
+        if chunk_count != n {
             return Err(FormatError::Corrupt("chunk records do not match the chunk count".into()));
         }
-        let strings = StrList::parse(&bytes, need(SectionKind::Strings)?, "strings")?;
         let text = need(SectionKind::Text)?;
         let text_str = std::str::from_utf8(&bytes[text.0..text.0 + text.1]).map_err(|_| FormatError::Corrupt("chunk text is not valid UTF-8".into()))?;
+        let mut prev_end = 0usize;
         for i in 0..n {
             let r = chunks + i * CHUNK_RECORD;
-            for f in 0..5 {
-                if rd_u32(&bytes, r + f * 4) as usize >= strings.count {
-                    return Err(FormatError::Corrupt(format!("chunk {i} refers to a missing string")));
-                }
+            if rd_u32(&bytes, r) as usize >= place_count {
+                return Err(FormatError::Corrupt(format!("chunk {i} refers to a missing section")));
             }
-            let off = rd_u32(&bytes, r + 20) as usize;
-            let len = rd_u32(&bytes, r + 24) as usize;
-            let end = off.saturating_add(len);
-            if end > text.1 || !text_str.is_char_boundary(off) || !text_str.is_char_boundary(end) {
+            let end = rd_u32(&bytes, r + 4) as usize;
+            if end < prev_end || end > text.1 || !text_str.is_char_boundary(end) {
                 return Err(FormatError::Corrupt(format!("chunk {i} text lies outside the text section")));
             }
+            prev_end = end;
         }
         let vectors = if dims > 0 {
             let v = need(SectionKind::Vectors)?;
@@ -535,29 +581,15 @@ impl Index {
             if Some(v.1) != n.checked_mul(dims) || Some(s.1) != n.checked_mul(4) {
                 return Err(FormatError::Corrupt("vector section size does not match count × dims".into()));
             }
+            // Components are -127..=127 (symmetric quantisation); the SIMD kernels rely on it.
+            if bytes[v.0..v.0 + v.1].contains(&0x80) {
+                return Err(FormatError::Corrupt("a vector component is -128, outside the int8 range -127..=127".into()));
+            }
             Some((v.0, s.0))
         } else {
             None
         };
-        let terms = StrList::parse(&bytes, need(SectionKind::Terms)?, "lexical terms")?;
-        let postings = need(SectionKind::Postings)?;
-        let post_table = terms.count.checked_add(1).and_then(|c| c.checked_mul(4)).filter(|&t| t <= postings.1).ok_or(FormatError::Truncated("postings"))?;
-        let blob_len = postings.1 - post_table;
-        let mut prev = 0;
-        for i in 0..=terms.count {
-            let o = rd_u32(&bytes, postings.0 + i * 4) as usize;
-            if o < prev || o > blob_len {
-                return Err(FormatError::Corrupt("postings offsets".into()));
-            }
-            prev = o;
-        }
-        let (doclens, dl_len) = need(SectionKind::DocLens)?;
-        if Some(dl_len) != n.checked_mul(2) {
-            return Err(FormatError::Corrupt("doc lengths do not match the chunk count".into()));
-        }
-        let total_len: u64 = (0..n).map(|i| u16::from_le_bytes([bytes[doclens + 2 * i], bytes[doclens + 2 * i + 1]]) as u64).sum();
-        let avgdl = if n > 0 { (total_len as f32 / n as f32).max(1.0) } else { 1.0 };
-        Ok(Index { header, sections, n, dims, chunks, strings, text, vectors, terms, postings, doclens, avgdl, checksum, bytes })
+        Ok(Index { header, sections, n, dims, chunks, pages, places, crumbs, strings, text, vectors, lexical: OnceLock::new(), checksum, bytes })
     }
 
     /// The header recorded at build time.
@@ -581,43 +613,72 @@ impl Index {
         &self.bytes
     }
 
+    fn crumb_count(&self) -> usize {
+        self.section_len(SectionKind::Crumbs) / CRUMB_RECORD
+    }
+
+    fn section_len(&self, k: SectionKind) -> usize {
+        self.sections.iter().find(|(s, _, _)| *s == k).map(|&(_, _, l)| l).unwrap_or(0)
+    }
+
+    /// (parent, label) of breadcrumb node `i` (validated at load).
+    fn crumb_node(&self, i: usize) -> (u32, &str) {
+        let r = self.crumbs + i * CRUMB_RECORD;
+        (rd_u32(&self.bytes, r), self.string(rd_u32(&self.bytes, r + 4)))
+    }
+
+    fn string(&self, id: u32) -> &str {
+        self.strings.get(&self.bytes, id as usize)
+    }
+
+    /// (place id, text start, text end) of chunk `i` (< len()).
+    fn record(&self, i: usize) -> (usize, usize, usize) {
+        let r = self.chunks + i * CHUNK_RECORD;
+        let start = if i == 0 { 0 } else { rd_u32(&self.bytes, r - CHUNK_RECORD + 4) as usize };
+        (rd_u32(&self.bytes, r) as usize, start, rd_u32(&self.bytes, r + 4) as usize)
+    }
+
+    /// The page record (url, title, namespace string ids) of chunk `i`'s place.
+    fn page_of_place(&self, place: usize) -> usize {
+        self.pages + rd_u32(&self.bytes, self.places + place * PLACE_RECORD) as usize * PAGE_RECORD
+    }
+
     /// Borrowed view of chunk `i`; an out-of-range `i` gives an empty view.
     pub fn chunk_ref(&self, i: usize) -> ChunkRef<'_> {
         if i >= self.n {
-            return ChunkRef { url: "", anchor: "", title: "", breadcrumb_raw: "", namespace: "", text: "", tokens: 0, hash: 0 };
+            return ChunkRef { url: "", anchor: "", title: "", namespace: "", text: "", tokens: 0, index: None, crumb: NO_NODE };
         }
         let b = &self.bytes;
-        let r = self.chunks + i * CHUNK_RECORD;
-        let s = |f: usize| self.strings.get(b, rd_u32(b, r + f * 4) as usize);
-        let off = self.text.0 + rd_u32(b, r + 20) as usize;
-        let len = rd_u32(b, r + 24) as usize;
+        let (place, start, end) = self.record(i);
+        let pl = self.places + place * PLACE_RECORD;
+        let page = self.page_of_place(place);
         ChunkRef {
-            url: s(0),
-            anchor: s(1),
-            title: s(2),
-            breadcrumb_raw: s(3),
-            namespace: s(4),
-            text: b.get(off..off + len).and_then(|t| std::str::from_utf8(t).ok()).unwrap_or(""),
-            tokens: rd_u32(b, r + 28),
-            hash: rd_u64(b, r + 32),
+            url: self.string(rd_u32(b, page)),
+            title: self.string(rd_u32(b, page + 4)),
+            namespace: self.string(rd_u32(b, page + 8)),
+            anchor: self.string(rd_u32(b, pl + 4)),
+            text: b.get(self.text.0 + start..self.text.0 + end).and_then(|t| std::str::from_utf8(t).ok()).unwrap_or(""),
+            tokens: rd_u32(b, self.chunks + i * CHUNK_RECORD + 8),
+            index: Some(self),
+            crumb: rd_u32(b, pl + 8),
         }
     }
 
-    /// Chunk `i` (owned copy).
+    /// Chunk `i` (owned copy, with its content hash recomputed).
     pub fn chunk(&self, i: usize) -> Chunk {
         self.chunk_ref(i).to_chunk()
     }
 
-    /// Namespace of chunk `i` without building the rest of the view.
+    /// Namespace of chunk `i` (< len()) without building the rest of the view.
     pub(crate) fn namespace_of(&self, i: usize) -> &str {
-        let r = self.chunks + i * CHUNK_RECORD;
-        self.strings.get(&self.bytes, rd_u32(&self.bytes, r + 16) as usize)
+        let page = self.page_of_place(self.record(i).0);
+        self.string(rd_u32(&self.bytes, page + 8))
     }
 
-    /// Url of chunk `i` without building the rest of the view.
+    /// Url of chunk `i` (< len()) without building the rest of the view.
     pub(crate) fn url_of(&self, i: usize) -> &str {
-        let r = self.chunks + i * CHUNK_RECORD;
-        self.strings.get(&self.bytes, rd_u32(&self.bytes, r) as usize)
+        let page = self.page_of_place(self.record(i).0);
+        self.string(rd_u32(&self.bytes, page))
     }
 
     /// Quantised vector and scale of chunk `i`.
@@ -641,13 +702,11 @@ impl Index {
         Some(unsafe { std::slice::from_raw_parts(raw.as_ptr() as *const i8, raw.len()) })
     }
 
-    pub(crate) fn scale(&self, i: usize) -> f32 {
+    /// The per-vector scales, raw little-endian f32 bytes (`len() × 4`).
+    pub(crate) fn all_scales(&self) -> &[u8] {
         match self.vectors {
-            Some((_, s)) => {
-                let at = s + i * 4;
-                f32::from_bits(rd_u32(&self.bytes, at))
-            }
-            None => 0.0,
+            Some((_, s)) => &self.bytes[s..s + self.n * 4],
+            None => &[],
         }
     }
 
@@ -662,62 +721,17 @@ impl Index {
         self.checksum
     }
 
-    /// Lexical index: term `i`.
-    pub(crate) fn term(&self, i: usize) -> &str {
-        self.terms.get(&self.bytes, i)
-    }
-
-    /// Binary search the vocabulary.
-    pub(crate) fn find_term(&self, t: &str) -> Option<usize> {
-        let (mut lo, mut hi) = (0usize, self.terms.count);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            match self.term(mid).cmp(t) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Some(mid),
-            }
-        }
-        None
-    }
-
-    /// Decode the postings of term `i` into `out` as (doc, tf). Corrupt varints end the list
-    /// early instead of panicking; doc ids outside the index are skipped.
-    pub(crate) fn postings(&self, term: usize, out: &mut Vec<(u32, u32)>) {
-        out.clear();
-        if term >= self.terms.count {
-            return;
-        }
-        let table = self.postings.0;
-        let blob = table + (self.terms.count + 1) * 4;
-        let a = blob + rd_u32(&self.bytes, table + term * 4) as usize;
-        let b = blob + rd_u32(&self.bytes, table + (term + 1) * 4) as usize;
-        let data = match self.bytes.get(a..b) {
-            Some(d) => d,
-            None => return,
-        };
-        let mut pos = 0;
-        let mut doc = 0u32;
-        while pos < data.len() {
-            let (Some(delta), Some(tf)) = (read_varint(data, &mut pos), read_varint(data, &mut pos)) else { return };
-            doc = match doc.checked_add(delta) {
-                Some(d) => d,
-                None => return,
-            };
-            if (doc as usize) < self.n {
-                out.push((doc, tf));
-            }
-        }
-    }
-
-    /// Lexical length (tokens) of chunk `i`; `i` must be < len().
-    pub(crate) fn doc_len(&self, i: usize) -> f32 {
-        let at = self.doclens + 2 * i;
-        u16::from_le_bytes([self.bytes[at], self.bytes[at + 1]]) as f32
-    }
-
-    pub(crate) fn avgdl(&self) -> f32 {
-        self.avgdl
+    /// The BM25 index over every chunk's breadcrumb and text, built on first use (a few ms per
+    /// thousand chunks) and kept. Call it right after loading to move that cost off the first search.
+    pub fn lexical(&self) -> &LexicalIndex {
+        self.lexical.get_or_init(|| {
+            LexicalIndex::build((0..self.n).map(|i| {
+                let c = self.chunk_ref(i);
+                let mut parts = c.breadcrumb();
+                parts.push(c.text);
+                parts
+            }))
+        })
     }
 
     /// Size of each section in bytes, for `docent inspect`, in file order.
@@ -725,23 +739,6 @@ impl Index {
         let mut v: Vec<_> = self.sections.iter().map(|&(k, o, l)| (k, o, l)).collect();
         v.sort_by_key(|&(_, o, _)| o);
         v.into_iter().map(|(k, _, l)| (k, l)).collect()
-    }
-}
-
-fn read_varint(data: &[u8], pos: &mut usize) -> Option<u32> {
-    let mut v: u32 = 0;
-    let mut shift = 0;
-    loop {
-        let byte = *data.get(*pos)?;
-        *pos += 1;
-        if shift >= 32 {
-            return None;
-        }
-        v |= ((byte & 0x7f) as u32) << shift;
-        if byte & 0x80 == 0 {
-            return Some(v);
-        }
-        shift += 7;
     }
 }
 
@@ -762,17 +759,6 @@ mod tests {
         };
         c.hash = c.compute_hash();
         c
-    }
-
-    #[test]
-    fn varints_round_trip_at_the_edges() {
-        for v in [0u32, 1, 127, 128, 16383, 16384, u32::MAX] {
-            let mut out = Vec::new();
-            push_varint(&mut out, v);
-            let mut pos = 0;
-            assert_eq!(read_varint(&out, &mut pos), Some(v));
-            assert_eq!(pos, out.len());
-        }
     }
 
     #[test]

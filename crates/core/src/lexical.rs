@@ -22,13 +22,41 @@ const STOP_WORDS: &[&str] = &[
     "whom", "why", "will", "with", "would", "you", "your", "yours",
 ];
 
-/// True for a word that carries no retrieval signal.
-pub fn is_stop_word(w: &str) -> bool {
-    STOP_WORDS.binary_search(&w).is_ok()
+/// A word of at most 8 bytes packed into a u64 (big-endian, zero padded): packed keys sort
+/// like the words, and comparing them is one integer compare instead of a `memcmp`.
+const fn pack(w: &[u8]) -> u64 {
+    let mut k = 0u64;
+    let mut i = 0;
+    while i < 8 {
+        k <<= 8;
+        if i < w.len() {
+            k |= w[i] as u64;
+        }
+        i += 1;
+    }
+    k
 }
 
+const STOP_KEYS: [u64; STOP_WORDS.len()] = {
+    let mut keys = [0u64; STOP_WORDS.len()];
+    let mut i = 0;
+    while i < STOP_WORDS.len() {
+        assert!(STOP_WORDS[i].len() <= 8, "stop words must fit 8 bytes");
+        keys[i] = pack(STOP_WORDS[i].as_bytes());
+        i += 1;
+    }
+    keys
+};
+
+/// True for a word that carries no retrieval signal.
+#[inline]
+pub fn is_stop_word(w: &str) -> bool {
+    w.len() <= 8 && STOP_KEYS.binary_search(&pack(w.as_bytes())).is_ok()
+}
+
+#[inline(always)]
 fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
+    (c as u32) >= 0x3040 && matches!(c as u32,
         0x3040..=0x30FF   // Hiragana, Katakana
         | 0x3400..=0x4DBF // CJK Ext A
         | 0x4E00..=0x9FFF // CJK Unified
@@ -38,46 +66,74 @@ fn is_cjk(c: char) -> bool {
 }
 
 /// Characters that may join the parts of a code identifier: `foo::bar`, `a.b`, `x-y`, `a_b`.
+#[inline(always)]
 fn is_joiner(c: char) -> bool {
     matches!(c, '_' | ':' | '.' | '-' | '#' | '$' | '@' | '/')
 }
 
+#[inline(always)]
 fn is_word_char(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric();
+    }
     c.is_alphanumeric() && !is_cjk(c)
 }
 
-/// Light stemming for plain English words: plurals only (safe and cheap).
-fn stem(w: &str) -> String {
+/// Light stemming for plain English words, in place: plurals only (safe and cheap).
+fn stem_in_place(w: &mut String) {
     if w.len() <= 3 || !w.bytes().all(|b| b.is_ascii_lowercase()) {
-        return w.to_string();
+        return;
     }
-    if let Some(s) = w.strip_suffix("ies") {
-        if s.len() >= 2 {
-            return format!("{s}y");
-        }
+    let n = w.len();
+    if w.ends_with("ies") && n - 3 >= 2 {
+        w.truncate(n - 3);
+        w.push('y');
+    } else if w.ends_with("sses") || w.ends_with("xes") || w.ends_with("ches") || w.ends_with("shes") {
+        w.truncate(n - 2);
+    } else if w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is") {
+        w.truncate(n - 1);
     }
-    if w.ends_with("sses") || w.ends_with("xes") || w.ends_with("ches") || w.ends_with("shes") {
-        return w[..w.len() - 2].to_string();
-    }
-    if w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is") {
-        return w[..w.len() - 1].to_string();
-    }
-    w.to_string()
 }
 
-fn push_word(out: &mut Vec<String>, w: &str) {
+/// Lowercase `s` into `buf` (cleared first); ASCII takes a fast path.
+fn lower_into(s: &str, buf: &mut String) {
+    buf.clear();
+    if s.is_ascii() {
+        buf.push_str(s);
+        buf.make_ascii_lowercase();
+    } else {
+        buf.extend(s.chars().flat_map(char::to_lowercase));
+    }
+}
+
+/// The character at byte `i` and its length, or None at the end.
+#[inline(always)]
+fn char_at(text: &str, i: usize) -> Option<(char, usize)> {
+    let b = *text.as_bytes().get(i)?;
+    if b < 0x80 {
+        return Some((b as char, 1));
+    }
+    text.get(i..)?.chars().next().map(|c| (c, c.len_utf8()))
+}
+
+/// A plain word: lowercased, stop words and single letters dropped, plurals folded.
+fn emit_word<F: FnMut(&str)>(w: &str, buf: &mut String, emit: &mut F) {
     if w.is_empty() {
         return;
     }
-    let lower = w.to_lowercase();
-    if is_stop_word(&lower) {
+    lower_into(w, buf);
+    if is_stop_word(buf) {
         return;
     }
     // Single letters are noise unless they are digits.
-    if lower.chars().count() == 1 && !lower.chars().all(|c| c.is_ascii_digit()) {
-        return;
+    let mut cs = buf.chars();
+    if let (Some(c), None) = (cs.next(), cs.next()) {
+        if !c.is_ascii_digit() {
+            return;
+        }
     }
-    out.push(stem(&lower));
+    stem_in_place(buf);
+    emit(buf);
 }
 
 /// Tokenize text for BM25 (documents and queries alike).
@@ -89,45 +145,53 @@ pub fn tokenize(text: &str) -> Vec<String> {
 
 /// Like [`tokenize`], appending to `out`.
 pub fn tokenize_into(text: &str, out: &mut Vec<String>) {
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    tokenize_with(text, |t| out.push(t.to_string()));
+}
+
+/// The tokenizer itself: calls `emit` once per token, in text order, without allocating per
+/// token (the `&str` is only valid during the call). [`tokenize`] collects the same tokens.
+pub fn tokenize_with<F: FnMut(&str)>(text: &str, mut emit: F) {
+    let mut buf = String::new();
     let mut i = 0;
-    while i < chars.len() {
-        let (start, c) = chars[i];
+    while let Some((c, clen)) = char_at(text, i) {
+        let start = i;
         if is_cjk(c) {
+            // Unigrams and bigrams of the run.
+            let mut prev: Option<usize> = None;
             let mut j = i;
-            while j < chars.len() && is_cjk(chars[j].1) {
-                j += 1;
-            }
-            let run: Vec<char> = chars[i..j].iter().map(|&(_, c)| c).collect();
-            for k in 0..run.len() {
-                out.push(run[k].to_string());
-                if k + 1 < run.len() {
-                    out.push(format!("{}{}", run[k], run[k + 1]));
+            while let Some((_, lj)) = char_at(text, j).filter(|x| is_cjk(x.0)) {
+                if let Some(p) = prev {
+                    emit(&text[p..j]);
+                    emit(&text[p..j + lj]);
                 }
+                prev = Some(j);
+                j += lj;
+            }
+            if let Some(p) = prev {
+                emit(&text[p..j]);
             }
             i = j;
             continue;
         }
-        // A compound: optional leading `--`/`#[`, then word chars joined by joiners.
-        let leading_dashes = if c == '-' && chars.get(i + 1).map(|x| x.1) == Some('-') {
-            2
-        } else {
-            0
-        };
-        let word_start = i + leading_dashes;
-        if word_start < chars.len() && is_word_char(chars[word_start].1) {
-            let mut j = word_start;
-            while j < chars.len() {
-                let cj = chars[j].1;
+        // A compound: optional leading `--`, then word chars joined by joiners.
+        let dashes = if c == '-' && text.as_bytes().get(i + 1) == Some(&b'-') { 2 } else { 0 };
+        let word_begin = i + dashes;
+        if char_at(text, word_begin).is_some_and(|(w, _)| is_word_char(w)) {
+            let mut j = word_begin;
+            let mut has_joiner = false;
+            while let Some((cj, lj)) = char_at(text, j) {
                 if is_word_char(cj) {
-                    j += 1;
+                    j += lj;
                 } else if is_joiner(cj) {
-                    // A joiner counts only when more word chars follow (possibly after `::`).
+                    // A joiner counts only when more word chars follow (at most two joiners, `::`).
                     let mut k = j;
-                    while k < chars.len() && is_joiner(chars[k].1) {
-                        k += 1;
+                    let mut joiners = 0;
+                    while let Some((_, lk)) = char_at(text, k).filter(|x| is_joiner(x.0)) {
+                        k += lk;
+                        joiners += 1;
                     }
-                    if k < chars.len() && is_word_char(chars[k].1) && k - j <= 2 {
+                    if joiners <= 2 && char_at(text, k).is_some_and(|(w, _)| is_word_char(w)) {
+                        has_joiner = true;
                         j = k;
                     } else {
                         break;
@@ -136,27 +200,28 @@ pub fn tokenize_into(text: &str, out: &mut Vec<String>) {
                     break;
                 }
             }
-            let end = chars.get(j).map(|x| x.0).unwrap_or(text.len());
-            let word_begin = chars[word_start].0;
-            let compound = &text[start..end];
+            let end = j;
             let inner = &text[word_begin..end];
-            let has_joiner = inner.chars().any(is_joiner);
-            if has_joiner || leading_dashes > 0 {
-                out.push(compound.to_lowercase());
+            if has_joiner || dashes > 0 {
+                lower_into(&text[start..end], &mut buf);
+                emit(&buf);
                 for part in inner.split(is_joiner) {
-                    push_word(out, part);
+                    emit_word(part, &mut buf, &mut emit);
                 }
             } else {
-                push_word(out, inner);
+                emit_word(inner, &mut buf, &mut emit);
             }
             // `[patch]`-style table headers: also keep the bracketed form.
-            if start > 0 && text[..start].ends_with('[') && text[end..].starts_with(']') {
-                out.push(format!("[{}]", inner.to_lowercase()));
+            if start > 0 && text.as_bytes()[start - 1] == b'[' && text.as_bytes().get(end) == Some(&b']') {
+                lower_into(inner, &mut buf);
+                buf.insert(0, '[');
+                buf.push(']');
+                emit(&buf);
             }
             i = j;
             continue;
         }
-        i += 1;
+        i += clen;
     }
 }
 
@@ -173,6 +238,153 @@ pub fn bm25_term(idf: f32, tf: f32, dl: f32, avgdl: f32) -> f32 {
     idf * tf * (BM25_K1 + 1.0) / (tf + norm)
 }
 
+/// FxHash (the rustc hasher): fast for short keys such as terms; HashDoS is not a concern for
+/// an index the site owner built.
+#[derive(Default, Clone, Copy)]
+struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(K);
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, b: u8) {
+        self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
+
+/// A BM25 inverted index, built in memory from the chunk texts when an index is loaded.
+///
+/// The index file stores no postings: they are derived from the text it already carries, which
+/// keeps the download small (postings compress far worse than text) and means an improved
+/// tokenizer needs no re-index. Postings are doc-ordered, one flat array per field (CSR).
+#[derive(Debug, Clone, Default)]
+pub struct LexicalIndex {
+    terms: std::collections::HashMap<Box<str>, u32, FxBuild>,
+    /// Term `t`'s postings are `docs[offsets[t]..offsets[t+1]]` (and the same range of `tfs`).
+    offsets: Vec<u32>,
+    docs: Vec<u32>,
+    tfs: Vec<u16>,
+    doclens: Vec<u16>,
+    avgdl: f32,
+}
+
+impl LexicalIndex {
+    /// Build from documents, each given as its text parts (e.g. breadcrumb and body).
+    pub fn build<'a, D, P>(docs: D) -> LexicalIndex
+    where
+        D: IntoIterator<Item = P>,
+        P: IntoIterator<Item = &'a str>,
+    {
+        let mut terms: std::collections::HashMap<Box<str>, u32, FxBuild> = Default::default();
+        let mut pairs: Vec<(u32, u32, u16)> = Vec::new();
+        let mut counts: Vec<u32> = Vec::new();
+        let mut doclens = Vec::new();
+        let mut ids: Vec<u32> = Vec::new();
+        for (doc, parts) in docs.into_iter().enumerate() {
+            ids.clear();
+            for part in parts {
+                tokenize_with(part, |t| {
+                    let id = match terms.get(t) {
+                        Some(&id) => id,
+                        None => {
+                            let id = terms.len() as u32;
+                            terms.insert(t.into(), id);
+                            counts.push(0);
+                            id
+                        }
+                    };
+                    ids.push(id);
+                });
+            }
+            doclens.push(ids.len().min(u16::MAX as usize) as u16);
+            ids.sort_unstable();
+            let mut i = 0;
+            while i < ids.len() {
+                let mut j = i + 1;
+                while j < ids.len() && ids[j] == ids[i] {
+                    j += 1;
+                }
+                pairs.push((ids[i], doc as u32, (j - i).min(u16::MAX as usize) as u16));
+                counts[ids[i] as usize] += 1;
+                i = j;
+            }
+        }
+        // Counting sort by term; docs stay ascending within a term because they were visited in order.
+        let mut offsets = Vec::with_capacity(counts.len() + 1);
+        let mut acc = 0u32;
+        offsets.push(0);
+        for c in &counts {
+            acc += c;
+            offsets.push(acc);
+        }
+        let mut cursor: Vec<u32> = offsets[..counts.len()].to_vec();
+        let mut docs_out = vec![0u32; pairs.len()];
+        let mut tfs = vec![0u16; pairs.len()];
+        for (t, d, tf) in pairs {
+            let at = cursor[t as usize] as usize;
+            docs_out[at] = d;
+            tfs[at] = tf;
+            cursor[t as usize] += 1;
+        }
+        let total: u64 = doclens.iter().map(|&l| l as u64).sum();
+        let avgdl = if doclens.is_empty() { 1.0 } else { (total as f32 / doclens.len() as f32).max(1.0) };
+        LexicalIndex { terms, offsets, docs: docs_out, tfs, doclens, avgdl }
+    }
+
+    /// Number of documents.
+    pub fn len(&self) -> usize {
+        self.doclens.len()
+    }
+    /// True when no documents were indexed.
+    pub fn is_empty(&self) -> bool {
+        self.doclens.is_empty()
+    }
+    /// Number of distinct terms.
+    pub fn term_count(&self) -> usize {
+        self.terms.len()
+    }
+    /// Total number of postings (distinct term-document pairs).
+    pub fn posting_count(&self) -> usize {
+        self.docs.len()
+    }
+    /// The id of a (tokenized) term.
+    pub fn term_id(&self, term: &str) -> Option<u32> {
+        self.terms.get(term).copied()
+    }
+    /// Documents containing term `t` (ascending) and the term's frequency in each.
+    pub fn postings(&self, t: u32) -> (&[u32], &[u16]) {
+        let t = t as usize;
+        match (self.offsets.get(t), self.offsets.get(t + 1)) {
+            (Some(&a), Some(&b)) => (&self.docs[a as usize..b as usize], &self.tfs[a as usize..b as usize]),
+            _ => (&[], &[]),
+        }
+    }
+    /// Tokens in document `d` (0 when out of range).
+    pub fn doc_len(&self, d: usize) -> f32 {
+        self.doclens.get(d).copied().unwrap_or(0) as f32
+    }
+    /// Average document length (at least 1).
+    pub fn avgdl(&self) -> f32 {
+        self.avgdl
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,6 +394,13 @@ mod tests {
         let mut s = STOP_WORDS.to_vec();
         s.sort_unstable();
         assert_eq!(s, STOP_WORDS);
+        let mut k = STOP_KEYS.to_vec();
+        k.sort_unstable();
+        assert_eq!(k, STOP_KEYS, "packed keys sort like the words");
+        assert!(STOP_WORDS.iter().all(|w| is_stop_word(w)));
+        for w in ["", "abouts", "explains", "the_", "thé", "rust"] {
+            assert!(!is_stop_word(w), "{w}");
+        }
     }
 
     #[test]
@@ -218,6 +437,28 @@ mod tests {
         assert_eq!(tokenize("The closures"), vec!["closure"]);
         assert_eq!(tokenize("libraries"), vec!["library"]);
         assert!(tokenize("what is the").is_empty());
+    }
+
+    #[test]
+    fn the_inverted_index_counts_terms_per_document() {
+        let ix = LexicalIndex::build([vec!["Ownership"], vec!["Vectors", "vectors and closures, vectors"]]);
+        assert_eq!(ix.len(), 2);
+        let v = ix.term_id("vector").unwrap();
+        assert_eq!(ix.postings(v), (&[1u32][..], &[3u16][..]));
+        let o = ix.term_id("ownership").unwrap();
+        assert_eq!(ix.postings(o).0, &[0]);
+        assert_eq!(ix.doc_len(1), 4.0);
+        assert!(ix.term_id("and").is_none(), "stop words are not indexed");
+        assert_eq!(ix.postings(999), (&[][..], &[][..]));
+    }
+
+    #[test]
+    fn the_callback_tokenizer_and_the_collecting_one_agree() {
+        let text = "Set CARGO_HOME; --locked [patch] foo::bar 所有権とは Libraries' closures, a b 7 ÉCOLE Straße";
+        let mut seen = Vec::new();
+        tokenize_with(text, |t| seen.push(t.to_string()));
+        assert_eq!(seen, tokenize(text));
+        assert!(seen.contains(&"école".to_string()) && seen.contains(&"7".to_string()), "{seen:?}");
     }
 
     #[test]

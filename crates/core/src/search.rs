@@ -1,5 +1,4 @@
 //! Hybrid search over an [`Index`]: exact int8 cosine + BM25, fused with RRF (default) or weights.
-//! (API fixed; implementation in progress.)
 
 use crate::format::Index;
 
@@ -186,14 +185,15 @@ impl Index {
         if qs == 0.0 {
             return Vec::new();
         }
-        let mut scored = Vec::with_capacity(self.len());
-        for (i, v) in all.chunks_exact(dims).enumerate() {
-            if mask.is_some_and(|m| !m[i]) {
-                continue;
-            }
-            let cos = crate::vector::dot_i8(&qq, v) as f32 * qs * self.scale(i);
-            scored.push((i as u32, cos));
-        }
+        let dots = crate::vector::dot_i8_many(&qq, all, dims);
+        let scales = self.all_scales().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        let scored: Vec<(u32, f32)> = dots
+            .iter()
+            .zip(scales)
+            .enumerate()
+            .filter(|(i, _)| mask.is_none_or(|m| m[*i]))
+            .map(|(i, (&d, s))| (i as u32, d as f32 * qs * s))
+            .collect();
         top_m(scored, m)
     }
 
@@ -215,28 +215,28 @@ impl Index {
                 }
             }
         }
-        let n = self.len() as u32;
+        let lx = self.lexical();
+        let n = lx.len() as u32;
         if weighted.is_empty() || n == 0 {
             return LexicalOutcome { ranked: Vec::new(), coverage: 0.0 };
         }
-        let avgdl = self.avgdl();
-        let mut scores = vec![0f32; self.len()];
-        let mut lists: Vec<(f32, Vec<(u32, u32)>)> = Vec::with_capacity(weighted.len());
+        let avgdl = lx.avgdl();
+        let mut scores = vec![0f32; lx.len()];
+        let mut lists: Vec<(f32, &[u32])> = Vec::with_capacity(weighted.len());
         let mut total_weight = 0.0;
-        let mut buf = Vec::new();
         for (term, w) in &weighted {
-            match self.find_term(term) {
-                Some(ti) => {
-                    self.postings(ti, &mut buf);
-                    let idf = crate::lexical::idf(n, buf.len() as u32);
+            match lx.term_id(term) {
+                Some(t) => {
+                    let (docs, tfs) = lx.postings(t);
+                    let idf = crate::lexical::idf(n, docs.len() as u32);
                     total_weight += w * idf;
-                    for &(doc, tf) in &buf {
+                    for (&doc, &tf) in docs.iter().zip(tfs) {
                         if mask.is_some_and(|m| !m[doc as usize]) {
                             continue;
                         }
-                        scores[doc as usize] += w * crate::lexical::bm25_term(idf, tf as f32, self.doc_len(doc as usize), avgdl);
+                        scores[doc as usize] += w * crate::lexical::bm25_term(idf, tf as f32, lx.doc_len(doc as usize), avgdl);
                     }
-                    lists.push((w * idf, std::mem::take(&mut buf)));
+                    lists.push((w * idf, docs));
                 }
                 // A term the docs never use: counts against coverage with the highest idf.
                 None => total_weight += w * crate::lexical::idf(n, 0),
@@ -249,7 +249,7 @@ impl Index {
             .iter()
             .take(5)
             .map(|&(doc, _)| {
-                let got: f32 = lists.iter().filter(|(_, l)| l.binary_search_by_key(&doc, |p| p.0).is_ok()).map(|(wi, _)| *wi).sum();
+                let got: f32 = lists.iter().filter(|(_, l)| l.binary_search(&doc).is_ok()).map(|(wi, _)| *wi).sum();
                 if total_weight > 0.0 { got / total_weight } else { 0.0 }
             })
             .fold(0.0f32, f32::max);

@@ -94,6 +94,57 @@ fn dot_i8_simd128(a: &[i8], b: &[i8]) -> i32 {
     sum
 }
 
+/// Dot products of the int8 query `q` with every `dims`-long vector in `all` (back to back).
+/// Uses AVX2 when the CPU has it (checked at run time), SIMD128 on wasm32 builds with
+/// `+simd128`, and the portable loop otherwise; all three give identical results.
+pub fn dot_i8_many(q: &[i8], all: &[i8], dims: usize) -> Vec<i32> {
+    if dims == 0 || q.len() != dims {
+        return Vec::new();
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, checked just above.
+            return unsafe { dot_many_avx2(q, all, dims) };
+        }
+    }
+    all.chunks_exact(dims).map(|v| dot_i8(q, v)).collect()
+}
+
+/// AVX2 kernel: `|q| · (v × sign q)` with `vpmaddubsw` (pairs of u8×i8 into i16: at most
+/// 2 × 127 × 127, no saturation) then `vpmaddwd` into i32 lanes. Needs components in
+/// -127..=127 (negating -128 wraps): the quantiser never emits -128 and the reader rejects it.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn dot_many_avx2(q: &[i8], all: &[i8], dims: usize) -> Vec<i32> {
+    use std::arch::x86_64::*;
+    let body = dims / 32 * 32;
+    let ones = _mm256_set1_epi16(1);
+    let mut out = Vec::with_capacity(all.len() / dims);
+    for v in all.chunks_exact(dims) {
+        let mut acc = _mm256_setzero_si256();
+        let mut i = 0;
+        while i < body {
+            // SAFETY: i + 32 <= body <= dims == q.len() == v.len(); loadu has no alignment needs.
+            let (a, b) = unsafe {
+                (_mm256_loadu_si256(q.as_ptr().add(i) as *const __m256i), _mm256_loadu_si256(v.as_ptr().add(i) as *const __m256i))
+            };
+            let p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a));
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p16, ones));
+            i += 32;
+        }
+        let s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256::<1>(acc));
+        let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b01_00_11_10>(s));
+        let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b10_11_00_01>(s));
+        let mut total = _mm_cvtsi128_si32(s);
+        for k in body..dims {
+            total += q[k] as i32 * v[k] as i32;
+        }
+        out.push(total);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,6 +161,24 @@ mod tests {
         let sb = quantize(&b, &mut qb);
         let approx = dot_i8(&qa, &qb) as f32 * sa * sb;
         assert!((exact - approx).abs() < 0.01, "{exact} vs {approx}");
+    }
+
+    #[test]
+    fn the_batched_kernel_agrees_with_the_portable_loop() {
+        // Odd dims exercise the tail; extremes exercise the sign trick. Components are in
+        // -127..=127 (the quantiser's range; the reader rejects -128).
+        for dims in [1usize, 31, 32, 33, 384, 385] {
+            let mut seed = dims as u32;
+            let mut next = || {
+                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                ((seed >> 16) as i8).max(-127)
+            };
+            let q: Vec<i8> = (0..dims).map(|i| if i % 7 == 0 { 127 } else { next() }).collect();
+            let all: Vec<i8> = (0..dims * 5).map(|i| if i % 11 == 0 { -127 } else { next() }).collect();
+            let want: Vec<i32> = all.chunks_exact(dims).map(|v| dot_i8_scalar(&q, v)).collect();
+            assert_eq!(dot_i8_many(&q, &all, dims), want, "dims {dims}");
+        }
+        assert!(dot_i8_many(&[1, 2], &[1, 2, 3], 3).is_empty(), "a query of the wrong size gives no scores");
     }
 
     #[test]

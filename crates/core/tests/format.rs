@@ -55,17 +55,17 @@ fn golden_input() -> (IndexHeader, Vec<Chunk>, Vec<Vec<f32>>) {
 }
 
 const GOLDEN_V1: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/v1.bin");
+const GOLDEN_V2: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/v2.bin");
 
 #[test]
-fn the_v1_golden_file_still_reads_and_the_writer_still_produces_it() {
+fn the_v2_golden_file_still_reads_and_the_writer_still_produces_it() {
     let (header, chunks, vectors) = golden_input();
     let written = write_index(&header, &chunks, Some(&vectors)).unwrap();
     if std::env::var_os("DOCENT_BLESS").is_some() {
-        std::fs::create_dir_all(std::path::Path::new(GOLDEN_V1).parent().unwrap()).unwrap();
-        std::fs::write(GOLDEN_V1, &written).unwrap();
+        std::fs::write(GOLDEN_V2, &written).unwrap();
     }
-    let golden = std::fs::read(GOLDEN_V1).expect("golden file missing: run with DOCENT_BLESS=1 once, and commit it");
-    let index = Index::from_bytes(golden.clone()).expect("the v1 golden file must stay readable");
+    let golden = std::fs::read(GOLDEN_V2).expect("golden file missing: run with DOCENT_BLESS=1 once, and commit it");
+    let index = Index::from_bytes(golden.clone()).expect("the v2 golden file must stay readable");
     assert_eq!(index.len(), 3);
     for (i, c) in chunks.iter().enumerate() {
         assert_eq!(&index.chunk(i), c);
@@ -73,6 +73,31 @@ fn the_v1_golden_file_still_reads_and_the_writer_still_produces_it() {
     assert_eq!(index.header().namespaces, vec!["v1".to_string(), "v2".to_string()]);
     assert_eq!(index.header().page_count, 2);
     assert_eq!(written, golden, "the writer's output changed: if the layout changed on purpose, bump FORMAT_VERSION and add a new golden file");
+}
+
+#[test]
+fn a_version_1_file_is_refused_with_a_request_to_rebuild() {
+    let v1 = std::fs::read(GOLDEN_V1).expect("the v1 golden file is kept to test this");
+    let err = Index::from_bytes(v1).unwrap_err();
+    assert_eq!(err, FormatError::OlderVersion { found: 1, supported: FORMAT_VERSION });
+    assert!(err.to_string().contains("rebuild the index"), "{err}");
+}
+
+#[test]
+fn a_vector_component_of_minus_128_is_rejected() {
+    let (h, c, v) = golden_input();
+    let mut bytes = write_index(&h, &c, Some(&v)).unwrap();
+    // The last vector's components sit right before the scales; find a 127-magnitude one.
+    let index = Index::from_bytes(bytes.clone()).unwrap();
+    let (q, _) = index.quantized(2).unwrap();
+    let k = q.iter().position(|&x| x == 127).expect("a normalised vector has a ±127 component");
+    let at = q.as_ptr() as usize - index.as_bytes().as_ptr() as usize + k;
+    bytes[at] = 0x80;
+    let body = bytes.len() - 8;
+    let sum = docent_core::format::checksum_of(&bytes[..body]);
+    bytes[body..].copy_from_slice(&sum.to_le_bytes());
+    let err = Index::from_bytes(bytes).unwrap_err();
+    assert!(err.to_string().contains("-128"), "{err}");
 }
 
 #[test]
@@ -149,18 +174,12 @@ fn arb_chunk() -> impl Strategy<Value = Chunk> {
         prop_oneof![Just(String::new()), "[a-z0-9.]{1,6}"],
         "\\PC{0,300}",
         any::<u32>(),
-        any::<u64>(),
     )
-        .prop_map(|(url, anchor, title, breadcrumb, namespace, text, tokens, hash)| Chunk {
-            url,
-            anchor,
-            title,
-            // The separator character cannot appear inside a breadcrumb part.
-            breadcrumb: breadcrumb.into_iter().map(|p| p.replace('\u{1f}', "")).filter(|p| !p.is_empty()).collect(),
-            namespace,
-            text,
-            tokens,
-            hash,
+        .prop_map(|(url, anchor, title, breadcrumb, namespace, text, tokens)| {
+            let mut c = Chunk { url, anchor, title, breadcrumb: breadcrumb.into_iter().filter(|p| !p.is_empty()).collect(), namespace, text, tokens, hash: 0 };
+            // The hash is a function of the content (the file does not store it).
+            c.hash = c.compute_hash();
+            c
         })
 }
 
@@ -192,7 +211,7 @@ proptest! {
     fn any_bytes_give_an_error_or_an_index_never_a_panic(mut bytes in proptest::collection::vec(any::<u8>(), 0..400), fix in any::<bool>()) {
         if fix && bytes.len() >= 40 {
             bytes[..8].copy_from_slice(b"DOCENTIX");
-            bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+            bytes[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
             let total = bytes.len() as u64;
             bytes[16..24].copy_from_slice(&total.to_le_bytes());
             let body = bytes.len() - 8;
