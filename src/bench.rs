@@ -69,7 +69,8 @@ pub fn search_benchmark(chunks: u32, dims: u32, runs: u32) -> Result<String, JsV
             namespace: String::new(),
             text: text.join(" "),
             tokens: 150,
-            hash: i as u64,
+            // (other fields, e.g. the v1 format's content hash, keep their defaults)
+            ..Chunk::default()
         });
         vs.push(vector(&mut rng, dims as usize));
     }

@@ -121,6 +121,17 @@ pub fn describe(err: &NetError) -> (String, Option<u32>) {
     }
 }
 
+/// A `performance.mark` on the page's timeline (cheap; a handful per question). Names:
+/// `docent:ask` (the question was submitted), `docent:rewrite-start`/`docent:rewrite-end` (the
+/// rewrite round trip), `docent:search` (retrieval inputs are ready, search starts). The
+/// measurement harness (e2e/widget/measure.mjs) reads them to report the rewrite's latency; a
+/// site can read them too.
+pub fn mark(name: &str) {
+    if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
+        let _ = p.mark(name);
+    }
+}
+
 fn location() -> (String, String) {
     let loc = web_sys::window().map(|w| w.location());
     let href = loc.as_ref().and_then(|l| l.href().ok()).unwrap_or_default();
@@ -391,7 +402,10 @@ impl Engine {
         let mut rewritten = None;
         let online = self.cfg.proxy.is_some();
         if online && !self.chat_unavailable.get() && self.wants_rewrite(question, history) {
-            match self.rewrite(question, history, signal).await {
+            mark("docent:rewrite-start");
+            let got = self.rewrite(question, history, signal).await;
+            mark("docent:rewrite-end");
+            match got {
                 Ok(r) => rewritten = r,
                 Err(NetError::Aborted) => return Err(Fail::new("Stopped.")),
                 Err(e) if e.is_unreachable() => offline_reason = Some(describe(&e).0),
@@ -430,6 +444,7 @@ impl Engine {
             history: &recent,
             history_vector: history_vector.map(|v| v.as_slice()),
         };
+        mark("docent:search");
         let mut result = index.search(&q, &opts);
         if let Some(r) = &rewritten {
             let q2 = Query {

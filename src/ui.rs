@@ -96,6 +96,7 @@ impl Ctx {
 
     /// Run the pipeline for an existing turn (ask or retry).
     fn run(&self, data: RwSignal<TurnData>, history: History) {
+        crate::engine::mark("docent:ask");
         let engine = self.engine.get_value();
         let live = self.live;
         leptos::task::spawn_local(async move {
@@ -587,12 +588,12 @@ fn LookedAtList(
             <details class="docent-looked" data-testid="docent-looked-at">
                 <summary>"What I looked at"</summary>
                 {rewritten.map(|r| view! { <p class="docent-rewritten" data-testid="docent-rewritten">"Searched for: " <q>{r}</q></p> })}
-                <p class="docent-confidence">{format!("Search confidence {:.2}", confidence)}</p>
+                <p class="docent-confidence">{format!("Search confidence {}", fixed(confidence, 2))}</p>
                 <ol>
                     {rows.into_iter().map(|r| {
-                        let mut scores = format!("score {:.3}", r.score);
-                        if let Some(c) = r.cosine { scores.push_str(&format!(" · cosine {c:.3}")); }
-                        if let Some(b) = r.bm25 { scores.push_str(&format!(" · bm25 {b:.2}")); }
+                        let mut scores = format!("score {}", fixed(r.score, 3));
+                        if let Some(c) = r.cosine { scores.push_str(&format!(" · cosine {}", fixed(c, 3))); }
+                        if let Some(b) = r.bm25 { scores.push_str(&format!(" · bm25 {}", fixed(b, 2))); }
                         scores.push_str(&format!(" · {}", r.retrievers));
                         view! {
                             <li>
@@ -605,4 +606,10 @@ fn LookedAtList(
             </details>
         })
     }
+}
+
+/// `x` with `digits` decimals, formatted by the browser (`Number.prototype.toFixed`): Rust's float
+/// formatting (`{:.3}`) links core's flt2dec (dragon + grisu, ~10 KB of wasm) for these few labels.
+pub fn fixed(x: f32, digits: u8) -> String {
+    js_sys::Number::from(x as f64).to_fixed(digits).map(String::from).unwrap_or_default()
 }

@@ -7,7 +7,15 @@
 //    sizes of every resource until the answer is on screen.
 // 3. Hybrid search p50/p95 over 10k chunks × 384 dims, timed inside the page with performance.now()
 //    (the page is cross-origin isolated, so timers have 5 µs resolution), using the bench build
-//    of the widget (scripts/build-widget --bench → dist/widget-bench).
+//    of the widget (scripts/build-widget --bench → dist/widget-bench), with the vector and lexical
+//    parts timed separately.
+// 4. Query-rewrite latency: in the real widget against `docent serve` + the upstream double (which
+//    answers the rewrite non-streamed), the time from question submit (performance mark
+//    `docent:ask`) to search start (`docent:search`), with data-rewrite="always" vs "off", p50/p95
+//    over DOCENT_MEASURE_REWRITE_RUNS questions each (default 20), plus the rewrite round trip
+//    alone (`docent:rewrite-start` → `docent:rewrite-end`).
+//
+// DOCENT_MEASURE_ONLY=sizes,search,rewrite (comma list) runs only those parts (default: all).
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -21,7 +29,25 @@ const QUESTION = process.env.DOCENT_MEASURE_QUESTION || 'How do I set the target
 const CHUNKS = Number(process.env.DOCENT_MEASURE_CHUNKS || 10000);
 const DIMS = Number(process.env.DOCENT_MEASURE_DIMS || 384);
 const RUNS = Number(process.env.DOCENT_MEASURE_RUNS || 300);
+const REWRITE_RUNS = Number(process.env.DOCENT_MEASURE_REWRITE_RUNS || 20);
+const PROXY = process.env.DOCENT_E2E_PROXY;
+const ONLY = new Set((process.env.DOCENT_MEASURE_ONLY || 'sizes,search,rewrite').split(',').map((x) => x.trim()));
 if (!SITE) throw new Error('run via e2e/widget/run.sh --measure');
+
+// Questions about the measured corpus (the Cargo book); cycled, each asked in a fresh conversation.
+const REWRITE_QUESTIONS = [
+  'How do I set the target directory for build artifacts?',
+  'how do workspaces share a lock file',
+  'Wie veröffentliche ich ein Crate auf crates.io?',
+  'what does cargo vendor do',
+  'How can I override a dependency with a local path?',
+  'Which profile settings control debug info?',
+];
+
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.round((s.length - 1) * p))] : NaN;
+};
 
 const gz = (file) => zlib.gzipSync(fs.readFileSync(file), { level: 9 }).length;
 const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
@@ -46,6 +72,15 @@ const browser = await chromium.launch({
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
 });
 try {
+  if (ONLY.has('sizes')) await firstAnswerBytes();
+  if (ONLY.has('search')) await searchBenchmark();
+  if (ONLY.has('rewrite')) await rewriteLatency();
+  console.log(`\nmachine: ${process.arch}, Chromium ${browser.version()}, node ${process.version}, ${new Date().toISOString()}`);
+} finally {
+  await browser.close();
+}
+
+async function firstAnswerBytes() {
   // ---- bytes before the first answer
   const context = await browser.newContext();
   const page = await context.newPage();
@@ -87,7 +122,9 @@ try {
     console.log(`  + ${DIMS}-d int8 vectors for ${chunkCount} chunks (not in this lexical index): ~${kb(vec)} → total with vectors ~${kb(total + vec)}`);
   }
   await context.close();
+}
 
+async function searchBenchmark() {
   // ---- search benchmark
   const bctx = await browser.newContext();
   const bpage = await bctx.newPage();
@@ -105,9 +142,56 @@ try {
     console.log(`  ${mode.padEnd(8)} p50 ${r.p50_ms.toFixed(3)} ms   p95 ${r.p95_ms.toFixed(3)} ms`);
   }
   console.log(`  synthetic index ${kb(result.index_bytes)}, built in ${result.build_ms.toFixed(0)} ms`);
-  const chromiumVersion = browser.version();
-  console.log(`\nmachine: ${process.arch}, Chromium ${chromiumVersion}, node ${process.version}, ${new Date().toISOString()}`);
   await bctx.close();
-} finally {
-  await browser.close();
+}
+
+async function rewriteLatency() {
+  // ---- query rewrite: submit → search start, rewrite on vs off
+  if (!PROXY) throw new Error('DOCENT_E2E_PROXY is not set (run via e2e/widget/run.sh --measure)');
+  console.log(`\n== query rewrite latency (widget → docent serve → upstream double, non-streamed rewrite; ${REWRITE_RUNS} questions per mode)`);
+  const stats = {};
+  for (const mode of ['off', 'always']) {
+    const ctx = await browser.newContext();
+    const page = await ctx.newPage();
+    await page.goto(`${SITE}/page?proxy=${encodeURIComponent(PROXY)}&rewrite=${mode}`);
+    const launcher = page.locator('[data-testid="docent-launcher"]');
+    await launcher.click();
+    const input = page.locator('[data-testid="docent-input"]');
+    const ask = async (q) => {
+      await page.evaluate(() => performance.clearMarks());
+      await input.fill(q);
+      await input.press('Enter');
+      await page.waitForFunction(() => {
+        const sr = document.querySelector('[data-docent-host]').shadowRoot;
+        return sr.querySelector('[data-testid="docent-feedback-up"]') || sr.querySelector('[data-testid="docent-error"]')
+          || sr.querySelector('[data-testid="docent-not-covered"]');
+      }, null, { timeout: 60000 });
+      const failed = await page.locator('[data-testid="docent-error"]').count();
+      if (failed) throw new Error(`rewrite=${mode}: the question failed: ${await page.locator('[data-testid="docent-error"]').first().innerText()}`);
+      const m = await page.evaluate(() => {
+        const at = (n) => { const e = performance.getEntriesByName(n, 'mark'); return e.length ? e[e.length - 1].startTime : null; };
+        return { ask: at('docent:ask'), search: at('docent:search'), rs: at('docent:rewrite-start'), re: at('docent:rewrite-end') };
+      });
+      await page.locator('[data-testid="docent-new"]').click();
+      if (m.ask == null || m.search == null) throw new Error(`rewrite=${mode}: performance marks missing (${JSON.stringify(m)}); is dist/widget current?`);
+      return m;
+    };
+    await ask(REWRITE_QUESTIONS[0]); // warm-up: downloads and checks the index
+    const toSearch = [];
+    const roundTrip = [];
+    for (let i = 0; i < REWRITE_RUNS; i++) {
+      const m = await ask(REWRITE_QUESTIONS[i % REWRITE_QUESTIONS.length]);
+      toSearch.push(m.search - m.ask);
+      if (m.rs != null && m.re != null) roundTrip.push(m.re - m.rs);
+    }
+    if (mode === 'always' && roundTrip.length !== REWRITE_RUNS) throw new Error(`rewrite=always: only ${roundTrip.length} of ${REWRITE_RUNS} questions were rewritten`);
+    if (mode === 'off' && roundTrip.length) throw new Error('rewrite=off: a rewrite request was made');
+    stats[mode] = { toSearch, roundTrip };
+    console.log(`  rewrite=${mode.padEnd(6)} submit → search start  p50 ${pct(toSearch, 0.5).toFixed(1)} ms   p95 ${pct(toSearch, 0.95).toFixed(1)} ms`
+      + (roundTrip.length ? `   (rewrite round trip p50 ${pct(roundTrip, 0.5).toFixed(1)} ms, p95 ${pct(roundTrip, 0.95).toFixed(1)} ms)` : ''));
+    await ctx.close();
+  }
+  const d50 = pct(stats.always.toSearch, 0.5) - pct(stats.off.toSearch, 0.5);
+  const d95 = pct(stats.always.toSearch, 0.95) - pct(stats.off.toSearch, 0.95);
+  console.log(`  cost of the rewrite: +${d50.toFixed(1)} ms at p50, +${d95.toFixed(1)} ms at p95 before search starts (upstream double: no model latency; add the chat model's own non-streamed latency for a real deployment)`);
 }
