@@ -44,7 +44,7 @@ pub enum ChunkError {
 /// The cl100k_base token count of `text` (tiktoken's embedded ranks; native builds).
 #[cfg(feature = "embedded-ranks")]
 pub fn cl100k_tokens(text: &str) -> usize {
-    tiktoken_rs::cl100k_base_singleton().count_ordinary(text)
+    crate::tokens::cl100k_count(text)
 }
 
 /// Splits pages into chunks. `count` is the cl100k counter ([`cl100k_tokens`] natively).

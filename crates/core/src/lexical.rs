@@ -241,7 +241,7 @@ pub fn bm25_term(idf: f32, tf: f32, dl: f32, avgdl: f32) -> f32 {
 /// FxHash (the rustc hasher): fast for short keys such as terms; HashDoS is not a concern for
 /// an index the site owner built.
 #[derive(Default, Clone, Copy)]
-struct FxHasher(u64);
+pub(crate) struct FxHasher(u64);
 
 impl std::hash::Hasher for FxHasher {
     #[inline]
@@ -266,7 +266,7 @@ impl std::hash::Hasher for FxHasher {
     }
 }
 
-type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
+pub(crate) type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
 
 /// A BM25 inverted index, built in memory from the chunk texts when an index is loaded.
 ///

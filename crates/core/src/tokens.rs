@@ -212,6 +212,207 @@ pub fn cl100k_ranks_file() -> String {
     out
 }
 
+/// The exact cl100k token count, fast: cl100k's pre-tokenisation (the [`CL100K_PATTERN`]
+/// regex) done by hand, and each piece's BPE count memoised (docs repeat their words).
+///
+/// tiktoken-rs runs that pattern with a backtracking regex engine, which is most of its time;
+/// this splitter gives the same pieces (the test `the_fast_counter_agrees_with_tiktoken…` checks
+/// every chunk of The Rust Book and The Reference, and random strings), and a piece is counted
+/// by tiktoken-rs itself the first time it is seen. Native builds (the ranks are embedded).
+#[cfg(feature = "embedded-ranks")]
+pub fn cl100k_count(text: &str) -> usize {
+    fast::count(text)
+}
+
+#[cfg(feature = "embedded-ranks")]
+mod fast {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+
+    /// Character classes of the cl100k pattern: `\p{L}`, `\p{N}`, `[\r\n]`, other `\s`, the rest.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Cls {
+        Letter,
+        Digit,
+        Newline,
+        Space,
+        Other,
+    }
+
+    impl Cls {
+        fn ws(self) -> bool {
+            matches!(self, Cls::Newline | Cls::Space)
+        }
+    }
+
+    struct Classes {
+        letter: regex::Regex,
+        number: regex::Regex,
+        cache: HashMap<char, Cls>,
+    }
+
+    thread_local! {
+        static CLASSES: RefCell<Option<Classes>> = const { RefCell::new(None) };
+        static PIECES: RefCell<HashMap<Box<str>, u32, crate::lexical::FxBuild>> = RefCell::new(HashMap::default());
+    }
+
+    /// Bound on memoised pieces per thread (a few MB); the memo restarts when full.
+    const MAX_PIECES: usize = 200_000;
+
+    fn classify_ascii(b: u8) -> Cls {
+        match b {
+            b'\r' | b'\n' => Cls::Newline,
+            b'\t' | 0x0B | 0x0C | b' ' => Cls::Space,
+            b'a'..=b'z' | b'A'..=b'Z' => Cls::Letter,
+            b'0'..=b'9' => Cls::Digit,
+            _ => Cls::Other,
+        }
+    }
+
+    /// Non-ASCII characters are classified with the same Unicode tables the pattern uses
+    /// (regex-syntax's), memoised per character.
+    fn classify_unicode(c: char) -> Cls {
+        CLASSES.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            let classes = slot.get_or_insert_with(|| Classes {
+                letter: regex::Regex::new(r"^\p{L}$").expect("static pattern"),
+                number: regex::Regex::new(r"^\p{N}$").expect("static pattern"),
+                cache: HashMap::new(),
+            });
+            if let Some(&k) = classes.cache.get(&c) {
+                return k;
+            }
+            let mut buf = [0u8; 4];
+            let s = c.encode_utf8(&mut buf);
+            let k = if classes.letter.is_match(s) {
+                Cls::Letter
+            } else if classes.number.is_match(s) {
+                Cls::Digit
+            } else if c.is_whitespace() {
+                Cls::Space
+            } else {
+                Cls::Other
+            };
+            classes.cache.insert(c, k);
+            k
+        })
+    }
+
+    /// The pieces of `text`, as byte ranges, exactly as the cl100k pattern splits it:
+    /// `'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s`
+    pub(super) fn pieces(text: &str, mut emit: impl FnMut(&str)) {
+        // ASCII text (most docs) is classified byte by byte; other text char by char, with the
+        // byte offset of every char kept to cut the pieces.
+        let ascii = text.is_ascii();
+        let (mut at, mut chars): (Vec<usize>, Vec<char>) = (Vec::new(), Vec::new());
+        let mut cls: Vec<Cls> = Vec::with_capacity(text.len());
+        if ascii {
+            cls.extend(text.bytes().map(classify_ascii));
+        } else {
+            for (i, c) in text.char_indices() {
+                at.push(i);
+                chars.push(c);
+                cls.push(if c.is_ascii() { classify_ascii(c as u8) } else { classify_unicode(c) });
+            }
+            at.push(text.len());
+        }
+        let bytes = text.as_bytes();
+        let ch = |i: usize| if ascii { bytes[i] as char } else { chars[i] };
+        let off = |i: usize| if ascii { i } else { at[i] };
+        let n = cls.len();
+        let run = |from: usize, pred: &dyn Fn(Cls) -> bool| {
+            let mut j = from;
+            while j < n && pred(cls[j]) {
+                j += 1;
+            }
+            j
+        };
+        let fold = |c: char| c.to_lowercase().next().unwrap_or(c);
+        let mut i = 0;
+        while i < n {
+            let c = cls[i];
+            let end = 'piece: {
+                // 1. contractions
+                if ch(i) == '\'' && i + 1 < n {
+                    let c1 = fold(ch(i + 1));
+                    if matches!(c1, 's' | 'd' | 'm' | 't' | 'ſ') {
+                        break 'piece i + 2;
+                    }
+                    if i + 2 < n {
+                        let c2 = fold(ch(i + 2));
+                        if matches!((c1, c2), ('l', 'l') | ('v', 'e') | ('r', 'e')) {
+                            break 'piece i + 3;
+                        }
+                    }
+                }
+                // 2. an optional non-letter/number/newline, then letters
+                if c == Cls::Letter {
+                    break 'piece run(i, &|k| k == Cls::Letter);
+                }
+                if c != Cls::Newline && c != Cls::Digit && i + 1 < n && cls[i + 1] == Cls::Letter {
+                    break 'piece run(i + 1, &|k| k == Cls::Letter);
+                }
+                // 3. one to three digits
+                if c == Cls::Digit {
+                    break 'piece run(i, &|k| k == Cls::Digit).min(i + 3);
+                }
+                // 4. an optional space, punctuation/symbols, then newlines
+                let j = if ch(i) == ' ' { i + 1 } else { i };
+                if j < n && cls[j] == Cls::Other {
+                    let k = run(j, &|k| k == Cls::Other);
+                    break 'piece run(k, &|k| k == Cls::Newline);
+                }
+                // whitespace (anything else reaching here is whitespace)
+                let e = run(i, &Cls::ws);
+                if e == n {
+                    break 'piece n; // 5. \s++$
+                }
+                if let Some(p) = (i..e).rev().find(|&p| cls[p] == Cls::Newline) {
+                    break 'piece p + 1; // 6. \s*[\r\n]
+                }
+                if e - i >= 2 {
+                    break 'piece e - 1; // 7. \s+(?!\S)
+                }
+                i + 1 // 8. \s
+            };
+            let end = end.max(i + 1);
+            emit(&text[off(i)..off(end)]);
+            i = end;
+        }
+    }
+
+    pub(super) fn count(text: &str) -> usize {
+        let bpe = tiktoken_rs::cl100k_base_singleton();
+        PIECES.with(|cell| {
+            let mut memo = cell.borrow_mut();
+            if memo.len() > MAX_PIECES {
+                memo.clear();
+            }
+            let mut total = 0usize;
+            pieces(text, |p| {
+                total += match memo.get(p) {
+                    Some(&k) => k as usize,
+                    None => {
+                        let k = bpe.encode_ordinary(p).len();
+                        memo.insert(p.into(), k as u32);
+                        k
+                    }
+                };
+            });
+            total
+        })
+    }
+}
+
+/// The cl100k pieces of `text` (test support for the fast counter's differential tests).
+#[cfg(feature = "embedded-ranks")]
+#[doc(hidden)]
+pub fn cl100k_pieces(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    fast::pieces(text, |p| out.push(p.to_string()));
+    out
+}
+
 /// Tokens of a chat request's messages as OpenAI's cookbook counts them for gpt-3.5/4/4o:
 /// 3 per message + the role's and the content's tokens, + 3 for the reply's priming.
 pub fn count_message_tokens<C: TokenCounter + ?Sized>(counter: &C, messages: &[Message]) -> usize {

@@ -114,3 +114,65 @@ proptest! {
         prop_assert!(ByteBound.count(&s) >= loaded().count(&s));
     }
 }
+
+// --- the fast cl100k counter (hand-written pre-tokeniser + memoised pieces) ---
+
+fn rust_docs_pages() -> Vec<String> {
+    let sysroot = std::process::Command::new("rustc").args(["--print", "sysroot"]).output().expect("rustc --print sysroot");
+    let root = std::path::PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim()).join("share/doc/rust/html");
+    let mut pages = Vec::new();
+    for book in ["book", "reference"] {
+        let mut files: Vec<_> = std::fs::read_dir(root.join(book)).expect("rust-docs installed").flatten().map(|e| e.path()).collect();
+        files.sort();
+        for f in files.into_iter().filter(|p| p.extension().is_some_and(|e| e == "html")) {
+            pages.push(std::fs::read_to_string(f).unwrap_or_default());
+        }
+    }
+    pages
+}
+
+#[test]
+fn the_fast_counter_agrees_with_tiktoken_on_every_section_of_the_rust_book_and_reference() {
+    use docent_core::source::{parse_page, Flavor, Parsed, SourceKind};
+    let reference = tiktoken_rs::cl100k_base_singleton();
+    let mut checked = 0;
+    for html in rust_docs_pages() {
+        // The raw page (markup, scripts, entities) and every section's extracted text.
+        let mut texts = vec![html.clone()];
+        if let Ok(Parsed::Page(page)) = parse_page(SourceKind::Html, &html, Flavor::default(), "page") {
+            texts.extend(page.sections.iter().map(|s| s.blocks.iter().map(|b| b.render()).collect::<Vec<_>>().join("\n\n")));
+        }
+        for t in &texts {
+            assert_eq!(docent_core::tokens::cl100k_pieces(t).concat(), *t, "pieces must tile the text");
+            assert_eq!(docent_core::tokens::cl100k_count(t), reference.encode_ordinary(t).len(), "{}", &t[..t.len().min(200)]);
+            checked += 1;
+        }
+    }
+    assert!(checked > 1000, "only {checked} texts checked");
+}
+
+#[test]
+fn the_fast_counter_agrees_with_tiktoken_on_the_samples_and_edge_cases() {
+    let reference = tiktoken_rs::cl100k_base_singleton();
+    let edge = [
+        "it's I'M we'LL they've you're he'd 'sun 'Ll ſ'ſ can'ſ",
+        "a  b   c\n\n  d \t\n e\r\n\r\n  ",
+        "x\u{85}y\u{a0}z\u{2028}w \u{b}\u{c} end ",
+        "12345678 1,234.56 ٣٤٥٦ Ⅻ ½",
+        "e\u{301}te\u{301} cafe\u{301}s नमस्ते मराठी",
+        "(foo) [bar]{baz} -> => ::<T>  !!!\n\n\n???",
+        "\n", " ", "  ", "'", "''s", "a'", " '\n",
+    ];
+    for s in SAMPLES.iter().chain(edge.iter()) {
+        assert_eq!(docent_core::tokens::cl100k_count(s), reference.encode_ordinary(s).len(), "{s:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+    #[test]
+    fn the_fast_counter_agrees_with_tiktoken_on_random_text(s in "[ a-zA-Z0-9'\\r\\n\\t\\u{b}\\u{85}\\u{a0}ſéé\\u{301}日本🦀(),.:;!?_\\-]{0,60}") {
+        let reference = tiktoken_rs::cl100k_base_singleton();
+        prop_assert_eq!(docent_core::tokens::cl100k_count(&s), reference.encode_ordinary(&s).len());
+    }
+}
