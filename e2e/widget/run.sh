@@ -7,7 +7,10 @@
 # e2e/widget/widget.test.mjs (node --test + playwright-core + /usr/bin/chromium); stops everything.
 #
 #   e2e/widget/run.sh                 run the tests (also writes docs/img/widget-answer.png)
-#   e2e/widget/run.sh --measure       run e2e/widget/measure.mjs instead (sizes, search p50)
+#   e2e/widget/run.sh --measure       run e2e/widget/measure.mjs instead (sizes, search p50/p95 with
+#                                     vector and lexical parts, query-rewrite latency)
+#   e2e/widget/run.sh --trunk         `trunk build --release` (Trunk.toml + index.html) with the test
+#                                     site's index, then e2e/widget/trunk.test.mjs on dist/trunk
 #
 # Environment: DOCENT_E2E_SKIP_BUILD=1 (use existing builds), DOCENT_E2E_DEV=1 (debug widget build),
 # CHROMIUM (default /usr/bin/chromium), DOCENT_E2E_TIMEOUT (seconds for the test run, default 600).
@@ -20,9 +23,10 @@ HERE="$ROOT/e2e/widget"
 MODE="test"
 case "${1:-}" in
   --measure) MODE="measure" ;;
+  --trunk) MODE="trunk" ;;
   "") ;;
-  -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) echo "run.sh: unknown option '$1' (use --measure or --help)" >&2; exit 2 ;;
+  -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "run.sh: unknown option '$1' (use --measure, --trunk or --help)" >&2; exit 2 ;;
 esac
 
 say() { printf '\033[1me2e/widget:\033[0m %s\n' "$*"; }
@@ -35,6 +39,23 @@ command -v node >/dev/null || die "node not found (apt-get install nodejs npm)"
 if [[ ! -d e2e/node_modules/playwright-core ]]; then
   say "installing npm dependencies into e2e/node_modules"
   if [[ -f e2e/package-lock.json ]]; then (cd e2e && npm ci --no-audit --no-fund); else (cd e2e && npm install --no-audit --no-fund); fi
+fi
+
+if [[ "$MODE" == "trunk" ]]; then
+  TRUNK="$(command -v trunk || true)"
+  [[ -n "$TRUNK" ]] || die "trunk not found (cargo install trunk --version 0.21.14 --locked; scripts/setup installs it)"
+  if [[ "${DOCENT_E2E_SKIP_BUILD:-}" != "1" ]]; then cargo build -q -p docent-cli; fi
+  [[ -x "$ROOT/target/debug/docent" ]] || die "target/debug/docent missing (cargo build -p docent-cli)"
+  say "indexing e2e/widget/site/docs into dist/dev-index.bin (Trunk's hook copies it next to the page)"
+  mkdir -p dist
+  "$ROOT/target/debug/docent" index "$HERE/site/docs" --out dist/dev-index.bin --embed none --base-url /docs/ >/dev/null \
+    || die "docent index failed"
+  say "trunk build --release ($("$TRUNK" --version))"
+  timeout "${DOCENT_E2E_TIMEOUT:-600}" "$TRUNK" build --release || die "trunk build --release failed"
+  rm -f dist/dev-index.bin
+  say "running the Trunk page smoke test"
+  NODE_PATH="$ROOT/e2e/node_modules" timeout "${DOCENT_E2E_TIMEOUT:-600}" node --test --test-timeout=120000 "$HERE/trunk.test.mjs"
+  exit $?
 fi
 
 if [[ "${DOCENT_E2E_SKIP_BUILD:-}" != "1" ]]; then
