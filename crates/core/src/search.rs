@@ -136,14 +136,25 @@ pub fn cosine_confidence(cos: f32) -> f32 {
 }
 
 /// The `m` best (id, score) pairs, best first; ties broken by lower id for determinism.
-fn top_m(mut v: Vec<(u32, f32)>, m: usize) -> Vec<(u32, f32)> {
+fn top_m(v: impl IntoIterator<Item = (u32, f32)>, m: usize) -> Vec<(u32, f32)> {
     let cmp = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    if v.len() > m && m > 0 {
-        v.select_nth_unstable_by(m - 1, cmp);
-        v.truncate(m);
+    // One pass keeping the best m: after the first m, most candidates lose to the current
+    // worst in a single compare, so this beats sorting or selecting over every chunk.
+    let mut best: Vec<(u32, f32)> = Vec::with_capacity(m + 1);
+    let mut worst = 0usize;
+    for item in v {
+        if best.len() < m {
+            best.push(item);
+            if best.len() == m {
+                worst = (0..m).max_by(|&i, &j| cmp(&best[i], &best[j])).unwrap_or(0);
+            }
+        } else if m > 0 && cmp(&item, &best[worst]).is_lt() {
+            best[worst] = item;
+            worst = (0..m).max_by(|&i, &j| cmp(&best[i], &best[j])).unwrap_or(0);
+        }
     }
-    v.sort_unstable_by(cmp);
-    v
+    best.sort_unstable_by(cmp);
+    best
 }
 
 struct LexicalOutcome {
@@ -187,13 +198,12 @@ impl Index {
         }
         let dots = crate::vector::dot_i8_many(&qq, all, dims);
         let scales = self.all_scales().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        let scored: Vec<(u32, f32)> = dots
+        let scored = dots
             .iter()
             .zip(scales)
             .enumerate()
             .filter(|(i, _)| mask.is_none_or(|m| m[*i]))
-            .map(|(i, (&d, s))| (i as u32, d as f32 * qs * s))
-            .collect();
+            .map(|(i, (&d, s))| (i as u32, d as f32 * qs * s));
         top_m(scored, m)
     }
 
@@ -242,8 +252,7 @@ impl Index {
                 None => total_weight += w * crate::lexical::idf(n, 0),
             }
         }
-        let scored: Vec<(u32, f32)> = scores.iter().enumerate().filter(|(_, s)| **s > 0.0).map(|(i, s)| (i as u32, *s)).collect();
-        let ranked = top_m(scored, m);
+        let ranked = top_m(scores.iter().enumerate().filter(|(_, s)| **s > 0.0).map(|(i, s)| (i as u32, *s)), m);
         // Coverage: the best share of the query's (idf-weighted) terms any top-5 hit contains.
         let coverage = ranked
             .iter()
@@ -344,6 +353,17 @@ mod tests {
             .map(|(i, (ns, t))| Chunk { url: format!("p{i}.html"), anchor: format!("s{i}"), namespace: ns.to_string(), text: t.to_string(), title: format!("Page {i}"), ..Default::default() })
             .collect();
         Index::from_bytes(write_index(&IndexHeader::default(), &chunks, vectors.as_deref()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn top_m_keeps_the_best_in_order_with_ties_by_id() {
+        let v = vec![(0, 0.5), (1, 0.9), (2, 0.1), (3, 0.9), (4, 0.7), (5, f32::NAN), (6, 0.2)];
+        let mut want = v.clone();
+        want.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        for m in 0..=8 {
+            let bits = |v: &[(u32, f32)]| v.iter().map(|&(i, s)| (i, s.to_bits())).collect::<Vec<_>>();
+            assert_eq!(bits(&top_m(v.clone(), m)), bits(&want[..m.min(v.len())]), "m = {m}");
+        }
     }
 
     #[test]
