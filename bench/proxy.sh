@@ -4,17 +4,33 @@
 # proxy's RSS. Starts every process itself on 127.0.0.1 and stops them on exit. Prints Markdown
 # for BENCHMARKS.md.
 #
-# Env: REQUESTS (default 2000), LITELLM_REQUESTS (640), CONCURRENCY (64), STREAMS (5000),
-#      DELAY_MS (2: pause between the double's chunks), PROFILE (release-native; dev for a quick
-#      run), SKIP_BUILD=1 (use already built binaries), SKIP_LITELLM=1.
+# Method (added latency): the same streamed chat requests (~2 KB of sources, ~36 SSE chunks
+# DELAY_MS apart) at CONCURRENCY in flight, first WARMUP unmeasured requests per target, then
+# ROUNDS rounds that alternate upstream-directly and through-docent runs of REQUESTS each (all
+# samples pooled). The double runs with --stamp: every chunk carries its wall-clock receive/send
+# stamps, so the load generator measures per request the time to first chunk MINUS the double's
+# own service time, and every chunk's upstream→client delivery time; the double's pauses and
+# timer jitter drop out. Added latency = docent quantile − direct quantile (p50, p99) of those
+# per-request overheads. The LiteLLM ratio uses the same measure when LiteLLM passes the stamps
+# through, else first-byte time (printed which).
+#
+# Env: REQUESTS (default 2000), ROUNDS (3), WARMUP (300), LITELLM_REQUESTS (640),
+#      CONCURRENCY (64), STREAMS (5000), DELAY_MS (20: pause between the double's chunks, ~50 tokens/s
+#      like a real model; 2 = stress),
+#      PROFILE (release-native; dev for a quick run), SKIP_BUILD=1 (use already built binaries),
+#      SKIP_LITELLM=1.
+# Timing run (quiet machine): PROFILE=release-native bash bench/proxy.sh
+# Smoke test:  PROFILE=dev REQUESTS=200 ROUNDS=1 WARMUP=50 LITELLM_REQUESTS=100 STREAMS=300 bash bench/proxy.sh
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 REQUESTS="${REQUESTS:-2000}"
+ROUNDS="${ROUNDS:-3}"
+WARMUP="${WARMUP:-300}"
 LITELLM_REQUESTS="${LITELLM_REQUESTS:-640}"
 CONCURRENCY="${CONCURRENCY:-64}"
 STREAMS="${STREAMS:-5000}"
-DELAY_MS="${DELAY_MS:-2}"
+DELAY_MS="${DELAY_MS:-20}"
 PROFILE="${PROFILE:-release-native}"
 OUTDIR="$PROFILE"; [ "$PROFILE" = dev ] && OUTDIR=debug
 BIN="${CARGO_TARGET_DIR:-$ROOT/target}/$OUTDIR"
@@ -44,7 +60,7 @@ wait_http() { # url timeout_s
 }
 
 DP="$(free_port)"; PP="$(free_port)"; LP="$(free_port)"
-"$BIN/docent-upstream-double" --listen "127.0.0.1:$DP" --delay-ms "$DELAY_MS" --no-record >"$WORK/double.log" 2>&1 &
+"$BIN/docent-upstream-double" --listen "127.0.0.1:$DP" --delay-ms "$DELAY_MS" --no-record --stamp >"$WORK/double.log" 2>&1 &
 PIDS+=($!)
 wait_http "http://127.0.0.1:$DP/healthz" 20
 
@@ -96,13 +112,14 @@ fi
 
 echo "## Proxy overhead ($(date -u +%Y-%m-%d), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'))"
 echo
-echo "Command: \`bench/proxy.sh\` (REQUESTS=$REQUESTS CONCURRENCY=$CONCURRENCY DELAY_MS=$DELAY_MS STREAMS=$STREAMS, profile $PROFILE)."
-echo "Streamed chat requests (~2 KB of sources, ~35 upstream chunks $DELAY_MS ms apart) from docent-loadgen to docent-upstream-double, directly / through docent serve / through LiteLLM proxy, all on 127.0.0.1."
+echo "Command: \`PROFILE=$PROFILE REQUESTS=$REQUESTS ROUNDS=$ROUNDS WARMUP=$WARMUP CONCURRENCY=$CONCURRENCY DELAY_MS=$DELAY_MS LITELLM_REQUESTS=$LITELLM_REQUESTS STREAMS=$STREAMS bash bench/proxy.sh\`."
+echo "Load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (numbers are only meaningful on an otherwise idle machine)."
+echo "Streamed chat requests (~2 KB of sources, ~36 upstream chunks $DELAY_MS ms apart) from docent-loadgen to docent-upstream-double --stamp, directly / through docent serve / through LiteLLM proxy, all on 127.0.0.1 (load generator, double and proxy share the machine's cores)."
 echo
 timeout 1800 "$BIN/docent-loadgen" latency \
   --direct "http://127.0.0.1:$DP/v1/chat/completions" \
   --proxy "http://127.0.0.1:$PP/v1/chat/completions" \
-  "${LITELLM_ARG[@]}" --concurrency "$CONCURRENCY" --requests "$REQUESTS"
+  "${LITELLM_ARG[@]}" --concurrency "$CONCURRENCY" --requests "$REQUESTS" --rounds "$ROUNDS" --warmup "$WARMUP"
 echo
 echo "## Concurrent open streams through docent serve"
 echo

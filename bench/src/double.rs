@@ -20,7 +20,13 @@
 //!
 //! `POST /v1/embeddings` returns deterministic unit vectors from a hash of each text (any
 //! `dimensions`, default 384; `encoding_format: "base64"` supported). `POST /v1/moderations`
-//! flags any input containing `FLAGME`. `GET /_requests` lists every request received (path,
+//! flags any input containing `FLAGME`.
+//!
+//! With `stamp` (`--stamp`, for benchmarks), every streamed chunk also carries
+//! `"bench_recv_ns"` (wall clock when the request body had been received) and `"bench_sent_ns"`
+//! (wall clock when the chunk was handed to the HTTP layer), nanoseconds since the Unix epoch.
+//! A load generator on the same machine subtracts them from its own clock readings to measure
+//! transport overhead without the double's own pauses and timer jitter. `GET /_requests` lists every request received (path,
 //! query, body, whether the client disconnected before the end); `DELETE /_requests` clears it.
 
 use std::collections::HashMap;
@@ -71,6 +77,8 @@ pub struct Recorded {
 pub struct DoubleOptions {
     /// Delay between streamed chunks of the default answer.
     pub delay_ms: u64,
+    /// Add `bench_recv_ns`/`bench_sent_ns` wall-clock stamps to every streamed chunk.
+    pub stamp: bool,
 }
 
 #[derive(Default)]
@@ -145,6 +153,12 @@ pub fn router(opts: DoubleOptions, record: bool) -> Router {
 
 /// Serve the double on `listener` until the process ends.
 pub async fn serve(listener: tokio::net::TcpListener, opts: DoubleOptions, record: bool) -> anyhow::Result<()> {
+    // Like a real API server: small SSE chunks are sent at once (no Nagle + delayed-ACK stalls of
+    // up to 40 ms, which would otherwise dominate latency measurements).
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, router(opts, record).into_make_service_with_connect_info::<SocketAddr>()).await?;
     Ok(())
 }
@@ -158,6 +172,11 @@ async fn clear_requests(State(st): State<DoubleState>) -> StatusCode {
     inner.requests.clear();
     inner.flaky_seen.clear();
     StatusCode::NO_CONTENT
+}
+
+/// Nanoseconds since the Unix epoch (wall clock; shared by processes on one machine).
+pub fn now_ns() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
 }
 
 fn now() -> u64 {
@@ -231,6 +250,8 @@ struct ChatCtx {
     created: u64,
     include_usage: bool,
     prompt_tokens: u64,
+    /// `Some(request received)` when chunks are stamped.
+    recv_ns: Option<u64>,
 }
 
 impl ChatCtx {
@@ -243,17 +264,26 @@ impl ChatCtx {
         if self.include_usage {
             v["usage"] = Value::Null;
         }
+        self.stamp(&mut v);
         format!("data: {v}\n\n")
     }
 
     fn usage_chunk(&self, completion_tokens: u64) -> String {
-        let v = json!({
+        let mut v = json!({
             "id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
             "system_fingerprint": "fp_double", "choices": [],
             "usage": {"prompt_tokens": self.prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": self.prompt_tokens + completion_tokens},
         });
+        self.stamp(&mut v);
         format!("data: {v}\n\n")
+    }
+
+    fn stamp(&self, v: &mut Value) {
+        if let Some(recv) = self.recv_ns {
+            v["bench_recv_ns"] = json!(recv);
+            v["bench_sent_ns"] = json!(now_ns());
+        }
     }
 }
 
@@ -263,6 +293,7 @@ async fn chat(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let recv_ns = st.opts.stamp.then(now_ns);
     let parsed: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let rec = st.record(uri.path(), uri.query().unwrap_or(""), &parsed, &headers);
     let Some(msgs) = parsed.get("messages").and_then(Value::as_array) else {
@@ -282,7 +313,7 @@ async fn chat(
     let last_user = messages.iter().rev().find(|(r, _)| r == "user").map(|(_, c)| c.clone()).unwrap_or_default();
     let is_rewrite = messages.iter().any(|(r, c)| (r == "system" || r == "developer") && c.contains("standalone search query"));
     let prompt_tokens: u64 = messages.iter().map(|(_, c)| 3 + approx_tokens(c)).sum::<u64>() + 3;
-    let ctx = ChatCtx { id: format!("chatcmpl-double{}", rec.min(999_999)), model, created: now(), include_usage, prompt_tokens };
+    let ctx = ChatCtx { id: format!("chatcmpl-double{}", rec.min(999_999)), model, created: now(), include_usage, prompt_tokens, recv_ns };
 
     if !is_rewrite {
         if last_user.contains("ERROR500") {

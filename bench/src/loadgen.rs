@@ -8,26 +8,95 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use serde_json::json;
 
-/// Latencies of one run, in microseconds (sorted).
+/// Latencies of one run, in microseconds (total/first byte) and nanoseconds (stamped
+/// overheads), each sorted.
+///
+/// The stamped figures need the upstream double's `--stamp` (wall-clock stamps in every chunk)
+/// and are empty when the target strips unknown chunk fields:
+/// - `request_path_ns`: double received the request − client started sending it;
+/// - `first_chunk_ns`: client received the first chunk − client started sending, minus the
+///   double's own time between receiving the request and sending that chunk, i.e. the
+///   time-to-first-byte overhead of everything between client and upstream;
+/// - `chunk_delivery_ns`: client received a chunk − double sent it, for every chunk.
 #[derive(Debug, Clone, Default)]
 pub struct Latencies {
     /// Time to the first body bytes.
     pub first_byte_us: Vec<u64>,
     /// Time to `[DONE]`.
     pub total_us: Vec<u64>,
+    /// Request path (client → upstream), from stamps.
+    pub request_path_ns: Vec<i64>,
+    /// Time-to-first-chunk minus the upstream's own service time, from stamps.
+    pub first_chunk_ns: Vec<i64>,
+    /// Upstream → client delivery time of every chunk, from stamps.
+    pub chunk_delivery_ns: Vec<i64>,
     /// Requests that failed.
     pub errors: usize,
-    /// Wall time of the run.
+    /// Wall time of the run(s).
     pub wall: Duration,
 }
 
+impl Latencies {
+    /// Add another run's samples (rounds are pooled, then sorted by [`Latencies::sort`]).
+    pub fn extend(&mut self, o: Latencies) {
+        self.first_byte_us.extend(o.first_byte_us);
+        self.total_us.extend(o.total_us);
+        self.request_path_ns.extend(o.request_path_ns);
+        self.first_chunk_ns.extend(o.first_chunk_ns);
+        self.chunk_delivery_ns.extend(o.chunk_delivery_ns);
+        self.errors += o.errors;
+        self.wall += o.wall;
+    }
+
+    /// Sort every sample list (quantiles need sorted input).
+    pub fn sort(&mut self) {
+        self.first_byte_us.sort_unstable();
+        self.total_us.sort_unstable();
+        self.request_path_ns.sort_unstable();
+        self.first_chunk_ns.sort_unstable();
+        self.chunk_delivery_ns.sort_unstable();
+    }
+}
+
+/// One streamed request's measurements.
+#[derive(Debug, Clone, Default)]
+pub struct Sample {
+    /// Time to the first body bytes (µs).
+    pub first_byte_us: u64,
+    /// Time to `[DONE]` (µs).
+    pub total_us: u64,
+    /// See [`Latencies::request_path_ns`].
+    pub request_path_ns: Option<i64>,
+    /// See [`Latencies::first_chunk_ns`].
+    pub first_chunk_ns: Option<i64>,
+    /// See [`Latencies::chunk_delivery_ns`].
+    pub chunk_delivery_ns: Vec<i64>,
+}
+
 /// The `q`-quantile (0..=1) of sorted values (nearest rank).
-pub fn quantile(sorted: &[u64], q: f64) -> u64 {
+pub fn quantile<T: Copy + Default>(sorted: &[T], q: f64) -> T {
     if sorted.is_empty() {
-        return 0;
+        return T::default();
     }
     let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
     sorted[rank - 1]
+}
+
+/// Wall clock in ns since the Unix epoch (the double stamps with the same clock).
+pub fn now_ns() -> i64 {
+    crate::double::now_ns() as i64
+}
+
+/// The integer after `"key":` in a JSON frame (a cheap scan: the load generator must not be the
+/// bottleneck).
+pub fn stamp_field(frame: &[u8], key: &[u8]) -> Option<i64> {
+    let pos = frame.windows(key.len()).position(|w| w == key)?;
+    let rest = &frame[pos + key.len()..];
+    let digits: &[u8] = {
+        let end = rest.iter().position(|b| !b.is_ascii_digit()).unwrap_or(rest.len());
+        &rest[..end]
+    };
+    std::str::from_utf8(digits).ok()?.parse().ok()
 }
 
 /// Refuse anything that is not a loopback URL: load tests never leave the machine.
@@ -70,33 +139,56 @@ pub fn client(n: usize) -> anyhow::Result<reqwest::Client> {
         .build()?)
 }
 
-/// One streamed request; returns (first byte, total) in µs, or an error when no `[DONE]` came.
-pub async fn one_stream(client: &reqwest::Client, url: &str, body: String, bearer: Option<&str>, timeout: Duration) -> anyhow::Result<(u64, u64)> {
+/// One streamed request (and its stamps, when the upstream adds them); an error when no
+/// `[DONE]` came.
+pub async fn one_stream(client: &reqwest::Client, url: &str, body: String, bearer: Option<&str>, timeout: Duration) -> anyhow::Result<Sample> {
     let t0 = Instant::now();
     let fut = async {
         let mut req = client.post(url).header("content-type", "application/json").header("origin", "http://127.0.0.1");
         if let Some(b) = bearer {
             req = req.bearer_auth(b);
         }
-        let resp = req.body(body).send().await?;
+        let req = req.body(body);
+        let sent_ns = now_ns();
+        let resp = req.send().await?;
         if !resp.status().is_success() {
             anyhow::bail!("HTTP {}", resp.status());
         }
+        let mut sample = Sample::default();
         let mut first = None;
         let mut stream = resp.bytes_stream();
-        let mut tail: Vec<u8> = Vec::new();
+        let mut pending: Vec<u8> = Vec::new();
         while let Some(chunk) = stream.next().await {
             let chunk = chunk?;
+            let recv_ns = now_ns();
             if first.is_none() {
                 first = Some(t0.elapsed());
             }
-            tail.extend_from_slice(&chunk);
-            if tail.len() > 64 {
-                tail.drain(..tail.len() - 64);
+            pending.extend_from_slice(&chunk);
+            // Complete SSE frames end with a blank line; stamps are read per frame.
+            let mut done = false;
+            while let Some(end) = pending.windows(2).position(|w| w == b"\n\n") {
+                let frame = &pending[..end];
+                if frame.starts_with(b"data: [DONE]") {
+                    done = true;
+                }
+                if let Some(sent) = stamp_field(frame, b"\"bench_sent_ns\":") {
+                    sample.chunk_delivery_ns.push(recv_ns - sent);
+                    if sample.first_chunk_ns.is_none() {
+                        if let Some(recv) = stamp_field(frame, b"\"bench_recv_ns\":") {
+                            sample.request_path_ns = Some(recv - sent_ns);
+                            // (recv_ns - sent_ns) minus the double's own (sent - recv).
+                            sample.first_chunk_ns = Some((recv_ns - sent_ns) - (sent - recv));
+                        }
+                    }
+                }
+                pending.drain(..end + 2);
             }
-            if tail.windows(6).any(|w| w == b"[DONE]") {
+            if done {
                 let total = t0.elapsed();
-                return Ok((first.unwrap_or(total).as_micros() as u64, total.as_micros() as u64));
+                sample.first_byte_us = first.unwrap_or(total).as_micros() as u64;
+                sample.total_us = total.as_micros() as u64;
+                return Ok(sample);
             }
         }
         anyhow::bail!("stream ended without [DONE]")
@@ -134,14 +226,16 @@ pub async fn run_latency(url: &str, model: &str, bearer: Option<&str>, concurren
     for t in tasks {
         let (out, errors) = t.await?;
         lat.errors += errors;
-        for (f, t) in out {
-            lat.first_byte_us.push(f);
-            lat.total_us.push(t);
+        for s in out {
+            lat.first_byte_us.push(s.first_byte_us);
+            lat.total_us.push(s.total_us);
+            lat.request_path_ns.extend(s.request_path_ns);
+            lat.first_chunk_ns.extend(s.first_chunk_ns);
+            lat.chunk_delivery_ns.extend(s.chunk_delivery_ns);
         }
     }
     lat.wall = started.elapsed();
-    lat.first_byte_us.sort_unstable();
-    lat.total_us.sort_unstable();
+    lat.sort();
     Ok(lat)
 }
 
@@ -249,7 +343,16 @@ mod tests {
         assert_eq!(quantile(&v, 0.5), 50);
         assert_eq!(quantile(&v, 0.99), 99);
         assert_eq!(quantile(&v, 1.0), 100);
-        assert_eq!(quantile(&[], 0.5), 0);
+        assert_eq!(quantile::<u64>(&[], 0.5), 0);
+        assert_eq!(quantile(&[-3i64, 5], 0.5), -3);
+    }
+
+    #[test]
+    fn stamps_are_read_from_a_chunk_frame() {
+        let f = br#"data: {"id":"x","choices":[],"bench_recv_ns":1700000000000000001,"bench_sent_ns":1700000000000000999}"#;
+        assert_eq!(stamp_field(f, br#""bench_recv_ns":"#), Some(1_700_000_000_000_000_001));
+        assert_eq!(stamp_field(f, br#""bench_sent_ns":"#), Some(1_700_000_000_000_000_999));
+        assert_eq!(stamp_field(b"data: [DONE]", br#""bench_sent_ns":"#), None);
     }
 
     #[test]

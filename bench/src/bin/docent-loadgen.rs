@@ -52,7 +52,7 @@ enum Cmd {
         /// Warm-up requests per target (not measured).
         #[arg(long, default_value_t = 200)]
         warmup: usize,
-        /// Rounds: direct and proxy alternate this many times (the best round per target is kept).
+        /// Rounds: direct and proxy alternate this many times (all rounds' samples are pooled).
         #[arg(long, default_value_t = 2)]
         rounds: usize,
     },
@@ -80,8 +80,16 @@ fn ms(us: u64) -> String {
     format!("{:.2}", us as f64 / 1000.0)
 }
 
+fn ms_ns(ns: i64) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
+}
+
 fn signed_ms(us: i64) -> String {
     format!("{:+.3}", us as f64 / 1000.0)
+}
+
+fn signed_ms_ns(ns: i64) -> String {
+    format!("{:+.3}", ns as f64 / 1e6)
 }
 
 fn summary(name: &str, l: &Latencies) -> String {
@@ -96,12 +104,20 @@ fn summary(name: &str, l: &Latencies) -> String {
     )
 }
 
-/// Keep the round with the lower p50 total (less disturbed by other load on the machine).
-fn better(a: Option<Latencies>, b: Latencies) -> Latencies {
-    match a {
-        Some(a) if quantile(&a.total_us, 0.5) <= quantile(&b.total_us, 0.5) => a,
-        _ => b,
+fn stamped(name: &str, l: &Latencies) -> String {
+    if l.first_chunk_ns.is_empty() {
+        return format!("| {name} | 0 | n/a (no stamps came through) | | | | | |");
     }
+    format!(
+        "| {name} | {} | {} | {} | {} | {} | {} | {} |",
+        l.first_chunk_ns.len(),
+        ms_ns(quantile(&l.request_path_ns, 0.5)),
+        ms_ns(quantile(&l.request_path_ns, 0.99)),
+        ms_ns(quantile(&l.first_chunk_ns, 0.5)),
+        ms_ns(quantile(&l.first_chunk_ns, 0.99)),
+        ms_ns(quantile(&l.chunk_delivery_ns, 0.5)),
+        ms_ns(quantile(&l.chunk_delivery_ns, 0.99)),
+    )
 }
 
 #[tokio::main]
@@ -110,14 +126,19 @@ async fn main() -> anyhow::Result<()> {
     match cli.cmd {
         Cmd::Latency { direct, proxy, litellm, litellm_key, model, concurrency, requests, litellm_requests, warmup, rounds } => {
             anyhow::ensure!(requests <= 20_000 && litellm_requests <= 5_000 && concurrency <= 1_000 && rounds <= 5, "counts are bounded: requests <= 20000, litellm_requests <= 5000, concurrency <= 1000, rounds <= 5");
+            anyhow::ensure!(requests >= 100, "--requests must be at least 100 for a p99 (1000+ recommended)");
+            // Warm-up (connections, allocator, caches), not measured.
             run_latency(&direct, &model, None, concurrency, warmup).await?;
             run_latency(&proxy, &model, None, concurrency, warmup).await?;
-            let (mut d, mut p) = (None, None);
+            // Rounds alternate direct and proxied runs so slow drifts in machine load hit both;
+            // all rounds' samples are pooled.
+            let (mut d, mut p) = (Latencies::default(), Latencies::default());
             for _ in 0..rounds.max(1) {
-                d = Some(better(d, run_latency(&direct, &model, None, concurrency, requests).await?));
-                p = Some(better(p, run_latency(&proxy, &model, None, concurrency, requests).await?));
+                d.extend(run_latency(&direct, &model, None, concurrency, requests).await?);
+                p.extend(run_latency(&proxy, &model, None, concurrency, requests).await?);
             }
-            let (d, p) = (d.unwrap_or_default(), p.unwrap_or_default());
+            d.sort();
+            p.sort();
             let l = match &litellm {
                 Some(url) => {
                     run_latency(url, &model, litellm_key.as_deref(), concurrency, warmup.min(100)).await?;
@@ -125,6 +146,8 @@ async fn main() -> anyhow::Result<()> {
                 }
                 None => None,
             };
+            println!("Per target, {concurrency} concurrent streams, {} measured rounds pooled after {warmup} warm-up requests per target.", rounds.max(1));
+            println!();
             println!("| target | streams | first byte p50 (ms) | first byte p99 (ms) | total p50 (ms) | total p99 (ms) | streams/s |");
             println!("|---|---|---|---|---|---|---|");
             println!("{}", summary("upstream directly", &d));
@@ -132,21 +155,68 @@ async fn main() -> anyhow::Result<()> {
             if let Some(l) = &l {
                 println!("{}", summary("LiteLLM proxy", l));
             }
+            println!();
+            println!("Transport overhead per request from the double's wall-clock stamps (the double's own pauses and timer jitter excluded): request path = client send → upstream received; time to first chunk = client send → first chunk received, minus the upstream's own time; chunk delivery = upstream sent → client received, every chunk.");
+            println!();
+            println!("| target | requests | request path p50 (ms) | request path p99 (ms) | time to first chunk p50 (ms) | time to first chunk p99 (ms) | chunk delivery p50 (ms) | chunk delivery p99 (ms) |");
+            println!("|---|---|---|---|---|---|---|---|");
+            println!("{}", stamped("upstream directly", &d));
+            println!("{}", stamped("docent serve", &p));
+            if let Some(l) = &l {
+                println!("{}", stamped("LiteLLM proxy", l));
+            }
+            let add_ns = |x: &[i64], y: &[i64], q: f64| quantile(x, q) - quantile(y, q);
+            println!();
+            if !p.first_chunk_ns.is_empty() && !d.first_chunk_ns.is_empty() {
+                println!(
+                    "ADDED LATENCY docent serve (time to first chunk, stamped, docent − direct): p50 {} ms, p99 {} ms (target: p99 <= 0.5 ms at 64 concurrent streams)",
+                    signed_ms_ns(add_ns(&p.first_chunk_ns, &d.first_chunk_ns, 0.5)),
+                    signed_ms_ns(add_ns(&p.first_chunk_ns, &d.first_chunk_ns, 0.99))
+                );
+                println!(
+                    "ADDED LATENCY docent serve (per chunk delivery, stamped, docent − direct): p50 {} ms, p99 {} ms",
+                    signed_ms_ns(add_ns(&p.chunk_delivery_ns, &d.chunk_delivery_ns, 0.5)),
+                    signed_ms_ns(add_ns(&p.chunk_delivery_ns, &d.chunk_delivery_ns, 0.99))
+                );
+            } else {
+                println!("no stamps came through: start docent-upstream-double with --stamp for the stamped overheads");
+            }
             let add = |x: &Latencies, q: f64| quantile(&x.total_us, q) as i64 - quantile(&d.total_us, q) as i64;
             let add_fb = |x: &Latencies, q: f64| quantile(&x.first_byte_us, q) as i64 - quantile(&d.first_byte_us, q) as i64;
             println!();
-            println!("| added latency at {concurrency} concurrent streams | p50 (ms) | p99 (ms) | first byte p50 (ms) | first byte p99 (ms) |");
+            println!("Unstamped, from the first table (includes the double's timer jitter, so noisier): target − direct.");
+            println!();
+            println!("| added latency at {concurrency} concurrent streams | first byte p50 (ms) | first byte p99 (ms) | total p50 (ms) | total p99 (ms) |");
             println!("|---|---|---|---|---|");
-            println!("| docent serve | {} | {} | {} | {} |", signed_ms(add(&p, 0.5)), signed_ms(add(&p, 0.99)), signed_ms(add_fb(&p, 0.5)), signed_ms(add_fb(&p, 0.99)));
+            println!("| docent serve | {} | {} | {} | {} |", signed_ms(add_fb(&p, 0.5)), signed_ms(add_fb(&p, 0.99)), signed_ms(add(&p, 0.5)), signed_ms(add(&p, 0.99)));
             if let Some(l) = &l {
-                println!("| LiteLLM proxy | {} | {} | {} | {} |", signed_ms(add(l, 0.5)), signed_ms(add(l, 0.99)), signed_ms(add_fb(l, 0.5)), signed_ms(add_fb(l, 0.99)));
-                let ratio = |q: f64| add(l, q) as f64 / (add(&p, q).max(1)) as f64;
+                println!("| LiteLLM proxy | {} | {} | {} | {} |", signed_ms(add_fb(l, 0.5)), signed_ms(add_fb(l, 0.99)), signed_ms(add(l, 0.5)), signed_ms(add(l, 0.99)));
+                // The ratio uses the same measure for both proxies: stamped time to first chunk
+                // when LiteLLM passes the stamps through, else the unstamped first byte.
+                let (how, docent_ns, litellm_ns) = if !l.first_chunk_ns.is_empty() && !p.first_chunk_ns.is_empty() {
+                    let f = |q| (add_ns(&p.first_chunk_ns, &d.first_chunk_ns, q), add_ns(&l.first_chunk_ns, &d.first_chunk_ns, q));
+                    ("stamped time to first chunk", [f(0.5).0, f(0.99).0], [f(0.5).1, f(0.99).1])
+                } else {
+                    ("first byte, unstamped", [add_fb(&p, 0.5) * 1000, add_fb(&p, 0.99) * 1000], [add_fb(l, 0.5) * 1000, add_fb(l, 0.99) * 1000])
+                };
+                // docent's overhead is floored at 1 µs so a tiny or negative (noise) value does
+                // not divide by zero; the floor is printed when used.
+                let ratio = |i: usize| litellm_ns[i] as f64 / docent_ns[i].max(1_000) as f64;
                 println!();
-                println!("LiteLLM overhead / docent overhead: p50 {:.0}x, p99 {:.0}x (docent overhead floored at 1 µs)", ratio(0.5), ratio(0.99));
+                println!(
+                    "LITELLM RATIO (LiteLLM added / docent added, {how}): p50 {:.0}x, p99 {:.0}x (docent added p50 {} ms, p99 {} ms; LiteLLM added p50 {} ms, p99 {} ms{})",
+                    ratio(0),
+                    ratio(1),
+                    signed_ms_ns(docent_ns[0]),
+                    signed_ms_ns(docent_ns[1]),
+                    signed_ms_ns(litellm_ns[0]),
+                    signed_ms_ns(litellm_ns[1]),
+                    if docent_ns.iter().any(|&x| x < 1_000) { "; docent's value floored at 0.001 ms for the ratio" } else { "" }
+                );
             }
             let errors = d.errors + p.errors + l.as_ref().map(|l| l.errors).unwrap_or(0);
             if errors > 0 {
-                println!("\nerrors: direct {}, docent {}, litellm {}", d.errors, p.errors, l.as_ref().map(|l| l.errors).unwrap_or(0));
+                println!("\nERRORS: direct {}, docent {}, litellm {} (results with errors are not valid)", d.errors, p.errors, l.as_ref().map(|l| l.errors).unwrap_or(0));
             }
         }
         Cmd::Streams { proxy, pid, count, hold_secs, model } => {

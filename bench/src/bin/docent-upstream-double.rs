@@ -16,6 +16,9 @@ struct Args {
     /// Do not record requests for GET /_requests (load tests).
     #[arg(long)]
     no_record: bool,
+    /// Stamp every streamed chunk with `bench_recv_ns`/`bench_sent_ns` (benchmarks).
+    #[arg(long)]
+    stamp: bool,
 }
 
 #[tokio::main]
@@ -26,5 +29,5 @@ async fn main() -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}; pick a free port with --listen 127.0.0.1:PORT", args.listen))?;
     let addr = listener.local_addr()?;
     println!("docent-upstream-double listening on http://{addr}");
-    docent_bench::double::serve(listener, docent_bench::double::DoubleOptions { delay_ms: args.delay_ms }, !args.no_record).await
+    docent_bench::double::serve(listener, docent_bench::double::DoubleOptions { delay_ms: args.delay_ms, stamp: args.stamp }, !args.no_record).await
 }

@@ -157,6 +157,14 @@ pub async fn serve(cfg: Config, listener: tokio::net::TcpListener, shutdown: imp
     }
     let app = router(state.clone());
     let (tx, mut rx) = tokio::sync::watch::channel(false);
+    // Streams are many small writes (a few tokens each): without TCP_NODELAY, Nagle's algorithm
+    // holds a chunk back until the client's (delayed, up to 40 ms) ACK of the previous one.
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY on a client connection");
+        }
+    });
     let server = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(async move {
         shutdown.await;
         let _ = tx.send(true);

@@ -18,7 +18,7 @@ use tower::ServiceExt;
 async fn start_double(delay_ms: u64) -> SocketAddr {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
-    tokio::spawn(double::serve(l, DoubleOptions { delay_ms }, true));
+    tokio::spawn(double::serve(l, DoubleOptions { delay_ms, ..Default::default() }, true));
     addr
 }
 
