@@ -12,6 +12,8 @@ use docent_core::search::{Mode, Query, SearchOptions};
 use docent_core::Index;
 use wasm_bindgen::prelude::*;
 
+use crate::json::{self, Obj};
+
 const WORDS: &[&str] = &[
     "install", "configure", "build", "cache", "target", "release", "profile", "feature", "crate", "module",
     "trait", "lifetime", "borrow", "macro", "async", "await", "future", "thread", "channel", "mutex",
@@ -85,7 +87,8 @@ pub fn search_benchmark(chunks: u32, dims: u32, runs: u32) -> Result<String, JsV
     let index_bytes = bytes.len();
     let index = Index::from_bytes(bytes).map_err(|e| JsValue::from_str(&e.to_string()))?;
     let build_ms = now() - t0;
-    let mut report = serde_json::Map::new();
+    let modes = Obj::new().build();
+    let mut hybrid = (0.0, 0.0, 0.0);
     let mut hits = 0usize;
     for (name, mode) in [("hybrid", Mode::Hybrid), ("vector", Mode::Vector), ("lexical", Mode::Lexical)] {
         let opts = SearchOptions { floor: Some(0.0), mode, ..SearchOptions::default() };
@@ -102,13 +105,21 @@ pub fn search_benchmark(chunks: u32, dims: u32, runs: u32) -> Result<String, JsV
         times.sort_by(f64::total_cmp);
         let pct = |p: f64| times.get(((times.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
         let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
-        report.insert(name.into(), serde_json::json!({ "p50_ms": pct(0.5), "p95_ms": pct(0.95), "mean_ms": mean }));
+        let _ = js_sys::Reflect::set(&modes, &name.into(), &Obj::new().num("p50_ms", pct(0.5)).num("p95_ms", pct(0.95)).num("mean_ms", mean).build());
+        if name == "hybrid" {
+            hybrid = (pct(0.5), pct(0.95), mean);
+        }
     }
-    let (p50, p95, mean) = (report["hybrid"]["p50_ms"].clone(), report["hybrid"]["p95_ms"].clone(), report["hybrid"]["mean_ms"].clone());
-    Ok(serde_json::json!({
-        "chunks": chunks, "dims": dims, "runs": runs,
-        "p50_ms": p50, "p95_ms": p95, "mean_ms": mean, "modes": report,
-        "build_ms": build_ms, "index_bytes": index_bytes, "hits_total": hits,
-    })
-    .to_string())
+    let report = Obj::new()
+        .num("chunks", chunks as f64)
+        .num("dims", dims as f64)
+        .num("runs", runs as f64)
+        .num("p50_ms", hybrid.0)
+        .num("p95_ms", hybrid.1)
+        .num("mean_ms", hybrid.2)
+        .val("modes", modes)
+        .num("build_ms", build_ms)
+        .num("index_bytes", index_bytes as f64)
+        .num("hits_total", hits as f64);
+    Ok(json::stringify(&report.build()))
 }

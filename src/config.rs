@@ -2,12 +2,14 @@
 //! `data-config` JSON file and the script tag's / `<docent-chat>`'s attributes (attributes win).
 //!
 //! Unknown keys are rejected so a typo in a config file is reported instead of silently ignored.
+//! Parsed with the browser's JSON.parse ([`crate::json`]), not serde: see docs/widget.md, "Size".
 
-use serde::Deserialize;
+use wasm_bindgen::JsValue;
+
+use crate::json;
 
 /// Where the widget lives on the page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
     /// A launcher button (rendered by the loader) opening a dialog.
     #[default]
@@ -17,8 +19,7 @@ pub enum Mode {
 }
 
 /// When to ask the chat model for a standalone search query before searching.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Rewrite {
     /// Follow-ups (there is history) and questions that look non-English.
     #[default]
@@ -30,8 +31,7 @@ pub enum Rewrite {
 }
 
 /// Optional overrides for the model's token limits (see `docent_core::budget::ModelLimits`).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Limits {
     /// The model's context window in tokens.
     pub context_window: Option<usize>,
@@ -42,16 +42,14 @@ pub struct Limits {
 }
 
 /// Prompt template overrides (the system prompt lives on the proxy).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Prompt {
     /// The user message template; `{sources}` and `{question}` are filled in.
     pub user: Option<String>,
 }
 
 /// The widget's configuration. Every field is optional except `index`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct WidgetConfig {
     /// URL of the index file built by `docent index`.
     pub index: String,
@@ -131,7 +129,7 @@ impl Default for WidgetConfig {
 impl WidgetConfig {
     /// Parse the loader's JSON. Errors say which key is wrong and what to do.
     pub fn from_json(json: &str) -> Result<WidgetConfig, String> {
-        let mut cfg: WidgetConfig = serde_json::from_str(json)
+        let mut cfg = WidgetConfig::from_value(&json::parse(json).map_err(|e| format!("not JSON: {e}")))
             .map_err(|e| format!("docent: invalid widget configuration ({e}); check the data-* attributes and the data-config JSON (see docs/widget.md)"))?;
         if cfg.index.trim().is_empty() {
             return Err("docent: no index configured; add data-index=\"/docent/index.bin\" to the script tag (see docs/widget.md)".into());
@@ -150,6 +148,91 @@ impl WidgetConfig {
             cfg.extractive_sentences = 4;
         }
         Ok(cfg)
+    }
+
+    /// Read the configuration object key by key: unknown keys and wrong types are errors naming
+    /// the key (defaults fill the missing ones).
+    fn from_value(v: &Result<JsValue, String>) -> Result<WidgetConfig, String> {
+        let v = v.as_ref().map_err(Clone::clone)?;
+        if !json::is_object(v) {
+            return Err("expected a JSON object".into());
+        }
+        let mut c = WidgetConfig::default();
+        for key in json::keys(v) {
+            let x = json::get(v, &key);
+            match key.as_str() {
+                "index" => c.index = text(&key, &x)?,
+                "proxy" => c.proxy = opt(&x, |x| text(&key, x))?,
+                "title" => c.title = text(&key, &x)?,
+                "namespace" => c.namespace = opt(&x, |x| text(&key, x))?,
+                "starters" => {
+                    if !js_sys::Array::is_array(&x) {
+                        return Err(format!("`{key}` must be a list of strings"));
+                    }
+                    c.starters = json::items(&x).iter().map(|s| text(&key, s)).collect::<Result<_, _>>()?;
+                }
+                "placeholder" => c.placeholder = text(&key, &x)?,
+                "shortcut" => c.shortcut = text(&key, &x)?,
+                "theme" => c.theme = text(&key, &x)?,
+                "position" => c.position = text(&key, &x)?,
+                "language" => c.language = opt(&x, |x| text(&key, x))?,
+                "mode" => {
+                    c.mode = match text(&key, &x)?.as_str() {
+                        "floating" => Mode::Floating,
+                        "inline" => Mode::Inline,
+                        other => return Err(format!("unknown `mode` \"{other}\", expected \"floating\" or \"inline\"")),
+                    }
+                }
+                "rewrite" => {
+                    c.rewrite = match text(&key, &x)?.as_str() {
+                        "auto" => Rewrite::Auto,
+                        "always" => Rewrite::Always,
+                        "off" => Rewrite::Off,
+                        other => return Err(format!("unknown `rewrite` \"{other}\", expected \"auto\", \"always\" or \"off\"")),
+                    }
+                }
+                "model" => c.model = text(&key, &x)?,
+                "limits" => {
+                    c.limits = Limits::default();
+                    for k in object_keys(&key, &x)? {
+                        let y = json::get(&x, &k);
+                        let slot = match k.as_str() {
+                            "context_window" => &mut c.limits.context_window,
+                            "answer_reserve" => &mut c.limits.answer_reserve,
+                            "docs_cap" => &mut c.limits.docs_cap,
+                            _ => return Err(unknown(&format!("limits.{k}"), "context_window, answer_reserve, docs_cap")),
+                        };
+                        *slot = opt(&y, |y| count(&k, y))?;
+                    }
+                }
+                "prompt" => {
+                    c.prompt = Prompt::default();
+                    for k in object_keys(&key, &x)? {
+                        match k.as_str() {
+                            "user" => c.prompt.user = opt(&json::get(&x, &k), |y| text(&k, y))?,
+                            _ => return Err(unknown(&format!("prompt.{k}"), "user")),
+                        }
+                    }
+                }
+                "top_k" => c.top_k = count(&key, &x)?,
+                "extractive_sentences" => c.extractive_sentences = count(&key, &x)?,
+                "docs_origin" => c.docs_origin = opt(&x, |x| text(&key, x))?,
+                "assets_base" => c.assets_base = opt(&x, |x| text(&key, x))?,
+                "feedback" => c.feedback = flag(&key, &x)?,
+                "persist" => c.persist = flag(&key, &x)?,
+                "floor" => {
+                    c.floor = opt(&x, |x| x.as_f64().map(|f| f as f32).ok_or_else(|| format!("`{key}` must be a number")))?
+                }
+                _ => {
+                    return Err(unknown(
+                        &key,
+                        "index, proxy, title, namespace, starters, placeholder, shortcut, theme, position, language, mode, \
+                         rewrite, model, limits, prompt, top_k, extractive_sentences, docs_origin, assets_base, feedback, persist, floor",
+                    ))
+                }
+            }
+        }
+        Ok(c)
     }
 
     /// The chat endpoint, if there is a proxy.
@@ -180,4 +263,40 @@ pub fn looks_non_english(text: &str) -> bool {
     }
     let non_ascii = letters.iter().filter(|c| !c.is_ascii()).count();
     non_ascii * 3 >= letters.len()
+}
+
+fn unknown(key: &str, expected: &str) -> String {
+    format!("unknown key `{key}`, expected one of: {expected}")
+}
+
+fn text(key: &str, v: &JsValue) -> Result<String, String> {
+    v.as_string().ok_or_else(|| format!("`{key}` must be a string"))
+}
+
+fn flag(key: &str, v: &JsValue) -> Result<bool, String> {
+    v.as_bool().ok_or_else(|| format!("`{key}` must be true or false"))
+}
+
+fn count(key: &str, v: &JsValue) -> Result<usize, String> {
+    match v.as_f64() {
+        Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= u32::MAX as f64 => Ok(n as usize),
+        _ => Err(format!("`{key}` must be a whole number ≥ 0")),
+    }
+}
+
+/// `null` (or absent) → None, else `read`.
+fn opt<T>(v: &JsValue, read: impl FnOnce(&JsValue) -> Result<T, String>) -> Result<Option<T>, String> {
+    if v.is_null() || v.is_undefined() {
+        Ok(None)
+    } else {
+        read(v).map(Some)
+    }
+}
+
+fn object_keys(key: &str, v: &JsValue) -> Result<Vec<String>, String> {
+    if json::is_object(v) {
+        Ok(json::keys(v))
+    } else {
+        Err(format!("`{key}` must be an object"))
+    }
 }

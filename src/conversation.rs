@@ -1,11 +1,13 @@
 //! The conversation's data: turns, answers, sources, errors; saved in sessionStorage so it survives
-//! navigation between the pages of a multi-page docs site.
+//! navigation between the pages of a multi-page docs site (as JSON written and read with the
+//! browser's JSON object, [`crate::json`]).
 
-use serde::{Deserialize, Serialize};
+use wasm_bindgen::JsValue;
+
+use crate::json::{self, Obj};
 
 /// What produced an answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AnswerKind {
     /// Streamed from the chat model, with citations.
     #[default]
@@ -17,8 +19,7 @@ pub enum AnswerKind {
 }
 
 /// Where a turn is in its life.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case", tag = "state")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub enum Status {
     /// Downloading the index: bytes received, total if known.
     LoadingIndex {
@@ -55,7 +56,7 @@ impl Status {
 }
 
 /// A numbered source shown under an answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SourceView {
     /// The number used in [n] citations.
     pub n: usize,
@@ -70,7 +71,7 @@ pub struct SourceView {
 }
 
 /// One retrieved section, for the "what I looked at" disclosure.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LookedAt {
     /// `url#anchor`.
     pub url: String,
@@ -89,7 +90,7 @@ pub struct LookedAt {
 }
 
 /// A question and its answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct TurnData {
     /// The reader's question, verbatim.
     pub question: String,
@@ -112,17 +113,165 @@ pub struct TurnData {
     /// Thumbs: Some(true) = up.
     pub feedback: Option<bool>,
     /// Whether the rendered output was cut at the size cap.
-    #[serde(default)]
     pub truncated: bool,
 }
 
 /// Everything persisted.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Saved {
     /// Stable id for feedback correlation.
     pub id: String,
     /// The turns, oldest first.
     pub turns: Vec<TurnData>,
+}
+
+impl AnswerKind {
+    /// The name used in saved conversations and in `docent:feedback` events.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnswerKind::Model => "model",
+            AnswerKind::Excerpts => "excerpts",
+            AnswerKind::NotCovered => "not_covered",
+        }
+    }
+
+    fn from_name(s: &str) -> AnswerKind {
+        match s {
+            "excerpts" => AnswerKind::Excerpts,
+            "not_covered" => AnswerKind::NotCovered,
+            _ => AnswerKind::Model,
+        }
+    }
+}
+
+impl Status {
+    fn to_js(&self) -> JsValue {
+        let state = |s: &str| Obj::new().str("state", s);
+        match self {
+            Status::LoadingIndex { received, total } => {
+                state("loading_index").num("received", *received as f64).opt_num("total", total.map(|t| t as f64))
+            }
+            Status::Searching => state("searching"),
+            Status::Thinking => state("thinking"),
+            Status::Streaming => state("streaming"),
+            Status::Done => state("done"),
+            Status::Stopped => state("stopped"),
+            Status::Failed { message, retry_after } => {
+                state("failed").str("message", message).opt_num("retry_after", retry_after.map(f64::from))
+            }
+        }
+        .build()
+    }
+
+    fn from_js(v: &JsValue) -> Status {
+        match json::string(v, "state").as_deref() {
+            Some("loading_index") => Status::LoadingIndex {
+                received: json::number(v, "received").unwrap_or(0.0) as u64,
+                total: json::number(v, "total").map(|t| t as u64),
+            },
+            Some("searching") => Status::Searching,
+            Some("thinking") => Status::Thinking,
+            Some("streaming") => Status::Streaming,
+            Some("stopped") => Status::Stopped,
+            Some("failed") => Status::Failed {
+                message: json::string(v, "message").unwrap_or_default(),
+                retry_after: json::number(v, "retry_after").map(|s| s as u32),
+            },
+            _ => Status::Done,
+        }
+    }
+}
+
+fn opt_f32(v: Option<f32>) -> Option<f64> {
+    v.map(f64::from)
+}
+
+impl TurnData {
+    fn to_js(&self) -> JsValue {
+        let sources = self.sources.iter().map(|s| {
+            Obj::new().num("n", s.n as f64).str("url", &s.url).str("title", &s.title).str("breadcrumb", &s.breadcrumb).bool("cited", s.cited).build()
+        });
+        let looked = self.looked_at.iter().map(|l| {
+            Obj::new()
+                .str("url", &l.url)
+                .str("title", &l.title)
+                .str("breadcrumb", &l.breadcrumb)
+                .num("score", l.score as f64)
+                .opt_num("cosine", opt_f32(l.cosine))
+                .opt_num("bm25", opt_f32(l.bm25))
+                .str("retrievers", &l.retrievers)
+                .build()
+        });
+        Obj::new()
+            .str("question", &self.question)
+            .val("status", self.status.to_js())
+            .str("kind", self.kind.as_str())
+            .str("answer", &self.answer)
+            .val("sources", json::array(sources))
+            .val("looked_at", json::array(looked))
+            .opt_str("rewritten", self.rewritten.as_deref())
+            .num("confidence", self.confidence as f64)
+            .opt_str("notice", self.notice.as_deref())
+            .val("feedback", self.feedback.map(JsValue::from_bool).unwrap_or(JsValue::NULL))
+            .bool("truncated", self.truncated)
+            .build()
+    }
+
+    fn from_js(v: &JsValue) -> TurnData {
+        let s = |k: &str| json::string(v, k).unwrap_or_default();
+        TurnData {
+            question: s("question"),
+            status: Status::from_js(&json::get(v, "status")),
+            kind: AnswerKind::from_name(&s("kind")),
+            answer: s("answer"),
+            sources: json::items(&json::get(v, "sources"))
+                .iter()
+                .map(|x| SourceView {
+                    n: json::number(x, "n").unwrap_or(0.0) as usize,
+                    url: json::string(x, "url").unwrap_or_default(),
+                    title: json::string(x, "title").unwrap_or_default(),
+                    breadcrumb: json::string(x, "breadcrumb").unwrap_or_default(),
+                    cited: json::boolean(x, "cited").unwrap_or(false),
+                })
+                .collect(),
+            looked_at: json::items(&json::get(v, "looked_at"))
+                .iter()
+                .map(|x| LookedAt {
+                    url: json::string(x, "url").unwrap_or_default(),
+                    title: json::string(x, "title").unwrap_or_default(),
+                    breadcrumb: json::string(x, "breadcrumb").unwrap_or_default(),
+                    score: json::number(x, "score").unwrap_or(0.0) as f32,
+                    cosine: json::number(x, "cosine").map(|c| c as f32),
+                    bm25: json::number(x, "bm25").map(|b| b as f32),
+                    retrievers: json::string(x, "retrievers").unwrap_or_default(),
+                })
+                .collect(),
+            rewritten: json::string(v, "rewritten"),
+            confidence: json::number(v, "confidence").unwrap_or(0.0) as f32,
+            notice: json::string(v, "notice"),
+            feedback: json::boolean(v, "feedback"),
+            truncated: json::boolean(v, "truncated").unwrap_or(false),
+        }
+    }
+}
+
+impl Saved {
+    /// The conversation as JSON text (what sessionStorage keeps).
+    pub fn to_json(&self) -> String {
+        let turns = json::array(self.turns.iter().map(TurnData::to_js));
+        json::stringify(&Obj::new().str("id", &self.id).val("turns", turns).build())
+    }
+
+    /// Read [`Saved::to_json`]'s output; None if it is not a saved conversation.
+    pub fn from_json(text: &str) -> Option<Saved> {
+        let v = json::parse(text).ok()?;
+        let id = json::string(&v, "id")?;
+        let turns = json::get(&v, "turns");
+        if !js_sys::Array::is_array(&turns) {
+            return None;
+        }
+        Some(Saved { id, turns: json::items(&turns).iter().map(TurnData::from_js).collect() })
+    }
 }
 
 /// The sessionStorage key for a widget reading `index_url`.
@@ -137,7 +286,7 @@ fn session() -> Option<web_sys::Storage> {
 /// Load the saved conversation; busy turns (the page went away mid-answer) come back as stopped.
 pub fn load(index_url: &str) -> Option<Saved> {
     let raw = session()?.get_item(&storage_key(index_url)).ok().flatten()?;
-    let mut saved: Saved = serde_json::from_str(&raw).ok()?;
+    let mut saved = Saved::from_json(&raw)?;
     for t in &mut saved.turns {
         if t.status.busy() {
             t.status = if t.answer.is_empty() {
@@ -152,8 +301,8 @@ pub fn load(index_url: &str) -> Option<Saved> {
 
 /// Save the conversation (quota errors are ignored: persistence is a convenience).
 pub fn save(index_url: &str, saved: &Saved) {
-    if let (Some(s), Ok(json)) = (session(), serde_json::to_string(saved)) {
-        let _ = s.set_item(&storage_key(index_url), &json);
+    if let Some(s) = session() {
+        let _ = s.set_item(&storage_key(index_url), &saved.to_json());
     }
 }
 

@@ -9,7 +9,7 @@ use std::rc::Rc;
 use docent_core::budget::{self, ModelLimits, PlanRequest, Source};
 use docent_core::prompt::{Message, Template, DEFAULT_SYSTEM, DEFAULT_USER};
 use docent_core::search::{Hit, Query, SearchOptions, SearchResult};
-use docent_core::sse::{parse_chat_chunk, SseParser};
+use docent_core::sse::SseParser;
 use docent_core::tokens::{ByteBound, TokenCounter};
 use docent_core::Index;
 use leptos::prelude::*;
@@ -18,6 +18,7 @@ use web_sys::AbortController;
 use crate::config::{derive_namespace, looks_non_english, Rewrite, WidgetConfig};
 use crate::conversation::{AnswerKind, LookedAt, SourceView, Status, TurnData};
 use crate::index_store;
+use crate::json::{self, Obj};
 use crate::net::{self, BodyReader, NetError};
 use crate::tokenizer::{self, JsCounter};
 
@@ -322,6 +323,11 @@ impl Engine {
         }
     }
 
+    /// The `docent` field of chat requests (task, language hint, page) for the proxy.
+    fn docent_field(&self, task: &str, page: &str) -> wasm_bindgen::JsValue {
+        Obj::new().str("task", task).opt_str("language", self.cfg.language.as_deref()).str("page", page).build()
+    }
+
     fn wants_rewrite(&self, question: &str, history: &History) -> bool {
         match self.cfg.rewrite {
             Rewrite::Off => false,
@@ -341,15 +347,16 @@ impl Engine {
         }
         messages.push(Message::user(question.to_string()));
         let (href, _) = location();
-        let body = serde_json::json!({
-            "messages": messages,
-            "stream": false,
-            "temperature": 0,
-            "max_tokens": 64,
-            "docent": { "task": "rewrite", "language": self.cfg.language, "page": href },
-        });
+        let body = Obj::new()
+            .val("messages", messages_js(&messages))
+            .bool("stream", false)
+            .num("temperature", 0.0)
+            .num("max_tokens", 64.0)
+            .val("docent", self.docent_field("rewrite", &href))
+            .build();
         let v = net::post_json_value(&url, &body, Some(signal)).await?;
-        let text = v["choices"][0]["message"]["content"].as_str().unwrap_or("").trim().trim_matches('"').trim();
+        let content = json::string(&json::get(&json::at(&json::get(&v, "choices"), 0), "message"), "content").unwrap_or_default();
+        let text = content.trim().trim_matches('"').trim();
         if text.is_empty() || text.len() > 500 || text.eq_ignore_ascii_case(question.trim()) {
             Ok(None)
         } else {
@@ -360,12 +367,13 @@ impl Engine {
     async fn embed(&self, index: &Index, inputs: &[String], signal: &web_sys::AbortSignal) -> Result<Vec<Vec<f32>>, NetError> {
         let Some(url) = self.cfg.endpoint("/v1/embeddings") else { return Ok(Vec::new()) };
         let header = index.header();
-        let mut body = serde_json::json!({ "model": header.model, "input": inputs, "encoding_format": "float" });
+        let mut body = Obj::new().str("model", &header.model).val("input", json::strings(inputs)).str("encoding_format", "float");
         if header.dims > 0 {
-            body["dimensions"] = serde_json::json!(header.dims);
+            body = body.num("dimensions", header.dims as f64);
         }
-        let v = net::post_json_value(&url, &body, Some(signal)).await?;
-        let model = v["model"].as_str().unwrap_or("");
+        let v = net::post_json_value(&url, &body.build(), Some(signal)).await?;
+        let model = json::string(&v, "model").unwrap_or_default();
+        let model = model.as_str();
         if !model.is_empty() && !same_model(model, &header.model) {
             return Err(NetError::Http {
                 status: 400,
@@ -376,12 +384,14 @@ impl Engine {
             });
         }
         let mut out = vec![Vec::new(); inputs.len()];
-        for (i, d) in v["data"].as_array().cloned().unwrap_or_default().iter().enumerate() {
-            let at = d["index"].as_u64().map(|x| x as usize).unwrap_or(i);
-            let vec: Vec<f32> = d["embedding"]
-                .as_array()
-                .map(|a| a.iter().filter_map(|x| x.as_f64()).map(|x| x as f32).collect())
-                .unwrap_or_default();
+        for (i, d) in json::items(&json::get(&v, "data")).iter().enumerate() {
+            let at = json::number(d, "index").filter(|x| *x >= 0.0).map(|x| x as usize).unwrap_or(i);
+            let embedding = json::get(d, "embedding");
+            // A JSON array of numbers → f32s in one copy (Float32Array converts each element).
+            let mut vec: Vec<f32> = if js_sys::Array::is_array(&embedding) { js_sys::Float32Array::new(&embedding).to_vec() } else { Vec::new() };
+            if vec.iter().any(|x| !x.is_finite()) {
+                vec.clear(); // not all numbers: reported as the wrong size below
+            }
             if at < out.len() {
                 out[at] = vec;
             }
@@ -652,12 +662,12 @@ impl Engine {
     async fn stream(&self, turn: RwSignal<TurnData>, messages: &[Message], signal: &web_sys::AbortSignal, live: RwSignal<String>) -> Result<(), StreamFail> {
         let url = self.cfg.endpoint("/v1/chat/completions").expect("online mode has a proxy");
         let (href, _) = location();
-        let body = serde_json::json!({
-            "messages": messages,
-            "stream": true,
-            "stream_options": { "include_usage": true },
-            "docent": { "task": "answer", "language": self.cfg.language, "page": href },
-        });
+        let body = Obj::new()
+            .val("messages", messages_js(messages))
+            .bool("stream", true)
+            .val("stream_options", Obj::new().bool("include_usage", true))
+            .val("docent", self.docent_field("answer", &href))
+            .build();
         let resp = match net::post_json(&url, &body, Some(signal)).await {
             Ok(r) => r,
             Err(NetError::Aborted) => return Err(StreamFail::Fail(Fail::new("Stopped."))),
@@ -700,8 +710,8 @@ impl Engine {
             for ev in events {
                 match parse_chat_chunk(&ev.data) {
                     Ok(delta) => {
-                        if let Some(err) = delta.error {
-                            failure = Some(format!("The language model failed mid-answer ({}). The partial answer is kept; try again.", err.message));
+                        if let Some(message) = delta.error {
+                            failure = Some(format!("The language model failed mid-answer ({message}). The partial answer is kept; try again."));
                             break;
                         }
                         if let Some(c) = delta.content {
@@ -746,6 +756,52 @@ impl Engine {
         turn.update(|t| t.status = Status::Done);
         Ok(())
     }
+}
+
+/// Chat messages as OpenAI's `[{"role", "content"}]`.
+fn messages_js(messages: &[Message]) -> wasm_bindgen::JsValue {
+    json::array(messages.iter().map(|m| Obj::new().str("role", m.role.as_str()).str("content", &m.content).build()))
+}
+
+/// What one `data:` payload of a chat completion stream says (the parts the widget uses).
+#[derive(Debug, Default, PartialEq)]
+pub struct ChunkDelta {
+    /// New answer text.
+    pub content: Option<String>,
+    /// `[DONE]`.
+    pub done: bool,
+    /// An `{"error": {...}}` event's message.
+    pub error: Option<String>,
+}
+
+/// Decode one `data:` payload of an OpenAI chat completion stream with the browser's JSON.parse
+/// (the same reading as `docent_core::sse::parse_chat_chunk`, without linking serde_json's `Value`
+/// into the wasm): `[DONE]`, a `chat.completion.chunk` (`choices[0].delta.content`, or
+/// `message.content` of a non-streamed body), a usage-only chunk, or `{"error": ...}`.
+pub fn parse_chat_chunk(data: &str) -> Result<ChunkDelta, String> {
+    let data = data.trim();
+    if data == "[DONE]" {
+        return Ok(ChunkDelta { done: true, ..ChunkDelta::default() });
+    }
+    let snippet: String = data.chars().take(120).collect();
+    let v = json::parse(data).map_err(|e| format!("the chat stream sent invalid JSON ({e}): {snippet}"))?;
+    if !json::is_object(&v) {
+        return Err(format!("the chat stream sent an unexpected payload (not a chat.completion.chunk): {snippet}"));
+    }
+    let err = json::get(&v, "error");
+    if !err.is_undefined() {
+        let text = |x: &wasm_bindgen::JsValue| x.as_string().or_else(|| x.as_f64().map(|n| n.to_string())).or_else(|| x.as_bool().map(|b| b.to_string()));
+        let message = if json::is_object(&err) { text(&json::get(&err, "message")) } else { text(&err).or_else(|| Some(json::stringify(&err))) };
+        return Ok(ChunkDelta { error: Some(message.unwrap_or_else(|| "unknown error".into())), ..ChunkDelta::default() });
+    }
+    let choices = json::get(&v, "choices");
+    let usage = json::get(&v, "usage");
+    if choices.is_undefined() && (usage.is_undefined() || usage.is_null()) {
+        return Err(format!("the chat stream sent an unexpected payload (not a chat.completion.chunk): {snippet}"));
+    }
+    let first = json::at(&choices, 0);
+    let content = json::string(&json::get(&first, "delta"), "content").or_else(|| json::string(&json::get(&first, "message"), "content"));
+    Ok(ChunkDelta { content, ..ChunkDelta::default() })
 }
 
 enum StreamFail {

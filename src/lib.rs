@@ -18,6 +18,7 @@ pub mod config;
 pub mod conversation;
 pub mod engine;
 pub mod index_store;
+pub mod json;
 pub mod net;
 pub mod tokenizer;
 pub mod ui;

@@ -6,6 +6,8 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortSignal, Headers, ReadableStreamDefaultReader, RequestInit, Response};
 
+use crate::json;
+
 /// Why a request failed, classified so the UI can say what to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NetError {
@@ -75,37 +77,30 @@ fn window() -> web_sys::Window {
 
 /// Parse an OpenAI-shaped error body `{"error": {"message", "code", "type", "categories"}}`.
 pub fn parse_error_body(status: u16, body: &str, retry_after: Option<u32>) -> NetError {
-    let v: serde_json::Value = serde_json::from_str(body).unwrap_or(serde_json::Value::Null);
-    let e = &v["error"];
-    let code = e["code"]
-        .as_str()
-        .or_else(|| e["type"].as_str())
-        .map(str::to_string)
+    let v = json::parse(body).unwrap_or(JsValue::NULL);
+    let e = json::get(&v, "error");
+    let code = json::string(&e, "code")
+        .or_else(|| json::string(&e, "type"))
         .unwrap_or_else(|| match status {
             429 => "rate_limited".into(),
             502 => "upstream_error".into(),
             504 => "upstream_timeout".into(),
             _ => format!("http_{status}"),
         });
-    let message = e["message"]
-        .as_str()
-        .map(str::to_string)
-        .unwrap_or_else(|| body.chars().take(200).collect());
-    let categories = e["categories"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|c| c.as_str().map(str::to_string)).collect())
-        .unwrap_or_default();
+    let message = json::string(&e, "message").unwrap_or_else(|| body.chars().take(200).collect());
+    let categories = json::items(&json::get(&e, "categories")).iter().filter_map(|c| c.as_string()).collect();
     NetError::Http { status, code, message, retry_after, categories }
 }
 
-/// POST `body` as JSON; returns the Response when it is 2xx, a classified error otherwise.
-pub async fn post_json(url: &str, body: &serde_json::Value, signal: Option<&AbortSignal>) -> Result<Response, NetError> {
+/// POST `body` (a JS value, sent as JSON); returns the Response when it is 2xx, a classified error
+/// otherwise.
+pub async fn post_json(url: &str, body: &JsValue, signal: Option<&AbortSignal>) -> Result<Response, NetError> {
     let init = RequestInit::new();
     init.set_method("POST");
     let headers = Headers::new().map_err(from_js)?;
     headers.set("content-type", "application/json").map_err(from_js)?;
     init.set_headers(&headers);
-    init.set_body(&JsValue::from_str(&body.to_string()));
+    init.set_body(&JsValue::from_str(&json::stringify(body)));
     if let Some(s) = signal {
         init.set_signal(Some(s));
     }
@@ -133,10 +128,10 @@ pub async fn response_text(resp: &Response) -> Result<String, NetError> {
 }
 
 /// POST JSON and parse a JSON answer.
-pub async fn post_json_value(url: &str, body: &serde_json::Value, signal: Option<&AbortSignal>) -> Result<serde_json::Value, NetError> {
+pub async fn post_json_value(url: &str, body: &JsValue, signal: Option<&AbortSignal>) -> Result<JsValue, NetError> {
     let resp = post_json(url, body, signal).await?;
     let text = response_text(&resp).await?;
-    serde_json::from_str(&text).map_err(|e| NetError::BadResponse(format!("{url} answered with invalid JSON: {e}")))
+    json::parse(&text).map_err(|e| NetError::BadResponse(format!("{url} answered with invalid JSON: {e}")))
 }
 
 /// Reads a Response body chunk by chunk.

@@ -15,6 +15,7 @@ use web_sys::{HtmlElement, KeyboardEvent};
 use crate::config::Mode;
 use crate::conversation::{self, AnswerKind, Saved, Status, TurnData};
 use crate::engine::{self, Engine, History};
+use crate::json::{self, Obj};
 
 /// Cap on rendered answer HTML (a small Markdown table can expand a lot).
 const MAX_RENDERED_BYTES: usize = 256 * 1024;
@@ -135,12 +136,11 @@ impl Ctx {
     }
 
     /// Dispatch a DOM CustomEvent from the widget's root (bubbles out of the shadow root).
-    pub fn dispatch(&self, name: &str, detail: &serde_json::Value) {
+    pub fn dispatch(&self, name: &str, detail: &JsValue) {
         let init = web_sys::CustomEventInit::new();
         init.set_bubbles(true);
         init.set_composed(true);
-        let detail = js_sys::JSON::parse(&detail.to_string()).unwrap_or(JsValue::NULL);
-        init.set_detail(&detail);
+        init.set_detail(detail);
         if let Ok(ev) = web_sys::CustomEvent::new_with_event_init_dict(name, &init) {
             self.root.with_value(|r| {
                 let _ = r.dispatch_event(&ev);
@@ -153,24 +153,24 @@ impl Ctx {
         data.update(|t| t.feedback = Some(up));
         let t = data.get_untracked();
         let page = web_sys::window().and_then(|w| w.location().href().ok()).unwrap_or_default();
-        let detail = serde_json::json!({
-            "rating": if up { "up" } else { "down" },
-            "question": t.question,
-            "answer": t.answer,
-            "kind": t.kind,
-            "sources": t.sources.iter().map(|s| s.url.clone()).collect::<Vec<_>>(),
-            "conversation_id": self.conversation_id.get_untracked(),
-            "page": page,
-        });
-        self.dispatch("docent:feedback", &detail);
+        let urls: Vec<&str> = t.sources.iter().map(|s| s.url.as_str()).collect();
+        let event = |question: &str, answer: &str, page: &str| {
+            Obj::new()
+                .str("rating", if up { "up" } else { "down" })
+                .str("question", question)
+                .str("answer", answer)
+                .str("kind", t.kind.as_str())
+                .val("sources", json::strings(&urls))
+                .str("conversation_id", &self.conversation_id.get_untracked())
+                .str("page", page)
+                .build()
+        };
+        self.dispatch("docent:feedback", &event(&t.question, &t.answer, &page));
         let url = self.cfg(|c| if c.feedback { c.endpoint("/v1/feedback") } else { None });
         if let Some(url) = url {
             // The proxy caps field lengths (question 4000, answer 20000, page 500 characters).
             let cap = |s: &str, n: usize| s.chars().take(n).collect::<String>();
-            let mut body = detail.clone();
-            body["question"] = cap(&t.question, 4000).into();
-            body["answer"] = cap(&t.answer, 20000).into();
-            body["page"] = cap(&page, 500).into();
+            let body = event(&cap(&t.question, 4000), &cap(&t.answer, 20000), &cap(&page, 500));
             leptos::task::spawn_local(async move {
                 if let Err(e) = crate::net::post_json(&url, &body, None).await {
                     web_sys::console::warn_1(&format!("docent: feedback not sent: {e:?}").into());
@@ -284,7 +284,7 @@ pub fn Chat(
     Effect::new(move |prev: Option<bool>| {
         let open = ctx.open.get();
         if !inline && prev.is_some_and(|p| p != open) {
-            ctx.dispatch(if open { "docent:open" } else { "docent:close" }, &serde_json::json!({}));
+            ctx.dispatch(if open { "docent:open" } else { "docent:close" }, &json::Obj::new().build());
         }
         open
     });

@@ -104,3 +104,81 @@ fn copy_buttons_go_only_into_renderer_code_wrappers() {
     let out = add_code_copy_buttons(html);
     assert_eq!(out.matches("<button").count(), 1, "{out}");
 }
+
+#[wasm_bindgen_test]
+fn a_saved_conversation_reads_back_field_for_field() {
+    use docent_widget::conversation::{AnswerKind, LookedAt, Saved, SourceView, Status, TurnData};
+    let turn = |status: Status| TurnData {
+        question: "How do I \"quote\"?\nline two ✓".into(),
+        status,
+        kind: AnswerKind::NotCovered,
+        answer: "Use [1].".into(),
+        sources: vec![SourceView { n: 1, url: "/docs/a.html#x".into(), title: "A".into(), breadcrumb: "A › X".into(), cited: true }],
+        looked_at: vec![LookedAt {
+            url: "/docs/a.html#x".into(),
+            title: "A".into(),
+            breadcrumb: "A › X".into(),
+            score: 0.5,
+            cosine: None,
+            bm25: Some(2.25),
+            retrievers: "lexical".into(),
+        }],
+        rewritten: Some("quoting".into()),
+        confidence: 0.75,
+        notice: None,
+        feedback: Some(false),
+        truncated: true,
+    };
+    let saved = Saved {
+        id: "c1".into(),
+        turns: vec![
+            turn(Status::Failed { message: "Too many questions".into(), retry_after: Some(7) }),
+            turn(Status::Done),
+            turn(Status::LoadingIndex { received: 10, total: None }),
+        ],
+    };
+    assert_eq!(Saved::from_json(&saved.to_json()), Some(saved));
+    assert_eq!(Saved::from_json("{\"turns\": 3}"), None);
+    assert_eq!(Saved::from_json("not json"), None);
+}
+
+#[wasm_bindgen_test]
+fn stream_chunks_give_content_done_and_errors() {
+    use docent_widget::engine::parse_chat_chunk;
+    let c = parse_chat_chunk(r#"{"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi [1]"}}]}"#).unwrap();
+    assert_eq!(c.content.as_deref(), Some("Hi [1]"));
+    assert!(!c.done && c.error.is_none());
+    assert!(parse_chat_chunk(" [DONE] ").unwrap().done);
+    let usage = parse_chat_chunk(r#"{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}"#).unwrap();
+    assert_eq!(usage.content, None);
+    let e = parse_chat_chunk(r#"{"error":{"message":"upstream went away","code":"upstream_error"}}"#).unwrap();
+    assert_eq!(e.error.as_deref(), Some("upstream went away"));
+    let full = parse_chat_chunk(r#"{"choices":[{"message":{"role":"assistant","content":"whole"}}]}"#).unwrap();
+    assert_eq!(full.content.as_deref(), Some("whole"));
+    assert!(parse_chat_chunk("{not json").unwrap_err().contains("invalid JSON"));
+    assert!(parse_chat_chunk(r#"{"hello":1}"#).unwrap_err().contains("unexpected payload"));
+}
+
+#[wasm_bindgen_test]
+fn config_type_errors_name_the_key_and_defaults_fill_the_rest() {
+    let err = |j: &str| WidgetConfig::from_json(j).unwrap_err();
+    assert!(err(r#"{"index":"/i.bin","top_k":"8"}"#).contains("`top_k`"));
+    assert!(err(r#"{"index":"/i.bin","top_k":-1}"#).contains("`top_k`"));
+    assert!(err(r#"{"index":"/i.bin","mode":"popup"}"#).contains("popup"));
+    assert!(err(r#"{"index":"/i.bin","starters":"a|b"}"#).contains("`starters`"));
+    assert!(err(r#"{"index":"/i.bin","prompt":{"system":"x"}}"#).contains("prompt.system"));
+    assert!(err("[1]").contains("JSON object"));
+    assert!(err("{").contains("not JSON"));
+    let c = WidgetConfig::from_json(
+        r#"{"index":"/i.bin","mode":"inline","rewrite":"off","top_k":3,"floor":0.25,"limits":{"docs_cap":900,"answer_reserve":null},"prompt":{"user":"{question}"},"starters":["a","b"],"language":null,"persist":false}"#,
+    )
+    .unwrap();
+    assert_eq!(c.mode, docent_widget::config::Mode::Inline);
+    assert_eq!(c.rewrite, docent_widget::config::Rewrite::Off);
+    assert_eq!((c.top_k, c.floor, c.limits.docs_cap, c.limits.answer_reserve), (3, Some(0.25), Some(900), None));
+    assert_eq!(c.prompt.user.as_deref(), Some("{question}"));
+    assert_eq!(c.starters, vec!["a".to_string(), "b".to_string()]);
+    assert!(!c.persist && c.feedback);
+    assert_eq!(c.title, "Ask the docs");
+    assert_eq!(c.extractive_sentences, 4);
+}
