@@ -790,7 +790,8 @@ pub fn parse_chat_chunk(data: &str) -> Result<ChunkDelta, String> {
     }
     let err = json::get(&v, "error");
     if !err.is_undefined() {
-        let text = |x: &wasm_bindgen::JsValue| x.as_string().or_else(|| x.as_f64().map(|n| n.to_string())).or_else(|| x.as_bool().map(|b| b.to_string()));
+        // Numbers and booleans as their JSON text (the browser formats them, not Rust's f64 Display).
+        let text = |x: &wasm_bindgen::JsValue| x.as_string().or_else(|| (x.as_f64().is_some() || x.as_bool().is_some()).then(|| json::stringify(x)));
         let message = if json::is_object(&err) { text(&json::get(&err, "message")) } else { text(&err).or_else(|| Some(json::stringify(&err))) };
         return Ok(ChunkDelta { error: Some(message.unwrap_or_else(|| "unknown error".into())), ..ChunkDelta::default() });
     }

@@ -89,7 +89,8 @@ async fn store(cache: &Cache, url: &str, bytes: &[u8], checksum: u64, validators
     let Ok(headers) = Headers::new() else { return };
     let _ = headers.set("content-type", "application/octet-stream");
     let _ = headers.set("x-docent-checksum", &format!("{checksum:016x}"));
-    let _ = headers.set("x-docent-stored-at", &format!("{}", Date::now()));
+    // Whole milliseconds (read back with str::parse::<f64>).
+    let _ = headers.set("x-docent-stored-at", &(Date::now() as u64).to_string());
     for k in ["etag", "last-modified"] {
         if let Ok(Some(v)) = validators.get(k) {
             let _ = headers.set(k, &v);

@@ -182,3 +182,11 @@ fn config_type_errors_name_the_key_and_defaults_fill_the_rest() {
     assert_eq!(c.title, "Ask the docs");
     assert_eq!(c.extractive_sentences, 4);
 }
+
+#[wasm_bindgen_test]
+fn stream_errors_with_odd_shapes_still_give_a_message() {
+    use docent_widget::engine::parse_chat_chunk;
+    assert_eq!(parse_chat_chunk(r#"{"error":{"message":503}}"#).unwrap().error.as_deref(), Some("503"));
+    assert_eq!(parse_chat_chunk(r#"{"error":"overloaded"}"#).unwrap().error.as_deref(), Some("overloaded"));
+    assert_eq!(parse_chat_chunk(r#"{"error":{"code":"x"}}"#).unwrap().error.as_deref(), Some("unknown error"));
+}
