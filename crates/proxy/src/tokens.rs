@@ -1,11 +1,12 @@
-//! Token counting with tiktoken-rs (cl100k_base), with a cheap byte bound first.
+//! Token counting (exact cl100k_base), with a cheap byte bound first.
 //!
 //! cl100k never produces more tokens than UTF-8 bytes, so when the byte length is under the
 //! limit the exact count is skipped (keeps the hot path well under a millisecond).
 
-/// Exact cl100k token count of `text`.
+/// Exact cl100k token count of `text` (docent-core's fast counter: the same pieces and BPE as
+/// tiktoken-rs, without its backtracking regex, with per-piece memoisation).
 pub fn count(text: &str) -> usize {
-    tiktoken_rs::cl100k_base_singleton().count_ordinary(text)
+    docent_core::tokens::cl100k_count(text)
 }
 
 /// Per-message overhead in OpenAI's chat format (role + separators), and the reply priming.
