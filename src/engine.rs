@@ -811,10 +811,12 @@ enum StreamFail {
     Fail(Fail),
 }
 
-fn capitalise(s: &str) -> String {
+/// First letter upper-cased (by the browser: `char::to_uppercase` would link Unicode's upper-case
+/// table into the wasm for this one use).
+pub fn capitalise(s: &str) -> String {
     let mut c = s.chars();
     match c.next() {
-        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        Some(f) => String::from(js_sys::JsString::from(f.to_string()).to_upper_case()) + c.as_str(),
         None => String::new(),
     }
 }

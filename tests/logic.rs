@@ -190,3 +190,11 @@ fn stream_errors_with_odd_shapes_still_give_a_message() {
     assert_eq!(parse_chat_chunk(r#"{"error":"overloaded"}"#).unwrap().error.as_deref(), Some("overloaded"));
     assert_eq!(parse_chat_chunk(r#"{"error":{"code":"x"}}"#).unwrap().error.as_deref(), Some("unknown error"));
 }
+
+#[wasm_bindgen_test]
+fn messages_are_capitalised_by_the_browser_including_non_ascii_letters() {
+    use docent_widget::engine::capitalise;
+    assert_eq!(capitalise("the question is too long"), "The question is too long");
+    assert_eq!(capitalise("élan ß"), "Élan ß");
+    assert_eq!(capitalise(""), "");
+}
