@@ -123,7 +123,11 @@ fn mark_checked(url: &str) {
 }
 
 fn parse(bytes: Vec<u8>, url: &str) -> Result<Index, LoadError> {
-    Index::from_bytes(bytes).map_err(|e| LoadError(format!("The docs index at {url} could not be read: {e}")))
+    let index = Index::from_bytes(bytes).map_err(|e| LoadError(format!("The docs index at {url} could not be read: {e}")))?;
+    // The BM25 index is derived from the text (format v2 stores no postings): build it now, while
+    // the reader is still typing, so the first question does not pay for it.
+    index.lexical();
+    Ok(index)
 }
 
 /// Outcome of a conditional request.
@@ -164,13 +168,13 @@ async fn load_uncached(url: &str, progress: impl FnMut(u64, Option<u64>)) -> Res
             let young = Date::now() - cached.stored_at < TRUST_WITHOUT_VALIDATORS_MS;
             let trust = checked_this_session(url) || (!has_validators && young);
             if trust {
-                if let Ok(ix) = Index::from_bytes(cached.bytes.clone()) {
+                if let Ok(ix) = parse(cached.bytes.clone(), url) {
                     return Ok((ix, Origin::Cache));
                 }
             } else if has_validators {
                 match conditional_get(url, &cached).await {
                     Ok(Revalidated::NotModified) | Err(_) => {
-                        if let Ok(ix) = Index::from_bytes(cached.bytes.clone()) {
+                        if let Ok(ix) = parse(cached.bytes.clone(), url) {
                             mark_checked(url);
                             return Ok((ix, Origin::Cache));
                         }

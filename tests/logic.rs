@@ -198,3 +198,14 @@ fn messages_are_capitalised_by_the_browser_including_non_ascii_letters() {
     assert_eq!(capitalise("élan ß"), "Élan ß");
     assert_eq!(capitalise(""), "");
 }
+
+#[wasm_bindgen_test]
+fn the_wasm_batch_dot_product_kernel_agrees_with_the_portable_loop() {
+    // Runs whatever kernel this build has (SIMD128 in the shipped widget); dims with and without a tail.
+    for dims in [1usize, 16, 31, 384, 385] {
+        let q: Vec<i8> = (0..dims).map(|i| ((i * 37 % 255) as i32 - 127) as i8).collect();
+        let all: Vec<i8> = (0..dims * 7).map(|i| ((i * 91 % 255) as i32 - 127) as i8).collect();
+        let want: Vec<i32> = all.chunks_exact(dims).map(|v| docent_core::vector::dot_i8_scalar(&q, v)).collect();
+        assert_eq!(docent_core::vector::dot_i8_many(&q, &all, dims), want, "dims {dims}");
+    }
+}

@@ -16,29 +16,26 @@ use docent_core::search::{Query, SearchOptions};
 use std::hint::black_box;
 use std::path::PathBuf;
 
-/// The Rust Book's chapter pages (HTML as shipped), sorted by name.
-fn rust_book_pages() -> Vec<(String, String)> {
-    let sysroot = std::process::Command::new("rustc").args(["--print", "sysroot"]).output().expect("rustc --print sysroot");
-    let root = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim()).join("share/doc/rust/html/book");
-    let mut files: Vec<_> = std::fs::read_dir(&root).expect("the Rust Book ships with the toolchain").flatten().map(|e| e.path()).collect();
+/// (file stem, contents) of every `*.ext` file directly in `dir`, sorted by name.
+fn read_pages(dir: &std::path::Path, ext: &str) -> Vec<(String, String)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).flatten().map(|e| e.path()).collect();
     files.sort();
     files
         .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "html"))
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
         .map(|f| (f.file_stem().unwrap_or_default().to_string_lossy().into_owned(), std::fs::read_to_string(f).unwrap_or_default()))
         .collect()
 }
 
+/// The Rust Book's chapter pages (HTML as shipped with the toolchain).
+fn rust_book_pages() -> Vec<(String, String)> {
+    let sysroot = std::process::Command::new("rustc").args(["--print", "sysroot"]).output().expect("rustc --print sysroot");
+    read_pages(&PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim()).join("share/doc/rust/html/book"), "html")
+}
+
 /// docent's own user docs (Markdown sources).
 fn docs_markdown() -> Vec<(String, String)> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs");
-    let mut files: Vec<_> = std::fs::read_dir(&root).expect("docs/ exists").flatten().map(|e| e.path()).collect();
-    files.sort();
-    files
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .map(|f| (f.file_stem().unwrap_or_default().to_string_lossy().into_owned(), std::fs::read_to_string(f).unwrap_or_default()))
-        .collect()
+    read_pages(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs"), "md")
 }
 
 fn rust_book_text() -> String {

@@ -135,26 +135,67 @@ pub fn cosine_confidence(cos: f32) -> f32 {
     ((cos - 0.10) / 0.50).clamp(0.0, 1.0)
 }
 
-/// The `m` best (id, score) pairs, best first; ties broken by lower id for determinism.
-fn top_m(v: impl IntoIterator<Item = (u32, f32)>, m: usize) -> Vec<(u32, f32)> {
-    let cmp = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    // One pass keeping the best m: after the first m, most candidates lose to the current
-    // worst in a single compare, so this beats sorting or selecting over every chunk.
-    let mut best: Vec<(u32, f32)> = Vec::with_capacity(m + 1);
-    let mut worst = 0usize;
-    for item in v {
-        if best.len() < m {
-            best.push(item);
-            if best.len() == m {
-                worst = (0..m).max_by(|&i, &j| cmp(&best[i], &best[j])).unwrap_or(0);
+/// Order of (id, score) pairs: higher score first, ties by lower id (deterministic).
+#[inline(always)]
+fn better(a: &(u32, f32), b: &(u32, f32)) -> std::cmp::Ordering {
+    b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
+}
+
+/// Keeps the `m` best (id, score) pairs seen so far, in one pass: after the first `m`, most
+/// candidates lose to the current worst in a single compare, which beats sorting or selecting
+/// over every chunk. Plain loops: the wasm is built at opt-level "z" and must not pay a call
+/// per candidate.
+struct TopM {
+    m: usize,
+    best: Vec<(u32, f32)>,
+    worst: usize,
+}
+
+impl TopM {
+    fn new(m: usize) -> TopM {
+        TopM { m, best: Vec::with_capacity(m), worst: 0 }
+    }
+
+    fn find_worst(&mut self) {
+        let mut w = 0;
+        let mut i = 1;
+        while i < self.best.len() {
+            if better(&self.best[i], &self.best[w]).is_gt() {
+                w = i;
             }
-        } else if m > 0 && cmp(&item, &best[worst]).is_lt() {
-            best[worst] = item;
-            worst = (0..m).max_by(|&i, &j| cmp(&best[i], &best[j])).unwrap_or(0);
+            i += 1;
+        }
+        self.worst = w;
+    }
+
+    #[inline(always)]
+    fn push(&mut self, id: u32, score: f32) {
+        if self.best.len() < self.m {
+            self.best.push((id, score));
+            if self.best.len() == self.m {
+                self.find_worst();
+            }
+        } else if self.m > 0 && better(&(id, score), &self.best[self.worst]).is_lt() {
+            self.best[self.worst] = (id, score);
+            self.find_worst();
         }
     }
-    best.sort_unstable_by(cmp);
-    best
+
+    /// Best first.
+    fn into_sorted(mut self) -> Vec<(u32, f32)> {
+        self.best.sort_unstable_by(better);
+        self.best
+    }
+}
+
+/// The `m` best (id, score) pairs, best first; ties broken by lower id for determinism.
+#[cfg(test)]
+fn top_m(v: impl IntoIterator<Item = (u32, f32)>, m: usize) -> Vec<(u32, f32)> {
+    let mut top = TopM::new(m);
+    for (id, score) in v {
+        top.push(id, score);
+    }
+    top.into_sorted()
 }
 
 struct LexicalOutcome {
@@ -197,14 +238,18 @@ impl Index {
             return Vec::new();
         }
         let dots = crate::vector::dot_i8_many(&qq, all, dims);
-        let scales = self.all_scales().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        let scored = dots
-            .iter()
-            .zip(scales)
-            .enumerate()
-            .filter(|(i, _)| mask.is_none_or(|m| m[*i]))
-            .map(|(i, (&d, s))| (i as u32, d as f32 * qs * s));
-        top_m(scored, m)
+        let scales = self.all_scales();
+        let mut top = TopM::new(m);
+        let n = dots.len().min(scales.len() / 4);
+        let mut i = 0;
+        while i < n {
+            if mask.is_none_or(|m| m.get(i).copied().unwrap_or(false)) {
+                let s = f32::from_le_bytes([scales[4 * i], scales[4 * i + 1], scales[4 * i + 2], scales[4 * i + 3]]);
+                top.push(i as u32, dots[i] as f32 * qs * s);
+            }
+            i += 1;
+        }
+        top.into_sorted()
     }
 
     /// BM25 over the question's terms (weight 1) and recent history's terms (weight `hw`).
@@ -252,7 +297,15 @@ impl Index {
                 None => total_weight += w * crate::lexical::idf(n, 0),
             }
         }
-        let ranked = top_m(scores.iter().enumerate().filter(|(_, s)| **s > 0.0).map(|(i, s)| (i as u32, *s)), m);
+        let mut top = TopM::new(m);
+        let mut i = 0;
+        while i < scores.len() {
+            if scores[i] > 0.0 {
+                top.push(i as u32, scores[i]);
+            }
+            i += 1;
+        }
+        let ranked = top.into_sorted();
         // Coverage: the best share of the query's (idf-weighted) terms any top-5 hit contains.
         let coverage = ranked
             .iter()

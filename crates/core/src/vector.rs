@@ -108,7 +108,62 @@ pub fn dot_i8_many(q: &[i8], all: &[i8], dims: usize) -> Vec<i32> {
             return unsafe { dot_many_avx2(q, all, dims) };
         }
     }
-    all.chunks_exact(dims).map(|v| dot_i8(q, v)).collect()
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        dot_many_simd128(q, all, dims)
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    {
+        all.chunks_exact(dims).map(|v| dot_i8(q, v)).collect()
+    }
+}
+
+/// SIMD128 batch kernel: the query is sign-extended to i16 once, so each 16-byte block of a
+/// stored vector costs one load, two extends and two `i32x4.dot_i16x8`, into two accumulators.
+/// Plain `while` loops over raw pointers: the widget's wasm is built at opt-level "z", which
+/// does not inline iterator adapters, and a call per block would cost more than the block.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+fn dot_many_simd128(q: &[i8], all: &[i8], dims: usize) -> Vec<i32> {
+    use core::arch::wasm32::*;
+    let blocks = dims / 16;
+    let body = blocks * 16;
+    let n = all.len() / dims;
+    let mut qe: Vec<v128> = Vec::with_capacity(blocks * 2);
+    let mut k = 0;
+    while k < blocks {
+        // SAFETY: k * 16 + 16 <= body <= q.len(); v128_load has no alignment requirement.
+        let v = unsafe { v128_load(q.as_ptr().add(k * 16) as *const v128) };
+        qe.push(i16x8_extend_low_i8x16(v));
+        qe.push(i16x8_extend_high_i8x16(v));
+        k += 1;
+    }
+    let mut out = Vec::with_capacity(n);
+    let mut i = 0;
+    while i < n {
+        let base = i * dims;
+        let (mut a0, mut a1) = (i32x4_splat(0), i32x4_splat(0));
+        let mut k = 0;
+        while k < blocks {
+            // SAFETY: base + k * 16 + 16 <= base + body <= (i + 1) * dims <= all.len(), and
+            // 2k + 1 < qe.len() == 2 * blocks.
+            unsafe {
+                let b = v128_load(all.as_ptr().add(base + k * 16) as *const v128);
+                a0 = i32x4_add(a0, i32x4_dot_i16x8(*qe.get_unchecked(2 * k), i16x8_extend_low_i8x16(b)));
+                a1 = i32x4_add(a1, i32x4_dot_i16x8(*qe.get_unchecked(2 * k + 1), i16x8_extend_high_i8x16(b)));
+            }
+            k += 1;
+        }
+        let a = i32x4_add(a0, a1);
+        let mut total = i32x4_extract_lane::<0>(a) + i32x4_extract_lane::<1>(a) + i32x4_extract_lane::<2>(a) + i32x4_extract_lane::<3>(a);
+        let mut t = body;
+        while t < dims {
+            total += q[t] as i32 * all[base + t] as i32;
+            t += 1;
+        }
+        out.push(total);
+        i += 1;
+    }
+    out
 }
 
 /// AVX2 kernel: `|q| · (v × sign q)` with `vpmaddubsw` (pairs of u8×i8 into i16: at most
