@@ -254,12 +254,23 @@ mod fast {
     thread_local! {
         static CLASSES: RefCell<Option<Classes>> = const { RefCell::new(None) };
         static PIECES: RefCell<HashMap<Box<str>, u32, crate::lexical::FxBuild>> = RefCell::new(HashMap::default());
+        static SHORT: RefCell<HashMap<u64, u32, crate::lexical::FxBuild>> = RefCell::new(HashMap::default());
     }
 
     /// Bound on memoised pieces per thread (a few MB); the memo restarts when full.
     const MAX_PIECES: usize = 200_000;
 
-    fn classify_ascii(b: u8) -> Cls {
+    const ASCII_CLASS: [Cls; 128] = {
+        let mut t = [Cls::Other; 128];
+        let mut b = 0;
+        while b < 128 {
+            t[b] = classify_ascii(b as u8);
+            b += 1;
+        }
+        t
+    };
+
+    const fn classify_ascii(b: u8) -> Cls {
         match b {
             b'\r' | b'\n' => Cls::Newline,
             b'\t' | 0x0B | 0x0C | b' ' => Cls::Space,
@@ -304,25 +315,24 @@ mod fast {
         // ASCII text (most docs) is classified byte by byte; other text char by char, with the
         // byte offset of every char kept to cut the pieces.
         let ascii = text.is_ascii();
-        let (mut at, mut chars): (Vec<usize>, Vec<char>) = (Vec::new(), Vec::new());
-        let mut cls: Vec<Cls> = Vec::with_capacity(text.len());
-        if ascii {
-            cls.extend(text.bytes().map(classify_ascii));
-        } else {
+        let (mut at, mut chars, mut classes): (Vec<usize>, Vec<char>, Vec<Cls>) = (Vec::new(), Vec::new(), Vec::new());
+        if !ascii {
             for (i, c) in text.char_indices() {
                 at.push(i);
                 chars.push(c);
-                cls.push(if c.is_ascii() { classify_ascii(c as u8) } else { classify_unicode(c) });
+                classes.push(if c.is_ascii() { classify_ascii(c as u8) } else { classify_unicode(c) });
             }
             at.push(text.len());
         }
         let bytes = text.as_bytes();
         let ch = |i: usize| if ascii { bytes[i] as char } else { chars[i] };
         let off = |i: usize| if ascii { i } else { at[i] };
-        let n = cls.len();
+        let n = if ascii { bytes.len() } else { classes.len() };
+        // ASCII text is classified on the fly from a table, no per-call allocation.
+        let cls = |i: usize| if ascii { ASCII_CLASS[bytes[i] as usize] } else { classes[i] };
         let run = |from: usize, pred: &dyn Fn(Cls) -> bool| {
             let mut j = from;
-            while j < n && pred(cls[j]) {
+            while j < n && pred(cls(j)) {
                 j += 1;
             }
             j
@@ -330,7 +340,7 @@ mod fast {
         let fold = |c: char| c.to_lowercase().next().unwrap_or(c);
         let mut i = 0;
         while i < n {
-            let c = cls[i];
+            let c = cls(i);
             let end = 'piece: {
                 // 1. contractions
                 if ch(i) == '\'' && i + 1 < n {
@@ -349,7 +359,7 @@ mod fast {
                 if c == Cls::Letter {
                     break 'piece run(i, &|k| k == Cls::Letter);
                 }
-                if c != Cls::Newline && c != Cls::Digit && i + 1 < n && cls[i + 1] == Cls::Letter {
+                if c != Cls::Newline && c != Cls::Digit && i + 1 < n && cls(i + 1) == Cls::Letter {
                     break 'piece run(i + 1, &|k| k == Cls::Letter);
                 }
                 // 3. one to three digits
@@ -358,7 +368,7 @@ mod fast {
                 }
                 // 4. an optional space, punctuation/symbols, then newlines
                 let j = if ch(i) == ' ' { i + 1 } else { i };
-                if j < n && cls[j] == Cls::Other {
+                if j < n && cls(j) == Cls::Other {
                     let k = run(j, &|k| k == Cls::Other);
                     break 'piece run(k, &|k| k == Cls::Newline);
                 }
@@ -367,7 +377,7 @@ mod fast {
                 if e == n {
                     break 'piece n; // 5. \s++$
                 }
-                if let Some(p) = (i..e).rev().find(|&p| cls[p] == Cls::Newline) {
+                if let Some(p) = (i..e).rev().find(|&p| cls(p) == Cls::Newline) {
                     break 'piece p + 1; // 6. \s*[\r\n]
                 }
                 if e - i >= 2 {
@@ -381,25 +391,57 @@ mod fast {
         }
     }
 
+    /// A piece of 2..=7 bytes as one integer key: its bytes, and its length in the top byte.
+    #[inline]
+    fn short_key(p: &[u8]) -> u64 {
+        let mut k = (p.len() as u64) << 56;
+        for (i, &b) in p.iter().enumerate() {
+            k |= (b as u64) << (8 * i);
+        }
+        k
+    }
+
     pub(super) fn count(text: &str) -> usize {
         let bpe = tiktoken_rs::cl100k_base_singleton();
         PIECES.with(|cell| {
-            let mut memo = cell.borrow_mut();
-            if memo.len() > MAX_PIECES {
-                memo.clear();
-            }
-            let mut total = 0usize;
-            pieces(text, |p| {
-                total += match memo.get(p) {
-                    Some(&k) => k as usize,
-                    None => {
-                        let k = bpe.encode_ordinary(p).len();
-                        memo.insert(p.into(), k as u32);
-                        k
-                    }
-                };
-            });
-            total
+            SHORT.with(|short| {
+                let mut memo = cell.borrow_mut();
+                let mut short = short.borrow_mut();
+                if memo.len() > MAX_PIECES {
+                    memo.clear();
+                }
+                if short.len() > MAX_PIECES {
+                    short.clear();
+                }
+                let mut total = 0usize;
+                pieces(text, |p| {
+                    let b = p.as_bytes();
+                    total += if b.len() == 1 {
+                        // Every single byte is a cl100k token.
+                        1
+                    } else if b.len() <= 7 {
+                        let key = short_key(b);
+                        match short.get(&key) {
+                            Some(&k) => k as usize,
+                            None => {
+                                let k = bpe.encode_ordinary(p).len();
+                                short.insert(key, k as u32);
+                                k
+                            }
+                        }
+                    } else {
+                        match memo.get(p) {
+                            Some(&k) => k as usize,
+                            None => {
+                                let k = bpe.encode_ordinary(p).len();
+                                memo.insert(p.into(), k as u32);
+                                k
+                            }
+                        }
+                    };
+                });
+                total
+            })
         })
     }
 }

@@ -369,6 +369,10 @@ struct JsxState {
 
 impl JsxState {
     fn strip(&mut self, line: &str) -> String {
+        if !self.in_tag && !line.contains('<') {
+            // No tag starts or continues on this line: nothing to strip.
+            return line.to_string();
+        }
         let chars: Vec<char> = line.chars().collect();
         let mut out = String::with_capacity(line.len());
         let mut i = 0;

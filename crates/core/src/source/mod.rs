@@ -235,6 +235,16 @@ pub fn page_url_with_slug(rel_path: &str, slug: Option<&str>, base_url: Option<&
 /// (the demo site's heading ids) calls this same function.
 pub fn normalize_ws(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
+    if !s.contains(['\u{200b}', '\u{feff}']) {
+        // Common case: copy whole words, not characters.
+        for word in s.split_whitespace() {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(word);
+        }
+        return out;
+    }
     let mut pending_space = false;
     for c in s.chars() {
         if c == '\u{200b}' || c == '\u{feff}' {
@@ -338,6 +348,14 @@ impl PageBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whitespace_normalisation_collapses_runs_and_drops_zero_width_characters() {
+        assert_eq!(normalize_ws("  a \t b\n\u{b}c  "), "a b c");
+        assert_eq!(normalize_ws("a\u{200b}b \u{feff} c"), "ab c");
+        assert_eq!(normalize_ws(" \u{a0}x\u{3000}y "), "x y");
+        assert_eq!(normalize_ws(""), "");
+    }
 
     #[test]
     fn urls_without_base_are_relative_paths_with_html_extension() {
