@@ -1,12 +1,21 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import docentPlugin, { devStaticDirs, normalizeOptions, validateOptions } from '../src/index.js';
 
+/** Temp folders made by this file, removed when its tests end (CI runs on a shared disk). */
+const tempDirs = [];
+after(() => Promise.all(tempDirs.map((d) => fsp.rm(d, { recursive: true, force: true }))));
+async function tempDir(prefix) {
+  const dir = await fsp.mkdtemp(path.join(os.tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+
 async function fixture() {
-  const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'docent-docusaurus-'));
+  const dir = await tempDir('docent-docusaurus-');
   const widget = path.join(dir, 'widget');
   await fsp.mkdir(widget);
   for (const f of ['docent.js', 'docent-widget.js', 'docent-widget_bg.wasm', 'docent.css', 'cl100k_base.tiktoken']) {
@@ -128,7 +137,7 @@ test('both plugins use the one shared integration module from docent-widget', as
 
 test('without widgetDir or an installed docent-widget the error says how to get the assets', async () => {
   const shared = await import('docent-widget/integration');
-  const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'docent-nowidget-'));
+  const dir = await tempDir('docent-nowidget-');
   const opts = normalizeOptions({ index: 'i.bin' }, dir);
   const bundledDist = path.join(path.dirname(new URL(import.meta.resolve('docent-widget/integration')).pathname), 'dist');
   if ((await fsp.stat(path.join(bundledDist, 'docent.js')).catch(() => null)) !== null) {

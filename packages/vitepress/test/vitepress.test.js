@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -14,9 +14,18 @@ import {
   DocentOptionsError,
 } from '../src/index.js';
 
+/** Temp folders made by this file, removed when its tests end (CI runs on a shared disk). */
+const tempDirs = [];
+after(() => Promise.all(tempDirs.map((d) => fsp.rm(d, { recursive: true, force: true }))));
+async function tempDir(prefix) {
+  const dir = await fsp.mkdtemp(path.join(os.tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+
 /** A temp folder with fake widget assets and an index file. */
 async function fixture() {
-  const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'docent-vitepress-'));
+  const dir = await tempDir('docent-vitepress-');
   const widget = path.join(dir, 'widget');
   await fsp.mkdir(widget);
   for (const f of ['docent.js', 'docent-widget.js', 'docent-widget_bg.wasm', 'docent.css', 'docent-tokenizer.js', 'index.html']) {
