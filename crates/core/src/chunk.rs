@@ -64,8 +64,14 @@ struct Unit {
     code: bool,
 }
 
+/// Units are joined with this separator into a chunk's text.
+const JOIN: &str = "\n\n";
+
 /// Smallest limit tried before giving up with [`ChunkError::DoesNotFit`].
 const MIN_LIMIT: usize = 4;
+
+/// Bytes per allowed token above which a section is not counted whole first (see `chunk_page`).
+const LIKELY_TOO_LONG: usize = 12;
 
 impl Chunker<'_> {
     /// Chunk one page. `url` is the page URL without anchor, `namespace` may be empty.
@@ -90,19 +96,27 @@ impl Chunker<'_> {
                 ..Default::default()
             };
             let max = self.opts.max_tokens.max(MIN_LIMIT);
-            // Fast path: the whole section is one chunk (one tokenizer pass).
-            let full: Vec<String> = section.blocks.iter().map(Block::render).collect();
-            let full = full.join("\n\n");
-            let tokens = (self.count)(&full);
-            if tokens <= max {
-                let c = self.make(&template, full, Some(tokens));
-                if self.fit(&c) {
-                    out.push(c);
-                    continue;
+            let rendered: Vec<String> = section.blocks.iter().map(Block::render).collect();
+            let bytes: usize = rendered.iter().map(|r| r.len() + 2).sum();
+            // Fast path: the whole section is one chunk (one tokenizer pass). A section of more
+            // than LIKELY_TOO_LONG bytes per allowed token cannot fit in practice (docs average
+            // 3–5 bytes a token), so it is not counted whole only to be counted again in parts;
+            // the packing below still makes it one chunk if it does fit.
+            let mut limit = max;
+            if bytes <= max * LIKELY_TOO_LONG {
+                let full = rendered.join(JOIN);
+                let tokens = (self.count)(&full);
+                if tokens <= max {
+                    let c = self.make(&template, full, Some(tokens));
+                    if self.fit(&c) {
+                        out.push(c);
+                        continue;
+                    }
                 }
+                limit = max.min(tokens.max(MIN_LIMIT));
             }
-            let units = self.units(&section.blocks, max);
-            self.pack_fitting(&template, units, max.min(tokens.max(MIN_LIMIT)), &mut out)?;
+            let units = self.units(&section.blocks, rendered, max);
+            self.pack_fitting(&template, units, limit, &mut out)?;
         }
         Ok(out)
     }
@@ -123,7 +137,8 @@ impl Chunker<'_> {
     fn pack_fitting(&self, template: &Chunk, units: Vec<Unit>, limit: usize, out: &mut Vec<Chunk>) -> Result<(), ChunkError> {
         for group in self.pack(units, limit) {
             let text = join_units(&group);
-            let c = self.make(template, text, None);
+            let tokens = self.joined_tokens(&group);
+            let c = self.make(template, text, tokens);
             if self.fit(&c) {
                 out.push(c);
                 continue;
@@ -167,6 +182,37 @@ impl Chunker<'_> {
         groups
     }
 
+    /// The exact token count of the units joined with [`JOIN`], from their own counts, without
+    /// counting the joined text again.
+    ///
+    /// The cl100k pattern has no look-behind, so a piece boundary depends only on the text after
+    /// it, and no piece spans a newline followed by a non-space. When every unit starts and ends
+    /// with a non-space (units are trimmed), the pieces of `a JOIN b` are those of `a` up to its
+    /// last piece, then the pieces of that last piece followed by JOIN, then exactly those of `b`.
+    /// The last piece starts at or after `a`'s last whitespace character (a piece that contains
+    /// whitespace followed by a non-space starts with that whitespace), so what the join adds is
+    /// `count(tail + JOIN) - count(tail)` for the tail of `a` from its last whitespace. The
+    /// chunking tests check the result against counting every chunk's text on The Rust Book, The
+    /// Reference and docent's docs. `None` (count the text) when a unit is not trimmed.
+    fn joined_tokens(&self, units: &[Unit]) -> Option<usize> {
+        let mut total = 0isize;
+        for (i, u) in units.iter().enumerate() {
+            let t = u.text.as_str();
+            if t.is_empty() || t.starts_with(char::is_whitespace) || t.ends_with(char::is_whitespace) {
+                return None;
+            }
+            total += u.tokens as isize;
+            if i + 1 < units.len() {
+                let tail = t.rfind(char::is_whitespace).map_or(t, |ws| &t[ws..]);
+                let mut joined = String::with_capacity(tail.len() + JOIN.len());
+                joined.push_str(tail);
+                joined.push_str(JOIN);
+                total += (self.count)(&joined) as isize - (self.count)(tail) as isize;
+            }
+        }
+        usize::try_from(total).ok()
+    }
+
     /// The last sentences (≤ overlap tokens) of the group's last text unit.
     fn overlap_tail(&self, group: &[Unit]) -> Option<Unit> {
         let budget = self.opts.overlap_tokens;
@@ -196,11 +242,10 @@ impl Chunker<'_> {
         Some(Unit { tokens: (self.count)(&text), text, code: false })
     }
 
-    /// Blocks as units, each at most `limit` tokens.
-    fn units(&self, blocks: &[Block], limit: usize) -> Vec<Unit> {
+    /// Blocks (and their rendered text) as units, each at most `limit` tokens.
+    fn units(&self, blocks: &[Block], rendered: Vec<String>, limit: usize) -> Vec<Unit> {
         let mut out = Vec::new();
-        for b in blocks {
-            let text = b.render();
+        for (b, text) in blocks.iter().zip(rendered) {
             let tokens = (self.count)(&text);
             let code = matches!(b, Block::Code { .. });
             out.extend(self.split_unit(Unit { text, tokens, code }, limit));
@@ -219,26 +264,36 @@ impl Chunker<'_> {
         }
         let mut pieces = Vec::new();
         for s in split_sentences(&u.text) {
+            let s = s.trim();
             let t = (self.count)(s);
             if t <= limit {
-                pieces.push(Unit { text: s.trim().to_string(), tokens: t, code: false });
+                pieces.push(Unit { text: s.to_string(), tokens: t, code: false });
             } else {
                 pieces.extend(self.hard_split(s, limit));
             }
         }
-        // Re-pack sentences into pieces close to the limit.
-        let mut out: Vec<Unit> = Vec::new();
+        // Re-pack sentences into pieces close to the limit (sum + 1 per space is an estimate:
+        // merged pieces are counted again, so every unit's count stays exact).
+        let mut out: Vec<(Unit, bool)> = Vec::new();
         for p in pieces.into_iter().filter(|p| !p.text.is_empty()) {
             match out.last_mut() {
-                Some(last) if !last.code && last.tokens + p.tokens < limit => {
+                Some((last, merged)) if !last.code && last.tokens + p.tokens < limit => {
                     last.text.push(' ');
                     last.text.push_str(&p.text);
                     last.tokens += p.tokens + 1;
+                    *merged = true;
                 }
-                _ => out.push(p),
+                _ => out.push((p, false)),
             }
         }
-        out
+        out.into_iter()
+            .map(|(mut u, merged)| {
+                if merged {
+                    u.tokens = (self.count)(&u.text);
+                }
+                u
+            })
+            .collect()
     }
 
     /// A code block longer than the limit: split between lines, each piece fenced again.
@@ -323,7 +378,7 @@ impl Chunker<'_> {
 
 fn join_units(units: &[Unit]) -> String {
     let parts: Vec<&str> = units.iter().map(|u| u.text.as_str()).collect();
-    parts.join("\n\n")
+    parts.join(JOIN)
 }
 
 /// (opening fence line, body, closing fence) of a fenced block made by [`crate::source::fence`].

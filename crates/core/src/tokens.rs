@@ -240,6 +240,7 @@ mod fast {
     }
 
     impl Cls {
+        #[inline(always)]
         fn ws(self) -> bool {
             matches!(self, Cls::Newline | Cls::Space)
         }
@@ -309,84 +310,121 @@ mod fast {
         })
     }
 
-    /// The pieces of `text`, as byte ranges, exactly as the cl100k pattern splits it:
-    /// `'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s`
-    pub(super) fn pieces(text: &str, mut emit: impl FnMut(&str)) {
-        // ASCII text (most docs) is classified byte by byte; other text char by char, with the
-        // byte offset of every char kept to cut the pieces.
-        let ascii = text.is_ascii();
-        let (mut at, mut chars, mut classes): (Vec<usize>, Vec<char>, Vec<Cls>) = (Vec::new(), Vec::new(), Vec::new());
-        if !ascii {
-            for (i, c) in text.char_indices() {
-                at.push(i);
-                chars.push(c);
-                classes.push(if c.is_ascii() { classify_ascii(c as u8) } else { classify_unicode(c) });
-            }
-            at.push(text.len());
+    /// The class and UTF-8 length of the char starting at byte `i` (a char boundary).
+    #[inline(always)]
+    fn class_at(text: &str, i: usize) -> (Cls, usize) {
+        let b = text.as_bytes()[i];
+        if b < 0x80 {
+            (ASCII_CLASS[b as usize], 1)
+        } else {
+            let c = text[i..].chars().next().unwrap_or(char::REPLACEMENT_CHARACTER);
+            (classify_unicode(c), c.len_utf8())
         }
+    }
+
+    /// The char starting at byte `i`, lower-cased (for the case-insensitive contractions).
+    #[inline]
+    fn folded_at(text: &str, i: usize) -> (char, usize) {
+        let c = text[i..].chars().next().unwrap_or(char::REPLACEMENT_CHARACTER);
+        let f = if c.is_ascii() { c.to_ascii_lowercase() } else { c.to_lowercase().next().unwrap_or(c) };
+        (f, c.len_utf8())
+    }
+
+    /// The end (byte offset) of the run of chars from `j` whose class satisfies `want`.
+    #[inline(always)]
+    fn run(text: &str, mut j: usize, want: impl Fn(Cls) -> bool) -> usize {
         let bytes = text.as_bytes();
-        let ch = |i: usize| if ascii { bytes[i] as char } else { chars[i] };
-        let off = |i: usize| if ascii { i } else { at[i] };
-        let n = if ascii { bytes.len() } else { classes.len() };
-        // ASCII text is classified on the fly from a table, no per-call allocation.
-        let cls = |i: usize| if ascii { ASCII_CLASS[bytes[i] as usize] } else { classes[i] };
-        let run = |from: usize, pred: &dyn Fn(Cls) -> bool| {
-            let mut j = from;
-            while j < n && pred(cls(j)) {
+        while j < bytes.len() {
+            let b = bytes[j];
+            if b < 0x80 {
+                if !want(ASCII_CLASS[b as usize]) {
+                    break;
+                }
                 j += 1;
+            } else {
+                let (c, len) = class_at(text, j);
+                if !want(c) {
+                    break;
+                }
+                j += len;
             }
-            j
-        };
-        let fold = |c: char| c.to_lowercase().next().unwrap_or(c);
+        }
+        j
+    }
+
+    /// The pieces of `text`, exactly as the cl100k pattern splits it:
+    /// `'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s`
+    ///
+    /// One pass over the bytes: ASCII bytes are classified from a table, other chars are
+    /// decoded where they stand; nothing is allocated.
+    pub(super) fn pieces(text: &str, mut emit: impl FnMut(&str)) {
+        let bytes = text.as_bytes();
+        let n = bytes.len();
         let mut i = 0;
         while i < n {
-            let c = cls(i);
+            let (c, len) = class_at(text, i);
             let end = 'piece: {
                 // 1. contractions
-                if ch(i) == '\'' && i + 1 < n {
-                    let c1 = fold(ch(i + 1));
+                if bytes[i] == b'\'' && i + 1 < n {
+                    let (c1, l1) = folded_at(text, i + 1);
                     if matches!(c1, 's' | 'd' | 'm' | 't' | 'ſ') {
-                        break 'piece i + 2;
+                        break 'piece i + 1 + l1;
                     }
-                    if i + 2 < n {
-                        let c2 = fold(ch(i + 2));
+                    if i + 1 + l1 < n {
+                        let (c2, l2) = folded_at(text, i + 1 + l1);
                         if matches!((c1, c2), ('l', 'l') | ('v', 'e') | ('r', 'e')) {
-                            break 'piece i + 3;
+                            break 'piece i + 1 + l1 + l2;
                         }
                     }
                 }
                 // 2. an optional non-letter/number/newline, then letters
                 if c == Cls::Letter {
-                    break 'piece run(i, &|k| k == Cls::Letter);
+                    break 'piece run(text, i + len, |k| k == Cls::Letter);
                 }
-                if c != Cls::Newline && c != Cls::Digit && i + 1 < n && cls(i + 1) == Cls::Letter {
-                    break 'piece run(i + 1, &|k| k == Cls::Letter);
+                if c != Cls::Newline && c != Cls::Digit && i + len < n && class_at(text, i + len).0 == Cls::Letter {
+                    break 'piece run(text, i + len, |k| k == Cls::Letter);
                 }
                 // 3. one to three digits
                 if c == Cls::Digit {
-                    break 'piece run(i, &|k| k == Cls::Digit).min(i + 3);
+                    let mut e = i + len;
+                    for _ in 0..2 {
+                        if e >= n {
+                            break;
+                        }
+                        let (k, l) = class_at(text, e);
+                        if k != Cls::Digit {
+                            break;
+                        }
+                        e += l;
+                    }
+                    break 'piece e;
                 }
                 // 4. an optional space, punctuation/symbols, then newlines
-                let j = if ch(i) == ' ' { i + 1 } else { i };
-                if j < n && cls(j) == Cls::Other {
-                    let k = run(j, &|k| k == Cls::Other);
-                    break 'piece run(k, &|k| k == Cls::Newline);
+                let j = if bytes[i] == b' ' { i + 1 } else { i };
+                if j < n && class_at(text, j).0 == Cls::Other {
+                    let k = run(text, j, |k| k == Cls::Other);
+                    break 'piece run(text, k, |k| k == Cls::Newline);
                 }
                 // whitespace (anything else reaching here is whitespace)
-                let e = run(i, &Cls::ws);
+                let e = run(text, i, Cls::ws);
                 if e == n {
                     break 'piece n; // 5. \s++$
                 }
-                if let Some(p) = (i..e).rev().find(|&p| cls(p) == Cls::Newline) {
-                    break 'piece p + 1; // 6. \s*[\r\n]
+                if let Some(p) = bytes[i..e].iter().rposition(|&b| b == b'\r' || b == b'\n') {
+                    break 'piece i + p + 1; // 6. \s*[\r\n] (newlines are ASCII)
                 }
-                if e - i >= 2 {
-                    break 'piece e - 1; // 7. \s+(?!\S)
+                // 7. \s+(?!\S): two or more whitespace chars give all but the last
+                let mut last = e - 1;
+                while last > i && (bytes[last] & 0xC0) == 0x80 {
+                    last -= 1;
                 }
-                i + 1 // 8. \s
+                if last > i {
+                    break 'piece last;
+                }
+                i + len // 8. \s
             };
-            let end = end.max(i + 1);
-            emit(&text[off(i)..off(end)]);
+            let end = end.max(i + len);
+            emit(&text[i..end]);
             i = end;
         }
     }

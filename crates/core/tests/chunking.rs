@@ -129,6 +129,8 @@ fn every_book_and_reference_page_chunks_within_limits_and_without_chrome() {
                     let fences = c.text.lines().filter(|l| l.starts_with("```")).count();
                     assert_eq!(fences % 2, 0, "unbalanced fence in {}: {}", c.link(), c.text);
                     assert!(c.tokens <= 300 + 8, "{} has {} tokens", c.link(), c.tokens);
+                    // The stored count is exact (a long section's chunks add up their parts' counts).
+                    assert_eq!(c.tokens as usize, cl100k_tokens(&c.text), "{}", c.link());
                     assert!(!c.text.trim().is_empty());
                 }
             }
@@ -198,4 +200,29 @@ fn docusaurus_sources_get_github_slugger_anchors() {
     let chunks = chunk(&p, "intro.html", 350);
     let c = chunks.iter().find(|c| c.anchor == "whats-new-in-v20").expect("github-slugger anchor");
     assert_eq!(c.text, "Text inside tabs.");
+}
+
+#[test]
+fn small_chunks_of_docents_own_docs_carry_exact_token_counts() {
+    // Small limits split nearly every section into sentence, line and word pieces, so every
+    // way of joining parts (text after text, after code, after punctuation) is exercised.
+    let docs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&docs).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "md")).collect();
+    files.sort();
+    assert!(files.len() >= 10, "docs/ has {} Markdown pages", files.len());
+    let mut split_sections = 0;
+    for max in [40, 90, 200] {
+        for f in &files {
+            let md = std::fs::read_to_string(f).unwrap();
+            let stem = f.file_stem().unwrap().to_string_lossy();
+            let Ok(Parsed::Page(p)) = parse_page(SourceKind::Markdown, &md, Flavor::VitePress, &stem) else { continue };
+            let chunks = chunk(&p, &stem, max);
+            split_sections += chunks.windows(2).filter(|w| w[0].anchor == w[1].anchor).count();
+            for c in &chunks {
+                assert_eq!(c.tokens as usize, cl100k_tokens(&c.text), "{} (max {max}): {:?}", c.link(), c.text);
+                assert!(c.tokens as usize <= max + 8, "{} has {} tokens (max {max})", c.link(), c.tokens);
+            }
+        }
+    }
+    assert!(split_sections > 100, "only {split_sections} split sections: the test does not exercise joins");
 }

@@ -267,7 +267,11 @@ pub fn preprocess_mdx(body: &str) -> String {
             out.push('\n');
             continue;
         }
-        // {/* MDX comments */} possibly spanning lines.
+        // {/* MDX comments */} possibly spanning lines (most lines have none: no copy).
+        if !in_comment && !line.contains("{/*") {
+            push_unless_markup(&mut out, &mut jsx, line);
+            continue;
+        }
         let mut l = line.to_string();
         if in_comment {
             match l.find("*/}") {
@@ -290,27 +294,34 @@ pub fn preprocess_mdx(body: &str) -> String {
                 }
             }
         }
-        // Admonitions.
-        let t = l.trim();
+        push_unless_markup(&mut out, &mut jsx, &l);
+    }
+    out
+}
+
+/// One line of Markdown outside code fences and import/export statements: admonition markers
+/// become a title paragraph or nothing, JSX components are stripped, the rest is kept.
+fn push_unless_markup(out: &mut String, jsx: &mut JsxState, l: &str) {
+    let t = l.trim();
+    if t.starts_with(":::") {
         if let Some(rest) = admonition_open(t) {
             out.push('\n');
             out.push_str(&rest);
             out.push_str("\n\n");
-            continue;
+            return;
         }
-        if t.len() >= 3 && t.chars().all(|c| c == ':') {
+        if t.bytes().all(|c| c == b':') {
             out.push('\n');
-            continue;
+            return;
         }
-        let cleaned = jsx.strip(&l);
-        if cleaned.trim().is_empty() && !l.trim().is_empty() {
-            out.push('\n');
-            continue;
-        }
-        out.push_str(&cleaned);
-        out.push('\n');
     }
-    out
+    let cleaned = jsx.strip(l);
+    if cleaned.trim().is_empty() && !t.is_empty() {
+        out.push('\n');
+        return;
+    }
+    out.push_str(&cleaned);
+    out.push('\n');
 }
 
 fn fence_open(trimmed: &str) -> Option<(char, usize)> {
@@ -368,10 +379,10 @@ struct JsxState {
 }
 
 impl JsxState {
-    fn strip(&mut self, line: &str) -> String {
+    fn strip<'a>(&mut self, line: &'a str) -> std::borrow::Cow<'a, str> {
         if !self.in_tag && !line.contains('<') {
             // No tag starts or continues on this line: nothing to strip.
-            return line.to_string();
+            return std::borrow::Cow::Borrowed(line);
         }
         let chars: Vec<char> = line.chars().collect();
         let mut out = String::with_capacity(line.len());
@@ -419,7 +430,7 @@ impl JsxState {
             out.push(c);
             i += 1;
         }
-        out
+        out.into()
     }
 }
 

@@ -234,32 +234,47 @@ pub fn page_url_with_slug(rel_path: &str, slug: Option<&str>, base_url: Option<&
 /// applies it to heading text before slugging, so anything that must reproduce its anchors
 /// (the demo site's heading ids) calls this same function.
 pub fn normalize_ws(s: &str) -> String {
+    // One pass over the bytes, copying whole runs of non-space text: ASCII bytes are tested
+    // directly, other chars decoded where they stand (`char::is_whitespace` for spaces; the
+    // zero-width space and BOM are dropped without leaving a space).
+    let bytes = s.as_bytes();
     let mut out = String::with_capacity(s.len());
-    if !s.contains(['\u{200b}', '\u{feff}']) {
-        // Common case: copy whole words, not characters.
-        for word in s.split_whitespace() {
-            if !out.is_empty() {
+    let mut pending_space = false;
+    let mut run = 0; // start of the current run of kept text
+    let mut i = 0;
+    let flush = |out: &mut String, from: usize, to: usize, pending: &mut bool| {
+        if from < to {
+            if *pending && !out.is_empty() {
                 out.push(' ');
             }
-            out.push_str(word);
+            *pending = false;
+            out.push_str(&s[from..to]);
         }
-        return out;
-    }
-    let mut pending_space = false;
-    for c in s.chars() {
-        if c == '\u{200b}' || c == '\u{feff}' {
+    };
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b < 0x80 {
+            if matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C) {
+                flush(&mut out, run, i, &mut pending_space);
+                pending_space = true;
+                run = i + 1;
+            }
+            i += 1;
             continue;
         }
+        let c = s[i..].chars().next().unwrap_or(char::REPLACEMENT_CHARACTER);
+        let len = c.len_utf8();
         if c.is_whitespace() {
-            pending_space = !out.is_empty();
-        } else {
-            if pending_space {
-                out.push(' ');
-                pending_space = false;
-            }
-            out.push(c);
+            flush(&mut out, run, i, &mut pending_space);
+            pending_space = true;
+            run = i + len;
+        } else if c == '\u{200b}' || c == '\u{feff}' {
+            flush(&mut out, run, i, &mut pending_space);
+            run = i + len;
         }
+        i += len;
     }
+    flush(&mut out, run, bytes.len(), &mut pending_space);
     out
 }
 
@@ -355,6 +370,19 @@ mod tests {
         assert_eq!(normalize_ws("a\u{200b}b \u{feff} c"), "ab c");
         assert_eq!(normalize_ws(" \u{a0}x\u{3000}y "), "x y");
         assert_eq!(normalize_ws(""), "");
+    }
+
+    /// The definition, one char at a time: what the byte-wise [`normalize_ws`] must equal.
+    fn normalize_ws_by_chars(s: &str) -> String {
+        let kept: String = s.chars().filter(|&c| c != '\u{200b}' && c != '\u{feff}').collect();
+        kept.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn whitespace_normalisation_equals_its_char_by_char_definition(s in "[ a-z\t\n\r\u{b}\u{c}\u{85}\u{a0}\u{200b}\u{feff}\u{3000}\u{2028}é日🦀]{0,40}") {
+            proptest::prop_assert_eq!(normalize_ws(&s), normalize_ws_by_chars(&s));
+        }
     }
 
     #[test]
