@@ -509,7 +509,7 @@ impl Index {
             .filter(|&e| e <= body_len)
             .ok_or(FormatError::Truncated("section table"))?;
         let header_end = table_end.checked_add(header_len).filter(|&e| e <= body_len).ok_or(FormatError::Truncated("header"))?;
-        let header: IndexHeader = serde_json::from_slice(&bytes[table_end..header_end])
+        let header: IndexHeader = crate::header_json::read_header(&bytes[table_end..header_end])
             .map_err(|e| FormatError::Corrupt(format!("header JSON: {e}")))?;
         let mut sections = Vec::new();
         for i in 0..count {

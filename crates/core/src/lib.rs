@@ -15,6 +15,7 @@ pub mod budget;
 pub mod chunk;
 pub mod extractive;
 pub mod format;
+mod header_json;
 pub mod lexical;
 pub mod model;
 pub mod prompt;
