@@ -123,12 +123,21 @@ fn bench(c: &mut Criterion) {
         let text_bytes: usize = chunks.iter().map(|c| c.text.len()).sum();
         let index = Index::from_bytes(bytes.clone()).unwrap();
         let sizes = index.section_sizes();
+        // Labels: the distinct url, title, anchor and heading strings (stored once each).
+        let mut labels = std::collections::HashSet::new();
+        for c in &chunks {
+            labels.extend([c.url.as_str(), c.title.as_str(), c.anchor.as_str()]);
+            labels.extend(c.breadcrumb.iter().map(String::as_str));
+        }
+        let label_bytes: usize = labels.iter().map(|l| l.len()).sum();
+        let beyond = (bytes.len() - text_bytes) as f64 / n as f64;
         println!(
-            "[{n} chunks × {dims}] file {} bytes; text {} bytes; beyond text {:.1} B/chunk (dims + {:.1})",
+            "[{n} chunks × {dims}] file {} bytes; text {} bytes; beyond text {beyond:.1} B/chunk (dims + {:.1}); \
+             labels {label_bytes} bytes; beyond text and labels dims + {:.1}",
             bytes.len(),
             text_bytes,
-            (bytes.len() - text_bytes) as f64 / n as f64,
-            (bytes.len() - text_bytes) as f64 / n as f64 - dims as f64,
+            beyond - dims as f64,
+            beyond - dims as f64 - label_bytes as f64 / n as f64,
         );
         for (k, s) in &sizes {
             println!("    {:<32} {:>12} bytes", k.name(), s);
