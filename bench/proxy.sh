@@ -18,7 +18,10 @@
 #      CONCURRENCY (64), STREAMS (5000), DELAY_MS (20: pause between the double's chunks, ~50 tokens/s
 #      like a real model; 2 = stress),
 #      PROFILE (release-native; dev for a quick run), SKIP_BUILD=1 (use already built binaries),
-#      SKIP_LITELLM=1.
+#      SKIP_LITELLM=1,
+#      PIN=1: docent serve on a core of its own (taskset -c 1; tokio then runs one worker), the
+#      load generator, the double and LiteLLM on the other (taskset -c 0), as when the proxy runs
+#      on its own host. Without PIN all share both cores.
 # Timing run (quiet machine): PROFILE=release-native bash bench/proxy.sh
 # Smoke test:  PROFILE=dev REQUESTS=200 ROUNDS=1 WARMUP=50 LITELLM_REQUESTS=100 STREAMS=300 bash bench/proxy.sh
 set -euo pipefail
@@ -32,6 +35,13 @@ CONCURRENCY="${CONCURRENCY:-64}"
 STREAMS="${STREAMS:-5000}"
 DELAY_MS="${DELAY_MS:-20}"
 PROFILE="${PROFILE:-release-native}"
+PIN="${PIN:-0}"
+PIN_CLIENTS=(); PIN_PROXY=()
+if [ "$PIN" = 1 ]; then
+  command -v taskset >/dev/null || { echo "PIN=1 needs taskset (util-linux)" >&2; exit 2; }
+  [ "$(nproc --all)" -ge 2 ] || { echo "PIN=1 needs 2 cores" >&2; exit 2; }
+  PIN_CLIENTS=(taskset -c 0); PIN_PROXY=(taskset -c 1)
+fi
 OUTDIR="$PROFILE"; [ "$PROFILE" = dev ] && OUTDIR=debug
 BIN="${CARGO_TARGET_DIR:-$ROOT/target}/$OUTDIR"
 
@@ -60,7 +70,7 @@ wait_http() { # url timeout_s
 }
 
 DP="$(free_port)"; PP="$(free_port)"; LP="$(free_port)"
-"$BIN/docent-upstream-double" --listen "127.0.0.1:$DP" --delay-ms "$DELAY_MS" --no-record --stamp >"$WORK/double.log" 2>&1 &
+"${PIN_CLIENTS[@]}" "$BIN/docent-upstream-double" --listen "127.0.0.1:$DP" --delay-ms "$DELAY_MS" --no-record --stamp >"$WORK/double.log" 2>&1 &
 PIDS+=($!)
 wait_http "http://127.0.0.1:$DP/healthz" 20
 
@@ -83,7 +93,7 @@ requests_per_minute = 10000000
 tokens_per_minute = 2000000000
 max_concurrent_streams = 20000
 TOML
-RUST_LOG=warn "$BIN/docent-proxy" --config "$WORK/docent.toml" >"$WORK/docent.log" 2>&1 &
+RUST_LOG=warn "${PIN_PROXY[@]}" "$BIN/docent-proxy" --config "$WORK/docent.toml" >"$WORK/docent.log" 2>&1 &
 PROXY_PID=$!
 PIDS+=($PROXY_PID)
 wait_http "http://127.0.0.1:$PP/healthz" 20
@@ -100,7 +110,7 @@ model_list:
 general_settings:
   master_key: sk-bench-litellm-master-key
 YAML
-  LITELLM_LOCAL_MODEL_COST_MAP=True LITELLM_LOG=ERROR LITELLM_TELEMETRY=False litellm --config "$WORK/litellm.yaml" --host 127.0.0.1 --port "$LP" --num_workers 1 >"$WORK/litellm.log" 2>&1 &
+  LITELLM_LOCAL_MODEL_COST_MAP=True LITELLM_LOG=ERROR LITELLM_TELEMETRY=False "${PIN_CLIENTS[@]}" litellm --config "$WORK/litellm.yaml" --host 127.0.0.1 --port "$LP" --num_workers 1 >"$WORK/litellm.log" 2>&1 &
   PIDS+=($!)
   if wait_http "http://127.0.0.1:$LP/health/liveliness" 120; then
     LITELLM_ARG=(--litellm "http://127.0.0.1:$LP/v1/chat/completions" --litellm-requests "$LITELLM_REQUESTS" --litellm-key sk-bench-litellm-master-key)
@@ -114,13 +124,13 @@ echo "## Proxy overhead ($(date -u +%Y-%m-%d), $(nproc) cores, $(grep -m1 'model
 echo
 echo "Command: \`PROFILE=$PROFILE REQUESTS=$REQUESTS ROUNDS=$ROUNDS WARMUP=$WARMUP CONCURRENCY=$CONCURRENCY DELAY_MS=$DELAY_MS LITELLM_REQUESTS=$LITELLM_REQUESTS STREAMS=$STREAMS bash bench/proxy.sh\`."
 echo "Load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (numbers are only meaningful on an otherwise idle machine)."
-echo "Streamed chat requests (~2 KB of sources, ~36 upstream chunks $DELAY_MS ms apart) from docent-loadgen to docent-upstream-double --stamp, directly / through docent serve / through LiteLLM proxy, all on 127.0.0.1 (load generator, double and proxy share the machine's cores)."
+echo "Streamed chat requests (~2 KB of sources, ~36 upstream chunks $DELAY_MS ms apart) from docent-loadgen to docent-upstream-double --stamp, directly / through docent serve / through LiteLLM proxy, all on 127.0.0.1 ($(if [ "$PIN" = 1 ]; then echo "PIN=1: docent serve alone on core 1, everything else on core 0"; else echo "load generator, double and proxy share the machine's cores"; fi))."
 echo
-timeout 1800 "$BIN/docent-loadgen" latency \
+timeout 1800 "${PIN_CLIENTS[@]}" "$BIN/docent-loadgen" latency \
   --direct "http://127.0.0.1:$DP/v1/chat/completions" \
   --proxy "http://127.0.0.1:$PP/v1/chat/completions" \
   "${LITELLM_ARG[@]}" --concurrency "$CONCURRENCY" --requests "$REQUESTS" --rounds "$ROUNDS" --warmup "$WARMUP"
 echo
 echo "## Concurrent open streams through docent serve"
 echo
-timeout 600 "$BIN/docent-loadgen" streams --proxy "http://127.0.0.1:$PP/v1/chat/completions" --pid "$PROXY_PID" --count "$STREAMS"
+timeout 600 "${PIN_CLIENTS[@]}" "$BIN/docent-loadgen" streams --proxy "http://127.0.0.1:$PP/v1/chat/completions" --pid "$PROXY_PID" --count "$STREAMS"
