@@ -463,7 +463,10 @@ impl StreamState {
             self.queue.push_back(Bytes::from(ev.frame()));
             return;
         }
-        if data.contains("\"usage\"") && data.contains("prompt_tokens") {
+        // Only a usage chunk carries token counts; one SIMD substring search per chunk.
+        static PROMPT_TOKENS: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"prompt_tokens\""));
+        if PROMPT_TOKENS.find(data.as_bytes()).is_some() && data.contains("\"usage\"") {
             if let Ok(v) = serde_json::from_str::<Value>(data) {
                 let (pin, pout) = usage_of(&v);
                 if pin + pout > 0 {

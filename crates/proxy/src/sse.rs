@@ -11,6 +11,13 @@ impl Event {
     /// `data: {payload}\n\n`, OpenAI's exact framing.
     pub fn frame(&self) -> String {
         let mut s = String::with_capacity(self.data.len() + 8);
+        if memchr::memchr(b'\n', self.data.as_bytes()).is_none() {
+            // one line: the common case
+            s.push_str("data: ");
+            s.push_str(&self.data);
+            s.push_str("\n\n");
+            return s;
+        }
         for line in self.data.split('\n') {
             s.push_str("data: ");
             s.push_str(line);
@@ -22,10 +29,17 @@ impl Event {
 }
 
 /// Incremental SSE splitter: handles events split across reads, CRLF, comments, multi-line data.
+///
+/// It runs for every chunk of every stream, so it works on bytes: `memchr` finds line ends, a
+/// `data` line's value is appended to the pending event as bytes, and the event's UTF-8 is
+/// checked once when its blank line arrives (invalid bytes become U+FFFD, never an error).
 #[derive(Debug, Default)]
 pub struct Splitter {
     buf: Vec<u8>,
-    data: Vec<String>,
+    /// The pending event's data lines, joined with '\n'.
+    data: Vec<u8>,
+    /// At least one `data` line is pending (an empty `data:` line still makes an event).
+    has_data: bool,
 }
 
 impl Splitter {
@@ -34,25 +48,28 @@ impl Splitter {
         self.buf.extend_from_slice(bytes);
         let mut out = Vec::new();
         let mut start = 0;
-        while let Some(pos) = self.buf[start..].iter().position(|b| *b == b'\n') {
+        while let Some(pos) = memchr::memchr(b'\n', &self.buf[start..]) {
             let end = start + pos;
-            let mut line = &self.buf[start..end];
-            if line.last() == Some(&b'\r') {
-                line = &line[..line.len() - 1];
-            }
+            let line = &self.buf[start..end];
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
             if line.is_empty() {
-                if !self.data.is_empty() {
-                    out.push(Event { data: self.data.join("\n") });
-                    self.data.clear();
+                if self.has_data {
+                    let data = std::mem::take(&mut self.data);
+                    let data = String::from_utf8(data).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+                    out.push(Event { data });
+                    self.has_data = false;
                 }
             } else if line[0] != b':' {
-                let text = String::from_utf8_lossy(line);
-                let (field, value) = match text.find(':') {
-                    Some(i) => (&text[..i], text[i + 1..].strip_prefix(' ').unwrap_or(&text[i + 1..])),
-                    None => (&text[..], ""),
+                let (field, value) = match memchr::memchr(b':', line) {
+                    Some(i) => (&line[..i], line[i + 1..].strip_prefix(b" ").unwrap_or(&line[i + 1..])),
+                    None => (line, &b""[..]),
                 };
-                if field == "data" {
-                    self.data.push(value.to_string());
+                if field == b"data" {
+                    if self.has_data {
+                        self.data.push(b'\n');
+                    }
+                    self.data.extend_from_slice(value);
+                    self.has_data = true;
                 }
             }
             start = end + 1;
@@ -69,13 +86,12 @@ impl Splitter {
             ev.extend(self.push(b"\n\n"));
             return ev.into_iter().next();
         }
-        if self.data.is_empty() {
-            None
-        } else {
-            let d = self.data.join("\n");
-            self.data.clear();
-            Some(Event { data: d })
+        if !self.has_data {
+            return None;
         }
+        self.has_data = false;
+        let data = std::mem::take(&mut self.data);
+        Some(Event { data: String::from_utf8(data).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()) })
     }
 }
 
@@ -98,5 +114,29 @@ mod tests {
         let e = s.push(b"data: a\ndata: b\n\ndata: tail");
         assert_eq!(e, vec![Event { data: "a\nb".into() }]);
         assert_eq!(s.finish(), Some(Event { data: "tail".into() }));
+    }
+
+    #[test]
+    fn empty_data_lines_make_events_and_invalid_utf8_becomes_replacement_characters() {
+        let mut s = Splitter::default();
+        let e = s.push(b"data:\n\nevent: x\nid: 1\n\ndata: caf\xc3\xa9 \xff\n\n");
+        assert_eq!(e, vec![Event { data: String::new() }, Event { data: "café \u{fffd}".into() }]);
+        assert_eq!(s.finish(), None);
+    }
+
+    #[test]
+    fn any_split_of_a_stream_into_reads_gives_the_same_events() {
+        let stream: &[u8] = b"data: {\"id\":\"1\",\"x\":\"\xc3\xa9\"}\r\n\r\n: ping\n\ndata: a\ndata: b\n\ndata: [DONE]\n\n";
+        let whole = Splitter::default().push(stream);
+        assert_eq!(whole.len(), 3);
+        for cut in 0..stream.len() {
+            for cut2 in cut..stream.len() {
+                let mut s = Splitter::default();
+                let mut got = s.push(&stream[..cut]);
+                got.extend(s.push(&stream[cut..cut2]));
+                got.extend(s.push(&stream[cut2..]));
+                assert_eq!(got, whole, "cut at {cut} and {cut2}");
+            }
+        }
     }
 }

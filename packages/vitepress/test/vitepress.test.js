@@ -1,9 +1,9 @@
-import { after, test } from 'node:test';
+import { test } from 'node:test';
+import { tempDir } from '../../test-support/temp-dir.js';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import {
   withDocent,
@@ -14,14 +14,6 @@ import {
   DocentOptionsError,
 } from '../src/index.js';
 
-/** Temp folders made by this file, removed when its tests end (CI runs on a shared disk). */
-const tempDirs = [];
-after(() => Promise.all(tempDirs.map((d) => fsp.rm(d, { recursive: true, force: true }))));
-async function tempDir(prefix) {
-  const dir = await fsp.mkdtemp(path.join(os.tmpdir(), prefix));
-  tempDirs.push(dir);
-  return dir;
-}
 
 /** A temp folder with fake widget assets and an index file. */
 async function fixture() {
