@@ -311,24 +311,31 @@ pub fn suggest_floor(results: &[QuestionResult]) -> Option<(f32, f64)> {
     let mut confs: Vec<f32> = results.iter().map(|r| r.confidence).filter(|c| c.is_finite()).collect();
     confs.sort_by(|a, b| a.total_cmp(b));
     confs.dedup();
-    // Candidate floors: below everything, midpoints, above everything.
-    let mut candidates = vec![0.0f32];
+    // Candidate floors with the width of the gap they sit in: below everything, the midpoint
+    // between each pair of neighbouring confidences, just above everything.
+    let mut candidates: Vec<(f32, f32)> = vec![(0.0, confs.first().copied().unwrap_or(0.0).max(0.0))];
     for w in confs.windows(2) {
-        candidates.push((w[0] + w[1]) / 2.0);
+        candidates.push(((w[0] + w[1]) / 2.0, w[1] - w[0]));
     }
     if let Some(last) = confs.last() {
-        candidates.push(last + 1e-3);
+        candidates.push((last + 1e-3, 1e-3));
     }
     let n = results.len() as f64;
-    let mut best: Option<(f32, f64)> = None;
-    for f in candidates {
+    let mut best: Option<(f32, f64, f32)> = None;
+    for (f, gap) in candidates {
         let correct = results.iter().filter(|r| (r.confidence >= f) == r.answerable).count() as f64;
         let acc = correct / n;
-        if best.map(|(_, b)| acc > b + 1e-12).unwrap_or(true) {
-            best = Some((f, acc));
+        let better = match best {
+            None => true,
+            Some((_, b, _)) if acc > b + 1e-12 => true,
+            // as accurate: the floor with the most room on both sides
+            Some((_, b, g)) => (acc - b).abs() <= 1e-12 && gap > g,
+        };
+        if better {
+            best = Some((f, acc, gap));
         }
     }
-    best
+    best.map(|(f, acc, _)| (f, acc))
 }
 
 /// `docent eval`.
@@ -441,6 +448,17 @@ mod tests {
         assert!(f > 0.3 && f < 0.7, "{f}");
         assert!((acc - 5.0 / 6.0).abs() < 1e-9);
         assert!(suggest_floor(&rs[..3]).is_none());
+    }
+
+    #[test]
+    fn among_equally_accurate_floors_the_one_in_the_widest_gap_wins() {
+        // Unanswerable at 0.10 and 0.12, answerable at 0.11 and 0.90. A floor of 0.105 (a 0.01
+        // gap) and one of 0.51 (a 0.78 gap) are both right 3 times out of 4; the lowest of them
+        // would let nearly everything through, the one with room on both sides is chosen.
+        let rs = vec![qr(0.10, false), qr(0.11, true), qr(0.12, false), qr(0.90, true)];
+        let (f, acc) = suggest_floor(&rs).unwrap();
+        assert!((acc - 0.75).abs() < 1e-9, "{acc}");
+        assert!(f > 0.12 && f < 0.9, "the floor {f} should sit in the wide gap between 0.12 and 0.90");
     }
 
     #[test]
