@@ -54,9 +54,7 @@ impl Splitter {
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             if line.is_empty() {
                 if self.has_data {
-                    let data = std::mem::take(&mut self.data);
-                    let data = String::from_utf8(data).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-                    out.push(Event { data });
+                    out.push(Event { data: lossy_string(std::mem::take(&mut self.data)) });
                     self.has_data = false;
                 }
             } else if line[0] != b':' {
@@ -90,9 +88,13 @@ impl Splitter {
             return None;
         }
         self.has_data = false;
-        let data = std::mem::take(&mut self.data);
-        Some(Event { data: String::from_utf8(data).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()) })
+        Some(Event { data: lossy_string(std::mem::take(&mut self.data)) })
     }
+}
+
+/// The bytes as a String, invalid UTF-8 replaced by U+FFFD (valid input is not copied).
+fn lossy_string(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 #[cfg(test)]
