@@ -4,7 +4,8 @@
 //! `search_benchmark(chunks, dims, runs)` builds a synthetic index in memory (random unit vectors,
 //! text drawn from a fixed vocabulary), then times `Index::search` in hybrid mode with
 //! `performance.now()` and returns JSON `{chunks, dims, runs, p50_ms, p95_ms, mean_ms, modes:
-//! {hybrid, vector, lexical: {p50_ms, p95_ms, mean_ms}}, build_ms, lexical_build_ms, first_search_ms, index_bytes}`
+//! {hybrid, vector, lexical: {p50_ms, p95_ms, mean_ms}}, build_ms, lexical_build_ms, first_search_ms, index_bytes,
+//! kernel_p50_ms}` (`kernel_p50_ms`: the int8 dot-product scan alone, over a plain buffer of the same size)
 //! (the first search on the fresh index is timed alone and left out of the percentiles).
 
 use docent_core::format::write_index;
@@ -128,7 +129,22 @@ pub fn search_benchmark(chunks: u32, dims: u32, runs: u32) -> Result<String, JsV
             hybrid = (pct(0.5), pct(0.95), mean);
         }
     }
+    // The int8 scan alone (the vector part's kernel), over a plain buffer of the same size.
+    let kernel = {
+        let all: Vec<i8> = (0..chunks as usize * dims as usize).map(|_| ((rng.next() % 255) as i32 - 127) as i8).collect();
+        let mut times = Vec::with_capacity(runs as usize);
+        for _ in 0..runs {
+            let q: Vec<i8> = (0..dims).map(|_| ((rng.next() % 255) as i32 - 127) as i8).collect();
+            let t = now();
+            let d = docent_core::vector::dot_i8_many(&q, &all, dims as usize);
+            times.push(now() - t);
+            hits += d.len() & 1;
+        }
+        times.sort_by(f64::total_cmp);
+        times[times.len() / 2]
+    };
     let report = Obj::new()
+        .num("kernel_p50_ms", kernel)
         .num("chunks", chunks as f64)
         .num("dims", dims as f64)
         .num("runs", runs as f64)

@@ -281,6 +281,9 @@ pub struct LexicalIndex {
     docs: Vec<u32>,
     tfs: Vec<u16>,
     doclens: Vec<u16>,
+    /// Per document, BM25's length normalisation `k1 · (1 − b + b · dl / avgdl)`, computed once
+    /// at build so scoring a posting costs one division.
+    norms: Vec<f32>,
     avgdl: f32,
 }
 
@@ -344,7 +347,8 @@ impl LexicalIndex {
         }
         let total: u64 = doclens.iter().map(|&l| l as u64).sum();
         let avgdl = if doclens.is_empty() { 1.0 } else { (total as f32 / doclens.len() as f32).max(1.0) };
-        LexicalIndex { terms, offsets, docs: docs_out, tfs, doclens, avgdl }
+        let norms = doclens.iter().map(|&dl| BM25_K1 * (1.0 - BM25_B + BM25_B * dl as f32 / avgdl)).collect();
+        LexicalIndex { terms, offsets, docs: docs_out, tfs, doclens, norms, avgdl }
     }
 
     /// Number of documents.
@@ -373,6 +377,25 @@ impl LexicalIndex {
         match (self.offsets.get(t), self.offsets.get(t + 1)) {
             (Some(&a), Some(&b)) => (&self.docs[a as usize..b as usize], &self.tfs[a as usize..b as usize]),
             _ => (&[], &[]),
+        }
+    }
+    /// Add `weight` × the BM25 contribution of term `t` to `scores[d]` of every document `d` that
+    /// contains it (and that `allowed` lets through, when given). Equal to summing
+    /// `weight * bm25_term(idf, tf, doc_len(d), avgdl())`, with the length normalisation
+    /// precomputed per document.
+    pub fn add_scores(&self, t: u32, weight: f32, scores: &mut [f32], allowed: Option<&[bool]>) {
+        let (docs, tfs) = self.postings(t);
+        let c = weight * idf(self.len() as u32, docs.len() as u32) * (BM25_K1 + 1.0);
+        let n = scores.len().min(self.norms.len());
+        // Index loops: the wasm is built at opt-level "z", which keeps iterator adapters as calls.
+        let mut i = 0;
+        while i < docs.len() {
+            let d = docs[i] as usize;
+            if d < n && allowed.is_none_or(|a| a.get(d).copied().unwrap_or(false)) {
+                let tf = tfs[i] as f32;
+                scores[d] += c * tf / (tf + self.norms[d]);
+            }
+            i += 1;
         }
     }
     /// Tokens in document `d` (0 when out of range).
@@ -437,6 +460,23 @@ mod tests {
         assert_eq!(tokenize("The closures"), vec!["closure"]);
         assert_eq!(tokenize("libraries"), vec!["library"]);
         assert!(tokenize("what is the").is_empty());
+    }
+
+    #[test]
+    fn scoring_a_term_over_its_postings_matches_bm25_per_document() {
+        let ix = LexicalIndex::build([vec!["cargo build"], vec!["build scripts build a crate before cargo builds it"], vec!["other"]]);
+        let t = ix.term_id("build").unwrap();
+        let (docs, tfs) = ix.postings(t);
+        let idf = idf(ix.len() as u32, docs.len() as u32);
+        let mut got = vec![0f32; 3];
+        ix.add_scores(t, 0.5, &mut got, None);
+        for (d, &score) in got.iter().enumerate() {
+            let want = docs.iter().position(|&x| x == d as u32).map_or(0.0, |i| 0.5 * bm25_term(idf, tfs[i] as f32, ix.doc_len(d), ix.avgdl()));
+            assert!((score - want).abs() <= 1e-6 * want.abs().max(1.0), "doc {d}: {score} vs {want}");
+        }
+        let mut masked = vec![0f32; 3];
+        ix.add_scores(t, 0.5, &mut masked, Some(&[false, true, true]));
+        assert_eq!((masked[0], masked[1]), (0.0, got[1]), "a masked-out document gets nothing");
     }
 
     #[test]

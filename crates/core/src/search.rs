@@ -135,56 +135,90 @@ pub fn cosine_confidence(cos: f32) -> f32 {
     ((cos - 0.10) / 0.50).clamp(0.0, 1.0)
 }
 
+/// `f32::total_cmp`'s order as an integer key, so ranking compares stay inline in the opt-level
+/// "z" wasm (where `total_cmp` and `Ordering::then` were calls in the hottest loop).
+#[inline(always)]
+fn total_key(x: f32) -> i32 {
+    let b = x.to_bits() as i32;
+    b ^ (((b >> 31) as u32) >> 1) as i32
+}
+
 /// Order of (id, score) pairs: higher score first, ties by lower id (deterministic).
 #[inline(always)]
 fn better(a: &(u32, f32), b: &(u32, f32)) -> std::cmp::Ordering {
-    b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
+    let (ka, kb) = (total_key(a.1), total_key(b.1));
+    if ka != kb {
+        return kb.cmp(&ka);
+    }
+    a.0.cmp(&b.0)
 }
 
-/// Keeps the `m` best (id, score) pairs seen so far, in one pass: after the first `m`, most
-/// candidates lose to the current worst in a single compare, which beats sorting or selecting
-/// over every chunk. Plain loops: the wasm is built at opt-level "z" and must not pay a call
-/// per candidate.
+/// Keeps the `m` best (id, score) pairs seen so far, in one pass, as a binary heap whose root is
+/// the worst kept pair: most candidates lose to it in a single float compare (`bar`), and a
+/// winner costs O(log m). This beats sorting or selecting over every chunk. Plain loops: the wasm
+/// is built at opt-level "z" and must not pay a call per candidate.
 struct TopM {
     m: usize,
-    best: Vec<(u32, f32)>,
-    worst: usize,
+    heap: Vec<(u32, f32)>,
+    /// The root's score once the heap is full (−∞ before): a candidate below it is out after one
+    /// float compare (ties and NaN take the full comparison).
+    bar: f32,
 }
 
 impl TopM {
     fn new(m: usize) -> TopM {
-        TopM { m, best: Vec::with_capacity(m), worst: 0 }
-    }
-
-    fn find_worst(&mut self) {
-        let mut w = 0;
-        let mut i = 1;
-        while i < self.best.len() {
-            if better(&self.best[i], &self.best[w]).is_gt() {
-                w = i;
-            }
-            i += 1;
-        }
-        self.worst = w;
+        TopM { m, heap: Vec::with_capacity(m), bar: f32::NEG_INFINITY }
     }
 
     #[inline(always)]
     fn push(&mut self, id: u32, score: f32) {
-        if self.best.len() < self.m {
-            self.best.push((id, score));
-            if self.best.len() == self.m {
-                self.find_worst();
+        if score < self.bar || self.m == 0 {
+            return;
+        }
+        let h = &mut self.heap;
+        if h.len() < self.m {
+            // Sift up: a parent must rank after (be worse than) its children.
+            h.push((id, score));
+            let mut i = h.len() - 1;
+            while i > 0 {
+                let p = (i - 1) / 2;
+                if better(&h[p], &h[i]).is_lt() {
+                    h.swap(p, i);
+                    i = p;
+                } else {
+                    break;
+                }
             }
-        } else if self.m > 0 && better(&(id, score), &self.best[self.worst]).is_lt() {
-            self.best[self.worst] = (id, score);
-            self.find_worst();
+        } else if better(&(id, score), &h[0]).is_lt() {
+            // Replace the root and sift down.
+            h[0] = (id, score);
+            let n = h.len();
+            let mut i = 0;
+            loop {
+                let (l, r) = (2 * i + 1, 2 * i + 2);
+                let mut w = i;
+                if l < n && better(&h[l], &h[w]).is_gt() {
+                    w = l;
+                }
+                if r < n && better(&h[r], &h[w]).is_gt() {
+                    w = r;
+                }
+                if w == i {
+                    break;
+                }
+                h.swap(i, w);
+                i = w;
+            }
+        }
+        if self.heap.len() == self.m {
+            self.bar = self.heap[0].1;
         }
     }
 
     /// Best first.
     fn into_sorted(mut self) -> Vec<(u32, f32)> {
-        self.best.sort_unstable_by(better);
-        self.best
+        self.heap.sort_unstable_by(better);
+        self.heap
     }
 }
 
@@ -241,6 +275,7 @@ impl Index {
         let scales = self.all_scales();
         let mut top = TopM::new(m);
         let n = dots.len().min(scales.len() / 4);
+        let (dots, scales) = (&dots[..n], &scales[..4 * n]);
         let mut i = 0;
         while i < n {
             if mask.is_none_or(|m| m.get(i).copied().unwrap_or(false)) {
@@ -275,22 +310,16 @@ impl Index {
         if weighted.is_empty() || n == 0 {
             return LexicalOutcome { ranked: Vec::new(), coverage: 0.0 };
         }
-        let avgdl = lx.avgdl();
         let mut scores = vec![0f32; lx.len()];
         let mut lists: Vec<(f32, &[u32])> = Vec::with_capacity(weighted.len());
         let mut total_weight = 0.0;
         for (term, w) in &weighted {
             match lx.term_id(term) {
                 Some(t) => {
-                    let (docs, tfs) = lx.postings(t);
+                    let (docs, _) = lx.postings(t);
                     let idf = crate::lexical::idf(n, docs.len() as u32);
                     total_weight += w * idf;
-                    for (&doc, &tf) in docs.iter().zip(tfs) {
-                        if mask.is_some_and(|m| !m[doc as usize]) {
-                            continue;
-                        }
-                        scores[doc as usize] += w * crate::lexical::bm25_term(idf, tf as f32, lx.doc_len(doc as usize), avgdl);
-                    }
+                    lx.add_scores(t, *w, &mut scores, mask);
                     lists.push((w * idf, docs));
                 }
                 // A term the docs never use: counts against coverage with the highest idf.
@@ -406,6 +435,32 @@ mod tests {
             .map(|(i, (ns, t))| Chunk { url: format!("p{i}.html"), anchor: format!("s{i}"), namespace: ns.to_string(), text: t.to_string(), title: format!("Page {i}"), ..Default::default() })
             .collect();
         Index::from_bytes(write_index(&IndexHeader::default(), &chunks, vectors.as_deref()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn top_m_matches_a_full_sort_on_many_candidates_with_ties() {
+        let mut seed = 7u32;
+        let v: Vec<(u32, f32)> = (0..2000)
+            .map(|i| {
+                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                (i, ((seed >> 16) % 97) as f32 / 8.0 - 3.0)
+            })
+            .collect();
+        let mut want = v.clone();
+        want.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        for m in [1, 2, 7, 50, 64, 1999, 2000, 2500] {
+            assert_eq!(top_m(v.clone(), m), want[..m.min(v.len())], "m = {m}");
+        }
+    }
+
+    #[test]
+    fn the_integer_rank_key_orders_floats_like_total_cmp() {
+        let xs = [f32::NEG_INFINITY, -1.5, -f32::MIN_POSITIVE, -1e-40, -0.0, 0.0, 1e-40, 0.25, 1.0, f32::MAX, f32::INFINITY, f32::NAN, -f32::NAN];
+        for a in xs {
+            for b in xs {
+                assert_eq!(total_key(a).cmp(&total_key(b)), a.total_cmp(&b), "{a} vs {b}");
+            }
+        }
     }
 
     #[test]

@@ -14,18 +14,30 @@ pub fn normalize(v: &mut [f32]) {
 }
 
 /// Quantise a (normalised) vector to int8: `x ≈ q * scale`, `scale = max|x| / 127`.
+/// Non-finite components count as 0. Written with plain compares: `f32::max`/`clamp` keep
+/// Rust's NaN rules, which the wasm build turns into a libm call per component.
 pub fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
-    let max = v.iter().fold(0.0f32, |m, x| if x.is_finite() { m.max(x.abs()) } else { m });
+    let mut max = 0.0f32;
+    for &x in v {
+        let a = x.abs();
+        if a > max && a < f32::INFINITY {
+            max = a;
+        }
+    }
     out.clear();
     if max == 0.0 {
         out.resize(v.len(), 0);
         return 0.0;
     }
     let scale = max / 127.0;
-    out.extend(v.iter().map(|x| {
-        let x = if x.is_finite() { *x } else { 0.0 };
-        (x / scale).round().clamp(-127.0, 127.0) as i8
-    }));
+    out.reserve(v.len());
+    for &x in v {
+        let x = if x.abs() < f32::INFINITY { x } else { 0.0 };
+        // Ties to even: one wasm `f32.nearest` (`round` is a libm call). The two differ only on
+        // exact .5 ties.
+        let r = (x / scale).round_ties_even();
+        out.push(if r > 127.0 { 127 } else if r < -127.0 { -127 } else { r as i8 });
+    }
     scale
 }
 
