@@ -133,6 +133,13 @@ pub fn mark(name: &str) {
     }
 }
 
+/// Remove every performance mark called `name` (per-chunk marks must not pile up over a session).
+fn clear_marks(name: &str) {
+    if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
+        p.clear_marks_with_mark_name(name);
+    }
+}
+
 fn location() -> (String, String) {
     let loc = web_sys::window().map(|w| w.location());
     let href = loc.as_ref().and_then(|l| l.href().ok()).unwrap_or_default();
@@ -686,9 +693,15 @@ impl Engine {
         let mut answer = String::new();
         let mut announced = 0usize;
         let mut ended = false;
+        // `docent:chunk` marks when each piece of the stream arrives (the latest answer's only):
+        // BENCHMARKS.md §4.4 times from it to the answer's DOM update and the next frame.
+        clear_marks("docent:chunk");
         while !ended {
             let events = match reader.next().await {
-                Ok(Some(c)) => parser.push(&c),
+                Ok(Some(c)) => {
+                    mark("docent:chunk");
+                    parser.push(&c)
+                }
                 // The body ended: an event without its closing blank line still counts.
                 Ok(None) => {
                     ended = true;

@@ -15,7 +15,13 @@
 //    over DOCENT_MEASURE_REWRITE_RUNS questions each (default 20), plus the rewrite round trip
 //    alone (`docent:rewrite-start` → `docent:rewrite-end`).
 //
-// DOCENT_MEASURE_ONLY=sizes,search,rewrite (comma list) runs only those parts (default: all).
+// 5. Streamed chunk → screen: in the real widget against `docent serve` + the upstream double
+//    (a chunk every 15 ms), for every piece of the stream the widget reads (performance mark
+//    `docent:chunk`), the time until the answer's DOM changes (a MutationObserver) and until the
+//    next animation frame after that (requestAnimationFrame), and how many frames went by
+//    between arrival and DOM update (0 = on screen in the first frame after it arrived).
+//
+// DOCENT_MEASURE_ONLY=sizes,search,rewrite,frame (comma list) runs only those parts (default: all).
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -31,7 +37,8 @@ const DIMS = Number(process.env.DOCENT_MEASURE_DIMS || 384);
 const RUNS = Number(process.env.DOCENT_MEASURE_RUNS || 300);
 const REWRITE_RUNS = Number(process.env.DOCENT_MEASURE_REWRITE_RUNS || 20);
 const PROXY = process.env.DOCENT_E2E_PROXY;
-const ONLY = new Set((process.env.DOCENT_MEASURE_ONLY || 'sizes,search,rewrite').split(',').map((x) => x.trim()));
+const FRAME_RUNS = Number(process.env.DOCENT_MEASURE_FRAME_RUNS || 10);
+const ONLY = new Set((process.env.DOCENT_MEASURE_ONLY || 'sizes,search,rewrite,frame').split(',').map((x) => x.trim()));
 if (!SITE) throw new Error('run via e2e/widget/run.sh --measure');
 
 // Questions about the measured corpus (the Cargo book); cycled, each asked in a fresh conversation.
@@ -75,6 +82,7 @@ try {
   if (ONLY.has('sizes')) await firstAnswerBytes();
   if (ONLY.has('search')) await searchBenchmark();
   if (ONLY.has('rewrite')) await rewriteLatency();
+  if (ONLY.has('frame')) await chunkToFrame();
   console.log(`\nmachine: ${process.arch}, Chromium ${browser.version()}, node ${process.version}, ${new Date().toISOString()}`);
 } finally {
   await browser.close();
@@ -195,4 +203,66 @@ async function rewriteLatency() {
   const d50 = pct(stats.always.toSearch, 0.5) - pct(stats.off.toSearch, 0.5);
   const d95 = pct(stats.always.toSearch, 0.95) - pct(stats.off.toSearch, 0.95);
   console.log(`  cost of the rewrite: +${d50.toFixed(1)} ms at p50, +${d95.toFixed(1)} ms at p95 before search starts (upstream double: no model latency; add the chat model's own non-streamed latency for a real deployment)`);
+}
+
+async function chunkToFrame() {
+  // ---- streamed chunk → DOM → frame
+  if (!PROXY) throw new Error('DOCENT_E2E_PROXY is not set (run via e2e/widget/run.sh --measure)');
+  const ctx = await browser.newContext();
+  const page = await ctx.newPage();
+  await page.goto(`${SITE}/page?proxy=${encodeURIComponent(PROXY)}&rewrite=off`);
+  await page.locator('[data-testid="docent-launcher"]').click();
+  const input = page.locator('[data-testid="docent-input"]');
+  const dom = [];
+  const frames = [];
+  const reads = [];
+  for (let i = 0; i < FRAME_RUNS + 1; i++) {
+    await page.evaluate(() => {
+      // Frame callbacks and answer mutations, timestamped on the page's clock.
+      window.__frames = [];
+      window.__dom = [];
+      window.__tick = true;
+      const tick = () => { window.__frames.push(performance.now()); if (window.__tick) requestAnimationFrame(tick); };
+      requestAnimationFrame(tick);
+      const sr = document.querySelector('[data-docent-host]').shadowRoot;
+      window.__mo = new MutationObserver((records) => {
+        const now = performance.now();
+        if (records.some((r) => (r.target.nodeType === 1 ? r.target : r.target.parentElement)?.closest?.('[data-testid="docent-answer"]'))) window.__dom.push(now);
+      });
+      window.__mo.observe(sr, { subtree: true, childList: true, characterData: true });
+    });
+    await input.fill(REWRITE_QUESTIONS[i % REWRITE_QUESTIONS.length]);
+    await input.press('Enter');
+    await page.waitForFunction(() => {
+      const sr = document.querySelector('[data-docent-host]').shadowRoot;
+      return sr.querySelector('[data-testid="docent-feedback-up"]') || sr.querySelector('[data-testid="docent-error"]') || sr.querySelector('[data-testid="docent-not-covered"]');
+    }, null, { timeout: 60000 });
+    if (await page.locator('[data-testid="docent-error"]').count()) throw new Error(`frame: the question failed: ${await page.locator('[data-testid="docent-error"]').first().innerText()}`);
+    const m = await page.evaluate(() => {
+      window.__tick = false;
+      window.__mo.disconnect();
+      return { chunks: performance.getEntriesByName('docent:chunk', 'mark').map((e) => e.startTime), dom: window.__dom, frames: window.__frames };
+    });
+    await page.locator('[data-testid="docent-new"]').click();
+    if (i === 0) continue; // warm-up: downloads and checks the index
+    if (!m.chunks.length) throw new Error('frame: no docent:chunk marks; is dist/widget current?');
+    // Each read that changed the answer: the first mutation after it, before the next read.
+    for (let k = 0; k < m.chunks.length; k++) {
+      const t = m.chunks[k];
+      const next = k + 1 < m.chunks.length ? m.chunks[k + 1] : Infinity;
+      const d = m.dom.find((x) => x >= t);
+      if (d === undefined || d >= next) continue;
+      const f = m.frames.find((x) => x >= d);
+      if (f === undefined) continue;
+      reads.push(m.frames.filter((x) => x > t && x < d).length);
+      dom.push(d - t);
+      frames.push(f - t);
+    }
+  }
+  await ctx.close();
+  const missed = reads.filter((n) => n > 0).length;
+  console.log(`\n== streamed chunk → screen (widget → docent serve → upstream double, a chunk every 15 ms; ${FRAME_RUNS} answers, ${dom.length} reads that changed the answer)`);
+  console.log(`  arrival → answer DOM updated   p50 ${pct(dom, 0.5).toFixed(2)} ms   p99 ${pct(dom, 0.99).toFixed(2)} ms   max ${Math.max(...dom).toFixed(2)} ms`);
+  console.log(`  arrival → next frame callback  p50 ${pct(frames, 0.5).toFixed(2)} ms   p99 ${pct(frames, 0.99).toFixed(2)} ms   max ${Math.max(...frames).toFixed(2)} ms`);
+  console.log(`  frames that went by between arrival and DOM update: 0 for ${dom.length - missed} of ${dom.length} reads (target: every chunk on screen in the first frame after it arrives)`);
 }
