@@ -9,9 +9,11 @@ pub fn count(text: &str) -> usize {
     docent_core::tokens::cl100k_count(text)
 }
 
-/// Per-message overhead in OpenAI's chat format (role + separators), and the reply priming.
-const PER_MESSAGE: usize = 4;
-const PRIMING: usize = 3;
+/// Per-message overhead in OpenAI's chat format: the separators plus the role, which is one
+/// cl100k token for every role a client may send (`user`, `assistant`); and the reply priming.
+/// The same accounting as docent-core's `count_message_tokens`, which the widget budgets with.
+const PER_MESSAGE: usize = docent_core::tokens::TOKENS_PER_MESSAGE + 1;
+const PRIMING: usize = docent_core::tokens::REPLY_PRIMING_TOKENS;
 
 /// Upper bound of a conversation's prompt tokens (bytes, plus format overhead).
 pub fn upper_bound<'a>(contents: impl Iterator<Item = &'a str>) -> usize {
@@ -42,6 +44,14 @@ pub fn check_limit(contents: &[&str], limit: usize) -> Result<usize, usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn conversations_cost_what_the_widget_budgets_for_them() {
+        use docent_core::prompt::{Message, Role};
+        let msgs = [Message { role: Role::User, content: "How do I build?".into() }, Message { role: Role::Assistant, content: "Run `cargo build` [1].".into() }];
+        let core = docent_core::tokens::count_message_tokens(&docent_core::tokens::Bpe::cl100k(), &msgs);
+        assert_eq!(count_messages(msgs.iter().map(|m| m.content.as_str())), core);
+    }
 
     #[test]
     fn exact_counting_matches_cl100k() {
