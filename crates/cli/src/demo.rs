@@ -19,7 +19,7 @@ use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use docent_core::source::markdown::{frontmatter, split_custom_id};
+use docent_core::source::markdown::{frontmatter, heading_text_and_anchor, split_custom_id};
 use docent_core::source::{Flavor, Slugger};
 use pulldown_cmark::{CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -497,15 +497,7 @@ pub fn render_page(rel_path: &str, source: &str) -> RenderedPage {
                     }
                     j += 1;
                 }
-                let (text, custom) = split_custom_id(&raw);
-                let text = normalize_ws(&text);
-                let id = match custom {
-                    Some(id) => {
-                        slugger.reserve(&id);
-                        id
-                    }
-                    None => slugger.slug(&text),
-                };
+                let (text, id) = heading_text_and_anchor(&raw, &mut slugger);
                 let lvl = heading_level(*level);
                 if lvl <= 4 {
                     headings.push((lvl, id.clone(), text.clone()));
@@ -623,9 +615,6 @@ fn strip_custom_id_suffix(inner: &mut [Event]) {
         }
     }
 }
-
-/// The chunker's own heading normalisation, so heading ids equal the index's anchors.
-use docent_core::source::normalize_ws;
 
 fn heading_level(l: HeadingLevel) -> u8 {
     match l {

@@ -58,15 +58,7 @@ pub fn parse(source: &str, flavor: Flavor, file_stem: &str) -> Page {
                 Event::SoftBreak | Event::HardBreak => buf.push(' '),
                 Event::End(TagEnd::Heading(_)) => {
                     let (level, raw) = heading.take().unwrap_or_default();
-                    let (text, custom) = split_custom_id(&raw);
-                    let text = normalize_ws(&text);
-                    let anchor = match custom {
-                        Some(id) => {
-                            slugger.reserve(&id);
-                            id
-                        }
-                        None => slugger.slug(&text),
-                    };
+                    let (text, anchor) = heading_text_and_anchor(&raw, &mut slugger);
                     b.heading(level, &text, &anchor);
                 }
                 _ => {}
@@ -148,6 +140,23 @@ fn heading_level(l: HeadingLevel) -> u8 {
         HeadingLevel::H5 => 5,
         HeadingLevel::H6 => 6,
     }
+}
+
+/// A Markdown heading's normalised text and its anchor, from its raw text (text and code spans
+/// joined): an explicit `{#custom-id}` wins (and is reserved so later slugs avoid it), else the
+/// flavour's unique slug. The demo's page renderer uses it too, so its heading ids are the
+/// index's anchors.
+pub fn heading_text_and_anchor(raw: &str, slugger: &mut Slugger) -> (String, String) {
+    let (text, custom) = split_custom_id(raw);
+    let text = normalize_ws(&text);
+    let anchor = match custom {
+        Some(id) => {
+            slugger.reserve(&id);
+            id
+        }
+        None => slugger.slug(&text),
+    };
+    (text, anchor)
 }
 
 /// `Title {#custom-id .class}` → ("Title", Some("custom-id")).
