@@ -33,13 +33,17 @@ impl Rng {
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
+    /// A component in -127..=127 (the int8 quantiser's range).
+    fn i8(&mut self) -> i8 {
+        ((self.next() % 255) as i32 - 127) as i8
+    }
     fn unit(&mut self) -> f32 {
         (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
     }
     fn word(&mut self) -> String {
         // A docs-like vocabulary: a few very common words, then a long tail of 5000 terms.
         let r = self.next();
-        if r % 4 == 0 {
+        if r.is_multiple_of(4) {
             WORDS[((r >> 8) % WORDS.len() as u64) as usize].to_string()
         } else {
             let x = (self.next() % 1_000_000) as f64 / 1_000_000.0;
@@ -131,10 +135,10 @@ pub fn search_benchmark(chunks: u32, dims: u32, runs: u32) -> Result<String, JsV
     }
     // The int8 scan alone (the vector part's kernel), over a plain buffer of the same size.
     let kernel = {
-        let all: Vec<i8> = (0..chunks as usize * dims as usize).map(|_| ((rng.next() % 255) as i32 - 127) as i8).collect();
+        let all: Vec<i8> = (0..chunks as usize * dims as usize).map(|_| rng.i8()).collect();
         let mut times = Vec::with_capacity(runs as usize);
         for _ in 0..runs {
-            let q: Vec<i8> = (0..dims).map(|_| ((rng.next() % 255) as i32 - 127) as i8).collect();
+            let q: Vec<i8> = (0..dims).map(|_| rng.i8()).collect();
             let t = now();
             let d = docent_core::vector::dot_i8_many(&q, &all, dims as usize);
             times.push(now() - t);

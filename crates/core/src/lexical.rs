@@ -382,10 +382,11 @@ impl LexicalIndex {
     /// Add `weight` × the BM25 contribution of term `t` to `scores[d]` of every document `d` that
     /// contains it (and that `allowed` lets through, when given). Equal to summing
     /// `weight * bm25_term(idf, tf, doc_len(d), avgdl())`, with the length normalisation
-    /// precomputed per document.
-    pub fn add_scores(&self, t: u32, weight: f32, scores: &mut [f32], allowed: Option<&[bool]>) {
+    /// precomputed per document. Returns the term's idf.
+    pub fn add_scores(&self, t: u32, weight: f32, scores: &mut [f32], allowed: Option<&[bool]>) -> f32 {
         let (docs, tfs) = self.postings(t);
-        let c = weight * idf(self.len() as u32, docs.len() as u32) * (BM25_K1 + 1.0);
+        let term_idf = idf(self.len() as u32, docs.len() as u32);
+        let c = weight * term_idf * (BM25_K1 + 1.0);
         let n = scores.len().min(self.norms.len());
         // Index loops: the wasm is built at opt-level "z", which keeps iterator adapters as calls.
         let mut i = 0;
@@ -397,6 +398,7 @@ impl LexicalIndex {
             }
             i += 1;
         }
+        term_idf
     }
     /// Tokens in document `d` (0 when out of range).
     pub fn doc_len(&self, d: usize) -> f32 {
@@ -469,7 +471,7 @@ mod tests {
         let (docs, tfs) = ix.postings(t);
         let idf = idf(ix.len() as u32, docs.len() as u32);
         let mut got = vec![0f32; 3];
-        ix.add_scores(t, 0.5, &mut got, None);
+        assert_eq!(ix.add_scores(t, 0.5, &mut got, None), idf, "it returns the term's idf");
         for (d, &score) in got.iter().enumerate() {
             let want = docs.iter().position(|&x| x == d as u32).map_or(0.0, |i| 0.5 * bm25_term(idf, tfs[i] as f32, ix.doc_len(d), ix.avgdl()));
             assert!((score - want).abs() <= 1e-6 * want.abs().max(1.0), "doc {d}: {score} vs {want}");

@@ -316,11 +316,9 @@ impl Index {
         for (term, w) in &weighted {
             match lx.term_id(term) {
                 Some(t) => {
-                    let (docs, _) = lx.postings(t);
-                    let idf = crate::lexical::idf(n, docs.len() as u32);
+                    let idf = lx.add_scores(t, *w, &mut scores, mask);
                     total_weight += w * idf;
-                    lx.add_scores(t, *w, &mut scores, mask);
-                    lists.push((w * idf, docs));
+                    lists.push((w * idf, lx.postings(t).0));
                 }
                 // A term the docs never use: counts against coverage with the highest idf.
                 None => total_weight += w * crate::lexical::idf(n, 0),
