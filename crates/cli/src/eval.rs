@@ -60,6 +60,11 @@ pub struct EvalArgs {
     /// List every question with its rank and top hit.
     #[arg(long, short)]
     pub verbose: bool,
+    /// Score documents as if their vectors were stored with this many bits per component
+    /// (1 = sign only, 2–8 = symmetric levels with one scale per vector) instead of the index's
+    /// int8. For weighing a smaller vector encoding on your own docs; the file is not changed.
+    #[arg(long, value_name = "BITS", default_value_t = 8, value_parser = clap::value_parser!(u8).range(1..=8))]
+    pub vector_bits: u8,
     /// Embedding access (openai).
     #[command(flatten)]
     pub access: EmbedAccess,
@@ -138,6 +143,9 @@ pub struct EvalReport {
     pub floor: Option<f32>,
     /// Index header provider/model.
     pub embeddings: String,
+    /// Bits per document-vector component the scores were computed with (8 = the index as stored;
+    /// fewer: `--vector-bits`).
+    pub vector_bits: u8,
     /// All questions.
     pub overall: Metrics,
     /// Per kind.
@@ -253,6 +261,7 @@ pub fn evaluate(
         mode: mode.name().to_string(),
         floor,
         embeddings: if h.provider == "none" { "none".into() } else { format!("{} {}", h.provider, h.model) },
+        vector_bits: 8,
         overall,
         per_kind,
         suggested_floor: suggest_floor(&results),
@@ -340,7 +349,11 @@ pub fn suggest_floor(results: &[QuestionResult]) -> Option<(f32, f64)> {
 
 /// `docent eval`.
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
-    let index = load_index(&args.index)?;
+    let mut index = load_index(&args.index)?;
+    if args.vector_bits < 8 {
+        index = with_coarser_vectors(&index, args.vector_bits)
+            .with_context(|| format!("re-encoding {}'s vectors with {} bits", args.index.display(), args.vector_bits))?;
+    }
     let questions = read_questions(&args.questions)?;
     let embedder = query_embedder(&index, args.mode, &args.access)?;
     let vectors = match &embedder {
@@ -360,13 +373,49 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let report = evaluate(&index, &questions, vectors.as_deref(), args.mode, args.floor, args.namespace.clone());
+    let mut report = evaluate(&index, &questions, vectors.as_deref(), args.mode, args.floor, args.namespace.clone());
+    report.vector_bits = args.vector_bits;
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
     print_report(&report, args.verbose)?;
     Ok(())
+}
+
+/// The same index with every document vector rounded to `bits` bits per component (see
+/// [`coarsen`]); a lexical-only index comes back unchanged.
+pub fn with_coarser_vectors(index: &Index, bits: u8) -> anyhow::Result<Index> {
+    if index.dims() == 0 {
+        return Ok(Index::from_bytes(index.as_bytes().to_vec())?);
+    }
+    let chunks: Vec<_> = (0..index.len()).map(|i| index.chunk(i)).collect();
+    let vectors: Vec<Vec<f32>> = (0..index.len())
+        .map(|i| {
+            let mut v = index.vector(i).unwrap_or_default();
+            coarsen(&mut v, bits);
+            v
+        })
+        .collect();
+    Ok(Index::from_bytes(docent_core::format::write_index(index.header(), &chunks, Some(&vectors))?)?)
+}
+
+/// Round a vector to `bits` bits per component, one scale per vector: 1 bit keeps the signs
+/// (±1), `b` ≥ 2 bits keeps the symmetric levels −(2^(b−1)−1)..=2^(b−1)−1 times max|x| / that.
+/// The result is a vector of those levels times the scale, so int8 re-quantisation stores it
+/// with at most int8's rounding on top.
+pub fn coarsen(v: &mut [f32], bits: u8) {
+    if bits == 1 {
+        v.iter_mut().for_each(|x| *x = if *x > 0.0 { 1.0 } else if *x < 0.0 { -1.0 } else { 0.0 });
+        return;
+    }
+    let levels = ((1u32 << (bits.clamp(2, 8) - 1)) - 1) as f32;
+    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    if max == 0.0 || !max.is_finite() {
+        return;
+    }
+    let scale = max / levels;
+    v.iter_mut().for_each(|x| *x = (*x / scale).round().clamp(-levels, levels) * scale);
 }
 
 fn pct(x: f64) -> String {
@@ -376,10 +425,11 @@ fn pct(x: f64) -> String {
 /// Human-readable report.
 pub fn print_report(r: &EvalReport, verbose: bool) -> std::io::Result<()> {
     outln!(
-        "docent eval: {} questions, mode {}, embeddings {}, floor {}",
+        "docent eval: {} questions, mode {}, embeddings {}{}, floor {}",
         r.overall.n,
         r.mode,
         r.embeddings,
+        if r.vector_bits < 8 { format!(" (document vectors at {} bits)", r.vector_bits) } else { String::new() },
         r.floor.map(|f| f.to_string()).unwrap_or_else(|| "index default".into())
     );
     outln!();
@@ -459,6 +509,51 @@ mod tests {
         let (f, acc) = suggest_floor(&rs).unwrap();
         assert!((acc - 0.75).abs() < 1e-9, "{acc}");
         assert!(f > 0.12 && f < 0.9, "the floor {f} should sit in the wide gap between 0.12 and 0.90");
+    }
+
+    #[test]
+    fn coarsened_vectors_keep_signs_and_use_only_their_levels() {
+        let v: Vec<f32> = (0..64).map(|i| ((i * 37 % 23) as f32 - 11.0) / 7.0).collect();
+        for bits in 2..=8u8 {
+            let mut c = v.clone();
+            coarsen(&mut c, bits);
+            let levels = ((1u32 << (bits - 1)) - 1) as f32;
+            let scale = v.iter().fold(0.0f32, |m, x| m.max(x.abs())) / levels;
+            for (x, y) in v.iter().zip(&c) {
+                let q = y / scale;
+                assert!((q - q.round()).abs() < 1e-4 && q.abs() <= levels + 1e-4, "bits {bits}: {y} is not a level");
+                assert!((x - y).abs() <= scale / 2.0 + 1e-6, "bits {bits}: {x} rounded to {y}");
+                assert!(x * y >= 0.0, "bits {bits}: sign of {x} lost");
+            }
+        }
+        let mut s = vec![0.3, -0.2, 0.0, 5.0];
+        coarsen(&mut s, 1);
+        assert_eq!(s, vec![1.0, -1.0, 0.0, 1.0]);
+        let mut z = vec![0.0; 8];
+        coarsen(&mut z, 4);
+        assert_eq!(z, vec![0.0; 8]);
+    }
+
+    #[test]
+    fn an_index_with_coarser_vectors_keeps_its_chunks_and_header() {
+        use docent_core::model::{Chunk, IndexHeader};
+        let chunks: Vec<Chunk> = (0..5)
+            .map(|i| Chunk { url: format!("p{i}.html"), anchor: format!("a{i}"), title: format!("Page {i}"), text: format!("text number {i}"), ..Default::default() })
+            .collect();
+        let vectors: Vec<Vec<f32>> = (0..5).map(|i| (0..16).map(|d| ((i * 7 + d * 3) % 11) as f32 - 5.0).collect()).collect();
+        let header = IndexHeader { provider: "local".into(), model: "m".into(), dims: 16, ..IndexHeader::default() };
+        let index = Index::from_bytes(docent_core::format::write_index(&header, &chunks, Some(&vectors)).unwrap()).unwrap();
+        let coarse = with_coarser_vectors(&index, 4).unwrap();
+        assert_eq!(coarse.len(), 5);
+        assert_eq!(coarse.header().model, "m");
+        for i in 0..5 {
+            assert_eq!(coarse.chunk(i).text, index.chunk(i).text);
+            let (q, _) = coarse.quantized(i).unwrap();
+            let mut distinct: Vec<i8> = q.to_vec();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert!(distinct.len() <= 15, "chunk {i}: {} int8 values for 15 levels", distinct.len());
+        }
     }
 
     #[test]

@@ -69,7 +69,7 @@ pub fn answer_from(index: &dyn ChunkSource, result: &SearchResult, question: &st
     }
 
     let mut query = tokenize(question);
-    query.sort();
+    query.sort_unstable();
     query.dedup();
 
     let n = candidates.len() as u32;
@@ -102,10 +102,12 @@ pub fn answer_from(index: &dyn ChunkSource, result: &SearchResult, question: &st
 
     let mut scored: Vec<(f32, usize)> =
         candidates.iter().enumerate().map(|(i, c)| (score(c), i)).filter(|(s, _)| *s > 0.0).collect();
-    scored.sort_by(|a, b| {
+    // A total order (the candidate index breaks the last ties), so the unstable sort is exact.
+    scored.sort_unstable_by(|a, b| {
         b.0.total_cmp(&a.0)
             .then(candidates[a.1].rank.cmp(&candidates[b.1].rank))
             .then(candidates[a.1].position.cmp(&candidates[b.1].position))
+            .then(a.1.cmp(&b.1))
     });
     let mut chosen: Vec<usize> = Vec::new();
     let mut seen_text: Vec<String> = Vec::new();
@@ -130,7 +132,7 @@ pub fn answer_from(index: &dyn ChunkSource, result: &SearchResult, question: &st
         return not_covered(index, &result.hits);
     }
     // Group per source (source order), sentences in document order within each source.
-    chosen.sort_by_key(|&i| (candidates[i].source, candidates[i].chunk, candidates[i].position));
+    chosen.sort_unstable_by_key(|&i| (candidates[i].source, candidates[i].chunk, candidates[i].position, i));
 
     let mut md = String::from(EXCERPTS_LABEL);
     let mut used_sources: Vec<usize> = Vec::new();

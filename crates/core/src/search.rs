@@ -407,7 +407,8 @@ impl Index {
                 Fusion::Weighted => opts.lexical_weight * norm(bm, lmax, lmin),
             };
         }
-        fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.cmp(&b.chunk)));
+        // Chunks are unique here, so this is a total order and an unstable sort is exact.
+        fused.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.cmp(&b.chunk)));
         fused.truncate(top_k);
 
         let floor = opts.floor.or(self.header().relevance_floor).unwrap_or(DEFAULT_FLOOR);
