@@ -43,6 +43,8 @@ pub struct IndexSection {
     pub model: Option<String>,
     /// Vector dimensions (`openai` models that support `dimensions`).
     pub dims: Option<usize>,
+    /// How vectors are stored: `int8` (default), `int4`, `int2` or `binary`.
+    pub quantization: Option<String>,
     /// Public URL of the site; page URLs become absolute.
     pub base_url: Option<String>,
     /// Page URLs without `.html` (VitePress `cleanUrls`, Docusaurus).

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use clap::Args;
 use docent_core::search::SearchOptions;
+use docent_core::model::{IndexHeader, Quantization};
 use docent_core::Index;
 use serde::{Deserialize, Serialize};
 
@@ -60,11 +61,11 @@ pub struct EvalArgs {
     /// List every question with its rank and top hit.
     #[arg(long, short)]
     pub verbose: bool,
-    /// Score documents as if their vectors were stored with this many bits per component
-    /// (1 = sign only, 2–8 = symmetric levels with one scale per vector) instead of the index's
-    /// int8. For weighing a smaller vector encoding on your own docs; the file is not changed.
-    #[arg(long, value_name = "BITS", default_value_t = 8, value_parser = clap::value_parser!(u8).range(1..=8))]
-    pub vector_bits: u8,
+    /// Score documents as if the index stored its vectors with this many bits per component:
+    /// 8 (int8, as stored), 4, 2 or 1 (`docent index --quantization int4|int2|binary`). The
+    /// vectors are re-encoded in memory by the real writer; the file is not changed.
+    #[arg(long, value_name = "BITS", default_value = "8", value_parser = ["8", "4", "2", "1"])]
+    pub vector_bits: String,
     /// Embedding access (openai).
     #[command(flatten)]
     pub access: EmbedAccess,
@@ -143,8 +144,8 @@ pub struct EvalReport {
     pub floor: Option<f32>,
     /// Index header provider/model.
     pub embeddings: String,
-    /// Bits per document-vector component the scores were computed with (8 = the index as stored;
-    /// fewer: `--vector-bits`).
+    /// Bits per stored document-vector component the scores were computed with (the index's
+    /// quantisation, or `--vector-bits`).
     pub vector_bits: u8,
     /// All questions.
     pub overall: Metrics,
@@ -261,7 +262,7 @@ pub fn evaluate(
         mode: mode.name().to_string(),
         floor,
         embeddings: if h.provider == "none" { "none".into() } else { format!("{} {}", h.provider, h.model) },
-        vector_bits: 8,
+        vector_bits: h.quantization.bits() as u8,
         overall,
         per_kind,
         suggested_floor: suggest_floor(&results),
@@ -350,9 +351,11 @@ pub fn suggest_floor(results: &[QuestionResult]) -> Option<(f32, f64)> {
 /// `docent eval`.
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     let mut index = load_index(&args.index)?;
-    if args.vector_bits < 8 {
-        index = with_coarser_vectors(&index, args.vector_bits)
-            .with_context(|| format!("re-encoding {}'s vectors with {} bits", args.index.display(), args.vector_bits))?;
+    let bits: u32 = args.vector_bits.parse().unwrap_or(8);
+    let quantization = Quantization::from_bits(bits).unwrap_or_default();
+    if quantization.bits() < index.header().quantization.bits() {
+        index = requantized(&index, quantization)
+            .with_context(|| format!("re-encoding {}'s vectors as {}", args.index.display(), quantization.name()))?;
     }
     let questions = read_questions(&args.questions)?;
     let embedder = query_embedder(&index, args.mode, &args.access)?;
@@ -373,8 +376,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let mut report = evaluate(&index, &questions, vectors.as_deref(), args.mode, args.floor, args.namespace.clone());
-    report.vector_bits = args.vector_bits;
+    let report = evaluate(&index, &questions, vectors.as_deref(), args.mode, args.floor, args.namespace.clone());
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
@@ -383,39 +385,16 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The same index with every document vector rounded to `bits` bits per component (see
-/// [`coarsen`]); a lexical-only index comes back unchanged.
-pub fn with_coarser_vectors(index: &Index, bits: u8) -> anyhow::Result<Index> {
+/// The same index with its vectors stored as `q` (through the real writer, from the stored
+/// vectors, so int8 rounding comes first); a lexical-only index comes back unchanged.
+pub fn requantized(index: &Index, q: Quantization) -> anyhow::Result<Index> {
     if index.dims() == 0 {
         return Ok(Index::from_bytes(index.as_bytes().to_vec())?);
     }
     let chunks: Vec<_> = (0..index.len()).map(|i| index.chunk(i)).collect();
-    let vectors: Vec<Vec<f32>> = (0..index.len())
-        .map(|i| {
-            let mut v = index.vector(i).unwrap_or_default();
-            coarsen(&mut v, bits);
-            v
-        })
-        .collect();
-    Ok(Index::from_bytes(docent_core::format::write_index(index.header(), &chunks, Some(&vectors))?)?)
-}
-
-/// Round a vector to `bits` bits per component, one scale per vector: 1 bit keeps the signs
-/// (±1), `b` ≥ 2 bits keeps the symmetric levels −(2^(b−1)−1)..=2^(b−1)−1 times max|x| / that.
-/// The result is a vector of those levels times the scale, so int8 re-quantisation stores it
-/// with at most int8's rounding on top.
-pub fn coarsen(v: &mut [f32], bits: u8) {
-    if bits == 1 {
-        v.iter_mut().for_each(|x| *x = if *x > 0.0 { 1.0 } else if *x < 0.0 { -1.0 } else { 0.0 });
-        return;
-    }
-    let levels = ((1u32 << (bits.clamp(2, 8) - 1)) - 1) as f32;
-    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-    if max == 0.0 || !max.is_finite() {
-        return;
-    }
-    let scale = max / levels;
-    v.iter_mut().for_each(|x| *x = (*x / scale).round().clamp(-levels, levels) * scale);
+    let vectors: Vec<Vec<f32>> = (0..index.len()).map(|i| index.vector(i).unwrap_or_default()).collect();
+    let header = IndexHeader { quantization: q, ..index.header().clone() };
+    Ok(Index::from_bytes(docent_core::format::write_index(&header, &chunks, Some(&vectors))?)?)
 }
 
 fn pct(x: f64) -> String {
@@ -429,7 +408,7 @@ pub fn print_report(r: &EvalReport, verbose: bool) -> std::io::Result<()> {
         r.overall.n,
         r.mode,
         r.embeddings,
-        if r.vector_bits < 8 { format!(" (document vectors at {} bits)", r.vector_bits) } else { String::new() },
+        if r.vector_bits < 8 && r.embeddings != "none" { format!(" (document vectors at {} bits)", r.vector_bits) } else { String::new() },
         r.floor.map(|f| f.to_string()).unwrap_or_else(|| "index default".into())
     );
     outln!();
@@ -512,38 +491,16 @@ mod tests {
     }
 
     #[test]
-    fn coarsened_vectors_keep_signs_and_use_only_their_levels() {
-        let v: Vec<f32> = (0..64).map(|i| ((i * 37 % 23) as f32 - 11.0) / 7.0).collect();
-        for bits in 2..=8u8 {
-            let mut c = v.clone();
-            coarsen(&mut c, bits);
-            let levels = ((1u32 << (bits - 1)) - 1) as f32;
-            let scale = v.iter().fold(0.0f32, |m, x| m.max(x.abs())) / levels;
-            for (x, y) in v.iter().zip(&c) {
-                let q = y / scale;
-                assert!((q - q.round()).abs() < 1e-4 && q.abs() <= levels + 1e-4, "bits {bits}: {y} is not a level");
-                assert!((x - y).abs() <= scale / 2.0 + 1e-6, "bits {bits}: {x} rounded to {y}");
-                assert!(x * y >= 0.0, "bits {bits}: sign of {x} lost");
-            }
-        }
-        let mut s = vec![0.3, -0.2, 0.0, 5.0];
-        coarsen(&mut s, 1);
-        assert_eq!(s, vec![1.0, -1.0, 0.0, 1.0]);
-        let mut z = vec![0.0; 8];
-        coarsen(&mut z, 4);
-        assert_eq!(z, vec![0.0; 8]);
-    }
-
-    #[test]
     fn an_index_with_coarser_vectors_keeps_its_chunks_and_header() {
-        use docent_core::model::{Chunk, IndexHeader};
+        use docent_core::model::Chunk;
         let chunks: Vec<Chunk> = (0..5)
             .map(|i| Chunk { url: format!("p{i}.html"), anchor: format!("a{i}"), title: format!("Page {i}"), text: format!("text number {i}"), ..Default::default() })
             .collect();
         let vectors: Vec<Vec<f32>> = (0..5).map(|i| (0..16).map(|d| ((i * 7 + d * 3) % 11) as f32 - 5.0).collect()).collect();
         let header = IndexHeader { provider: "local".into(), model: "m".into(), dims: 16, ..IndexHeader::default() };
         let index = Index::from_bytes(docent_core::format::write_index(&header, &chunks, Some(&vectors)).unwrap()).unwrap();
-        let coarse = with_coarser_vectors(&index, 4).unwrap();
+        let coarse = requantized(&index, Quantization::Int4).unwrap();
+        assert_eq!(coarse.header().quantization, Quantization::Int4);
         assert_eq!(coarse.len(), 5);
         assert_eq!(coarse.header().model, "m");
         for i in 0..5 {

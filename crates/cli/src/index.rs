@@ -26,7 +26,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{bail, Context};
 use clap::Args;
 use docent_core::chunk::{cl100k_tokens, ChunkOptions, Chunker};
-use docent_core::model::{Chunk, IndexHeader};
+use docent_core::model::{Chunk, IndexHeader, Quantization};
 use docent_core::source::markdown::frontmatter;
 use docent_core::source::{page_url_with_slug, parse_page, Flavor, Parsed, SourceKind, UrlStyle};
 use docent_core::Index;
@@ -71,6 +71,10 @@ pub struct IndexArgs {
     /// Vector dimensions (openai models that accept `dimensions`).
     #[arg(long, value_name = "N")]
     pub dims: Option<usize>,
+    /// How vectors are stored: int8 (default; dims bytes each), int4 (half), int2 (a quarter) or
+    /// binary (an eighth). Smaller files, coarser cosines: check with `docent eval --vector-bits`.
+    #[arg(long, value_name = "Q")]
+    pub quantization: Option<String>,
     /// Public URL of the site: page URLs become absolute (https://docs.example.com/guide/intro.html).
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
@@ -134,6 +138,8 @@ pub struct IndexSettings {
     pub model: Option<String>,
     /// Vector dimensions (`openai`).
     pub dims: Option<usize>,
+    /// How vectors are stored in the file.
+    pub quantization: Quantization,
     /// Public site URL; None = URLs relative to the source folder.
     pub base_url: Option<String>,
     /// Clean URLs (no `.html`) with a base URL.
@@ -164,6 +170,7 @@ impl Default for IndexSettings {
             embed: "none".into(),
             model: None,
             dims: None,
+            quantization: Quantization::Int8,
             base_url: None,
             clean_urls: false,
             previous: None,
@@ -319,6 +326,13 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
         bail!("unknown --embed {embed:?}: use openai, local or none");
     }
     let dims = args.dims.or(section.dims);
+    let quantization = match args.quantization.as_deref().or(section.quantization.as_deref()) {
+        None => Quantization::Int8,
+        Some(q) => Quantization::ALL
+            .into_iter()
+            .find(|k| k.name().eq_ignore_ascii_case(q))
+            .ok_or_else(|| anyhow::anyhow!("unknown --quantization {q:?}: use int8, int4, int2 or binary"))?,
+    };
     let embed_options = EmbedOptions {
         base_url: args.embed_base_url.clone().or(section.embed_base_url.clone()),
         api_key_env: args.api_key_env.clone().or(section.api_key_env.clone()),
@@ -331,6 +345,7 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
         embed,
         model: args.model.clone().or(section.model.clone()),
         dims,
+        quantization,
         base_url: args.base_url.clone().or(section.base_url.clone()),
         clean_urls: args.clean_urls || section.clean_urls.unwrap_or(false),
         previous: args.previous.clone().or(section.previous.clone()),
@@ -467,6 +482,17 @@ pub fn build_index_with(settings: &IndexSettings, embedder: Option<&dyn Embedder
         report.had_previous = true;
         let ph = prev.header();
         let same_model = ph.provider == provider && ph.model == model && (dims == 0 || ph.dims as usize == dims);
+        // Stored vectors are reused when they are at least as fine as the new file's: int8 ones
+        // can be stored at 4 bits, but 4-bit ones cannot become int8 again.
+        let fine_enough = ph.quantization.bits() >= settings.quantization.bits();
+        if embedder.is_some() && same_model && !fine_enough {
+            report.notes.push(format!(
+                "previous index stores {} vectors, coarser than {}; all chunks are embedded again",
+                ph.quantization.name(),
+                settings.quantization.name()
+            ));
+        }
+        let reuse = same_model && fine_enough;
         let mut by_hash: HashMap<u64, usize> = HashMap::new();
         let mut old_links: HashSet<String> = HashSet::new();
         for i in 0..prev.len() {
@@ -487,7 +513,7 @@ pub fn build_index_with(settings: &IndexSettings, embedder: Option<&dyn Embedder
                 Some(&j) => {
                     if embedder.is_none() {
                         report.reused += 1;
-                    } else if same_model {
+                    } else if reuse {
                         vectors[i] = prev.vector(j);
                         if vectors[i].is_some() {
                             report.reused += 1;
@@ -542,6 +568,7 @@ pub fn build_index_with(settings: &IndexSettings, embedder: Option<&dyn Embedder
         provider: provider.clone(),
         model: model.clone(),
         dims: dims as u32,
+        quantization: settings.quantization,
         tokenizer: "cl100k_base".into(),
         chunk_count: chunks.len() as u32,
         page_count: report.pages as u32,

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use docent_cli::index::{build_index_with, IndexSettings, SourceSpec};
 use docent_embed::{BoxFuture, EmbedError, EmbedInfo, Embedder};
+use docent_core::model::Quantization;
 
 fn docent(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_docent")).args(args).output().expect("run docent")
@@ -300,6 +301,48 @@ fn an_unchanged_site_costs_zero_embedding_calls_and_changes_are_reported() {
     let fourth = build_index_with(&settings, Some(&other)).unwrap();
     assert_eq!(fourth.embedded, fourth.chunks);
     assert!(fourth.notes.iter().any(|n| n.contains("embedded again")), "{:?}", fourth.notes);
+}
+
+#[test]
+fn packed_vectors_are_reused_when_fine_enough_and_re_embedded_when_not() {
+    let src = md_fixture();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("site.idx");
+    let calls = Arc::new(AtomicUsize::new(0));
+    let e = Counting { calls: calls.clone(), inputs: Arc::new(AtomicUsize::new(0)), model: "test/counting".into() };
+    let settings = |q: Quantization| IndexSettings {
+        sources: vec![SourceSpec { path: src.path().to_path_buf(), namespace: String::new() }],
+        out: out.clone(),
+        embed: "local".into(),
+        exclude: vec!["drafts/**".into()],
+        quantization: q,
+        ..IndexSettings::default()
+    };
+    let int8 = build_index_with(&settings(Quantization::Int8), Some(&e)).unwrap();
+    let int8_bytes = int8.bytes;
+    // int8 → int4: the stored vectors are fine enough, nothing is embedded.
+    calls.store(0, Ordering::SeqCst);
+    let int4 = build_index_with(&settings(Quantization::Int4), Some(&e)).unwrap();
+    assert_eq!((calls.load(Ordering::SeqCst), int4.reused), (0, int4.chunks), "{:?}", int4.notes);
+    assert!(int4.bytes < int8_bytes, "int4 {} B vs int8 {} B", int4.bytes, int8_bytes);
+    let index = docent_core::Index::from_bytes(std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(index.header().quantization, Quantization::Int4);
+    let info = ok(&["inspect", out.to_str().unwrap()]);
+    assert!(info.contains("int4"), "{info}");
+    // int4 → int4 again: reused, and the file does not drift.
+    let again = build_index_with(&settings(Quantization::Int4), Some(&e)).unwrap();
+    assert_eq!(again.reused, again.chunks);
+    let index2 = docent_core::Index::from_bytes(std::fs::read(&out).unwrap()).unwrap();
+    for i in 0..index.len() {
+        assert_eq!(index.quantized(i), index2.quantized(i), "chunk {i} changed on a re-run");
+    }
+    // int4 → int8: 4-bit vectors cannot be made finer, so every chunk is embedded again.
+    let back = build_index_with(&settings(Quantization::Int8), Some(&e)).unwrap();
+    assert_eq!(back.embedded, back.chunks);
+    assert!(back.notes.iter().any(|n| n.contains("coarser than int8")), "{:?}", back.notes);
+    // A typo names the choices.
+    let err = fails(&["index", src.path().to_str().unwrap(), "--out", out.to_str().unwrap(), "--quantization", "int3"]);
+    assert!(err.contains("use int8, int4, int2 or binary"), "{err}");
 }
 
 /// Every gold section of the open eval set exists as a chunk anchor of its page.

@@ -1,4 +1,4 @@
-//! The index file format, version 2: the ONE module that defines the byte layout. The writer
+//! The index file format, versions 2 and 3: the ONE module that defines the byte layout. The writer
 //! ([`write_index`]) and the reader ([`Index::from_bytes`]) both live here, so they cannot drift.
 //! The layout is documented for humans in `docs/index-format.md`; keep the two in step.
 //!
@@ -6,7 +6,7 @@
 //! all integers little-endian; every section starts on an 8-byte boundary
 //!
 //! 0   8  magic            b"DOCENTIX"
-//! 8   4  format version   u32 = 2
+//! 8   4  format version   u32 = 2, or 3 when the vectors are packed below 8 bits
 //! 12  4  flags            u32 = 0 (reserved)
 //! 16  8  file length      u64, including the trailing checksum
 //! 24  4  header length    u32, bytes of the JSON header
@@ -22,7 +22,11 @@
 //! - `Pages`: 12 bytes per page: url, title, namespace (u32 string ids).
 //! - `Strings`: count u32, (count+1) u32 offsets, then the UTF-8 blob. Deduplicated.
 //! - `Text`: the chunk texts, UTF-8, back to back in chunk order.
-//! - `Vectors`: `count × dims` int8 (present only when dims > 0).
+//! - `Vectors`: one vector per chunk, back to back (present only when dims > 0). Version 2:
+//!   `dims` int8 each (the header's `quantization` is `int8`). Version 3 adds `int4`, `int2` and
+//!   `binary`: `ceil(dims × bits / 8)` bytes each, component `j` in bits `j×bits..(j+1)×bits`
+//!   (low bits first) as a two's-complement code (`binary`: 1 = +1, 0 = -1); see
+//!   [`crate::vector::pack_levels`]. The reader unpacks them to int8 levels once, at load.
 //! - `Scales`: `count` f32, the per-vector quantisation scale.
 //! - `Chunks`: 12 bytes per chunk: place id, end of its text in `Text` (it starts where the
 //!   previous chunk's ends), cl100k token count (u32 each).
@@ -36,14 +40,18 @@
 //! the stored fields ([`Index::chunk`]).
 
 use crate::lexical::LexicalIndex;
-use crate::model::{Chunk, IndexHeader};
+use crate::model::{Chunk, IndexHeader, Quantization};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// The 8 bytes every docent index starts with.
 pub const MAGIC: &[u8; 8] = b"DOCENTIX";
-/// The format version this code writes and the only one it reads.
-pub const FORMAT_VERSION: u32 = 2;
+/// The newest format version this code writes and reads: version 2 plus packed 4/2/1-bit
+/// vectors. Files with int8 vectors (or none) are still written as [`INT8_FORMAT_VERSION`], so
+/// every version-2 reader keeps reading them.
+pub const FORMAT_VERSION: u32 = 3;
+/// The oldest version this code reads, and the one it writes unless the vectors are packed.
+pub const INT8_FORMAT_VERSION: u32 = 2;
 /// Byte size of one chunk record.
 pub const CHUNK_RECORD: usize = 12;
 const PAGE_RECORD: usize = 12;
@@ -108,7 +116,7 @@ impl SectionKind {
             SectionKind::Pages => "pages (url, title, namespace)",
             SectionKind::Strings => "strings (urls, titles, anchors, headings)",
             SectionKind::Text => "chunk text",
-            SectionKind::Vectors => "vectors (int8)",
+            SectionKind::Vectors => "vectors",
             SectionKind::Scales => "vector scales",
             SectionKind::Chunks => "chunk records",
             SectionKind::Places => "sections (page, anchor, breadcrumb)",
@@ -167,7 +175,8 @@ fn encode_string_list<'a>(items: impl ExactSizeIterator<Item = &'a str>) -> Resu
 }
 
 /// Write an index: `vectors` must be None (lexical only) or one vector of `header.dims` per chunk.
-/// Vectors are L2-normalised, then int8-quantised. Header counts are filled in from the chunks.
+/// Vectors are L2-normalised, then quantised as `header.quantization` says (int8 by default).
+/// Header counts are filled in from the chunks.
 pub fn write_index(header: &IndexHeader, chunks: &[Chunk], vectors: Option<&[Vec<f32>]>) -> Result<Vec<u8>, FormatError> {
     let n = chunks.len();
     to_u32(n, "chunk count")?;
@@ -245,18 +254,23 @@ pub fn write_index(header: &IndexHeader, chunks: &[Chunk], vectors: Option<&[Vec
     let strings_sec = encode_string_list(strings.list.iter().map(|s| s.as_str()))?;
 
     // Vectors.
-    let mut vec_sec = Vec::with_capacity(n * dims);
+    if dims == 0 {
+        header.quantization = Quantization::Int8;
+    }
+    let bits = header.quantization.bits();
+    let mut vec_sec = Vec::with_capacity(n * header.quantization.vector_bytes(dims));
     let mut scale_sec = Vec::with_capacity(n * 4);
     if let Some(vs) = vectors {
         let mut q = Vec::with_capacity(dims);
         for v in vs {
             let mut v = v.clone();
             crate::vector::normalize(&mut v);
-            let scale = crate::vector::quantize(&v, &mut q);
-            vec_sec.extend(q.iter().map(|&x| x as u8));
+            let scale = crate::vector::quantize_levels(&v, bits, &mut q);
+            crate::vector::pack_levels(&q, bits, &mut vec_sec);
             scale_sec.extend_from_slice(&scale.to_le_bytes());
         }
     }
+    let version = if header.quantization == Quantization::Int8 { INT8_FORMAT_VERSION } else { FORMAT_VERSION };
 
     // Assemble.
     let header_json = serde_json::to_vec(&header).map_err(|e| FormatError::Invalid(e.to_string()))?;
@@ -285,7 +299,7 @@ pub fn write_index(header: &IndexHeader, chunks: &[Chunk], vectors: Option<&[Vec
     let total = offset + 8;
     let mut out = Vec::with_capacity(total);
     out.extend_from_slice(MAGIC);
-    push_u32(&mut out, FORMAT_VERSION);
+    push_u32(&mut out, version);
     push_u32(&mut out, 0);
     out.extend_from_slice(&(total as u64).to_le_bytes());
     push_u32(&mut out, to_u32(header_json.len(), "header")?);
@@ -391,9 +405,19 @@ pub struct Index {
     crumbs: usize,
     strings: StrList,
     text: (usize, usize),
-    vectors: Option<(usize, usize)>,
+    /// (the int8 levels, the scales' offset in `bytes`).
+    vectors: Option<(Levels, usize)>,
     lexical: OnceLock<LexicalIndex>,
     checksum: u64,
+}
+
+/// Where a loaded index's int8 vector levels are.
+#[derive(Debug, Clone)]
+enum Levels {
+    /// In the file bytes at this offset (int8 vectors, read in place).
+    InFile(usize),
+    /// Unpacked from 4/2/1-bit codes at load.
+    Unpacked(Vec<i8>),
 }
 
 /// A borrowed view of one chunk, without copying its strings.
@@ -485,8 +509,8 @@ impl Index {
         if version == 0 {
             return Err(FormatError::Corrupt("format version 0".into()));
         }
-        if version < FORMAT_VERSION {
-            return Err(FormatError::OlderVersion { found: version, supported: FORMAT_VERSION });
+        if version < INT8_FORMAT_VERSION {
+            return Err(FormatError::OlderVersion { found: version, supported: INT8_FORMAT_VERSION });
         }
         let total = rd_u64(&bytes, 16);
         if (bytes.len() as u64) < total {
@@ -575,17 +599,33 @@ impl Index {
             }
             prev_end = end;
         }
+        let quantization = header.quantization;
+        if version == INT8_FORMAT_VERSION && quantization != Quantization::Int8 {
+            return Err(FormatError::Corrupt(format!("a version 2 file cannot hold {} vectors", quantization.name())));
+        }
         let vectors = if dims > 0 {
             let v = need(SectionKind::Vectors)?;
             let s = need(SectionKind::Scales)?;
-            if Some(v.1) != n.checked_mul(dims) || Some(s.1) != n.checked_mul(4) {
-                return Err(FormatError::Corrupt("vector section size does not match count × dims".into()));
+            let per = quantization.vector_bytes(dims);
+            if Some(v.1) != n.checked_mul(per) || Some(s.1) != n.checked_mul(4) {
+                return Err(FormatError::Corrupt(format!("vector section size does not match count × dims ({})", quantization.name())));
             }
-            // Components are -127..=127 (symmetric quantisation); the SIMD kernels rely on it.
-            if bytes[v.0..v.0 + v.1].contains(&0x80) {
-                return Err(FormatError::Corrupt("a vector component is -128, outside the int8 range -127..=127".into()));
+            let packed = &bytes[v.0..v.0 + v.1];
+            if quantization == Quantization::Int8 {
+                // Components are -127..=127 (symmetric quantisation); the SIMD kernels rely on it.
+                if packed.contains(&0x80) {
+                    return Err(FormatError::Corrupt("a vector component is -128, outside the int8 range -127..=127".into()));
+                }
+                Some((Levels::InFile(v.0), s.0))
+            } else {
+                let mut levels = Vec::with_capacity(n * dims);
+                for i in 0..n {
+                    if !crate::vector::unpack_levels(&packed[i * per..(i + 1) * per], quantization.bits(), dims, &mut levels) {
+                        return Err(FormatError::Corrupt(format!("vector {i} holds a code outside the {} range", quantization.name())));
+                    }
+                }
+                Some((Levels::Unpacked(levels), s.0))
             }
-            Some((v.0, s.0))
         } else {
             None
         };
@@ -681,31 +721,34 @@ impl Index {
         self.string(rd_u32(&self.bytes, page))
     }
 
-    /// Quantised vector and scale of chunk `i`.
+    /// Quantised vector (its int8 levels, whatever the stored width) and scale of chunk `i`.
     pub fn quantized(&self, i: usize) -> Option<(&[i8], f32)> {
-        let (v, s) = self.vectors?;
         if i >= self.n {
             return None;
         }
-        let raw = &self.bytes[v + i * self.dims..v + (i + 1) * self.dims];
-        // SAFETY: i8 and u8 have identical size and alignment; every bit pattern is valid for both.
-        let q = unsafe { std::slice::from_raw_parts(raw.as_ptr() as *const i8, raw.len()) };
+        let all = self.all_vectors()?;
+        let s = self.vectors.as_ref()?.1;
         let sb = &self.bytes[s + i * 4..s + i * 4 + 4];
-        Some((q, f32::from_le_bytes([sb[0], sb[1], sb[2], sb[3]])))
+        Some((&all[i * self.dims..(i + 1) * self.dims], f32::from_le_bytes([sb[0], sb[1], sb[2], sb[3]])))
     }
 
-    /// All quantised vectors back to back (`len() × dims()`), for the scan loop.
+    /// All vectors' int8 levels back to back (`len() × dims()`), for the scan loop.
     pub(crate) fn all_vectors(&self) -> Option<&[i8]> {
-        let (v, _) = self.vectors?;
-        let raw = &self.bytes[v..v + self.n * self.dims];
-        // SAFETY: as in `quantized`.
-        Some(unsafe { std::slice::from_raw_parts(raw.as_ptr() as *const i8, raw.len()) })
+        match &self.vectors.as_ref()?.0 {
+            Levels::InFile(v) => {
+                let raw = &self.bytes[*v..*v + self.n * self.dims];
+                // SAFETY: i8 and u8 have identical size and alignment; every bit pattern is valid
+                // for both.
+                Some(unsafe { std::slice::from_raw_parts(raw.as_ptr() as *const i8, raw.len()) })
+            }
+            Levels::Unpacked(levels) => Some(levels),
+        }
     }
 
     /// The per-vector scales, raw little-endian f32 bytes (`len() × 4`).
     pub(crate) fn all_scales(&self) -> &[u8] {
-        match self.vectors {
-            Some((_, s)) => &self.bytes[s..s + self.n * 4],
+        match &self.vectors {
+            Some((_, s)) => &self.bytes[*s..*s + self.n * 4],
             None => &[],
         }
     }

@@ -259,8 +259,10 @@ pub(crate) fn read_header(bytes: &[u8]) -> Result<IndexHeader, String> {
     let Value::Object(fields) = parse(bytes)? else { return Err("the header is not a JSON object".into()) };
     let f = Fields(fields);
     let quantization = match f.string("quantization")?.as_str() {
-        "int8" => Quantization::Int8,
-        other => return Err(format!("unknown quantization `{other}`")),
+        name => match Quantization::ALL.into_iter().find(|q| q.name() == name) {
+            Some(q) => q,
+            None => return Err(format!("unknown quantization `{name}`")),
+        },
     };
     let relevance_floor = match f.required("relevance_floor")? {
         Value::Null => None,
@@ -340,7 +342,7 @@ mod tests {
             (&ok.replace("\"provider\":\"local\"", "\"provider\":1"), "`provider` is not a string"),
             (&ok.replace("\"dims\":384", "\"dims\":-1"), "out of range"),
             (&ok.replace("\"dims\":384", "\"dims\":99999999999"), "out of range"),
-            (&ok.replace("\"int8\"", "\"int4\""), "unknown quantization"),
+            (&ok.replace("\"int8\"", "\"int3\""), "unknown quantization"),
             (&ok.replace(",\"model\":\"sentence-transformers/all-MiniLM-L6-v2\"", ""), "missing field `model`"),
             (&format!("{ok} x"), "trailing"),
             ("{\"a\":\"\\ud83e\"}", "surrogate"),

@@ -61,9 +61,50 @@ impl Chunk {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Quantization {
-    /// L2-normalised, then int8 with one f32 scale per vector.
+    /// L2-normalised, then int8 (levels -127..=127) with one f32 scale per vector.
     #[default]
     Int8,
+    /// 4 bits per component (levels -7..=7), one f32 scale per vector: half of int8's bytes.
+    Int4,
+    /// 2 bits per component (levels -1, 0, 1), one f32 scale per vector: a quarter.
+    Int2,
+    /// 1 bit per component (the sign), one f32 scale per vector (the mean magnitude): an eighth.
+    Binary,
+}
+
+impl Quantization {
+    /// Every quantisation, finest first.
+    pub const ALL: [Quantization; 4] = [Quantization::Int8, Quantization::Int4, Quantization::Int2, Quantization::Binary];
+
+    /// Bits per stored component.
+    pub fn bits(self) -> u32 {
+        match self {
+            Quantization::Int8 => 8,
+            Quantization::Int4 => 4,
+            Quantization::Int2 => 2,
+            Quantization::Binary => 1,
+        }
+    }
+
+    /// The quantisation that stores `bits` bits per component (8, 4, 2 or 1).
+    pub fn from_bits(bits: u32) -> Option<Quantization> {
+        Quantization::ALL.into_iter().find(|q| q.bits() == bits)
+    }
+
+    /// Its name in the index header (and `docent inspect`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Quantization::Int8 => "int8",
+            Quantization::Int4 => "int4",
+            Quantization::Int2 => "int2",
+            Quantization::Binary => "binary",
+        }
+    }
+
+    /// Bytes one stored vector of `dims` components takes (each vector starts on a byte).
+    pub fn vector_bytes(self, dims: usize) -> usize {
+        (dims * self.bits() as usize).div_ceil(8)
+    }
 }
 
 /// What an index records about how it was built. Serialised as JSON inside the binary header.

@@ -1,5 +1,6 @@
-//! Vectors: L2 normalisation, int8 quantisation with one scale per vector, and the int8 dot
-//! product the cosine search runs on (a SIMD128 path on wasm32 when built with `+simd128`).
+//! Vectors: L2 normalisation, quantisation with one scale per vector (int8, or 4/2/1-bit codes
+//! packed in the file and unpacked to int8 levels on load), and the int8 dot product the cosine
+//! search runs on (a SIMD128 path on wasm32 when built with `+simd128`).
 
 /// L2-normalise in place. A zero (or non-finite) vector stays/becomes all zeros.
 pub fn normalize(v: &mut [f32]) {
@@ -39,6 +40,94 @@ pub fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
         out.push(if r > 127.0 { 127 } else if r < -127.0 { -127 } else { r as i8 });
     }
     scale
+}
+
+/// Quantise a (normalised) vector to the levels of a `bits`-bit code (8, 4, 2 or 1), one scale
+/// per vector: `x ≈ level * scale`. 8 is [`quantize`]. 4 and 2 bits keep the symmetric levels
+/// `-(2^(bits-1) - 1)..=2^(bits-1) - 1` of `x / (max|x| / that)`, and the scale that makes the
+/// stored vector unit length (`1 / |levels|`), so cosines are cosines to the stored direction and
+/// re-indexing a reused vector gives back the same levels and scale. 1 bit keeps the sign
+/// (`+1` for `x ≥ 0`) with the same scale for every vector, `sqrt(2/π) / sqrt(dims)`: the mean
+/// magnitude of a component of a random unit vector, so cosines stay on int8's scale (and the
+/// relevance floor keeps its meaning) on average. A per-vector scale would not survive
+/// re-indexing: a reused sign vector, normalised again, has lost its magnitudes. The levels are
+/// what the search multiplies, so a coarser code costs no search speed once unpacked.
+pub fn quantize_levels(v: &[f32], bits: u32, out: &mut Vec<i8>) -> f32 {
+    if bits >= 8 {
+        return quantize(v, out);
+    }
+    out.clear();
+    let finite = |x: f32| if x.abs() < f32::INFINITY { x } else { 0.0 };
+    if bits <= 1 {
+        out.extend(v.iter().map(|&x| if finite(x) >= 0.0 { 1 } else { -1 }));
+        return if v.is_empty() { 0.0 } else { (2.0 / std::f32::consts::PI).sqrt() / (v.len() as f32).sqrt() };
+    }
+    let top = ((1i32 << (bits - 1)) - 1) as f32;
+    let max = v.iter().fold(0.0f32, |m, &x| if finite(x).abs() > m { finite(x).abs() } else { m });
+    if max == 0.0 {
+        out.resize(v.len(), 0);
+        return 0.0;
+    }
+    let step = max / top;
+    let mut norm2 = 0i32;
+    for &x in v {
+        let r = (finite(x) / step).round_ties_even();
+        let l = if r > top { top as i8 } else if r < -top { -top as i8 } else { r as i8 };
+        norm2 += l as i32 * l as i32;
+        out.push(l);
+    }
+    1.0 / (norm2 as f32).sqrt()
+}
+
+/// Append `levels` packed at `bits` bits each (4, 2 or 1; 8 copies the bytes): component `j` takes
+/// bits `j*bits..(j+1)*bits` of the little-endian bit stream, as a two's-complement code (1 bit:
+/// set = +1, clear = -1). The last byte is zero-padded.
+pub fn pack_levels(levels: &[i8], bits: u32, out: &mut Vec<u8>) {
+    if bits >= 8 {
+        out.extend(levels.iter().map(|&x| x as u8));
+        return;
+    }
+    let per_byte = (8 / bits) as usize;
+    let mask = (1u8 << bits) - 1;
+    for group in levels.chunks(per_byte) {
+        let mut byte = 0u8;
+        for (k, &x) in group.iter().enumerate() {
+            let code = if bits == 1 { u8::from(x > 0) } else { x as u8 & mask };
+            byte |= code << (k as u32 * bits);
+        }
+        out.push(byte);
+    }
+}
+
+/// Unpack `count` levels of `bits` bits each (see [`pack_levels`]) onto `out`. Returns false
+/// when a code lies outside the symmetric range (-2^(bits-1), e.g. -8 for 4 bits, or -128 for
+/// 8: the SIMD kernels rely on |level| ≤ 127) or `packed` is too short.
+pub fn unpack_levels(packed: &[u8], bits: u32, count: usize, out: &mut Vec<i8>) -> bool {
+    if bits >= 8 {
+        if packed.len() < count || packed[..count].contains(&0x80) {
+            return false;
+        }
+        out.extend(packed[..count].iter().map(|&b| b as i8));
+        return true;
+    }
+    let per_byte = (8 / bits) as usize;
+    if packed.len() < count.div_ceil(per_byte) {
+        return false;
+    }
+    let shift = 8 - bits;
+    let forbidden = 1u8 << (bits - 1);
+    for j in 0..count {
+        let code = (packed[j / per_byte] >> ((j % per_byte) as u32 * bits)) & ((1u8 << bits) - 1);
+        out.push(if bits == 1 {
+            if code == 1 { 1 } else { -1 }
+        } else if code == forbidden {
+            return false;
+        } else {
+            // Sign-extend the `bits`-bit two's-complement code.
+            ((code << shift) as i8) >> shift
+        });
+    }
+    true
 }
 
 /// Dot product of two int8 vectors of equal length, accumulated in i32.
@@ -256,6 +345,64 @@ mod tests {
         let mut q = Vec::new();
         assert_eq!(quantize(&[0.0, 0.0], &mut q), 0.0);
         assert_eq!(q, vec![0, 0]);
+    }
+
+    #[test]
+    fn packed_levels_round_trip_at_every_width() {
+        let v: Vec<f32> = (0..387).map(|i| ((i * 37 % 101) as f32 - 50.0) / 50.0).collect();
+        for bits in [8u32, 4, 2, 1] {
+            let mut levels = Vec::new();
+            let scale = quantize_levels(&v, bits, &mut levels);
+            assert!(scale > 0.0);
+            let top = if bits == 1 { 1 } else { (1i32 << (bits - 1)) - 1 };
+            assert!(levels.iter().all(|&l| (l as i32).abs() <= top), "bits {bits}");
+            let mut packed = Vec::new();
+            pack_levels(&levels, bits, &mut packed);
+            assert_eq!(packed.len(), (387 * bits as usize).div_ceil(8), "bits {bits}");
+            let mut back = Vec::new();
+            assert!(unpack_levels(&packed, bits, levels.len(), &mut back), "bits {bits}");
+            assert_eq!(back, levels, "bits {bits}");
+        }
+    }
+
+    #[test]
+    fn coarse_levels_keep_signs_and_stay_within_half_a_step() {
+        let mut v: Vec<f32> = (0..384).map(|i| ((i * 53 % 97) as f32 - 48.0) / 48.0).collect();
+        normalize(&mut v);
+        for bits in [4u32, 2] {
+            let mut levels = Vec::new();
+            let scale = quantize_levels(&v, bits, &mut levels);
+            let step = v.iter().fold(0.0f32, |m, x| m.max(x.abs())) / ((1 << (bits - 1)) - 1) as f32;
+            for (x, &l) in v.iter().zip(&levels) {
+                assert!((x - l as f32 * step).abs() <= step / 2.0 + 1e-6, "bits {bits}: {x} -> {l}");
+                assert!(x * l as f32 >= 0.0, "bits {bits}: sign of {x} lost");
+            }
+            // The stored vector (levels × scale) is unit length; re-quantising it is a no-op.
+            let back: Vec<f32> = levels.iter().map(|&l| l as f32 * scale).collect();
+            assert!((back.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-5, "bits {bits}");
+            let mut again = Vec::new();
+            assert_eq!(quantize_levels(&back, bits, &mut again), scale, "bits {bits}");
+            assert_eq!(again, levels, "bits {bits}");
+        }
+        let mut signs = Vec::new();
+        let scale = quantize_levels(&[0.5, -0.25, 0.0, f32::NAN], 1, &mut signs);
+        assert_eq!(signs, vec![1, -1, 1, 1]);
+        assert!((scale - 0.398_942_3).abs() < 1e-6, "sqrt(2/pi)/2 = {scale}");
+    }
+
+    #[test]
+    fn unpacking_rejects_codes_outside_the_symmetric_range() {
+        let mut out = Vec::new();
+        assert!(!unpack_levels(&[0x08], 4, 2, &mut out), "4-bit code 0b1000 (-8)");
+        assert!(!unpack_levels(&[0b10], 2, 1, &mut out), "2-bit code 0b10 (-2)");
+        assert!(!unpack_levels(&[0x80], 8, 1, &mut out), "int8 -128");
+        assert!(!unpack_levels(&[0x11], 4, 3, &mut out), "too short");
+        out.clear();
+        assert!(unpack_levels(&[0x9f], 4, 2, &mut out));
+        assert_eq!(out, vec![-1, -7]);
+        out.clear();
+        assert!(unpack_levels(&[0b0100_1101], 1, 8, &mut out));
+        assert_eq!(out, vec![1, -1, 1, 1, -1, -1, 1, -1]);
     }
 
     #[test]

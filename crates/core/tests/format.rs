@@ -1,7 +1,7 @@
 //! The index format: round trips, the golden file per format version, and bad input.
 
-use docent_core::format::{write_index, FormatError, Index, FORMAT_VERSION, MAGIC};
-use docent_core::model::{Chunk, IndexHeader};
+use docent_core::format::{write_index, FormatError, Index, FORMAT_VERSION, INT8_FORMAT_VERSION, MAGIC};
+use docent_core::model::{Chunk, IndexHeader, Quantization};
 use proptest::prelude::*;
 
 fn golden_input() -> (IndexHeader, Vec<Chunk>, Vec<Vec<f32>>) {
@@ -56,6 +56,7 @@ fn golden_input() -> (IndexHeader, Vec<Chunk>, Vec<Vec<f32>>) {
 
 const GOLDEN_V1: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/v1.bin");
 const GOLDEN_V2: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/v2.bin");
+const GOLDEN_V3_INT4: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/v3-int4.bin");
 
 #[test]
 fn the_v2_golden_file_still_reads_and_the_writer_still_produces_it() {
@@ -76,10 +77,89 @@ fn the_v2_golden_file_still_reads_and_the_writer_still_produces_it() {
 }
 
 #[test]
+fn the_v3_int4_golden_file_still_reads_and_the_writer_still_produces_it() {
+    let (mut header, chunks, vectors) = golden_input();
+    header.quantization = Quantization::Int4;
+    let written = write_index(&header, &chunks, Some(&vectors)).unwrap();
+    if std::env::var_os("DOCENT_BLESS").is_some() {
+        std::fs::write(GOLDEN_V3_INT4, &written).unwrap();
+    }
+    let golden = std::fs::read(GOLDEN_V3_INT4).expect("golden file missing: run with DOCENT_BLESS=1 once, and commit it");
+    assert_eq!(golden[8..12], 3u32.to_le_bytes(), "packed vectors are format version 3");
+    let index = Index::from_bytes(golden.clone()).expect("the v3 golden file must stay readable");
+    assert_eq!(index.header().quantization, Quantization::Int4);
+    for (i, c) in chunks.iter().enumerate() {
+        assert_eq!(&index.chunk(i), c);
+    }
+    // [0.1, 0.2, 0.3, 0.4] normalised, at 4 bits: levels 2, 4, 5, 7 of max/7.
+    let (levels, _) = index.quantized(0).unwrap();
+    assert_eq!(levels, &[2, 4, 5, 7]);
+    assert_eq!(written, golden, "the writer's output changed: if the layout changed on purpose, bump FORMAT_VERSION and add a new golden file");
+}
+
+#[test]
+fn int8_indexes_are_still_written_as_version_2() {
+    let (h, c, v) = golden_input();
+    assert_eq!(write_index(&h, &c, Some(&v)).unwrap()[8..12], INT8_FORMAT_VERSION.to_le_bytes());
+    assert_eq!(write_index(&h, &c, None).unwrap()[8..12], INT8_FORMAT_VERSION.to_le_bytes());
+    let lexical = Index::from_bytes(write_index(&IndexHeader { quantization: Quantization::Binary, ..h }, &c, None).unwrap()).unwrap();
+    assert_eq!(lexical.header().quantization, Quantization::Int8, "a lexical index has no vectors to pack");
+}
+
+#[test]
+fn every_quantisation_round_trips_and_ranks_the_same_best_chunk() {
+    let (h, c, _) = golden_input();
+    // 384 dims like all-MiniLM-L6-v2, three distinct directions.
+    let vectors: Vec<Vec<f32>> = (0..3).map(|k| (0..384).map(|d| (((d * (k + 3) * 7919) % 211) as f32 - 105.0) / 105.0).collect()).collect();
+    for q in Quantization::ALL {
+        let header = IndexHeader { quantization: q, dims: 384, ..h.clone() };
+        let bytes = write_index(&header, &c, Some(&vectors)).unwrap();
+        let index = Index::from_bytes(bytes.clone()).unwrap_or_else(|e| panic!("{}: {e}", q.name()));
+        assert_eq!(index.header().quantization, q);
+        // Each chunk's own vector finds that chunk first.
+        for (i, v) in vectors.iter().enumerate() {
+            let r = index.search(&docent_core::search::Query { text: "", vector: Some(v), ..Default::default() }, &docent_core::search::SearchOptions { floor: Some(0.0), ..Default::default() });
+            assert_eq!(r.hits.first().map(|h| h.chunk as usize), Some(i), "{}: chunk {i}", q.name());
+        }
+        // The stored bytes shrink with the width: dims × bits / 8 per vector.
+        let vector_bytes = index.section_sizes().into_iter().find(|(k, _)| *k == docent_core::format::SectionKind::Vectors).map(|(_, l)| l);
+        assert_eq!(vector_bytes, Some(3 * 384 * q.bits() as usize / 8), "{}", q.name());
+    }
+}
+
+#[test]
+fn a_version_2_file_claiming_packed_vectors_is_corrupt() {
+    let (h, c, v) = golden_input();
+    let mut bytes = write_index(&IndexHeader { quantization: Quantization::Int4, ..h }, &c, Some(&v)).unwrap();
+    bytes[8..12].copy_from_slice(&INT8_FORMAT_VERSION.to_le_bytes());
+    let body = bytes.len() - 8;
+    let sum = docent_core::format::checksum_of(&bytes[..body]);
+    bytes[body..].copy_from_slice(&sum.to_le_bytes());
+    let err = Index::from_bytes(bytes).unwrap_err();
+    assert!(err.to_string().contains("version 2 file cannot hold int4"), "{err}");
+}
+
+#[test]
+fn a_4_bit_code_outside_the_symmetric_range_is_rejected() {
+    let (h, c, v) = golden_input();
+    let mut bytes = write_index(&IndexHeader { quantization: Quantization::Int4, ..h }, &c, Some(&v)).unwrap();
+    // The last vector ([0, 0, 0, 1] → levels 0, 0, 0, 7: bytes 0x00 0x70) sits right before the
+    // three scales, which follow at the next 8-byte boundary.
+    let needle = [0x00u8, 0x70];
+    let at = bytes.windows(2).rposition(|w| w == needle).expect("the last vector's bytes");
+    bytes[at + 1] = 0x80; // level -8
+    let body = bytes.len() - 8;
+    let sum = docent_core::format::checksum_of(&bytes[..body]);
+    bytes[body..].copy_from_slice(&sum.to_le_bytes());
+    let err = Index::from_bytes(bytes).unwrap_err();
+    assert!(err.to_string().contains("outside the int4 range"), "{err}");
+}
+
+#[test]
 fn a_version_1_file_is_refused_with_a_request_to_rebuild() {
     let v1 = std::fs::read(GOLDEN_V1).expect("the v1 golden file is kept to test this");
     let err = Index::from_bytes(v1).unwrap_err();
-    assert_eq!(err, FormatError::OlderVersion { found: 1, supported: FORMAT_VERSION });
+    assert_eq!(err, FormatError::OlderVersion { found: 1, supported: INT8_FORMAT_VERSION });
     assert!(err.to_string().contains("rebuild the index"), "{err}");
 }
 
