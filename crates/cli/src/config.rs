@@ -43,7 +43,7 @@ pub struct IndexSection {
     pub model: Option<String>,
     /// Vector dimensions (`openai` models that support `dimensions`).
     pub dims: Option<usize>,
-    /// How vectors are stored: `int4` (default), `int8`, `int2` or `binary`.
+    /// How vectors are stored: `binary` (default), `int4` or `int8`.
     pub quantization: Option<String>,
     /// Public URL of the site; page URLs become absolute.
     pub base_url: Option<String>,

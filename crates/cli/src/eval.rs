@@ -62,9 +62,9 @@ pub struct EvalArgs {
     #[arg(long, short)]
     pub verbose: bool,
     /// Score documents as if the index stored its vectors with this many bits per component:
-    /// 8 (int8, as stored), 4, 2 or 1 (`docent index --quantization int4|int2|binary`). The
+    /// 8, 4 or 1 (`docent index --quantization int8|int4|binary`), when coarser than stored. The
     /// vectors are re-encoded in memory by the real writer; the file is not changed.
-    #[arg(long, value_name = "BITS", default_value = "8", value_parser = ["8", "4", "2", "1"])]
+    #[arg(long, value_name = "BITS", default_value = "8", value_parser = ["8", "4", "1"])]
     pub vector_bits: String,
     /// Embedding access (openai).
     #[command(flatten)]

@@ -340,9 +340,21 @@ fn packed_vectors_are_reused_when_fine_enough_and_re_embedded_when_not() {
     let back = build_index_with(&settings(Quantization::Int8), Some(&e)).unwrap();
     assert_eq!(back.embedded, back.chunks);
     assert!(back.notes.iter().any(|n| n.contains("coarser than int8")), "{:?}", back.notes);
+    // int8 → binary (the default) → binary: reused both times, and the signs and scales stay put.
+    calls.store(0, Ordering::SeqCst);
+    let binary = build_index_with(&settings(Quantization::Binary), Some(&e)).unwrap();
+    let first = docent_core::Index::from_bytes(std::fs::read(&out).unwrap()).unwrap();
+    let binary2 = build_index_with(&settings(Quantization::Binary), Some(&e)).unwrap();
+    let second = docent_core::Index::from_bytes(std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!((calls.load(Ordering::SeqCst), binary.reused, binary2.reused), (0, binary.chunks, binary2.chunks));
+    assert_eq!(second.header().quantization, Quantization::Binary);
+    for i in 0..first.len() {
+        assert_eq!(first.quantized(i), second.quantized(i), "chunk {i} changed on a re-run");
+    }
+    assert_eq!(IndexSettings::default().quantization, Quantization::Binary, "the default");
     // A typo names the choices.
     let err = fails(&["index", src.path().to_str().unwrap(), "--out", out.to_str().unwrap(), "--quantization", "int3"]);
-    assert!(err.contains("use int8, int4, int2 or binary"), "{err}");
+    assert!(err.contains("use binary, int4 or int8"), "{err}");
 }
 
 /// Every gold section of the open eval set exists as a chunk anchor of its page.

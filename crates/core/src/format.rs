@@ -23,8 +23,7 @@
 //! - `Strings`: count u32, (count+1) u32 offsets, then the UTF-8 blob. Deduplicated.
 //! - `Text`: the chunk texts, UTF-8, back to back in chunk order.
 //! - `Vectors`: one vector per chunk, back to back (present only when dims > 0). Version 2:
-//!   `dims` int8 each (the header's `quantization` is `int8`). Version 3 adds `int4`, `int2` and
-//!   `binary`: `ceil(dims × bits / 8)` bytes each, component `j` in bits `j×bits..(j+1)×bits`
+//!   `dims` int8 each (the header's `quantization` is `int8`). Version 3 adds `int4` and `binary`: `ceil(dims × bits / 8)` bytes each, component `j` in bits `j×bits..(j+1)×bits`
 //!   (low bits first) as a two's-complement code (`binary`: 1 = +1, 0 = -1); see
 //!   [`crate::vector::pack_levels`]. The reader unpacks them to int8 levels once, at load.
 //! - `Scales`: `count` f32, the per-vector quantisation scale.

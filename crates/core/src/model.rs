@@ -66,27 +66,24 @@ pub enum Quantization {
     Int8,
     /// 4 bits per component (levels -7..=7), one f32 scale per vector: half of int8's bytes.
     Int4,
-    /// 2 bits per component (levels -1, 0, 1), one f32 scale per vector: a quarter.
-    Int2,
-    /// 1 bit per component (the sign), one f32 scale per vector (the mean magnitude): an eighth.
+    /// 1 bit per component (the sign), scaled to unit length: an eighth of int8's bytes.
     Binary,
 }
 
 impl Quantization {
     /// Every quantisation, finest first.
-    pub const ALL: [Quantization; 4] = [Quantization::Int8, Quantization::Int4, Quantization::Int2, Quantization::Binary];
+    pub const ALL: [Quantization; 3] = [Quantization::Int8, Quantization::Int4, Quantization::Binary];
 
     /// Bits per stored component.
     pub fn bits(self) -> u32 {
         match self {
             Quantization::Int8 => 8,
             Quantization::Int4 => 4,
-            Quantization::Int2 => 2,
             Quantization::Binary => 1,
         }
     }
 
-    /// The quantisation that stores `bits` bits per component (8, 4, 2 or 1).
+    /// The quantisation that stores `bits` bits per component (8, 4 or 1).
     pub fn from_bits(bits: u32) -> Option<Quantization> {
         Quantization::ALL.into_iter().find(|q| q.bits() == bits)
     }
@@ -96,7 +93,6 @@ impl Quantization {
         match self {
             Quantization::Int8 => "int8",
             Quantization::Int4 => "int4",
-            Quantization::Int2 => "int2",
             Quantization::Binary => "binary",
         }
     }

@@ -47,11 +47,9 @@ pub fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
 /// `-(2^(bits-1) - 1)..=2^(bits-1) - 1` of `x / (max|x| / that)`, and the scale that makes the
 /// stored vector unit length (`1 / |levels|`), so cosines are cosines to the stored direction and
 /// re-indexing a reused vector gives back the same levels and scale. 1 bit keeps the sign
-/// (`+1` for `x ≥ 0`) with the same scale for every vector, `sqrt(2/π) / sqrt(dims)`: the mean
-/// magnitude of a component of a random unit vector, so cosines stay on int8's scale (and the
-/// relevance floor keeps its meaning) on average. A per-vector scale would not survive
-/// re-indexing: a reused sign vector, normalised again, has lost its magnitudes. The levels are
-/// what the search multiplies, so a coarser code costs no search speed once unpacked.
+/// (`+1` for `x ≥ 0`) scaled to unit length, `1 / sqrt(dims)`, for the same reasons; on the eval
+/// set these cosines put the default relevance floor where int8's do (BENCHMARKS.md §2). The
+/// levels are what the search multiplies, so a coarser code costs no search speed once unpacked.
 pub fn quantize_levels(v: &[f32], bits: u32, out: &mut Vec<i8>) -> f32 {
     if bits >= 8 {
         return quantize(v, out);
@@ -60,7 +58,7 @@ pub fn quantize_levels(v: &[f32], bits: u32, out: &mut Vec<i8>) -> f32 {
     let finite = |x: f32| if x.abs() < f32::INFINITY { x } else { 0.0 };
     if bits <= 1 {
         out.extend(v.iter().map(|&x| if finite(x) >= 0.0 { 1 } else { -1 }));
-        return if v.is_empty() { 0.0 } else { (2.0 / std::f32::consts::PI).sqrt() / (v.len() as f32).sqrt() };
+        return if v.is_empty() { 0.0 } else { 1.0 / (v.len() as f32).sqrt() };
     }
     let top = ((1i32 << (bits - 1)) - 1) as f32;
     let max = v.iter().fold(0.0f32, |m, &x| if finite(x).abs() > m { finite(x).abs() } else { m });
@@ -111,21 +109,31 @@ pub fn unpack_levels(packed: &[u8], bits: u32, count: usize, out: &mut Vec<i8>) 
         return true;
     }
     let per_byte = (8 / bits) as usize;
-    if packed.len() < count.div_ceil(per_byte) {
+    let bytes = count.div_ceil(per_byte);
+    if packed.len() < bytes {
         return false;
     }
     let shift = 8 - bits;
+    let mask = (1u8 << bits) - 1;
     let forbidden = 1u8 << (bits - 1);
-    for j in 0..count {
-        let code = (packed[j / per_byte] >> ((j % per_byte) as u32 * bits)) & ((1u8 << bits) - 1);
-        out.push(if bits == 1 {
-            if code == 1 { 1 } else { -1 }
-        } else if code == forbidden {
-            return false;
-        } else {
-            // Sign-extend the `bits`-bit two's-complement code.
-            ((code << shift) as i8) >> shift
-        });
+    let mut left = count;
+    // Byte by byte (no division per component: the widget's wasm runs this at load).
+    for &byte in &packed[..bytes] {
+        let mut b = byte;
+        let take = if left < per_byte { left } else { per_byte };
+        for _ in 0..take {
+            let code = b & mask;
+            b >>= bits;
+            out.push(if bits == 1 {
+                (code as i8) * 2 - 1
+            } else if code == forbidden {
+                return false;
+            } else {
+                // Sign-extend the `bits`-bit two's-complement code.
+                ((code << shift) as i8) >> shift
+            });
+        }
+        left -= take;
     }
     true
 }
@@ -387,7 +395,7 @@ mod tests {
         let mut signs = Vec::new();
         let scale = quantize_levels(&[0.5, -0.25, 0.0, f32::NAN], 1, &mut signs);
         assert_eq!(signs, vec![1, -1, 1, 1]);
-        assert!((scale - 0.398_942_3).abs() < 1e-6, "sqrt(2/pi)/2 = {scale}");
+        assert_eq!(scale, 0.5, "1 / sqrt(4)");
     }
 
     #[test]
