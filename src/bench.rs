@@ -9,7 +9,7 @@
 //! (the first search on the fresh index is timed alone and left out of the percentiles).
 
 use docent_core::format::write_index;
-use docent_core::model::{Chunk, IndexHeader};
+use docent_core::model::{Chunk, IndexHeader, Quantization};
 use docent_core::search::{Mode, Query, SearchOptions};
 use docent_core::Index;
 use wasm_bindgen::prelude::*;
@@ -89,6 +89,14 @@ pub fn search_benchmark(chunks: u32, dims: u32, runs: u32) -> Result<String, JsV
         tokenizer: "cl100k_base".into(),
         ..IndexHeader::default()
     };
+    // Loading (checksum + validation, + unpacking for packed vectors) per stored width.
+    let mut load_ms = Obj::new();
+    for q in Quantization::ALL {
+        let packed = write_index(&IndexHeader { quantization: q, ..header.clone() }, &cs, Some(&vs)).map_err(|e| JsValue::from_str(&e.to_string()))?;
+        let t = now();
+        Index::from_bytes(packed).map_err(|e| JsValue::from_str(&e.to_string()))?;
+        load_ms = load_ms.num(q.name(), now() - t);
+    }
     let bytes = write_index(&header, &cs, Some(&vs)).map_err(|e| JsValue::from_str(&e.to_string()))?;
     let index_bytes = bytes.len();
     let index = Index::from_bytes(bytes).map_err(|e| JsValue::from_str(&e.to_string()))?;
@@ -157,6 +165,7 @@ pub fn search_benchmark(chunks: u32, dims: u32, runs: u32) -> Result<String, JsV
         .num("mean_ms", hybrid.2)
         .val("modes", modes)
         .num("build_ms", build_ms)
+        .val("load_ms", load_ms.build())
         .num("lexical_build_ms", lexical_build_ms)
         .num("first_search_ms", first_ms)
         .num("index_bytes", index_bytes as f64)

@@ -100,11 +100,20 @@ if [[ "$MODE" == "measure" ]]; then
   CORPUS="${DOCENT_MEASURE_CORPUS:-$(rustc --print sysroot)/share/doc/rust/html/cargo}"
   [[ -d "$CORPUS" ]] || die "corpus $CORPUS not found (set DOCENT_MEASURE_CORPUS to a built docs folder)"
   # DOCENT_MEASURE_EMBED=local gives real 384-d vectors (slow on a small machine); the default
-  # "none" indexes lexically and measure.mjs adds the int8 vector bytes (dims + 4 per chunk).
-  EMBED="${DOCENT_MEASURE_EMBED:-none}"
-  say "indexing $CORPUS (embed $EMBED)"
-  "$DOCENT" index "$CORPUS" --out "$WORK/index.bin" --embed "$EMBED" >"$WORK/index.log" 2>&1 \
-    || { cat "$WORK/index.log" >&2; die "docent index failed"; }
+  # "none" indexes lexically and measure.mjs adds the bytes of binary vectors (dims/8 + 4 per
+  # chunk, docent index's default). DOCENT_MEASURE_INDEX=FILE measures a prebuilt index instead.
+  if [[ -n "${DOCENT_MEASURE_INDEX:-}" ]]; then
+    [[ -f "$DOCENT_MEASURE_INDEX" ]] || die "DOCENT_MEASURE_INDEX=$DOCENT_MEASURE_INDEX is not a file"
+    cp "$DOCENT_MEASURE_INDEX" "$WORK/index.bin"
+    EMBED="$("$DOCENT" inspect "$WORK/index.bin" | awk '$1 == "embeddings" { print $2; exit }')"
+    say "measuring the prebuilt index $DOCENT_MEASURE_INDEX (embeddings ${EMBED:-none})"
+    export DOCENT_MEASURE_EMBED="${EMBED:-none}"
+  else
+    EMBED="${DOCENT_MEASURE_EMBED:-none}"
+    say "indexing $CORPUS (embed $EMBED)"
+    "$DOCENT" index "$CORPUS" --out "$WORK/index.bin" --embed "$EMBED" >"$WORK/index.log" 2>&1 \
+      || { cat "$WORK/index.log" >&2; die "docent index failed"; }
+  fi
   export DOCENT_MEASURE_CHUNK_COUNT="$("$DOCENT" inspect "$WORK/index.bin" 2>/dev/null | sed -n 's/.*chunks[^0-9]*\([0-9][0-9]*\).*/\1/p' | head -1)"
   export DOCENT_MEASURE_CORPUS="$CORPUS"
   export COI=1 GZIP=1

@@ -97,7 +97,7 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
     if h.provider == "none" {
         outln!("  embeddings  none (lexical only)");
     } else {
-        outln!("  embeddings  {} {} ({} dims, {:?})", h.provider, h.model, h.dims, h.quantization.name());
+        outln!("  embeddings  {} {} ({} dims, {})", h.provider, h.model, h.dims, h.quantization.name());
     }
     outln!("  tokenizer   {}", h.tokenizer);
     match h.relevance_floor {
