@@ -590,7 +590,6 @@ pub fn build_index_with(settings: &IndexSettings, embedder: Option<&dyn Embedder
             .map(|s| if s.namespace.is_empty() { s.path.display().to_string() } else { format!("{}={}", s.namespace, s.path.display()) })
             .chain(settings.base_url.iter().map(|b| format!("base_url={b}")))
             .collect(),
-        ..IndexHeader::default()
     };
     let bytes = docent_core::format::write_index(&header, &chunks, final_vectors.as_deref()).context("cannot encode the index")?;
     report.bytes = bytes.len();

@@ -258,12 +258,9 @@ impl Fields {
 pub(crate) fn read_header(bytes: &[u8]) -> Result<IndexHeader, String> {
     let Value::Object(fields) = parse(bytes)? else { return Err("the header is not a JSON object".into()) };
     let f = Fields(fields);
-    let quantization = match f.string("quantization")?.as_str() {
-        name => match Quantization::ALL.into_iter().find(|q| q.name() == name) {
-            Some(q) => q,
-            None => return Err(format!("unknown quantization `{name}`")),
-        },
-    };
+    let name = f.string("quantization")?;
+    let quantization =
+        Quantization::ALL.into_iter().find(|q| q.name() == name).ok_or_else(|| format!("unknown quantization `{name}`"))?;
     let relevance_floor = match f.required("relevance_floor")? {
         Value::Null => None,
         Value::Number(_) => Some(f.number::<f32>("relevance_floor")?),
