@@ -54,6 +54,14 @@ fn golden_input() -> (IndexHeader, Vec<Chunk>, Vec<Vec<f32>>) {
     (header, chunks, vectors)
 }
 
+/// Rewrite the trailing checksum after a test has changed bytes, so the reader gets past it to
+/// the check under test.
+fn reseal(bytes: &mut [u8]) {
+    let body = bytes.len() - 8;
+    let sum = docent_core::format::checksum_of(&bytes[..body]);
+    bytes[body..].copy_from_slice(&sum.to_le_bytes());
+}
+
 const GOLDEN_V1: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/v1.bin");
 const GOLDEN_V2: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/v2.bin");
 const GOLDEN_V3_INT4: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/v3-int4.bin");
@@ -132,9 +140,7 @@ fn a_version_2_file_claiming_packed_vectors_is_corrupt() {
     let (h, c, v) = golden_input();
     let mut bytes = write_index(&IndexHeader { quantization: Quantization::Int4, ..h }, &c, Some(&v)).unwrap();
     bytes[8..12].copy_from_slice(&INT8_FORMAT_VERSION.to_le_bytes());
-    let body = bytes.len() - 8;
-    let sum = docent_core::format::checksum_of(&bytes[..body]);
-    bytes[body..].copy_from_slice(&sum.to_le_bytes());
+    reseal(&mut bytes);
     let err = Index::from_bytes(bytes).unwrap_err();
     assert!(err.to_string().contains("version 2 file cannot hold int4"), "{err}");
 }
@@ -148,9 +154,7 @@ fn a_4_bit_code_outside_the_symmetric_range_is_rejected() {
     let needle = [0x00u8, 0x70];
     let at = bytes.windows(2).rposition(|w| w == needle).expect("the last vector's bytes");
     bytes[at + 1] = 0x80; // level -8
-    let body = bytes.len() - 8;
-    let sum = docent_core::format::checksum_of(&bytes[..body]);
-    bytes[body..].copy_from_slice(&sum.to_le_bytes());
+    reseal(&mut bytes);
     let err = Index::from_bytes(bytes).unwrap_err();
     assert!(err.to_string().contains("outside the int4 range"), "{err}");
 }
@@ -173,9 +177,7 @@ fn a_vector_component_of_minus_128_is_rejected() {
     let k = q.iter().position(|&x| x == 127).expect("a normalised vector has a ±127 component");
     let at = q.as_ptr() as usize - index.as_bytes().as_ptr() as usize + k;
     bytes[at] = 0x80;
-    let body = bytes.len() - 8;
-    let sum = docent_core::format::checksum_of(&bytes[..body]);
-    bytes[body..].copy_from_slice(&sum.to_le_bytes());
+    reseal(&mut bytes);
     let err = Index::from_bytes(bytes).unwrap_err();
     assert!(err.to_string().contains("-128"), "{err}");
 }
@@ -229,9 +231,7 @@ fn corrupted_offsets_behind_a_valid_checksum_are_rejected_without_panicking() {
     for at in (24..bytes.len() - 8).step_by(4) {
         let mut b = bytes.clone();
         b[at..at + 4].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
-        let body = b.len() - 8;
-        let sum = docent_core::format::checksum_of(&b[..body]);
-        b[body..].copy_from_slice(&sum.to_le_bytes());
+        reseal(&mut b);
         if let Ok(idx) = Index::from_bytes(b) {
             for i in 0..idx.len() {
                 let _ = idx.chunk(i);
@@ -294,9 +294,7 @@ proptest! {
             bytes[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
             let total = bytes.len() as u64;
             bytes[16..24].copy_from_slice(&total.to_le_bytes());
-            let body = bytes.len() - 8;
-            let sum = docent_core::format::checksum_of(&bytes[..body]);
-            bytes[body..].copy_from_slice(&sum.to_le_bytes());
+            reseal(&mut bytes);
         }
         let _ = Index::from_bytes(bytes);
     }
