@@ -209,3 +209,29 @@ fn the_wasm_batch_dot_product_kernel_agrees_with_the_portable_loop() {
         assert_eq!(docent_core::vector::dot_i8_many(&q, &all, dims), want, "dims {dims}");
     }
 }
+
+/// Packed vectors (format v3) unpack in wasm32 exactly as natively: every width finds each
+/// chunk's own vector first, and the int4 levels of a known vector come out as written.
+#[wasm_bindgen_test]
+fn packed_vector_indexes_load_and_search_in_the_browser() {
+    use docent_core::format::write_index;
+    use docent_core::model::{Chunk, IndexHeader, Quantization};
+    use docent_core::search::{Query, SearchOptions};
+    use docent_core::Index;
+    let chunks: Vec<Chunk> = (0..6)
+        .map(|i| Chunk { url: format!("p{i}.html"), anchor: format!("a{i}"), title: format!("Page {i}"), text: format!("text {i}"), ..Default::default() })
+        .collect();
+    let vectors: Vec<Vec<f32>> = (0..6).map(|k| (0..384).map(|d| (((d * (k + 3) * 7919) % 211) as f32 - 105.0) / 105.0).collect()).collect();
+    for q in Quantization::ALL {
+        let header = IndexHeader { provider: "local".into(), model: "m".into(), dims: 384, quantization: q, ..IndexHeader::default() };
+        let index = Index::from_bytes(write_index(&header, &chunks, Some(&vectors)).unwrap()).unwrap();
+        assert_eq!(index.header().quantization, q);
+        for (i, v) in vectors.iter().enumerate() {
+            let r = index.search(&Query { text: "", vector: Some(v), ..Default::default() }, &SearchOptions { floor: Some(0.0), ..Default::default() });
+            assert_eq!(r.hits.first().map(|h| h.chunk as usize), Some(i), "{}: chunk {i}", q.name());
+        }
+    }
+    let header = IndexHeader { provider: "local".into(), model: "m".into(), dims: 4, quantization: Quantization::Int4, ..IndexHeader::default() };
+    let index = Index::from_bytes(write_index(&header, &chunks[..1], Some(&[vec![-0.1, 0.2, -0.3, 0.4]])).unwrap()).unwrap();
+    assert_eq!(index.quantized(0).unwrap().0, &[-2, 4, -5, 7]);
+}
