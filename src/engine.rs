@@ -164,16 +164,12 @@ pub fn fuse(a: &[Hit], b: &[Hit], top_k: usize) -> Vec<Hit> {
             }
         }
     }
-    // Merged hits are unique per chunk; ties keep the order they were met in (first list first),
-    // spelled out as a total order so the unstable sort is exact (the stable sort's code, ~16 KB of
-    // wasm, is then not linked).
-    let mut order: Vec<(usize, f32)> = merged.iter().map(|(_, s)| *s).enumerate().collect();
-    order.sort_unstable_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
-    order
+    // Merged hits are unique per chunk; ties keep the order they were met in (first list first).
+    docent_core::search::best_first(merged.iter().map(|(_, s)| (*s, 0)))
         .into_iter()
         .take(top_k)
-        .map(|(i, s)| {
-            let mut h = merged[i].0.clone();
+        .map(|i| {
+            let (mut h, s) = merged[i].clone();
             h.score = s;
             h
         })

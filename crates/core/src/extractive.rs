@@ -10,7 +10,7 @@ use crate::budget::{group_sources, ChunkSource, Source};
 use crate::format::Index;
 use crate::lexical::{bm25_term, idf, tokenize};
 use crate::prompt::source_label;
-use crate::search::{Hit, SearchResult};
+use crate::search::{score_desc_key, Hit, SearchResult, SortKey};
 use std::collections::HashMap;
 
 /// Sections (hits) considered for excerpts.
@@ -68,9 +68,14 @@ pub fn answer_from(index: &dyn ChunkSource, result: &SearchResult, question: &st
         }
     }
 
-    let mut query = tokenize(question);
-    query.sort_unstable();
-    query.dedup();
+    // The question's distinct terms, in order (a handful: scans beat sorting, and leave the wasm
+    // without another sort instantiation).
+    let mut query: Vec<String> = Vec::new();
+    for t in tokenize(question) {
+        if !query.contains(&t) {
+            query.push(t);
+        }
+    }
 
     let n = candidates.len() as u32;
     let avg_len = if candidates.is_empty() {
@@ -80,12 +85,9 @@ pub fn answer_from(index: &dyn ChunkSource, result: &SearchResult, question: &st
     };
     let mut df: HashMap<&str, u32> = HashMap::new();
     for c in &candidates {
-        let mut seen: Vec<&str> = c.terms.iter().map(String::as_str).collect();
-        seen.sort_unstable();
-        seen.dedup();
-        for t in seen {
-            if query.binary_search_by(|q| q.as_str().cmp(t)).is_ok() {
-                *df.entry(t).or_default() += 1;
+        for q in &query {
+            if c.terms.contains(q) {
+                *df.entry(q.as_str()).or_default() += 1;
             }
         }
     }
@@ -100,18 +102,19 @@ pub fn answer_from(index: &dyn ChunkSource, result: &SearchResult, question: &st
         s / (1.0 + 0.15 * c.rank as f32)
     };
 
-    let mut scored: Vec<(f32, usize)> =
-        candidates.iter().enumerate().map(|(i, c)| (score(c), i)).filter(|(s, _)| *s > 0.0).collect();
-    // A total order (the candidate index breaks the last ties), so the unstable sort is exact.
-    scored.sort_unstable_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then(candidates[a.1].rank.cmp(&candidates[b.1].rank))
-            .then(candidates[a.1].position.cmp(&candidates[b.1].position))
-            .then(a.1.cmp(&b.1))
-    });
+    // Best score first, then the better-ranked section, the earlier sentence, the candidate: a
+    // total order as plain integer keys ([`SortKey`]: one sort instantiation for all rankings).
+    let mut scored: Vec<SortKey> = candidates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (score(c), i))
+        .filter(|(s, _)| *s > 0.0)
+        .map(|(s, i)| (score_desc_key(s), candidates[i].rank, candidates[i].position, i))
+        .collect();
+    scored.sort_unstable();
     let mut chosen: Vec<usize> = Vec::new();
     let mut seen_text: Vec<String> = Vec::new();
-    for (_, i) in &scored {
+    for (_, _, _, i) in &scored {
         if chosen.len() >= max_sentences {
             break;
         }
@@ -132,7 +135,9 @@ pub fn answer_from(index: &dyn ChunkSource, result: &SearchResult, question: &st
         return not_covered(index, &result.hits);
     }
     // Group per source (source order), sentences in document order within each source.
-    chosen.sort_unstable_by_key(|&i| (candidates[i].source, candidates[i].chunk, candidates[i].position, i));
+    let mut order: Vec<SortKey> = chosen.iter().map(|&i| (candidates[i].source, candidates[i].chunk as usize, candidates[i].position, i)).collect();
+    order.sort_unstable();
+    let chosen: Vec<usize> = order.into_iter().map(|(_, _, _, i)| i).collect();
 
     let mut md = String::from(EXCERPTS_LABEL);
     let mut used_sources: Vec<usize> = Vec::new();

@@ -135,6 +135,25 @@ pub fn cosine_confidence(cos: f32) -> f32 {
     ((cos - 0.10) / 0.50).clamp(0.0, 1.0)
 }
 
+/// A sort key of plain integers, compared as a tuple. Every ranking sort in docent-core and the
+/// widget sorts these with `sort_unstable`, so the wasm carries one sort instantiation instead
+/// of one per comparison closure.
+pub type SortKey = (usize, usize, usize, usize);
+
+/// Key that sorts higher scores first, in `f32::total_cmp` order (NaN above +∞, like there).
+#[inline]
+pub fn score_desc_key(x: f32) -> usize {
+    !((total_key(x) as u32) ^ 0x8000_0000) as usize
+}
+
+/// Positions of `items` (score, tie) best first: higher score (`f32::total_cmp` order), then
+/// lower tie, then earlier position. A total order, so the unstable sort is exact.
+pub fn best_first(items: impl Iterator<Item = (f32, usize)>) -> Vec<usize> {
+    let mut keys: Vec<SortKey> = items.enumerate().map(|(i, (s, tie))| (score_desc_key(s), tie, i, 0)).collect();
+    keys.sort_unstable();
+    keys.into_iter().map(|k| k.2).collect()
+}
+
 /// `f32::total_cmp`'s order as an integer key, so ranking compares stay inline in the opt-level
 /// "z" wasm (where `total_cmp` and `Ordering::then` were calls in the hottest loop).
 #[inline(always)]
@@ -216,9 +235,8 @@ impl TopM {
     }
 
     /// Best first.
-    fn into_sorted(mut self) -> Vec<(u32, f32)> {
-        self.heap.sort_unstable_by(better);
-        self.heap
+    fn into_sorted(self) -> Vec<(u32, f32)> {
+        best_first(self.heap.iter().map(|&(id, s)| (s, id as usize))).into_iter().map(|i| self.heap[i]).collect()
     }
 }
 
@@ -407,9 +425,8 @@ impl Index {
                 Fusion::Weighted => opts.lexical_weight * norm(bm, lmax, lmin),
             };
         }
-        // Chunks are unique here, so this is a total order and an unstable sort is exact.
-        fused.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.cmp(&b.chunk)));
-        fused.truncate(top_k);
+        // Chunks are unique here, so the chunk breaks every tie.
+        let mut fused: Vec<Hit> = best_first(fused.iter().map(|h| (h.score, h.chunk as usize))).into_iter().take(top_k).map(|i| fused[i].clone()).collect();
 
         let floor = opts.floor.or(self.header().relevance_floor).unwrap_or(DEFAULT_FLOOR);
         if confidence < floor || fused.is_empty() {
@@ -460,6 +477,19 @@ mod tests {
                 assert_eq!(total_key(a).cmp(&total_key(b)), a.total_cmp(&b), "{a} vs {b}");
             }
         }
+    }
+
+    #[test]
+    fn the_descending_key_orders_floats_like_reversed_total_cmp() {
+        let xs = [f32::NEG_INFINITY, -1.5, -1e-40, -0.0, 0.0, 1e-40, 0.25, f32::MAX, f32::INFINITY, f32::NAN, -f32::NAN];
+        for a in xs {
+            for b in xs {
+                assert_eq!(score_desc_key(a).cmp(&score_desc_key(b)), b.total_cmp(&a), "{a} vs {b}");
+            }
+        }
+        // best_first: higher score, then lower tie, then earlier position.
+        let items = [(0.5, 3), (0.9, 1), (0.5, 2), (0.9, 1), (-1.0, 0)];
+        assert_eq!(best_first(items.into_iter()), vec![1, 3, 2, 0, 4]);
     }
 
     #[test]
