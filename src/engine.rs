@@ -432,7 +432,7 @@ impl Engine {
                     let (message, retry_after) = describe(&e);
                     return Err(Fail { message, retry_after });
                 }
-                Err(e) => web_sys::console::warn_1(&format!("docent: query rewrite skipped: {e:?}").into()),
+                Err(e) => web_sys::console::warn_1(&format!("docent: query rewrite skipped: {e}").into()),
             }
         }
         let header = index.header();

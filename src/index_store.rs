@@ -193,7 +193,7 @@ async fn load_uncached(url: &str, progress: impl FnMut(u64, Option<u64>)) -> Res
         LoadError(match e {
             NetError::Http { message, .. } => format!("The docs index could not be downloaded ({message}). Check data-index."),
             NetError::Unreachable(m) => format!("The docs index could not be downloaded ({m}). Check your connection and try again."),
-            other => format!("The docs index could not be downloaded ({other:?})."),
+            other => format!("The docs index could not be downloaded ({other})."),
         })
     })?;
     let ix = parse(bytes.clone(), url)?;

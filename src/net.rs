@@ -32,6 +32,19 @@ pub enum NetError {
     BadResponse(String),
 }
 
+/// A one-line description for logs (the reader-facing text is `engine::describe`). Used instead
+/// of `{:?}`, whose string escaping would add ~4 KB of formatting code to the wasm.
+impl std::fmt::Display for NetError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NetError::Unreachable(m) => write!(f, "unreachable: {m}"),
+            NetError::Aborted => f.write_str("aborted"),
+            NetError::Http { status, code, message, .. } => write!(f, "HTTP {status} {code}: {message}"),
+            NetError::BadResponse(m) => write!(f, "bad response: {m}"),
+        }
+    }
+}
+
 impl NetError {
     /// True for "the service cannot be used at all right now" (offline fallback applies).
     pub fn is_unreachable(&self) -> bool {

@@ -173,7 +173,7 @@ impl Ctx {
             let body = event(&cap(&t.question, 4000), &cap(&t.answer, 20000), &cap(&page, 500));
             leptos::task::spawn_local(async move {
                 if let Err(e) = crate::net::post_json(&url, &body, None).await {
-                    web_sys::console::warn_1(&format!("docent: feedback not sent: {e:?}").into());
+                    web_sys::console::warn_1(&format!("docent: feedback not sent: {e}").into());
                 }
             });
         }
