@@ -118,7 +118,7 @@ pub fn answer_from(index: &dyn ChunkSource, result: &SearchResult, question: &st
         if chosen.len() >= max_sentences {
             break;
         }
-        let norm = candidates[*i].text.to_lowercase();
+        let norm: String = candidates[*i].text.chars().flat_map(char::to_lowercase).collect();
         if seen_text.contains(&norm) {
             continue;
         }
