@@ -23,7 +23,8 @@
 //! - `Strings`: count u32, (count+1) u32 offsets, then the UTF-8 blob. Deduplicated.
 //! - `Text`: the chunk texts, UTF-8, back to back in chunk order.
 //! - `Vectors`: one vector per chunk, back to back (present only when dims > 0). Version 2:
-//!   `dims` int8 each (the header's `quantization` is `int8`). Version 3 adds `int4` and `binary`: `ceil(dims × bits / 8)` bytes each, component `j` in bits `j×bits..(j+1)×bits`
+//!   `dims` int8 each (the header's `quantization` is `int8`). Version 3 adds `int4` and
+//!   `binary`: `ceil(dims × bits / 8)` bytes each, component `j` in bits `j×bits..(j+1)×bits`
 //!   (low bits first) as a two's-complement code (`binary`: 1 = +1, 0 = -1); see
 //!   [`crate::vector::pack_levels`]. The reader unpacks them to int8 levels once, at load.
 //! - `Scales`: `count` f32, the per-vector quantisation scale.
@@ -45,8 +46,8 @@ use std::sync::OnceLock;
 
 /// The 8 bytes every docent index starts with.
 pub const MAGIC: &[u8; 8] = b"DOCENTIX";
-/// The newest format version this code writes and reads: version 2 plus packed 4/2/1-bit
-/// vectors. Files with int8 vectors (or none) are still written as [`INT8_FORMAT_VERSION`], so
+/// The newest format version this code writes and reads: version 2 plus vectors packed at 4
+/// or 1 bits. Files with int8 vectors (or none) are still written as [`INT8_FORMAT_VERSION`], so
 /// every version-2 reader keeps reading them.
 pub const FORMAT_VERSION: u32 = 3;
 /// The oldest version this code reads, and the one it writes unless the vectors are packed.
@@ -415,7 +416,7 @@ pub struct Index {
 enum Levels {
     /// In the file bytes at this offset (int8 vectors, read in place).
     InFile(usize),
-    /// Unpacked from 4/2/1-bit codes at load.
+    /// Unpacked from 4- or 1-bit codes at load.
     Unpacked(Vec<i8>),
 }
 

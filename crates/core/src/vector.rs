@@ -1,5 +1,5 @@
-//! Vectors: L2 normalisation, quantisation with one scale per vector (int8, or 4/2/1-bit codes
-//! packed in the file and unpacked to int8 levels on load), and the int8 dot product the cosine
+//! Vectors: L2 normalisation, quantisation with one scale per vector (int8, or 4- or 1-bit codes
+//! packed in the file and unpacked to int8 levels on load; the packing also handles 2 bits), and the int8 dot product the cosine
 //! search runs on (a SIMD128 path on wasm32 when built with `+simd128`).
 
 /// L2-normalise in place. A zero (or non-finite) vector stays/becomes all zeros.
