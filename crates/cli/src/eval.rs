@@ -408,7 +408,10 @@ pub fn print_report(r: &EvalReport, verbose: bool) -> std::io::Result<()> {
         r.overall.n,
         r.mode,
         r.embeddings,
-        if r.vector_bits < 8 && r.embeddings != "none" { format!(" (document vectors at {} bits)", r.vector_bits) } else { String::new() },
+        match Quantization::from_bits(r.vector_bits as u32) {
+            Some(q) if q != Quantization::Int8 && r.embeddings != "none" => format!(" ({} document vectors)", q.name()),
+            _ => String::new(),
+        },
         r.floor.map(|f| f.to_string()).unwrap_or_else(|| "index default".into())
     );
     outln!();
