@@ -80,7 +80,7 @@ async fn read_cached(cache: &Cache, url: &str) -> Option<Cached> {
     let get = |k: &str| h.get(k).ok().flatten();
     let etag = get("etag");
     let last_modified = get("last-modified");
-    let stored_at = get("x-docent-stored-at").and_then(|s| s.parse().ok()).unwrap_or(0.0);
+    let stored_at = get("x-docent-stored-at").and_then(|s| s.parse::<u64>().ok()).map(|ms| ms as f64).unwrap_or(0.0);
     let buf = JsFuture::from(resp.array_buffer().ok()?).await.ok()?;
     Some(Cached { bytes: Uint8Array::new(&buf).to_vec(), etag, last_modified, stored_at })
 }
@@ -89,7 +89,7 @@ async fn store(cache: &Cache, url: &str, bytes: &[u8], checksum: u64, validators
     let Ok(headers) = Headers::new() else { return };
     let _ = headers.set("content-type", "application/octet-stream");
     let _ = headers.set("x-docent-checksum", &format!("{checksum:016x}"));
-    // Whole milliseconds (read back with str::parse::<f64>).
+    // Whole milliseconds, read back as an integer (a float parse would link core's dec2flt).
     let _ = headers.set("x-docent-stored-at", &(Date::now() as u64).to_string());
     for k in ["etag", "last-modified"] {
         if let Ok(Some(v)) = validators.get(k) {

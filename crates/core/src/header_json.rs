@@ -263,7 +263,7 @@ pub(crate) fn read_header(bytes: &[u8]) -> Result<IndexHeader, String> {
         Quantization::ALL.into_iter().find(|q| q.name() == name).ok_or_else(|| format!("unknown quantization `{name}`"))?;
     let relevance_floor = match f.required("relevance_floor")? {
         Value::Null => None,
-        Value::Number(_) => Some(f.number::<f32>("relevance_floor")?),
+        Value::Number(n) => Some(parse_f32(n).ok_or_else(|| format!("field `relevance_floor` is out of range: {n}"))?),
         _ => return Err("field `relevance_floor` is not a number".into()),
     };
     Ok(IndexHeader {
@@ -282,9 +282,149 @@ pub(crate) fn read_header(bytes: &[u8]) -> Result<IndexHeader, String> {
     })
 }
 
+/// Exact powers of ten as `f64` (every one up to 10^22 is representable).
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18,
+    1e19, 1e20, 1e21, 1e22,
+];
+
+/// A JSON number's text as `f32`, without Rust's float parser: `str::parse::<f32>` links
+/// core's dec2flt (its big-number fallback and power tables), 16 KB gz of the widget's wasm for
+/// this one header field.
+///
+/// Up to 15 significant digits make an exact `f64`, which one multiplication or division by an
+/// exact power of ten (decimal exponent within ±22) rounds correctly; that `f64` is then rounded
+/// to `f32`. So every number the writer produces (serde_json's shortest `f32`, at most 9
+/// significant digits) reads back as exactly the `f32` it was written from; a test checks this,
+/// and agreement with `str::parse::<f32>`, over many values. Longer numbers (an `f32` printed as
+/// `f64`) keep their first 19 digits and land within one `f32` step of the exact result.
+/// Exponents beyond ±22 after that are `None` (out of range for a header field).
+fn parse_f32(text: &str) -> Option<f32> {
+    let b = text.as_bytes();
+    let neg = b.first() == Some(&b'-');
+    let mut i = usize::from(neg);
+    let (mut mantissa, mut exp, mut digits, mut any) = (0u64, 0i32, 0u32, false);
+    let mut fraction = false;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'0'..=b'9' => {
+                any = true;
+                if mantissa != 0 || c != b'0' {
+                    digits += 1;
+                }
+                if digits <= 19 {
+                    // 19 digits fit a u64; later ones are below f32 precision and dropped.
+                    mantissa = mantissa * 10 + u64::from(c - b'0');
+                    exp = exp.saturating_sub(i32::from(fraction));
+                } else if !fraction {
+                    exp = exp.saturating_add(1);
+                }
+            }
+            b'.' if !fraction => fraction = true,
+            _ => break,
+        }
+        i += 1;
+    }
+    if !any {
+        return None;
+    }
+    if let Some(b'e' | b'E') = b.get(i) {
+        i += 1;
+        let sign = match b.get(i) {
+            Some(b'-') => {
+                i += 1;
+                -1
+            }
+            Some(b'+') => {
+                i += 1;
+                1
+            }
+            _ => 1,
+        };
+        let start = i;
+        let mut e: i32 = 0;
+        while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
+            e = e.saturating_mul(10).saturating_add(i32::from(c - b'0'));
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        exp = exp.saturating_add(sign * e);
+    }
+    if i != b.len() {
+        return None;
+    }
+    let value = if mantissa == 0 {
+        0.0
+    } else if (0..=22).contains(&exp) {
+        mantissa as f64 * POW10[exp as usize]
+    } else if (-22..0).contains(&exp) {
+        mantissa as f64 / POW10[(-exp) as usize]
+    } else {
+        return None;
+    };
+    let value = value as f32;
+    Some(if neg { -value } else { value })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floats_read_back_as_the_f32_the_writer_wrote() {
+        let mut x: u32 = 0x9E37_79B9;
+        let mut checked = 0;
+        for k in 0..400_000u32 {
+            // xorshift bit patterns (all finite f32 in range) plus a dense sweep of [0, 1].
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let v = if k % 2 == 0 { f32::from_bits(x) } else { k as f32 / 400_000.0 };
+            if !v.is_finite() {
+                continue;
+            }
+            let text = serde_json::to_string(&v).unwrap();
+            let parsed = parse_f32(&text);
+            // What the widget meets: floors near [-1, 1]; anything there must read back exactly.
+            if v.abs() <= 1e6 && (v == 0.0 || v.abs() >= 1e-15) {
+                assert_eq!(parsed.map(f32::to_bits), Some(v.to_bits()), "{text}");
+                checked += 1;
+            }
+            if let Some(p) = parsed {
+                assert_eq!(p.to_bits(), text.parse::<f32>().unwrap().to_bits(), "{text}");
+            }
+            // The same value printed as an f64 (17 digits) lands within one f32 step.
+            let wide = serde_json::to_string(&f64::from(v)).unwrap();
+            if let Some(p) = parse_f32(&wide) {
+                assert!(p.to_bits().abs_diff(v.to_bits()) <= 1, "{wide}");
+            }
+        }
+        assert!(checked > 200_000, "{checked}");
+    }
+
+    #[test]
+    fn float_forms_json_allows_are_read_and_others_refused() {
+        for (text, want) in [
+            ("0", Some(0.0)),
+            ("-0.5", Some(-0.5)),
+            ("0.0125", Some(0.0125)),
+            ("1e-7", Some(1e-7)),
+            ("2.5E+3", Some(2500.0)),
+            ("0.000000000000000000001", Some(1e-21)),
+            ("123456789012345678901", Some(1.2345679e20)),
+            ("0.012500000186264515", Some(0.0125)),
+            ("1e40", None),
+            ("1e", None),
+            ("", None),
+            ("-", None),
+            ("1.2.3", None),
+            ("0x10", None),
+        ] {
+            assert_eq!(parse_f32(text), want, "{text}");
+        }
+    }
 
     fn header() -> IndexHeader {
         IndexHeader {
