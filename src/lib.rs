@@ -17,6 +17,7 @@
 pub mod config;
 pub mod conversation;
 pub mod engine;
+pub mod html;
 pub mod index_store;
 pub mod json;
 pub mod net;

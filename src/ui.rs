@@ -15,6 +15,7 @@ use web_sys::{HtmlElement, KeyboardEvent};
 use crate::config::Mode;
 use crate::conversation::{self, AnswerKind, Saved, Status, TurnData};
 use crate::engine::{self, Engine, History};
+use crate::html as strings;
 use crate::json::{self, Obj};
 
 /// Cap on rendered answer HTML (a small Markdown table can expand a lot).
@@ -442,6 +443,17 @@ pub fn Turn(
     let status = Memo::new(move |_| data.with(|t| t.status.clone()));
     let kind = Memo::new(move |_| data.with(|t| t.kind));
     let done = move || matches!(status.get(), Status::Done | Status::Stopped);
+    // The two lists are HTML strings (crate::html, here `strings`); memos, so the DOM is replaced only when the
+    // text changes (an open "what I looked at" stays open while the answer streams).
+    let sources = Memo::new(move |_| {
+        data.with(|t| {
+            if t.status.busy() && t.answer.is_empty() {
+                return String::new();
+            }
+            rendered.with(|r| strings::source_list(&t.sources, &r.cited, t.kind))
+        })
+    });
+    let looked_at = Memo::new(move |_| data.with(|t| strings::looked_at(&t.looked_at, t.rewritten.as_deref(), t.confidence, fixed)));
     let copied = RwSignal::new(false);
 
     // Delegated clicks inside the rendered answer: code copy buttons and same-page citations.
@@ -515,7 +527,7 @@ pub fn Turn(
                     }),
                     _ => None,
                 }}
-                <SourceList data=data rendered=rendered />
+                <div class="docent-slot" inner_html=move || sources.get()></div>
                 <Show when=done>
                     <div class="docent-actions" role="group" aria-label="Answer actions">
                         <button type="button" class="docent-action" data-testid="docent-copy" aria-label="Copy answer"
@@ -531,80 +543,9 @@ pub fn Turn(
                             on:click=move |_| ctx.feedback(data, false)>"Not helpful"</button>
                     </div>
                 </Show>
-                <LookedAtList data=data />
+                <div class="docent-slot" inner_html=move || looked_at.get()></div>
             </div>
         </article>
-    }
-}
-
-/// The numbered sources under an answer; cited ones first-class, others dimmed.
-#[component]
-fn SourceList(
-    /// The turn.
-    data: RwSignal<TurnData>,
-    /// Its rendered answer (for which sources are cited).
-    rendered: Memo<RenderedAnswer>,
-) -> impl IntoView {
-    move || {
-        let (sources, kind) = data.with(|t| (t.sources.clone(), t.kind));
-        if sources.is_empty() || data.with(|t| t.status.busy() && t.answer.is_empty()) {
-            return None;
-        }
-        let cited = rendered.with(|r| r.cited.clone());
-        let heading = if kind == AnswerKind::NotCovered { "Closest sections" } else { "Sources" };
-        Some(view! {
-            <nav class="docent-sources" aria-label=heading>
-                <h3 class="docent-sources-title">{heading}</h3>
-                <ol data-testid="docent-sources">
-                    {sources.into_iter().map(|s| {
-                        let is_cited = kind == AnswerKind::NotCovered || cited.contains(&s.n);
-                        view! {
-                            <li class:docent-uncited=!is_cited>
-                                <a href=s.url.clone() data-testid="docent-source" data-n=s.n.to_string() title=s.breadcrumb.clone()>
-                                    <span class="docent-source-n">{format!("[{}]", s.n)}</span>" "{s.title.clone()}
-                                </a>
-                                {(!s.breadcrumb.is_empty() && s.breadcrumb != s.title).then(|| view! { <span class="docent-crumb">{s.breadcrumb.clone()}</span> })}
-                            </li>
-                        }
-                    }).collect_view()}
-                </ol>
-            </nav>
-        })
-    }
-}
-
-/// "What I looked at": the retrieved sections with their scores.
-#[component]
-fn LookedAtList(
-    /// The turn.
-    data: RwSignal<TurnData>,
-) -> impl IntoView {
-    move || {
-        let (rows, rewritten, confidence) = data.with(|t| (t.looked_at.clone(), t.rewritten.clone(), t.confidence));
-        if rows.is_empty() {
-            return None;
-        }
-        Some(view! {
-            <details class="docent-looked" data-testid="docent-looked-at">
-                <summary>"What I looked at"</summary>
-                {rewritten.map(|r| view! { <p class="docent-rewritten" data-testid="docent-rewritten">"Searched for: " <q>{r}</q></p> })}
-                <p class="docent-confidence">{format!("Search confidence {}", fixed(confidence, 2))}</p>
-                <ol>
-                    {rows.into_iter().map(|r| {
-                        let mut scores = format!("score {}", fixed(r.score, 3));
-                        if let Some(c) = r.cosine { scores.push_str(&format!(" · cosine {}", fixed(c, 3))); }
-                        if let Some(b) = r.bm25 { scores.push_str(&format!(" · bm25 {}", fixed(b, 2))); }
-                        scores.push_str(&format!(" · {}", r.retrievers));
-                        view! {
-                            <li>
-                                <a href=r.url.clone()>{if r.breadcrumb.is_empty() { r.title.clone() } else { r.breadcrumb.clone() }}</a>
-                                <span class="docent-score">{scores}</span>
-                            </li>
-                        }
-                    }).collect_view()}
-                </ol>
-            </details>
-        })
     }
 }
 

@@ -235,3 +235,48 @@ fn packed_vector_indexes_load_and_search_in_the_browser() {
     let index = Index::from_bytes(write_index(&header, &chunks[..1], Some(&[vec![-0.1, 0.2, -0.3, 0.4]])).unwrap()).unwrap();
     assert_eq!(index.quantized(0).unwrap().0, &[-2, 4, -5, 7]);
 }
+
+fn source(n: usize, url: &str, title: &str, breadcrumb: &str) -> docent_widget::conversation::SourceView {
+    docent_widget::conversation::SourceView { n, url: url.into(), title: title.into(), breadcrumb: breadcrumb.into(), cited: false }
+}
+
+#[wasm_bindgen_test]
+fn source_list_escapes_text_and_never_links_to_script() {
+    use docent_widget::conversation::AnswerKind;
+    let sources = [
+        source(1, "/guide/config.html#cache", "Config <b>\"cache\"</b>", "Guide › Config"),
+        source(2, "javascript:alert(1)", "Evil", ""),
+        source(3, "&#106;avascript:alert(1)", "Evil too", "Evil too"),
+    ];
+    let html = docent_widget::html::source_list(&sources, &[1], AnswerKind::Model);
+    assert!(html.contains(r#"<a href="/guide/config.html#cache" data-testid="docent-source" data-n="1" title="Guide › Config">"#), "{html}");
+    assert!(html.contains("Config &lt;b&gt;&quot;cache&quot;&lt;/b&gt;"), "{html}");
+    assert!(!html.contains("javascript:") && !html.contains("&#106;avascript"), "{html}");
+    assert_eq!(html.matches(r##"href="#""##).count(), 2, "{html}");
+    assert_eq!(html.matches("docent-uncited").count(), 2, "only the cited source is first-class: {html}");
+    assert_eq!(html.matches("docent-crumb").count(), 1, "a breadcrumb equal to the title is not repeated: {html}");
+    assert!(html.starts_with(r#"<nav class="docent-sources" aria-label="Sources">"#), "{html}");
+    let closest = docent_widget::html::source_list(&sources, &[], AnswerKind::NotCovered);
+    assert!(closest.contains("Closest sections") && !closest.contains("docent-uncited"), "{closest}");
+    assert_eq!(docent_widget::html::source_list(&[], &[], AnswerKind::Model), "");
+}
+
+#[wasm_bindgen_test]
+fn looked_at_lists_scores_and_the_rewritten_query_escaped() {
+    use docent_widget::conversation::LookedAt;
+    let rows = [LookedAt {
+        url: "/a.html#x".into(),
+        title: "A".into(),
+        breadcrumb: "Book › <A>".into(),
+        score: 0.5,
+        cosine: Some(0.71234),
+        bm25: None,
+        retrievers: "vector".into(),
+    }];
+    let html = docent_widget::html::looked_at(&rows, Some("cache \"dir\""), 0.25, docent_widget::ui::fixed);
+    assert!(html.contains("<summary>What I looked at</summary>"), "{html}");
+    assert!(html.contains("Searched for: <q>cache &quot;dir&quot;</q>"), "{html}");
+    assert!(html.contains("Search confidence 0.25"), "{html}");
+    assert!(html.contains(r#"<a href="/a.html#x">Book › &lt;A&gt;</a><span class="docent-score">score 0.500 · cosine 0.712 · vector</span>"#), "{html}");
+    assert_eq!(docent_widget::html::looked_at(&[], None, 0.0, docent_widget::ui::fixed), "");
+}

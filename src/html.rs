@@ -1,0 +1,129 @@
+//! The static parts of an answer (its source list and "what I looked at") as HTML strings.
+//!
+//! They are lists that are written once per answer and never edited, and as Leptos views every
+//! element and attribute of them was its own monomorphised type with build, rebuild and drop
+//! code: 8 KB gz of the widget's wasm for two lists (BENCHMARKS.md §4.1). As strings they are one
+//! small builder. Safe by construction like the answer itself: every text and attribute value
+//! goes through [`escape_html`], and a link's `href` is kept only when
+//! [`classify_url`](docent_core::render::classify_url) accepts it (http(s), relative or
+//! `#fragment`), so even a tampered index cannot put a `javascript:` link in front of a reader.
+
+use docent_core::render::{classify_url, escape_html};
+
+use crate::conversation::{AnswerKind, LookedAt, SourceView};
+
+/// A tiny HTML writer: tags and attribute names are the caller's literals, values are escaped.
+struct Html(String);
+
+impl Html {
+    fn open(&mut self, tag: &str, attrs: &[(&str, &str)]) -> &mut Self {
+        self.0.push('<');
+        self.0.push_str(tag);
+        for (name, value) in attrs {
+            self.0.push(' ');
+            self.0.push_str(name);
+            self.0.push_str("=\"");
+            escape_html(value, &mut self.0);
+            self.0.push('"');
+        }
+        self.0.push('>');
+        self
+    }
+
+    fn text(&mut self, s: &str) -> &mut Self {
+        escape_html(s, &mut self.0);
+        self
+    }
+
+    fn close(&mut self, tag: &str) -> &mut Self {
+        self.0.push_str("</");
+        self.0.push_str(tag);
+        self.0.push('>');
+        self
+    }
+
+    /// `<tag attrs>text</tag>`.
+    fn element(&mut self, tag: &str, attrs: &[(&str, &str)], text: &str) -> &mut Self {
+        self.open(tag, attrs).text(text).close(tag)
+    }
+}
+
+/// `url` if it is safe to link to, else `#` (the link then goes nowhere instead of running code).
+fn safe_href(url: &str) -> &str {
+    if classify_url(url).is_some() {
+        url
+    } else {
+        "#"
+    }
+}
+
+/// The numbered sources under an answer: cited ones first-class, the others dimmed
+/// (`docent-uncited`); for an answer the docs don't cover, all of them are "closest sections".
+/// Empty when there are no sources.
+pub fn source_list(sources: &[SourceView], cited: &[usize], kind: AnswerKind) -> String {
+    if sources.is_empty() {
+        return String::new();
+    }
+    let not_covered = kind == AnswerKind::NotCovered;
+    let heading = if not_covered { "Closest sections" } else { "Sources" };
+    let mut h = Html(String::with_capacity(200 * sources.len()));
+    h.open("nav", &[("class", "docent-sources"), ("aria-label", heading)])
+        .element("h3", &[("class", "docent-sources-title")], heading)
+        .open("ol", &[("data-testid", "docent-sources")]);
+    for s in sources {
+        let n = s.n.to_string();
+        let uncited: &[(&str, &str)] = if not_covered || cited.contains(&s.n) { &[] } else { &[("class", "docent-uncited")] };
+        h.open("li", uncited)
+            .open("a", &[("href", safe_href(&s.url)), ("data-testid", "docent-source"), ("data-n", &n), ("title", &s.breadcrumb)])
+            .element("span", &[("class", "docent-source-n")], &format!("[{n}]"))
+            .text(" ")
+            .text(&s.title)
+            .close("a");
+        if !s.breadcrumb.is_empty() && s.breadcrumb != s.title {
+            h.element("span", &[("class", "docent-crumb")], &s.breadcrumb);
+        }
+        h.close("li");
+    }
+    h.close("ol").close("nav");
+    h.0
+}
+
+/// "What I looked at": the retrieved sections with their scores, in a closed `<details>`.
+/// `fixed(x, digits)` formats a score (the widget uses the browser's `toFixed`). Empty when
+/// nothing was retrieved.
+pub fn looked_at(rows: &[LookedAt], rewritten: Option<&str>, confidence: f32, fixed: impl Fn(f32, u8) -> String) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut h = Html(String::with_capacity(300 + 200 * rows.len()));
+    h.open("details", &[("class", "docent-looked"), ("data-testid", "docent-looked-at")])
+        .element("summary", &[], "What I looked at");
+    if let Some(r) = rewritten {
+        h.open("p", &[("class", "docent-rewritten"), ("data-testid", "docent-rewritten")])
+            .text("Searched for: ")
+            .element("q", &[], r)
+            .close("p");
+    }
+    h.element("p", &[("class", "docent-confidence")], &format!("Search confidence {}", fixed(confidence, 2)))
+        .open("ol", &[]);
+    for r in rows {
+        let mut scores = format!("score {}", fixed(r.score, 3));
+        if let Some(c) = r.cosine {
+            scores.push_str(" · cosine ");
+            scores.push_str(&fixed(c, 3));
+        }
+        if let Some(b) = r.bm25 {
+            scores.push_str(" · bm25 ");
+            scores.push_str(&fixed(b, 2));
+        }
+        scores.push_str(" · ");
+        scores.push_str(&r.retrievers);
+        let label = if r.breadcrumb.is_empty() { &r.title } else { &r.breadcrumb };
+        h.open("li", &[])
+            .element("a", &[("href", safe_href(&r.url))], label)
+            .element("span", &[("class", "docent-score")], &scores)
+            .close("li");
+    }
+    h.close("ol").close("details");
+    h.0
+}
