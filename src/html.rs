@@ -1,16 +1,17 @@
-//! The static parts of an answer (its source list and "what I looked at") as HTML strings.
+//! The parts of an answer that hold no controls (its status line, labels, source list and "what
+//! I looked at") as HTML strings.
 //!
-//! They are lists that are written once per answer and never edited, and as Leptos views every
-//! element and attribute of them was its own monomorphised type with build, rebuild and drop
-//! code: 8 KB gz of the widget's wasm for two lists (BENCHMARKS.md §4.1). As strings they are one
-//! small builder. Safe by construction like the answer itself: every text and attribute value
+//! As Leptos views every element and attribute of them was its own monomorphised type with
+//! build, rebuild and drop code (the two lists alone were 8 KB gz of the widget's wasm,
+//! BENCHMARKS.md §4.1); as strings they share one small builder. The widget shows each in its
+//! own element through a memo, so the DOM is replaced only when the text changes. Safe by construction like the answer itself: every text and attribute value
 //! goes through [`escape_html`], and a link's `href` is kept only when
 //! [`classify_url`](docent_core::render::classify_url) accepts it (http(s), relative or
 //! `#fragment`), so even a tampered index cannot put a `javascript:` link in front of a reader.
 
 use docent_core::render::{classify_url, escape_html};
 
-use crate::conversation::{AnswerKind, LookedAt, SourceView};
+use crate::conversation::{AnswerKind, LookedAt, SourceView, Status};
 
 /// A tiny HTML writer: tags and attribute names are the caller's literals, values are escaped.
 struct Html(String);
@@ -125,5 +126,63 @@ pub fn looked_at(rows: &[LookedAt], rewritten: Option<&str>, confidence: f32, fi
             .close("li");
     }
     h.close("ol").close("details");
+    h.0
+}
+
+/// The progress line while an answer is prepared (index download with a progress bar, search,
+/// waiting for the model); empty otherwise. Shown inside a persistent `role="status"` element.
+pub fn status_line(status: &Status) -> String {
+    let text = match status {
+        Status::LoadingIndex { received, total } => {
+            let pct = total.filter(|t| *t > 0).map(|t| (received * 100 / t).min(100));
+            let text = match pct {
+                Some(p) => format!("Loading the docs index… {p}%"),
+                None => format!("Loading the docs index… {} KB", received / 1024),
+            };
+            let mut h = Html(String::new());
+            h.open("div", &[("class", "docent-status"), ("data-testid", "docent-status")])
+                .element("span", &[], &text)
+                .element("progress", &[("data-testid", "docent-progress"), ("max", "100"), ("value", &pct.unwrap_or(0).to_string())], "")
+                .close("div");
+            return h.0;
+        }
+        Status::Searching => "Searching the docs…",
+        Status::Thinking => "Writing an answer…",
+        _ => return String::new(),
+    };
+    let mut h = Html(String::new());
+    h.element("div", &[("class", "docent-status"), ("data-testid", "docent-status")], text);
+    h.0
+}
+
+/// The lines above an answer: the pipeline's notice (e.g. why the answer is excerpts), the
+/// "Excerpts" label, and, once done, the "docs don't cover this" line.
+pub fn labels(notice: Option<&str>, kind: AnswerKind, done: bool) -> String {
+    let mut h = Html(String::new());
+    if let Some(n) = notice {
+        h.element("p", &[("class", "docent-notice"), ("data-testid", "docent-notice")], n);
+    }
+    if kind == AnswerKind::Excerpts {
+        h.element("p", &[("class", "docent-excerpt-label"), ("data-testid", "docent-excerpt-label")], "Excerpts");
+    }
+    if kind == AnswerKind::NotCovered && done {
+        h.element(
+            "p",
+            &[("class", "docent-not-covered"), ("data-testid", "docent-not-covered")],
+            "The docs don't seem to cover this. These are the closest sections I found:",
+        );
+    }
+    h.0
+}
+
+/// The lines under an answer: cut at the size cap, stopped by the reader.
+pub fn after_answer(truncated: bool, stopped: bool) -> String {
+    let mut h = Html(String::new());
+    if truncated {
+        h.element("p", &[("class", "docent-notice")], "(The answer was too long to show in full.)");
+    }
+    if stopped {
+        h.element("p", &[("class", "docent-notice"), ("data-testid", "docent-stopped")], "Stopped.");
+    }
     h.0
 }

@@ -13,7 +13,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{HtmlElement, KeyboardEvent};
 
 use crate::config::Mode;
-use crate::conversation::{self, AnswerKind, Saved, Status, TurnData};
+use crate::conversation::{self, Saved, Status, TurnData};
 use crate::engine::{self, Engine, History};
 use crate::html as strings;
 use crate::json::{self, Obj};
@@ -441,7 +441,6 @@ pub fn Turn(
     let docs_origin = ctx.cfg(|c| c.docs_origin.clone()).or_else(page_origin);
     let rendered = Memo::new(move |_| data.with(|t| render_answer(t, docs_origin.clone())));
     let status = Memo::new(move |_| data.with(|t| t.status.clone()));
-    let kind = Memo::new(move |_| data.with(|t| t.kind));
     let done = move || matches!(status.get(), Status::Done | Status::Stopped);
     // The two lists are HTML strings (crate::html, here `strings`); memos, so the DOM is replaced only when the
     // text changes (an open "what I looked at" stays open while the answer streams).
@@ -453,6 +452,9 @@ pub fn Turn(
             rendered.with(|r| strings::source_list(&t.sources, &r.cited, t.kind))
         })
     });
+    let status_line = Memo::new(move |_| status.with(strings::status_line));
+    let labels = Memo::new(move |_| data.with(|t| strings::labels(t.notice.as_deref(), t.kind, matches!(t.status, Status::Done | Status::Stopped))));
+    let after = Memo::new(move |_| strings::after_answer(rendered.with(|r| r.truncated), status.get() == Status::Stopped));
     let looked_at = Memo::new(move |_| data.with(|t| strings::looked_at(&t.looked_at, t.rewritten.as_deref(), t.confidence, fixed)));
     let copied = RwSignal::new(false);
 
@@ -486,29 +488,8 @@ pub fn Turn(
         <article class="docent-turn" data-testid="docent-turn">
             <div class="docent-question" data-testid="docent-question">{move || data.with(|t| t.question.clone())}</div>
             <div class="docent-reply">
-                {move || match status.get() {
-                    Status::LoadingIndex { received, total } => {
-                        let pct = total.filter(|t| *t > 0).map(|t| (received * 100 / t).min(100));
-                        view! {
-                            <div class="docent-status" data-testid="docent-status" role="status">
-                                <span>{match pct { Some(p) => format!("Loading the docs index… {p}%"), None => format!("Loading the docs index… {} KB", received / 1024) }}</span>
-                                <progress data-testid="docent-progress" max="100" value=pct.unwrap_or(0).to_string()></progress>
-                            </div>
-                        }.into_any()
-                    }
-                    Status::Searching => view! { <div class="docent-status" data-testid="docent-status" role="status">"Searching the docs…"</div> }.into_any(),
-                    Status::Thinking => view! { <div class="docent-status" data-testid="docent-status" role="status">"Writing an answer…"</div> }.into_any(),
-                    _ => ().into_any(),
-                }}
-                {move || data.with(|t| t.notice.clone()).map(|n| view! { <p class="docent-notice" data-testid="docent-notice">{n}</p> })}
-                {move || (kind.get() == AnswerKind::Excerpts).then(|| view! {
-                    <p class="docent-excerpt-label" data-testid="docent-excerpt-label">"Excerpts"</p>
-                })}
-                {move || (kind.get() == AnswerKind::NotCovered && done()).then(|| view! {
-                    <p class="docent-not-covered" data-testid="docent-not-covered">
-                        "The docs don't seem to cover this. These are the closest sections I found:"
-                    </p>
-                })}
+                <div class="docent-slot" role="status" inner_html=move || status_line.get()></div>
+                <div class="docent-slot" inner_html=move || labels.get()></div>
                 <div
                     class="docent-answer"
                     class:docent-streaming=move || status.get() == Status::Streaming
@@ -516,8 +497,7 @@ pub fn Turn(
                     inner_html=move || rendered.with(|r| r.html.clone())
                     on:click=on_answer_click
                 ></div>
-                {move || rendered.with(|r| r.truncated).then(|| view! { <p class="docent-notice">"(The answer was too long to show in full.)"</p> })}
-                {move || (status.get() == Status::Stopped).then(|| view! { <p class="docent-notice" data-testid="docent-stopped">"Stopped."</p> })}
+                <div class="docent-slot" inner_html=move || after.get()></div>
                 {move || match status.get() {
                     Status::Failed { message, retry_after } => Some(view! {
                         <div class="docent-error" role="alert" data-testid="docent-error" data-retry-after=retry_after.map(|s| s.to_string())>

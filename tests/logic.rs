@@ -280,3 +280,20 @@ fn looked_at_lists_scores_and_the_rewritten_query_escaped() {
     assert!(html.contains(r#"<a href="/a.html#x">Book › &lt;A&gt;</a><span class="docent-score">score 0.500 · cosine 0.712 · vector</span>"#), "{html}");
     assert_eq!(docent_widget::html::looked_at(&[], None, 0.0, docent_widget::ui::fixed), "");
 }
+
+#[wasm_bindgen_test]
+fn status_and_label_lines_follow_the_turn_and_escape_the_notice() {
+    use docent_widget::conversation::{AnswerKind, Status};
+    use docent_widget::html::{after_answer, labels, status_line};
+    let loading = status_line(&Status::LoadingIndex { received: 512 * 1024, total: Some(1024 * 1024) });
+    assert!(loading.contains("Loading the docs index… 50%") && loading.contains(r#"data-testid="docent-progress" max="100" value="50""#), "{loading}");
+    assert!(status_line(&Status::LoadingIndex { received: 2048, total: None }).contains("… 2 KB"));
+    assert!(status_line(&Status::Searching).contains("Searching the docs…"));
+    assert_eq!(status_line(&Status::Done), "");
+    let l = labels(Some("The answer service is <unreachable>"), AnswerKind::Excerpts, false);
+    assert!(l.contains("&lt;unreachable&gt;") && l.contains("docent-excerpt-label"), "{l}");
+    assert!(!labels(None, AnswerKind::NotCovered, false).contains("docent-not-covered"), "only once done");
+    assert!(labels(None, AnswerKind::NotCovered, true).contains("docent-not-covered"));
+    assert_eq!(after_answer(false, false), "");
+    assert!(after_answer(true, true).contains("too long") && after_answer(true, true).contains("docent-stopped"));
+}
