@@ -1,5 +1,6 @@
-//! The parts of an answer that hold no controls (its status line, labels, source list and "what
-//! I looked at") as HTML strings.
+//! The parts of an answer around its text (status line, labels, error, actions, source list,
+//! "what I looked at") as HTML strings; their buttons carry a `data-action` that one delegated
+//! click handler in [`crate::ui::Turn`] reads.
 //!
 //! As Leptos views every element and attribute of them was its own monomorphised type with
 //! build, rebuild and drop code (the two lists alone were 8 KB gz of the widget's wasm,
@@ -184,5 +185,45 @@ pub fn after_answer(truncated: bool, stopped: bool) -> String {
     if stopped {
         h.element("p", &[("class", "docent-notice"), ("data-testid", "docent-stopped")], "Stopped.");
     }
+    h.0
+}
+
+/// The error under a failed answer, with a "Try again" button (`data-action="retry"`).
+/// `retry_after` (seconds, from a 429) is also exposed as `data-retry-after`.
+pub fn error_block(message: &str, retry_after: Option<u32>) -> String {
+    let after = retry_after.map(|s| s.to_string());
+    let mut attrs = vec![("class", "docent-error"), ("role", "alert"), ("data-testid", "docent-error")];
+    if let Some(a) = after.as_deref() {
+        attrs.push(("data-retry-after", a));
+    }
+    let mut h = Html(String::new());
+    h.open("div", &attrs)
+        .element("p", &[], message)
+        .element("button", &[("type", "button"), ("class", "docent-btn"), ("data-testid", "docent-retry"), ("data-action", "retry")], "Try again")
+        .close("div");
+    h.0
+}
+
+/// The buttons under a finished answer: copy, ask again, helpful / not helpful (`aria-pressed`
+/// shows a rating given earlier, e.g. before a page navigation restored the conversation).
+pub fn actions(feedback: Option<bool>) -> String {
+    let pressed = |up: bool| if feedback == Some(up) { "true" } else { "false" };
+    let button = |h: &mut Html, action: &str, testid: &str, label: &str, text: &str, pressed: Option<&str>| {
+        let mut attrs = vec![("type", "button"), ("class", "docent-action"), ("data-testid", testid), ("data-action", action)];
+        if label != text {
+            attrs.push(("aria-label", label));
+        }
+        if let Some(p) = pressed {
+            attrs.push(("aria-pressed", p));
+        }
+        h.element("button", &attrs, text);
+    };
+    let mut h = Html(String::new());
+    h.open("div", &[("class", "docent-actions"), ("role", "group"), ("aria-label", "Answer actions")]);
+    button(&mut h, "copy", "docent-copy", "Copy answer", "Copy", None);
+    button(&mut h, "retry", "docent-retry-answer", "Ask again", "Retry", None);
+    button(&mut h, "up", "docent-feedback-up", "Helpful", "Helpful", Some(pressed(true)));
+    button(&mut h, "down", "docent-feedback-down", "Not helpful", "Not helpful", Some(pressed(false)));
+    h.close("div");
     h.0
 }

@@ -456,11 +456,42 @@ pub fn Turn(
     let labels = Memo::new(move |_| data.with(|t| strings::labels(t.notice.as_deref(), t.kind, matches!(t.status, Status::Done | Status::Stopped))));
     let after = Memo::new(move |_| strings::after_answer(rendered.with(|r| r.truncated), status.get() == Status::Stopped));
     let looked_at = Memo::new(move |_| data.with(|t| strings::looked_at(&t.looked_at, t.rewritten.as_deref(), t.confidence, fixed)));
-    let copied = RwSignal::new(false);
+    let error = Memo::new(move |_| {
+        status.with(|s| match s {
+            Status::Failed { message, retry_after } => strings::error_block(message, *retry_after),
+            _ => String::new(),
+        })
+    });
+    // Built once when the answer settles: the rating is read untracked, and a click updates the
+    // pressed state in place, so the focused button is never replaced under the reader.
+    let actions = Memo::new(move |_| if done() { strings::actions(data.with_untracked(|t| t.feedback)) } else { String::new() });
 
-    // Delegated clicks inside the rendered answer: code copy buttons and same-page citations.
-    let on_answer_click = move |ev: web_sys::MouseEvent| {
+    // One delegated click handler for the reply: the action buttons (`data-action`), code copy
+    // buttons in the rendered answer, and same-page citations.
+    let on_reply_click = move |ev: web_sys::MouseEvent| {
         let Some(target) = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else { return };
+        if let Ok(Some(button)) = target.closest("[data-action]") {
+            match button.get_attribute("data-action").as_deref() {
+                Some("retry") => ctx.retry(id),
+                Some("copy") => {
+                    clipboard_write(&data.with_untracked(|t| t.answer.clone()));
+                    button.set_text_content(Some("Copied"));
+                }
+                Some(rating @ ("up" | "down")) => {
+                    let up = rating == "up";
+                    if let Some(group) = button.parent_element() {
+                        for (testid, on) in [("docent-feedback-up", up), ("docent-feedback-down", !up)] {
+                            if let Ok(Some(b)) = group.query_selector(&format!("[data-testid={testid}]")) {
+                                let _ = b.set_attribute("aria-pressed", if on { "true" } else { "false" });
+                            }
+                        }
+                    }
+                    ctx.feedback(data, up);
+                }
+                _ => {}
+            }
+            return;
+        }
         if let Ok(Some(btn)) = target.closest(".docent-copy-code") {
             let code = btn
                 .parent_element()
@@ -487,7 +518,7 @@ pub fn Turn(
     view! {
         <article class="docent-turn" data-testid="docent-turn">
             <div class="docent-question" data-testid="docent-question">{move || data.with(|t| t.question.clone())}</div>
-            <div class="docent-reply">
+            <div class="docent-reply" on:click=on_reply_click>
                 <div class="docent-slot" role="status" inner_html=move || status_line.get()></div>
                 <div class="docent-slot" inner_html=move || labels.get()></div>
                 <div
@@ -495,34 +526,11 @@ pub fn Turn(
                     class:docent-streaming=move || status.get() == Status::Streaming
                     data-testid="docent-answer"
                     inner_html=move || rendered.with(|r| r.html.clone())
-                    on:click=on_answer_click
                 ></div>
                 <div class="docent-slot" inner_html=move || after.get()></div>
-                {move || match status.get() {
-                    Status::Failed { message, retry_after } => Some(view! {
-                        <div class="docent-error" role="alert" data-testid="docent-error" data-retry-after=retry_after.map(|s| s.to_string())>
-                            <p>{message}</p>
-                            <button type="button" class="docent-btn" data-testid="docent-retry" on:click=move |_| ctx.retry(id)>"Try again"</button>
-                        </div>
-                    }),
-                    _ => None,
-                }}
+                <div class="docent-slot" inner_html=move || error.get()></div>
                 <div class="docent-slot" inner_html=move || sources.get()></div>
-                <Show when=done>
-                    <div class="docent-actions" role="group" aria-label="Answer actions">
-                        <button type="button" class="docent-action" data-testid="docent-copy" aria-label="Copy answer"
-                            on:click=move |_| { clipboard_write(&data.with_untracked(|t| t.answer.clone())); copied.set(true); }>
-                            {move || if copied.get() { "Copied" } else { "Copy" }}
-                        </button>
-                        <button type="button" class="docent-action" data-testid="docent-retry-answer" aria-label="Ask again" on:click=move |_| ctx.retry(id)>"Retry"</button>
-                        <button type="button" class="docent-action" data-testid="docent-feedback-up"
-                            aria-pressed=move || (data.with(|t| t.feedback) == Some(true)).to_string()
-                            on:click=move |_| ctx.feedback(data, true)>"Helpful"</button>
-                        <button type="button" class="docent-action" data-testid="docent-feedback-down"
-                            aria-pressed=move || (data.with(|t| t.feedback) == Some(false)).to_string()
-                            on:click=move |_| ctx.feedback(data, false)>"Not helpful"</button>
-                    </div>
-                </Show>
+                <div class="docent-slot" inner_html=move || actions.get()></div>
                 <div class="docent-slot" inner_html=move || looked_at.get()></div>
             </div>
         </article>

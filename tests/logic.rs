@@ -297,3 +297,18 @@ fn status_and_label_lines_follow_the_turn_and_escape_the_notice() {
     assert_eq!(after_answer(false, false), "");
     assert!(after_answer(true, true).contains("too long") && after_answer(true, true).contains("docent-stopped"));
 }
+
+#[wasm_bindgen_test]
+fn error_and_action_buttons_carry_their_action_and_state() {
+    use docent_widget::html::{actions, error_block};
+    let e = error_block("Too many questions <now>", Some(30));
+    assert!(e.contains(r#"role="alert" data-testid="docent-error" data-retry-after="30""#), "{e}");
+    assert!(e.contains("Too many questions &lt;now&gt;") && e.contains(r#"data-action="retry""#), "{e}");
+    assert!(!error_block("x", None).contains("data-retry-after"));
+    let a = actions(Some(false));
+    for action in ["copy", "retry", "up", "down"] {
+        assert!(a.contains(&format!(r#"data-action="{action}""#)), "{action}: {a}");
+    }
+    assert!(a.contains(r#"data-testid="docent-feedback-up" data-action="up" aria-pressed="false""#), "{a}");
+    assert!(a.contains(r#"aria-pressed="true""#) && a.contains(r#"aria-label="Copy answer""#), "{a}");
+}
