@@ -227,3 +227,22 @@ pub fn actions(feedback: Option<bool>) -> String {
     h.close("div");
     h.0
 }
+
+/// What an empty conversation shows: what answers are made of, and the site's starter questions
+/// as buttons (`data-action="ask"`, the question in `data-q`).
+pub fn empty_state(offline: bool, starters: &[String]) -> String {
+    let intro = if offline {
+        "Ask a question: answers are excerpts from the docs, with links."
+    } else {
+        "Ask a question: answers come from the docs, with links to the sections they use."
+    };
+    let mut h = Html(String::new());
+    h.open("div", &[("class", "docent-empty")]).element("p", &[], intro).open("ul", &[("class", "docent-starters")]);
+    for q in starters {
+        h.open("li", &[])
+            .element("button", &[("type", "button"), ("class", "docent-starter"), ("data-testid", "docent-starter"), ("data-action", "ask"), ("data-q", q)], q)
+            .close("li");
+    }
+    h.close("ul").close("div");
+    h.0
+}

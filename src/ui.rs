@@ -349,8 +349,16 @@ pub fn Chat(
         }
     };
     let placeholder = ctx.cfg(|c| c.placeholder.clone());
-    let starters = StoredValue::new(ctx.cfg(|c| c.starters.clone()));
+    let starters = ctx.cfg(|c| c.starters.clone());
     let offline = ctx.cfg(|c| c.proxy.is_none());
+    let empty = Memo::new(move |_| if ctx.turns.with(|v| v.is_empty()) { strings::empty_state(offline, &starters) } else { String::new() });
+    // Starter questions are buttons in the empty state's HTML (crate::html::empty_state).
+    let on_log_click = move |ev: web_sys::MouseEvent| {
+        let starter = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()).and_then(|t| t.closest("[data-action=ask]").ok().flatten());
+        if let Some(q) = starter.and_then(|b| b.get_attribute("data-q")) {
+            ctx.ask(&q);
+        }
+    };
 
     view! {
         <div class="docent" class:docent-inline=inline class:docent-floating=!inline class:docent-left=left data-testid="docent-widget">
@@ -383,18 +391,8 @@ pub fn Chat(
                             </button>
                         })}
                     </header>
-                    <div class="docent-log" node_ref=log data-testid="docent-log">
-                        <Show when=move || ctx.turns.with(|v| v.is_empty())>
-                            <div class="docent-empty">
-                                <p>{if offline { "Ask a question: answers are excerpts from the docs, with links." } else { "Ask a question: answers come from the docs, with links to the sections they use." }}</p>
-                                <ul class="docent-starters">
-                                    {starters.get_value().into_iter().map(|s| {
-                                        let q = s.clone();
-                                        view! { <li><button type="button" class="docent-starter" data-testid="docent-starter" on:click=move |_| ctx.ask(&q)>{s}</button></li> }
-                                    }).collect_view()}
-                                </ul>
-                            </div>
-                        </Show>
+                    <div class="docent-log" node_ref=log data-testid="docent-log" on:click=on_log_click>
+                        <div class="docent-slot" inner_html=move || empty.get()></div>
                         <For each=move || ctx.turns.get() key=|e| e.id let:entry>
                             <Turn ctx=ctx entry=entry />
                         </For>

@@ -289,6 +289,19 @@ test('without a proxy the widget answers with cited excerpts', async () => {
   assert.ok(!requests.some((u) => u.includes('/v1/')), 'no proxy calls');
 });
 
+test('a starter question is asked when clicked, and the starters leave with the empty state', async () => {
+  await page.goto(pageUrl({ starters: 'How do I limit the cache size? | Is <b>this</b> "escaped"?' }));
+  await openWidget();
+  const starters = page.locator(tid('docent-starter'));
+  assert.equal(await starters.count(), 2);
+  assert.equal(await starters.nth(1).innerText(), 'Is <b>this</b> "escaped"?', 'starter text is shown as text');
+  await starters.first().click();
+  const turn = await lastTurnSettled();
+  assert.equal(await turn.locator(tid('docent-question')).innerText(), 'How do I limit the cache size?');
+  await turn.locator(tid('docent-excerpt-label')).waitFor({ timeout: T });
+  assert.equal(await page.locator(tid('docent-starter')).count(), 0, 'no starters once a question is asked');
+});
+
 test('an unreachable proxy falls back to excerpts with a notice', async () => {
   await page.goto(pageUrl({ proxy: 'http://127.0.0.1:9' }));
   await openWidget();
