@@ -64,7 +64,8 @@ fn js_message(v: &JsValue) -> String {
     if let Some(e) = v.dyn_ref::<js_sys::Error>() {
         return String::from(e.message());
     }
-    v.as_string().unwrap_or_else(|| format!("{v:?}"))
+    // Not `{v:?}`: the release wasm is built with `-Zfmt-debug=none`, where it prints nothing.
+    v.as_string().or_else(|| Some(crate::json::stringify(v)).filter(|s| !s.is_empty())).unwrap_or_else(|| "unknown error".into())
 }
 
 fn is_abort(v: &JsValue) -> bool {
