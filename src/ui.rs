@@ -392,7 +392,7 @@ pub fn Chat(
                         })}
                     </header>
                     <div class="docent-log" node_ref=log data-testid="docent-log" on:click=on_log_click>
-                        <div class="docent-slot" inner_html=move || empty.get()></div>
+                        {slot(empty, None)}
                         <For each=move || ctx.turns.get() key=|e| e.id let:entry>
                             <Turn ctx=ctx entry=entry />
                         </For>
@@ -517,22 +517,29 @@ pub fn Turn(
         <article class="docent-turn" data-testid="docent-turn">
             <div class="docent-question" data-testid="docent-question">{move || data.with(|t| t.question.clone())}</div>
             <div class="docent-reply" on:click=on_reply_click>
-                <div class="docent-slot" role="status" inner_html=move || status_line.get()></div>
-                <div class="docent-slot" inner_html=move || labels.get()></div>
+                {slot(status_line, Some("status"))}
+                {slot(labels, None)}
                 <div
                     class="docent-answer"
                     class:docent-streaming=move || status.get() == Status::Streaming
                     data-testid="docent-answer"
                     inner_html=move || rendered.with(|r| r.html.clone())
                 ></div>
-                <div class="docent-slot" inner_html=move || after.get()></div>
-                <div class="docent-slot" inner_html=move || error.get()></div>
-                <div class="docent-slot" inner_html=move || sources.get()></div>
-                <div class="docent-slot" inner_html=move || actions.get()></div>
-                <div class="docent-slot" inner_html=move || looked_at.get()></div>
+                {slot(after, None)}
+                {slot(error, None)}
+                {slot(sources, None)}
+                {slot(actions, None)}
+                {slot(looked_at, None)}
             </div>
         </article>
     }
+}
+
+/// An element showing a memo's HTML (from [`crate::html`]), replaced only when the text changes.
+/// One function for every such part, so they share one view type (each `view!` with its own
+/// closure would be its own copy of the build, update and drop code).
+fn slot(html: Memo<String>, role: Option<&'static str>) -> impl IntoView {
+    view! { <div class="docent-slot" role=role inner_html=move || html.get()></div> }
 }
 
 /// `x` with `digits` decimals, formatted by the browser (`Number.prototype.toFixed`): Rust's float
