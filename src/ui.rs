@@ -440,8 +440,9 @@ pub fn Turn(
     let rendered = Memo::new(move |_| data.with(|t| render_answer(t, docs_origin.clone())));
     let status = Memo::new(move |_| data.with(|t| t.status.clone()));
     let done = move || matches!(status.get(), Status::Done | Status::Stopped);
-    // The two lists are HTML strings (crate::html, here `strings`); memos, so the DOM is replaced only when the
-    // text changes (an open "what I looked at" stays open while the answer streams).
+    // Everything around the answer's text is an HTML string from crate::html (here `strings`),
+    // each in a memo, so its DOM is replaced only when its text changes (an open "what I looked
+    // at" stays open while the answer streams).
     let sources = Memo::new(move |_| {
         data.with(|t| {
             if t.status.busy() && t.answer.is_empty() {
