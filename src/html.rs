@@ -5,8 +5,10 @@
 //! As Leptos views every element and attribute of them was its own monomorphised type with
 //! build, rebuild and drop code (the two lists alone were 8 KB gz of the widget's wasm,
 //! BENCHMARKS.md §4.1); as strings they share one small builder. The widget shows each in its
-//! own element through a memo, so the DOM is replaced only when the text changes. Safe by construction like the answer itself: every text and attribute value
-//! goes through [`escape_html`], and a link's `href` is kept only when
+//! own element through a memo, so the DOM is replaced only when the text changes.
+//!
+//! Safe by construction like the answer itself: every text and attribute value goes through
+//! [`escape_html`], and a link's `href` is kept only when
 //! [`classify_url`](docent_core::render::classify_url) accepts it (http(s), relative or
 //! `#fragment`), so even a tampered index cannot put a `javascript:` link in front of a reader.
 

@@ -60,7 +60,8 @@ impl NetError {
     }
 }
 
-fn js_message(v: &JsValue) -> String {
+/// A thrown JS value as text: an `Error`'s message, a string as it is, anything else as JSON.
+pub(crate) fn js_message(v: &JsValue) -> String {
     if let Some(e) = v.dyn_ref::<js_sys::Error>() {
         return String::from(e.message());
     }

@@ -64,21 +64,13 @@ pub async fn load() -> Result<JsCounter, String> {
         .ok_or("the docent loader on the page has no loadTokenizer (update docent.js)")?;
     let promise: js_sys::Promise = f
         .call0(&api)
-        .map_err(|e| format!("loadTokenizer failed: {}", js_text(&e)))?
+        .map_err(|e| format!("loadTokenizer failed: {}", crate::net::js_message(&e)))?
         .dyn_into()
         .map_err(|_| "loadTokenizer did not return a promise".to_string())?;
-    let this = JsFuture::from(promise).await.map_err(|e| {
-        e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).unwrap_or_else(|| js_text(&e))
-    })?;
+    let this = JsFuture::from(promise).await.map_err(|e| crate::net::js_message(&e))?;
     let count: Function = Reflect::get(&this, &JsValue::from_str("count"))
         .ok()
         .and_then(|f| f.dyn_into().ok())
         .ok_or("the tokenizer has no count()")?;
     Ok(JsCounter { this, count })
-}
-
-/// A thrown JS value as text (not `{:?}`, which prints nothing in the release wasm, built with
-/// `-Zfmt-debug=none`).
-fn js_text(v: &JsValue) -> String {
-    v.as_string().or_else(|| Some(crate::json::stringify(v)).filter(|s| !s.is_empty())).unwrap_or_else(|| "unknown error".into())
 }

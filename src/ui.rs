@@ -452,7 +452,7 @@ pub fn Turn(
         })
     });
     let status_line = Memo::new(move |_| status.with(strings::status_line));
-    let labels = Memo::new(move |_| data.with(|t| strings::labels(t.notice.as_deref(), t.kind, matches!(t.status, Status::Done | Status::Stopped))));
+    let labels = Memo::new(move |_| data.with(|t| strings::labels(t.notice.as_deref(), t.kind, done())));
     let after = Memo::new(move |_| strings::after_answer(rendered.with(|r| r.truncated), status.get() == Status::Stopped));
     let looked_at = Memo::new(move |_| data.with(|t| strings::looked_at(&t.looked_at, t.rewritten.as_deref(), t.confidence, fixed)));
     let error = Memo::new(move |_| {
