@@ -17,10 +17,46 @@ use wasm_bindgen::prelude::*;
 use crate::json::{self, Obj};
 
 const WORDS: &[&str] = &[
-    "install", "configure", "build", "cache", "target", "release", "profile", "feature", "crate", "module",
-    "trait", "lifetime", "borrow", "macro", "async", "await", "future", "thread", "channel", "mutex",
-    "error", "result", "option", "iterator", "closure", "vector", "string", "slice", "pattern", "match",
-    "workspace", "dependency", "version", "publish", "registry", "test", "bench", "doc", "lint", "format",
+    "install",
+    "configure",
+    "build",
+    "cache",
+    "target",
+    "release",
+    "profile",
+    "feature",
+    "crate",
+    "module",
+    "trait",
+    "lifetime",
+    "borrow",
+    "macro",
+    "async",
+    "await",
+    "future",
+    "thread",
+    "channel",
+    "mutex",
+    "error",
+    "result",
+    "option",
+    "iterator",
+    "closure",
+    "vector",
+    "string",
+    "slice",
+    "pattern",
+    "match",
+    "workspace",
+    "dependency",
+    "version",
+    "publish",
+    "registry",
+    "test",
+    "bench",
+    "doc",
+    "lint",
+    "format",
 ];
 
 struct Rng(u64);
@@ -92,12 +128,15 @@ pub fn search_benchmark(chunks: u32, dims: u32, runs: u32) -> Result<String, JsV
     // Loading (checksum + validation, + unpacking for packed vectors) per stored width.
     let mut load_ms = Obj::new();
     for q in Quantization::ALL {
-        let packed = write_index(&IndexHeader { quantization: q, ..header.clone() }, &cs, Some(&vs)).map_err(|e| JsValue::from_str(&e.to_string()))?;
+        let packed =
+            write_index(&IndexHeader { quantization: q, ..header.clone() }, &cs, Some(&vs))
+                .map_err(|e| JsValue::from_str(&e.to_string()))?;
         let t = now();
         Index::from_bytes(packed).map_err(|e| JsValue::from_str(&e.to_string()))?;
         load_ms = load_ms.num(q.name(), now() - t);
     }
-    let bytes = write_index(&header, &cs, Some(&vs)).map_err(|e| JsValue::from_str(&e.to_string()))?;
+    let bytes =
+        write_index(&header, &cs, Some(&vs)).map_err(|e| JsValue::from_str(&e.to_string()))?;
     let index_bytes = bytes.len();
     let index = Index::from_bytes(bytes).map_err(|e| JsValue::from_str(&e.to_string()))?;
     let build_ms = now() - t0;
@@ -110,7 +149,12 @@ pub fn search_benchmark(chunks: u32, dims: u32, runs: u32) -> Result<String, JsV
     // reader's first question sees it, so it is reported on its own and kept out of the stats.
     let first_ms = {
         let q = vector(&mut rng, dims as usize);
-        let query = Query { text: "how do I configure the build cache", vector: Some(&q), history: &[], history_vector: None };
+        let query = Query {
+            text: "how do I configure the build cache",
+            vector: Some(&q),
+            history: &[],
+            history_vector: None,
+        };
         let opts = SearchOptions { floor: Some(0.0), ..SearchOptions::default() };
         let t = now();
         let r = index.search(&query, &opts);
@@ -121,7 +165,9 @@ pub fn search_benchmark(chunks: u32, dims: u32, runs: u32) -> Result<String, JsV
     let modes = Obj::new().build();
     let mut hybrid = (0.0, 0.0, 0.0);
     let mut hits = 0usize;
-    for (name, mode) in [("hybrid", Mode::Hybrid), ("vector", Mode::Vector), ("lexical", Mode::Lexical)] {
+    for (name, mode) in
+        [("hybrid", Mode::Hybrid), ("vector", Mode::Vector), ("lexical", Mode::Lexical)]
+    {
         let opts = SearchOptions { floor: Some(0.0), mode, ..SearchOptions::default() };
         let mut times = Vec::with_capacity(runs as usize);
         for _ in 0..runs {
@@ -134,9 +180,19 @@ pub fn search_benchmark(chunks: u32, dims: u32, runs: u32) -> Result<String, JsV
             hits += r.hits.len();
         }
         times.sort_by(f64::total_cmp);
-        let pct = |p: f64| times.get(((times.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
+        let pct = |p: f64| {
+            times.get(((times.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0)
+        };
         let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
-        let _ = js_sys::Reflect::set(&modes, &name.into(), &Obj::new().num("p50_ms", pct(0.5)).num("p95_ms", pct(0.95)).num("mean_ms", mean).build());
+        let _ = js_sys::Reflect::set(
+            &modes,
+            &name.into(),
+            &Obj::new()
+                .num("p50_ms", pct(0.5))
+                .num("p95_ms", pct(0.95))
+                .num("mean_ms", mean)
+                .build(),
+        );
         if name == "hybrid" {
             hybrid = (pct(0.5), pct(0.95), mean);
         }

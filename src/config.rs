@@ -243,15 +243,16 @@ impl WidgetConfig {
 
 /// Pick the namespace: the configured one, else the first namespace of the index that appears as a
 /// path segment of the page URL (docs versions such as `/v2/guide/`), else none.
-pub fn derive_namespace(configured: Option<&str>, index_namespaces: &[String], page_path: &str) -> Option<String> {
+pub fn derive_namespace(
+    configured: Option<&str>,
+    index_namespaces: &[String],
+    page_path: &str,
+) -> Option<String> {
     if let Some(ns) = configured {
         return Some(ns.to_string());
     }
     let segments: Vec<&str> = page_path.split('/').filter(|s| !s.is_empty()).collect();
-    index_namespaces
-        .iter()
-        .find(|ns| !ns.is_empty() && segments.iter().any(|s| s == ns))
-        .cloned()
+    index_namespaces.iter().find(|ns| !ns.is_empty() && segments.iter().any(|s| s == ns)).cloned()
 }
 
 /// True when the question looks non-English (a third of its letters outside ASCII), so a rewrite
@@ -285,7 +286,10 @@ fn count(key: &str, v: &JsValue) -> Result<usize, String> {
 }
 
 /// `null` (or absent) → None, else `read`.
-fn opt<T>(v: &JsValue, read: impl FnOnce(&JsValue) -> Result<T, String>) -> Result<Option<T>, String> {
+fn opt<T>(
+    v: &JsValue,
+    read: impl FnOnce(&JsValue) -> Result<T, String>,
+) -> Result<Option<T>, String> {
     if v.is_null() || v.is_undefined() {
         Ok(None)
     } else {

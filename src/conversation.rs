@@ -51,7 +51,10 @@ pub enum Status {
 impl Status {
     /// True while a request for this turn is running.
     pub fn busy(&self) -> bool {
-        matches!(self, Status::LoadingIndex { .. } | Status::Searching | Status::Thinking | Status::Streaming)
+        matches!(
+            self,
+            Status::LoadingIndex { .. } | Status::Searching | Status::Thinking | Status::Streaming
+        )
     }
 }
 
@@ -148,17 +151,17 @@ impl Status {
     fn to_js(&self) -> JsValue {
         let state = |s: &str| Obj::new().str("state", s);
         match self {
-            Status::LoadingIndex { received, total } => {
-                state("loading_index").num("received", *received as f64).opt_num("total", total.map(|t| t as f64))
-            }
+            Status::LoadingIndex { received, total } => state("loading_index")
+                .num("received", *received as f64)
+                .opt_num("total", total.map(|t| t as f64)),
             Status::Searching => state("searching"),
             Status::Thinking => state("thinking"),
             Status::Streaming => state("streaming"),
             Status::Done => state("done"),
             Status::Stopped => state("stopped"),
-            Status::Failed { message, retry_after } => {
-                state("failed").str("message", message).opt_num("retry_after", retry_after.map(f64::from))
-            }
+            Status::Failed { message, retry_after } => state("failed")
+                .str("message", message)
+                .opt_num("retry_after", retry_after.map(f64::from)),
         }
         .build()
     }
@@ -189,7 +192,13 @@ fn opt_f32(v: Option<f32>) -> Option<f64> {
 impl TurnData {
     fn to_js(&self) -> JsValue {
         let sources = self.sources.iter().map(|s| {
-            Obj::new().num("n", s.n as f64).str("url", &s.url).str("title", &s.title).str("breadcrumb", &s.breadcrumb).bool("cited", s.cited).build()
+            Obj::new()
+                .num("n", s.n as f64)
+                .str("url", &s.url)
+                .str("title", &s.title)
+                .str("breadcrumb", &s.breadcrumb)
+                .bool("cited", s.cited)
+                .build()
         });
         let looked = self.looked_at.iter().map(|l| {
             Obj::new()
@@ -290,7 +299,10 @@ pub fn load(index_url: &str) -> Option<Saved> {
     for t in &mut saved.turns {
         if t.status.busy() {
             t.status = if t.answer.is_empty() {
-                Status::Failed { message: "The page changed before this answer arrived.".into(), retry_after: None }
+                Status::Failed {
+                    message: "The page changed before this answer arrived.".into(),
+                    retry_after: None,
+                }
             } else {
                 Status::Stopped
             };

@@ -54,7 +54,10 @@ impl History {
         let mut h = History::default();
         for t in turns {
             h.questions.push(t.question.clone());
-            if matches!(t.status, Status::Done | Status::Stopped) && !t.answer.is_empty() && t.kind == AnswerKind::Model {
+            if matches!(t.status, Status::Done | Status::Stopped)
+                && !t.answer.is_empty()
+                && t.kind == AnswerKind::Model
+            {
                 h.messages.push(Message::user(t.question.clone()));
                 h.messages.push(Message::assistant(t.answer.clone()));
             }
@@ -86,9 +89,16 @@ impl Fail {
 /// The reader-facing message for a proxy error.
 pub fn describe(err: &NetError) -> (String, Option<u32>) {
     match err {
-        NetError::Unreachable(m) => (format!("Couldn't reach the answer service ({m}). Check your connection and try again."), None),
+        NetError::Unreachable(m) => (
+            format!(
+                "Couldn't reach the answer service ({m}). Check your connection and try again."
+            ),
+            None,
+        ),
         NetError::Aborted => ("Stopped.".into(), None),
-        NetError::BadResponse(m) => (format!("The answer service sent something unexpected ({m}). Try again."), None),
+        NetError::BadResponse(m) => {
+            (format!("The answer service sent something unexpected ({m}). Try again."), None)
+        }
         NetError::Http { status, code, message, retry_after, categories } => {
             let msg = match code.as_str() {
                 "rate_limited" => match retry_after {
@@ -225,7 +235,13 @@ pub fn looked_at(index: &Index, hits: &[Hit]) -> Vec<LookedAt> {
 pub fn source_views(sources: &[Source]) -> Vec<SourceView> {
     sources
         .iter()
-        .map(|s| SourceView { n: s.n, url: s.url.clone(), title: s.title.clone(), breadcrumb: s.breadcrumb.clone(), cited: false })
+        .map(|s| SourceView {
+            n: s.n,
+            url: s.url.clone(),
+            title: s.title.clone(),
+            breadcrumb: s.breadcrumb.clone(),
+            cited: false,
+        })
         .collect()
 }
 
@@ -233,7 +249,13 @@ pub fn source_views(sources: &[Source]) -> Vec<SourceView> {
 pub fn core_sources(views: &[SourceView]) -> Vec<Source> {
     views
         .iter()
-        .map(|s| Source { n: s.n, url: s.url.clone(), title: s.title.clone(), breadcrumb: s.breadcrumb.clone(), chunks: Vec::new() })
+        .map(|s| Source {
+            n: s.n,
+            url: s.url.clone(),
+            title: s.title.clone(),
+            breadcrumb: s.breadcrumb.clone(),
+            chunks: Vec::new(),
+        })
         .collect()
 }
 
@@ -265,7 +287,10 @@ pub fn last_sentence_end(text: &str) -> Option<usize> {
     let b = text.as_bytes();
     (0..b.len()).rev().find_map(|i| {
         let c = b[i];
-        if c == b'\n' || ((c == b'.' || c == b'!' || c == b'?') && b.get(i + 1).map(|n| n.is_ascii_whitespace()).unwrap_or(false)) {
+        if c == b'\n'
+            || ((c == b'.' || c == b'!' || c == b'?')
+                && b.get(i + 1).map(|n| n.is_ascii_whitespace()).unwrap_or(false))
+        {
             Some(i + 1)
         } else {
             None
@@ -325,7 +350,11 @@ impl Engine {
         let (_, path) = location();
         SearchOptions {
             top_k: self.cfg.top_k,
-            namespace: derive_namespace(self.cfg.namespace.as_deref(), &index.header().namespaces, &path),
+            namespace: derive_namespace(
+                self.cfg.namespace.as_deref(),
+                &index.header().namespaces,
+                &path,
+            ),
             floor: self.cfg.floor,
             ..SearchOptions::default()
         }
@@ -333,7 +362,11 @@ impl Engine {
 
     /// The `docent` field of chat requests (task, language hint, page) for the proxy.
     fn docent_field(&self, task: &str, page: &str) -> wasm_bindgen::JsValue {
-        Obj::new().str("task", task).opt_str("language", self.cfg.language.as_deref()).str("page", page).build()
+        Obj::new()
+            .str("task", task)
+            .opt_str("language", self.cfg.language.as_deref())
+            .str("page", page)
+            .build()
     }
 
     fn wants_rewrite(&self, question: &str, history: &History) -> bool {
@@ -344,9 +377,15 @@ impl Engine {
         }
     }
 
-    async fn rewrite(&self, question: &str, history: &History, signal: &web_sys::AbortSignal) -> Result<Option<String>, NetError> {
+    async fn rewrite(
+        &self,
+        question: &str,
+        history: &History,
+        signal: &web_sys::AbortSignal,
+    ) -> Result<Option<String>, NetError> {
         let Some(url) = self.cfg.endpoint("/v1/chat/completions") else { return Ok(None) };
-        let mut messages: Vec<Message> = history.messages.iter().rev().take(4).rev().cloned().collect();
+        let mut messages: Vec<Message> =
+            history.messages.iter().rev().take(4).rev().cloned().collect();
         // Earlier questions that got no model answer still carry the topic.
         if messages.is_empty() {
             for q in history.questions.iter().rev().take(RETRIEVAL_HISTORY).rev() {
@@ -363,7 +402,9 @@ impl Engine {
             .val("docent", self.docent_field("rewrite", &href))
             .build();
         let v = net::post_json_value(&url, &body, Some(signal)).await?;
-        let content = json::string(&json::get(&json::at(&json::get(&v, "choices"), 0), "message"), "content").unwrap_or_default();
+        let content =
+            json::string(&json::get(&json::at(&json::get(&v, "choices"), 0), "message"), "content")
+                .unwrap_or_default();
         let text = content.trim().trim_matches('"').trim();
         if text.is_empty() || text.len() > 500 || text.eq_ignore_ascii_case(question.trim()) {
             Ok(None)
@@ -372,10 +413,18 @@ impl Engine {
         }
     }
 
-    async fn embed(&self, index: &Index, inputs: &[String], signal: &web_sys::AbortSignal) -> Result<Vec<Vec<f32>>, NetError> {
+    async fn embed(
+        &self,
+        index: &Index,
+        inputs: &[String],
+        signal: &web_sys::AbortSignal,
+    ) -> Result<Vec<Vec<f32>>, NetError> {
         let Some(url) = self.cfg.endpoint("/v1/embeddings") else { return Ok(Vec::new()) };
         let header = index.header();
-        let mut body = Obj::new().str("model", &header.model).val("input", json::strings(inputs)).str("encoding_format", "float");
+        let mut body = Obj::new()
+            .str("model", &header.model)
+            .val("input", json::strings(inputs))
+            .str("encoding_format", "float");
         if header.dims > 0 {
             body = body.num("dimensions", header.dims as f64);
         }
@@ -393,10 +442,15 @@ impl Engine {
         }
         let mut out = vec![Vec::new(); inputs.len()];
         for (i, d) in json::items(&json::get(&v, "data")).iter().enumerate() {
-            let at = json::number(d, "index").filter(|x| *x >= 0.0).map(|x| x as usize).unwrap_or(i);
+            let at =
+                json::number(d, "index").filter(|x| *x >= 0.0).map(|x| x as usize).unwrap_or(i);
             let embedding = json::get(d, "embedding");
             // A JSON array of numbers → f32s in one copy (Float32Array converts each element).
-            let mut vec: Vec<f32> = if js_sys::Array::is_array(&embedding) { js_sys::Float32Array::new(&embedding).to_vec() } else { Vec::new() };
+            let mut vec: Vec<f32> = if js_sys::Array::is_array(&embedding) {
+                js_sys::Float32Array::new(&embedding).to_vec()
+            } else {
+                Vec::new()
+            };
             if vec.iter().any(|x| !x.is_finite()) {
                 vec.clear(); // not all numbers: reported as the wrong size below
             }
@@ -413,9 +467,16 @@ impl Engine {
         Ok(out)
     }
 
-    async fn retrieve(&self, index: &Index, question: &str, history: &History, signal: &web_sys::AbortSignal) -> Result<Retrieved, Fail> {
+    async fn retrieve(
+        &self,
+        index: &Index,
+        question: &str,
+        history: &History,
+        signal: &web_sys::AbortSignal,
+    ) -> Result<Retrieved, Fail> {
         let opts = self.search_options(index);
-        let recent: Vec<String> = history.questions.iter().rev().take(RETRIEVAL_HISTORY).rev().cloned().collect();
+        let recent: Vec<String> =
+            history.questions.iter().rev().take(RETRIEVAL_HISTORY).rev().cloned().collect();
         let mut offline_reason = None;
         let mut rewritten = None;
         let online = self.cfg.proxy.is_some();
@@ -428,11 +489,18 @@ impl Engine {
                 Err(NetError::Aborted) => return Err(Fail::new("Stopped.")),
                 Err(e) if e.is_unreachable() => offline_reason = Some(describe(&e).0),
                 Err(e) if e.code() == Some("no_chat_model") => self.chat_unavailable.set(true),
-                Err(e @ NetError::Http { .. }) if matches!(e.code(), Some("rate_limited" | "content_flagged" | "origin_not_allowed")) => {
+                Err(e @ NetError::Http { .. })
+                    if matches!(
+                        e.code(),
+                        Some("rate_limited" | "content_flagged" | "origin_not_allowed")
+                    ) =>
+                {
                     let (message, retry_after) = describe(&e);
                     return Err(Fail { message, retry_after });
                 }
-                Err(e) => web_sys::console::warn_1(&format!("docent: query rewrite skipped: {e}").into()),
+                Err(e) => {
+                    web_sys::console::warn_1(&format!("docent: query rewrite skipped: {e}").into())
+                }
             }
         }
         let header = index.header();
@@ -455,7 +523,11 @@ impl Engine {
                 }
             }
         }
-        let history_vector = if recent.is_empty() { None } else { vectors.last().filter(|_| vectors.len() > 1 + rewritten.is_some() as usize) };
+        let history_vector = if recent.is_empty() {
+            None
+        } else {
+            vectors.last().filter(|_| vectors.len() > 1 + rewritten.is_some() as usize)
+        };
         let q = Query {
             text: question,
             vector: vectors.first().map(|v| v.as_slice()),
@@ -478,8 +550,14 @@ impl Engine {
         Ok(Retrieved { result, rewritten, offline_reason })
     }
 
-    fn excerpts(&self, index: &Index, result: &SearchResult, question: &str) -> (String, Vec<SourceView>) {
-        let ex = docent_core::extractive::answer(index, result, question, self.cfg.extractive_sentences);
+    fn excerpts(
+        &self,
+        index: &Index,
+        result: &SearchResult,
+        question: &str,
+    ) -> (String, Vec<SourceView>) {
+        let ex =
+            docent_core::extractive::answer(index, result, question, self.cfg.extractive_sentences);
         (ex.markdown, source_views(&ex.sources))
     }
 
@@ -497,7 +575,12 @@ impl Engine {
                 Some(c)
             }
             Err(e) => {
-                web_sys::console::warn_1(&format!("docent: exact token counts unavailable ({e}); using the byte upper bound").into());
+                web_sys::console::warn_1(
+                    &format!(
+                        "docent: exact token counts unavailable ({e}); using the byte upper bound"
+                    )
+                    .into(),
+                );
                 None
             }
         }
@@ -518,8 +601,16 @@ impl Engine {
         });
     }
 
-    fn plan(&self, index: &Index, hits: &[Hit], history: &History, question: &str, counter: &dyn TokenCounter) -> Result<budget::Plan, budget::BudgetError> {
-        let template = Template::new(self.cfg.prompt.user.clone().unwrap_or_else(|| DEFAULT_USER.to_string()));
+    fn plan(
+        &self,
+        index: &Index,
+        hits: &[Hit],
+        history: &History,
+        question: &str,
+        counter: &dyn TokenCounter,
+    ) -> Result<budget::Plan, budget::BudgetError> {
+        let template =
+            Template::new(self.cfg.prompt.user.clone().unwrap_or_else(|| DEFAULT_USER.to_string()));
         let system_tokens = counter.count(DEFAULT_SYSTEM);
         budget::plan(&PlanRequest {
             index,
@@ -534,12 +625,23 @@ impl Engine {
     }
 
     /// Answer `question` into `turn`. `live` receives speakable sentences for the live region.
-    pub async fn ask(self: Rc<Self>, turn: RwSignal<TurnData>, history: History, live: RwSignal<String>) {
+    pub async fn ask(
+        self: Rc<Self>,
+        turn: RwSignal<TurnData>,
+        history: History,
+        live: RwSignal<String>,
+    ) {
         self.abort();
         let controller = match AbortController::new() {
             Ok(c) => c,
             Err(_) => {
-                turn.update(|t| t.status = Status::Failed { message: "This browser cannot run the assistant (no AbortController).".into(), retry_after: None });
+                turn.update(|t| {
+                    t.status = Status::Failed {
+                        message: "This browser cannot run the assistant (no AbortController)."
+                            .into(),
+                        retry_after: None,
+                    }
+                });
                 return;
             }
         };
@@ -571,10 +673,18 @@ impl Engine {
         self.controller.borrow_mut().take();
     }
 
-    async fn ask_inner(self: &Rc<Self>, turn: RwSignal<TurnData>, question: &str, history: &History, signal: &web_sys::AbortSignal, live: RwSignal<String>) -> Result<(), Fail> {
+    async fn ask_inner(
+        self: &Rc<Self>,
+        turn: RwSignal<TurnData>,
+        question: &str,
+        history: &History,
+        signal: &web_sys::AbortSignal,
+        live: RwSignal<String>,
+    ) -> Result<(), Fail> {
         let index = self.index(turn).await?;
         turn.update(|t| t.status = Status::Searching);
-        let Retrieved { result, rewritten, offline_reason } = self.retrieve(&index, question, history, signal).await?;
+        let Retrieved { result, rewritten, offline_reason } =
+            self.retrieve(&index, question, history, signal).await?;
         if signal.aborted() {
             return Err(Fail::new("Stopped."));
         }
@@ -639,7 +749,10 @@ impl Engine {
             t.sources = sources;
             t.status = Status::Thinking;
             if plan.dropped_turns > 0 {
-                t.notice = Some(format!("Older parts of the conversation ({} messages) were left out to fit the model.", plan.dropped_turns));
+                t.notice = Some(format!(
+                    "Older parts of the conversation ({} messages) were left out to fit the model.",
+                    plan.dropped_turns
+                ));
             }
         });
         match self.stream(turn, &plan.messages, signal, live).await {
@@ -655,7 +768,15 @@ impl Engine {
         }
     }
 
-    fn answer_with_excerpts(&self, turn: RwSignal<TurnData>, index: &Index, result: &SearchResult, question: &str, reason: String, live: RwSignal<String>) {
+    fn answer_with_excerpts(
+        &self,
+        turn: RwSignal<TurnData>,
+        index: &Index,
+        result: &SearchResult,
+        question: &str,
+        reason: String,
+        live: RwSignal<String>,
+    ) {
         let (md, sources) = self.excerpts(index, result, question);
         turn.update(|t| {
             t.kind = AnswerKind::Excerpts;
@@ -667,7 +788,13 @@ impl Engine {
         live.set(format!("Excerpts from the docs: {}", speakable(&md)));
     }
 
-    async fn stream(&self, turn: RwSignal<TurnData>, messages: &[Message], signal: &web_sys::AbortSignal, live: RwSignal<String>) -> Result<(), StreamFail> {
+    async fn stream(
+        &self,
+        turn: RwSignal<TurnData>,
+        messages: &[Message],
+        signal: &web_sys::AbortSignal,
+        live: RwSignal<String>,
+    ) -> Result<(), StreamFail> {
         let url = self.cfg.endpoint("/v1/chat/completions").expect("online mode has a proxy");
         let (href, _) = location();
         let body = Obj::new()
@@ -689,7 +816,8 @@ impl Engine {
                 return Err(StreamFail::Fail(Fail { message, retry_after }));
             }
         };
-        let mut reader = BodyReader::new(&resp).map_err(|e| StreamFail::Fail(Fail::new(describe(&e).0)))?;
+        let mut reader =
+            BodyReader::new(&resp).map_err(|e| StreamFail::Fail(Fail::new(describe(&e).0)))?;
         let mut parser = SseParser::default();
         let mut answer = String::new();
         let mut announced = 0usize;
@@ -735,7 +863,9 @@ impl Engine {
                             finished = true;
                         }
                     }
-                    Err(e) => web_sys::console::warn_1(&format!("docent: skipped an unreadable stream event: {e}").into()),
+                    Err(e) => web_sys::console::warn_1(
+                        &format!("docent: skipped an unreadable stream event: {e}").into(),
+                    ),
                 }
             }
             if !answer.is_empty() {
@@ -758,11 +888,16 @@ impl Engine {
             }
         }
         if answer.trim().is_empty() {
-            return Err(StreamFail::Fail(Fail::new("The language model sent an empty answer. Try again.")));
+            return Err(StreamFail::Fail(Fail::new(
+                "The language model sent an empty answer. Try again.",
+            )));
         }
         if ended {
             // No [DONE]: the connection closed early, so the answer may be cut off.
-            turn.update(|t| t.notice = Some("The answer stream ended early; the answer may be incomplete.".into()));
+            turn.update(|t| {
+                t.notice =
+                    Some("The answer stream ended early; the answer may be incomplete.".into())
+            });
         }
         if announced < answer.len() {
             live.set(speakable(&answer[announced..]));
@@ -774,7 +909,11 @@ impl Engine {
 
 /// Chat messages as OpenAI's `[{"role", "content"}]`.
 fn messages_js(messages: &[Message]) -> wasm_bindgen::JsValue {
-    json::array(messages.iter().map(|m| Obj::new().str("role", m.role.as_str()).str("content", &m.content).build()))
+    json::array(
+        messages
+            .iter()
+            .map(|m| Obj::new().str("role", m.role.as_str()).str("content", &m.content).build()),
+    )
 }
 
 /// What one `data:` payload of a chat completion stream says (the parts the widget uses).
@@ -798,24 +937,41 @@ pub fn parse_chat_chunk(data: &str) -> Result<ChunkDelta, String> {
         return Ok(ChunkDelta { done: true, ..ChunkDelta::default() });
     }
     let snippet: String = data.chars().take(120).collect();
-    let v = json::parse(data).map_err(|e| format!("the chat stream sent invalid JSON ({e}): {snippet}"))?;
+    let v = json::parse(data)
+        .map_err(|e| format!("the chat stream sent invalid JSON ({e}): {snippet}"))?;
     if !json::is_object(&v) {
-        return Err(format!("the chat stream sent an unexpected payload (not a chat.completion.chunk): {snippet}"));
+        return Err(format!(
+            "the chat stream sent an unexpected payload (not a chat.completion.chunk): {snippet}"
+        ));
     }
     let err = json::get(&v, "error");
     if !err.is_undefined() {
         // Numbers and booleans as their JSON text (the browser formats them, not Rust's f64 Display).
-        let text = |x: &wasm_bindgen::JsValue| x.as_string().or_else(|| (x.as_f64().is_some() || x.as_bool().is_some()).then(|| json::stringify(x)));
-        let message = if json::is_object(&err) { text(&json::get(&err, "message")) } else { text(&err).or_else(|| Some(json::stringify(&err))) };
-        return Ok(ChunkDelta { error: Some(message.unwrap_or_else(|| "unknown error".into())), ..ChunkDelta::default() });
+        let text = |x: &wasm_bindgen::JsValue| {
+            x.as_string().or_else(|| {
+                (x.as_f64().is_some() || x.as_bool().is_some()).then(|| json::stringify(x))
+            })
+        };
+        let message = if json::is_object(&err) {
+            text(&json::get(&err, "message"))
+        } else {
+            text(&err).or_else(|| Some(json::stringify(&err)))
+        };
+        return Ok(ChunkDelta {
+            error: Some(message.unwrap_or_else(|| "unknown error".into())),
+            ..ChunkDelta::default()
+        });
     }
     let choices = json::get(&v, "choices");
     let usage = json::get(&v, "usage");
     if choices.is_undefined() && (usage.is_undefined() || usage.is_null()) {
-        return Err(format!("the chat stream sent an unexpected payload (not a chat.completion.chunk): {snippet}"));
+        return Err(format!(
+            "the chat stream sent an unexpected payload (not a chat.completion.chunk): {snippet}"
+        ));
     }
     let first = json::at(&choices, 0);
-    let content = json::string(&json::get(&first, "delta"), "content").or_else(|| json::string(&json::get(&first, "message"), "content"));
+    let content = json::string(&json::get(&first, "delta"), "content")
+        .or_else(|| json::string(&json::get(&first, "message"), "content"));
     Ok(ChunkDelta { content, ..ChunkDelta::default() })
 }
 

@@ -76,9 +76,18 @@ pub fn source_list(sources: &[SourceView], cited: &[usize], kind: AnswerKind) ->
         .open("ol", &[("data-testid", "docent-sources")]);
     for s in sources {
         let n = s.n.to_string();
-        let uncited: &[(&str, &str)] = if not_covered || cited.contains(&s.n) { &[] } else { &[("class", "docent-uncited")] };
+        let uncited: &[(&str, &str)] =
+            if not_covered || cited.contains(&s.n) { &[] } else { &[("class", "docent-uncited")] };
         h.open("li", uncited)
-            .open("a", &[("href", safe_href(&s.url)), ("data-testid", "docent-source"), ("data-n", &n), ("title", &s.breadcrumb)])
+            .open(
+                "a",
+                &[
+                    ("href", safe_href(&s.url)),
+                    ("data-testid", "docent-source"),
+                    ("data-n", &n),
+                    ("title", &s.breadcrumb),
+                ],
+            )
             .element("span", &[("class", "docent-source-n")], &format!("[{n}]"))
             .text(" ")
             .text(&s.title)
@@ -95,21 +104,33 @@ pub fn source_list(sources: &[SourceView], cited: &[usize], kind: AnswerKind) ->
 /// "What I looked at": the retrieved sections with their scores, in a closed `<details>`.
 /// `fixed(x, digits)` formats a score (the widget uses the browser's `toFixed`). Empty when
 /// nothing was retrieved.
-pub fn looked_at(rows: &[LookedAt], rewritten: Option<&str>, confidence: f32, fixed: impl Fn(f32, u8) -> String) -> String {
+pub fn looked_at(
+    rows: &[LookedAt],
+    rewritten: Option<&str>,
+    confidence: f32,
+    fixed: impl Fn(f32, u8) -> String,
+) -> String {
     if rows.is_empty() {
         return String::new();
     }
     let mut h = Html(String::with_capacity(300 + 200 * rows.len()));
-    h.open("details", &[("class", "docent-looked"), ("data-testid", "docent-looked-at")])
-        .element("summary", &[], "What I looked at");
+    h.open("details", &[("class", "docent-looked"), ("data-testid", "docent-looked-at")]).element(
+        "summary",
+        &[],
+        "What I looked at",
+    );
     if let Some(r) = rewritten {
         h.open("p", &[("class", "docent-rewritten"), ("data-testid", "docent-rewritten")])
             .text("Searched for: ")
             .element("q", &[], r)
             .close("p");
     }
-    h.element("p", &[("class", "docent-confidence")], &format!("Search confidence {}", fixed(confidence, 2)))
-        .open("ol", &[]);
+    h.element(
+        "p",
+        &[("class", "docent-confidence")],
+        &format!("Search confidence {}", fixed(confidence, 2)),
+    )
+    .open("ol", &[]);
     for r in rows {
         let mut scores = format!("score {}", fixed(r.score, 3));
         if let Some(c) = r.cosine {
@@ -145,7 +166,15 @@ pub fn status_line(status: &Status) -> String {
             let mut h = Html(String::new());
             h.open("div", &[("class", "docent-status"), ("data-testid", "docent-status")])
                 .element("span", &[], &text)
-                .element("progress", &[("data-testid", "docent-progress"), ("max", "100"), ("value", &pct.unwrap_or(0).to_string())], "")
+                .element(
+                    "progress",
+                    &[
+                        ("data-testid", "docent-progress"),
+                        ("max", "100"),
+                        ("value", &pct.unwrap_or(0).to_string()),
+                    ],
+                    "",
+                )
                 .close("div");
             return h.0;
         }
@@ -166,7 +195,11 @@ pub fn labels(notice: Option<&str>, kind: AnswerKind, done: bool) -> String {
         h.element("p", &[("class", "docent-notice"), ("data-testid", "docent-notice")], n);
     }
     if kind == AnswerKind::Excerpts {
-        h.element("p", &[("class", "docent-excerpt-label"), ("data-testid", "docent-excerpt-label")], "Excerpts");
+        h.element(
+            "p",
+            &[("class", "docent-excerpt-label"), ("data-testid", "docent-excerpt-label")],
+            "Excerpts",
+        );
     }
     if kind == AnswerKind::NotCovered && done {
         h.element(
@@ -185,7 +218,11 @@ pub fn after_answer(truncated: bool, stopped: bool) -> String {
         h.element("p", &[("class", "docent-notice")], "(The answer was too long to show in full.)");
     }
     if stopped {
-        h.element("p", &[("class", "docent-notice"), ("data-testid", "docent-stopped")], "Stopped.");
+        h.element(
+            "p",
+            &[("class", "docent-notice"), ("data-testid", "docent-stopped")],
+            "Stopped.",
+        );
     }
     h.0
 }
@@ -194,14 +231,24 @@ pub fn after_answer(truncated: bool, stopped: bool) -> String {
 /// `retry_after` (seconds, from a 429) is also exposed as `data-retry-after`.
 pub fn error_block(message: &str, retry_after: Option<u32>) -> String {
     let after = retry_after.map(|s| s.to_string());
-    let mut attrs = vec![("class", "docent-error"), ("role", "alert"), ("data-testid", "docent-error")];
+    let mut attrs =
+        vec![("class", "docent-error"), ("role", "alert"), ("data-testid", "docent-error")];
     if let Some(a) = after.as_deref() {
         attrs.push(("data-retry-after", a));
     }
     let mut h = Html(String::new());
     h.open("div", &attrs)
         .element("p", &[], message)
-        .element("button", &[("type", "button"), ("class", "docent-btn"), ("data-testid", "docent-retry"), ("data-action", "retry")], "Try again")
+        .element(
+            "button",
+            &[
+                ("type", "button"),
+                ("class", "docent-btn"),
+                ("data-testid", "docent-retry"),
+                ("data-action", "retry"),
+            ],
+            "Try again",
+        )
         .close("div");
     h.0
 }
@@ -210,8 +257,18 @@ pub fn error_block(message: &str, retry_after: Option<u32>) -> String {
 /// shows a rating given earlier, e.g. before a page navigation restored the conversation).
 pub fn actions(feedback: Option<bool>) -> String {
     let pressed = |up: bool| if feedback == Some(up) { "true" } else { "false" };
-    let button = |h: &mut Html, action: &str, testid: &str, label: &str, text: &str, pressed: Option<&str>| {
-        let mut attrs = vec![("type", "button"), ("class", "docent-action"), ("data-testid", testid), ("data-action", action)];
+    let button = |h: &mut Html,
+                  action: &str,
+                  testid: &str,
+                  label: &str,
+                  text: &str,
+                  pressed: Option<&str>| {
+        let mut attrs = vec![
+            ("type", "button"),
+            ("class", "docent-action"),
+            ("data-testid", testid),
+            ("data-action", action),
+        ];
         if label != text {
             attrs.push(("aria-label", label));
         }
@@ -221,11 +278,21 @@ pub fn actions(feedback: Option<bool>) -> String {
         h.element("button", &attrs, text);
     };
     let mut h = Html(String::new());
-    h.open("div", &[("class", "docent-actions"), ("role", "group"), ("aria-label", "Answer actions")]);
+    h.open(
+        "div",
+        &[("class", "docent-actions"), ("role", "group"), ("aria-label", "Answer actions")],
+    );
     button(&mut h, "copy", "docent-copy", "Copy answer", "Copy", None);
     button(&mut h, "retry", "docent-retry-answer", "Ask again", "Retry", None);
     button(&mut h, "up", "docent-feedback-up", "Helpful", "Helpful", Some(pressed(true)));
-    button(&mut h, "down", "docent-feedback-down", "Not helpful", "Not helpful", Some(pressed(false)));
+    button(
+        &mut h,
+        "down",
+        "docent-feedback-down",
+        "Not helpful",
+        "Not helpful",
+        Some(pressed(false)),
+    );
     h.close("div");
     h.0
 }
@@ -239,10 +306,22 @@ pub fn empty_state(offline: bool, starters: &[String]) -> String {
         "Ask a question: answers come from the docs, with links to the sections they use."
     };
     let mut h = Html(String::new());
-    h.open("div", &[("class", "docent-empty")]).element("p", &[], intro).open("ul", &[("class", "docent-starters")]);
+    h.open("div", &[("class", "docent-empty")])
+        .element("p", &[], intro)
+        .open("ul", &[("class", "docent-starters")]);
     for q in starters {
         h.open("li", &[])
-            .element("button", &[("type", "button"), ("class", "docent-starter"), ("data-testid", "docent-starter"), ("data-action", "ask"), ("data-q", q)], q)
+            .element(
+                "button",
+                &[
+                    ("type", "button"),
+                    ("class", "docent-starter"),
+                    ("data-testid", "docent-starter"),
+                    ("data-action", "ask"),
+                    ("data-q", q),
+                ],
+                q,
+            )
             .close("li");
     }
     h.close("ul").close("div");

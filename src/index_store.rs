@@ -45,7 +45,10 @@ fn window() -> web_sys::Window {
 }
 
 /// Load (or reuse) the index at `url`, reporting download progress.
-pub async fn load(url: &str, progress: impl FnMut(u64, Option<u64>)) -> Result<(Rc<Index>, Origin), LoadError> {
+pub async fn load(
+    url: &str,
+    progress: impl FnMut(u64, Option<u64>),
+) -> Result<(Rc<Index>, Origin), LoadError> {
     if let Some(ix) = LOADED.with(|m| m.borrow().get(url).cloned()) {
         return Ok((ix, Origin::Memory));
     }
@@ -80,7 +83,10 @@ async fn read_cached(cache: &Cache, url: &str) -> Option<Cached> {
     let get = |k: &str| h.get(k).ok().flatten();
     let etag = get("etag");
     let last_modified = get("last-modified");
-    let stored_at = get("x-docent-stored-at").and_then(|s| s.parse::<u64>().ok()).map(|ms| ms as f64).unwrap_or(0.0);
+    let stored_at = get("x-docent-stored-at")
+        .and_then(|s| s.parse::<u64>().ok())
+        .map(|ms| ms as f64)
+        .unwrap_or(0.0);
     let buf = JsFuture::from(resp.array_buffer().ok()?).await.ok()?;
     Some(Cached { bytes: Uint8Array::new(&buf).to_vec(), etag, last_modified, stored_at })
 }
@@ -123,7 +129,8 @@ fn mark_checked(url: &str) {
 }
 
 fn parse(bytes: Vec<u8>, url: &str) -> Result<Index, LoadError> {
-    let index = Index::from_bytes(bytes).map_err(|e| LoadError(format!("The docs index at {url} could not be read: {e}")))?;
+    let index = Index::from_bytes(bytes)
+        .map_err(|e| LoadError(format!("The docs index at {url} could not be read: {e}")))?;
     // The BM25 index is derived from the text (format v2 stores no postings): build it now, while
     // the reader is still typing, so the first question does not pay for it.
     index.lexical();
@@ -148,19 +155,25 @@ async fn conditional_get(url: &str, cached: &Cached) -> Result<Revalidated, NetE
     }
     init.set_headers(&headers);
     init.set_cache(web_sys::RequestCache::NoStore);
-    let resp = JsFuture::from(window().fetch_with_str_and_init(url, &init)).await.map_err(net::from_js)?;
-    let resp: Response = resp.dyn_into().map_err(|_: JsValue| NetError::BadResponse("no Response".into()))?;
+    let resp =
+        JsFuture::from(window().fetch_with_str_and_init(url, &init)).await.map_err(net::from_js)?;
+    let resp: Response =
+        resp.dyn_into().map_err(|_: JsValue| NetError::BadResponse("no Response".into()))?;
     if resp.status() == 304 {
         return Ok(Revalidated::NotModified);
     }
     if !resp.ok() {
         return Err(NetError::BadResponse(format!("HTTP {}", resp.status())));
     }
-    let buf = JsFuture::from(resp.array_buffer().map_err(net::from_js)?).await.map_err(net::from_js)?;
+    let buf =
+        JsFuture::from(resp.array_buffer().map_err(net::from_js)?).await.map_err(net::from_js)?;
     Ok(Revalidated::Fresh(Uint8Array::new(&buf).to_vec(), resp.headers()))
 }
 
-async fn load_uncached(url: &str, progress: impl FnMut(u64, Option<u64>)) -> Result<(Index, Origin), LoadError> {
+async fn load_uncached(
+    url: &str,
+    progress: impl FnMut(u64, Option<u64>),
+) -> Result<(Index, Origin), LoadError> {
     let cache = open_cache().await;
     if let Some(cache) = &cache {
         if let Some(cached) = read_cached(cache, url).await {

@@ -13,7 +13,9 @@ use wasm_bindgen::{JsCast, JsValue};
 /// position 12").
 pub fn parse(text: &str) -> Result<JsValue, String> {
     JSON::parse(text).map_err(|e| {
-        e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).unwrap_or_else(|| "invalid JSON".into())
+        e.dyn_ref::<js_sys::Error>()
+            .map(|e| String::from(e.message()))
+            .unwrap_or_else(|| "invalid JSON".into())
     })
 }
 

@@ -97,7 +97,8 @@ impl Widget {
 #[cfg(not(docent_tokenizer))]
 #[wasm_bindgen]
 pub fn mount(host: HtmlElement, config_json: &str) -> Result<Widget, JsValue> {
-    let cfg = WidgetConfig::from_json(config_json).map_err(|e| JsValue::from(js_sys::Error::new(&e)))?;
+    let cfg =
+        WidgetConfig::from_json(config_json).map_err(|e| JsValue::from(js_sys::Error::new(&e)))?;
     let engine = Rc::new(Engine::new(cfg));
     let ctx = Ctx::new(engine, host.clone());
     let handle = leptos::mount::mount_to(host, move || view! { <Chat ctx=ctx /> }.into_any());

@@ -39,7 +39,9 @@ impl std::fmt::Display for NetError {
         match self {
             NetError::Unreachable(m) => write!(f, "unreachable: {m}"),
             NetError::Aborted => f.write_str("aborted"),
-            NetError::Http { status, code, message, .. } => write!(f, "HTTP {status} {code}: {message}"),
+            NetError::Http { status, code, message, .. } => {
+                write!(f, "HTTP {status} {code}: {message}")
+            }
             NetError::BadResponse(m) => write!(f, "bad response: {m}"),
         }
     }
@@ -66,7 +68,9 @@ pub(crate) fn js_message(v: &JsValue) -> String {
         return String::from(e.message());
     }
     // Not `{v:?}`: the release wasm is built with `-Zfmt-debug=none`, where it prints nothing.
-    v.as_string().or_else(|| Some(crate::json::stringify(v)).filter(|s| !s.is_empty())).unwrap_or_else(|| "unknown error".into())
+    v.as_string()
+        .or_else(|| Some(crate::json::stringify(v)).filter(|s| !s.is_empty()))
+        .unwrap_or_else(|| "unknown error".into())
 }
 
 fn is_abort(v: &JsValue) -> bool {
@@ -94,22 +98,28 @@ fn window() -> web_sys::Window {
 pub fn parse_error_body(status: u16, body: &str, retry_after: Option<u32>) -> NetError {
     let v = json::parse(body).unwrap_or(JsValue::NULL);
     let e = json::get(&v, "error");
-    let code = json::string(&e, "code")
-        .or_else(|| json::string(&e, "type"))
-        .unwrap_or_else(|| match status {
-            429 => "rate_limited".into(),
-            502 => "upstream_error".into(),
-            504 => "upstream_timeout".into(),
-            _ => format!("http_{status}"),
-        });
+    let code =
+        json::string(&e, "code").or_else(|| json::string(&e, "type")).unwrap_or_else(
+            || match status {
+                429 => "rate_limited".into(),
+                502 => "upstream_error".into(),
+                504 => "upstream_timeout".into(),
+                _ => format!("http_{status}"),
+            },
+        );
     let message = json::string(&e, "message").unwrap_or_else(|| body.chars().take(200).collect());
-    let categories = json::items(&json::get(&e, "categories")).iter().filter_map(|c| c.as_string()).collect();
+    let categories =
+        json::items(&json::get(&e, "categories")).iter().filter_map(|c| c.as_string()).collect();
     NetError::Http { status, code, message, retry_after, categories }
 }
 
 /// POST `body` (a JS value, sent as JSON); returns the Response when it is 2xx, a classified error
 /// otherwise.
-pub async fn post_json(url: &str, body: &JsValue, signal: Option<&AbortSignal>) -> Result<Response, NetError> {
+pub async fn post_json(
+    url: &str,
+    body: &JsValue,
+    signal: Option<&AbortSignal>,
+) -> Result<Response, NetError> {
     let init = RequestInit::new();
     init.set_method("POST");
     let headers = Headers::new().map_err(from_js)?;
@@ -119,17 +129,16 @@ pub async fn post_json(url: &str, body: &JsValue, signal: Option<&AbortSignal>) 
     if let Some(s) = signal {
         init.set_signal(Some(s));
     }
-    let resp = JsFuture::from(window().fetch_with_str_and_init(url, &init)).await.map_err(from_js)?;
-    let resp: Response = resp.dyn_into().map_err(|_| NetError::BadResponse("fetch did not return a Response".into()))?;
+    let resp =
+        JsFuture::from(window().fetch_with_str_and_init(url, &init)).await.map_err(from_js)?;
+    let resp: Response = resp
+        .dyn_into()
+        .map_err(|_| NetError::BadResponse("fetch did not return a Response".into()))?;
     if resp.ok() {
         return Ok(resp);
     }
-    let retry_after = resp
-        .headers()
-        .get("retry-after")
-        .ok()
-        .flatten()
-        .and_then(|s| s.trim().parse::<u32>().ok());
+    let retry_after =
+        resp.headers().get("retry-after").ok().flatten().and_then(|s| s.trim().parse::<u32>().ok());
     let status = resp.status();
     let text = response_text(&resp).await.unwrap_or_default();
     Err(parse_error_body(status, &text, retry_after))
@@ -143,10 +152,15 @@ pub async fn response_text(resp: &Response) -> Result<String, NetError> {
 }
 
 /// POST JSON and parse a JSON answer.
-pub async fn post_json_value(url: &str, body: &JsValue, signal: Option<&AbortSignal>) -> Result<JsValue, NetError> {
+pub async fn post_json_value(
+    url: &str,
+    body: &JsValue,
+    signal: Option<&AbortSignal>,
+) -> Result<JsValue, NetError> {
     let resp = post_json(url, body, signal).await?;
     let text = response_text(&resp).await?;
-    json::parse(&text).map_err(|e| NetError::BadResponse(format!("{url} answered with invalid JSON: {e}")))
+    json::parse(&text)
+        .map_err(|e| NetError::BadResponse(format!("{url} answered with invalid JSON: {e}")))
 }
 
 /// Reads a Response body chunk by chunk.
@@ -157,7 +171,8 @@ pub struct BodyReader {
 impl BodyReader {
     /// Start reading `resp`'s body.
     pub fn new(resp: &Response) -> Result<BodyReader, NetError> {
-        let body = resp.body().ok_or_else(|| NetError::BadResponse("the answer has no body".into()))?;
+        let body =
+            resp.body().ok_or_else(|| NetError::BadResponse("the answer has no body".into()))?;
         let reader: ReadableStreamDefaultReader = body
             .get_reader()
             .dyn_into()
@@ -168,7 +183,10 @@ impl BodyReader {
     /// The next chunk of bytes, or None at the end of the body.
     pub async fn next(&mut self) -> Result<Option<Vec<u8>>, NetError> {
         let r = JsFuture::from(self.reader.read()).await.map_err(from_js)?;
-        let done = Reflect::get(&r, &JsValue::from_str("done")).ok().and_then(|d| d.as_bool()).unwrap_or(true);
+        let done = Reflect::get(&r, &JsValue::from_str("done"))
+            .ok()
+            .and_then(|d| d.as_bool())
+            .unwrap_or(true);
         if done {
             return Ok(None);
         }
@@ -184,14 +202,21 @@ impl BodyReader {
 }
 
 /// GET a URL's bytes, reporting progress as (received, total-if-known).
-pub async fn get_bytes(url: &str, signal: Option<&AbortSignal>, mut progress: impl FnMut(u64, Option<u64>)) -> Result<(Vec<u8>, Headers), NetError> {
+pub async fn get_bytes(
+    url: &str,
+    signal: Option<&AbortSignal>,
+    mut progress: impl FnMut(u64, Option<u64>),
+) -> Result<(Vec<u8>, Headers), NetError> {
     let init = RequestInit::new();
     init.set_method("GET");
     if let Some(s) = signal {
         init.set_signal(Some(s));
     }
-    let resp = JsFuture::from(window().fetch_with_str_and_init(url, &init)).await.map_err(from_js)?;
-    let resp: Response = resp.dyn_into().map_err(|_| NetError::BadResponse("fetch did not return a Response".into()))?;
+    let resp =
+        JsFuture::from(window().fetch_with_str_and_init(url, &init)).await.map_err(from_js)?;
+    let resp: Response = resp
+        .dyn_into()
+        .map_err(|_| NetError::BadResponse("fetch did not return a Response".into()))?;
     if !resp.ok() {
         return Err(NetError::Http {
             status: resp.status(),
@@ -201,12 +226,8 @@ pub async fn get_bytes(url: &str, signal: Option<&AbortSignal>, mut progress: im
             categories: vec![],
         });
     }
-    let total = resp
-        .headers()
-        .get("content-length")
-        .ok()
-        .flatten()
-        .and_then(|s| s.parse::<u64>().ok());
+    let total =
+        resp.headers().get("content-length").ok().flatten().and_then(|s| s.parse::<u64>().ok());
     // With content-encoding the length is the compressed size; still fine as a progress hint.
     let mut out = Vec::with_capacity(total.unwrap_or(0).min(64 << 20) as usize);
     let headers = resp.headers();
@@ -218,7 +239,8 @@ pub async fn get_bytes(url: &str, signal: Option<&AbortSignal>, mut progress: im
             }
         }
         Err(_) => {
-            let buf = JsFuture::from(resp.array_buffer().map_err(from_js)?).await.map_err(from_js)?;
+            let buf =
+                JsFuture::from(resp.array_buffer().map_err(from_js)?).await.map_err(from_js)?;
             out = Uint8Array::new(&buf).to_vec();
             progress(out.len() as u64, total);
         }

@@ -57,7 +57,8 @@ impl TokenCounter for JsCounter {
 /// Errors say why (no loader on the page, module or ranks not found).
 pub async fn load() -> Result<JsCounter, String> {
     let window = web_sys::window().ok_or("no window")?;
-    let api = Reflect::get(&window, &JsValue::from_str("docent")).map_err(|_| "no docent loader on the page".to_string())?;
+    let api = Reflect::get(&window, &JsValue::from_str("docent"))
+        .map_err(|_| "no docent loader on the page".to_string())?;
     let f: Function = Reflect::get(&api, &JsValue::from_str("loadTokenizer"))
         .ok()
         .and_then(|f| f.dyn_into().ok())

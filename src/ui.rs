@@ -54,7 +54,8 @@ impl Ctx {
     pub fn new(engine: Rc<Engine>, root: HtmlElement) -> Ctx {
         let inline = engine.cfg.mode == Mode::Inline;
         let saved = if engine.cfg.persist { conversation::load(&engine.cfg.index) } else { None };
-        let saved = saved.unwrap_or_else(|| Saved { id: conversation::new_id(), turns: Vec::new() });
+        let saved =
+            saved.unwrap_or_else(|| Saved { id: conversation::new_id(), turns: Vec::new() });
         let turns: Vec<Entry> = saved
             .turns
             .into_iter()
@@ -88,7 +89,9 @@ impl Ctx {
         if q.is_empty() || self.busy() {
             return;
         }
-        let history = self.turns.with_untracked(|v| History::from_turns(&v.iter().map(|e| e.data.get_untracked()).collect::<Vec<_>>()));
+        let history = self.turns.with_untracked(|v| {
+            History::from_turns(&v.iter().map(|e| e.data.get_untracked()).collect::<Vec<_>>())
+        });
         let id = self.next_id.get_value();
         self.next_id.set_value(id + 1);
         let data = RwSignal::new(TurnData { question: q.to_string(), ..TurnData::default() });
@@ -114,7 +117,8 @@ impl Ctx {
         let (data, history) = self.turns.with_untracked(|v| {
             let pos = v.iter().position(|e| e.id == id);
             let data = pos.map(|p| v[p].data);
-            let before: Vec<TurnData> = v.iter().take(pos.unwrap_or(0)).map(|e| e.data.get_untracked()).collect();
+            let before: Vec<TurnData> =
+                v.iter().take(pos.unwrap_or(0)).map(|e| e.data.get_untracked()).collect();
             (data, History::from_turns(&before))
         });
         if let Some(d) = data {
@@ -210,7 +214,11 @@ pub fn render_answer(t: &TurnData, docs_origin: Option<String>) -> RenderedAnswe
     if t.answer.is_empty() {
         return RenderedAnswer::default();
     }
-    let opts = RenderOptions { sources: engine::core_sources(&t.sources), docs_origin, max_output_bytes: MAX_RENDERED_BYTES };
+    let opts = RenderOptions {
+        sources: engine::core_sources(&t.sources),
+        docs_origin,
+        max_output_bytes: MAX_RENDERED_BYTES,
+    };
     let r = render_markdown(&t.answer, &opts);
     RenderedAnswer { html: add_code_copy_buttons(&r.html), cited: r.cited, truncated: r.truncated }
 }
@@ -285,7 +293,10 @@ pub fn Chat(
     Effect::new(move |prev: Option<bool>| {
         let open = ctx.open.get();
         if !inline && prev.is_some_and(|p| p != open) {
-            ctx.dispatch(if open { "docent:open" } else { "docent:close" }, &json::Obj::new().build());
+            ctx.dispatch(
+                if open { "docent:open" } else { "docent:close" },
+                &json::Obj::new().build(),
+            );
         }
         open
     });
@@ -331,7 +342,9 @@ pub fn Chat(
             let items = focusables(&d);
             let (Some(first), Some(last)) = (items.first(), items.last()) else { return };
             let active = ctx.root.with_value(active_in);
-            let at = |e: &HtmlElement| active.as_ref().map(|a| a == e.unchecked_ref::<web_sys::Element>()).unwrap_or(false);
+            let at = |e: &HtmlElement| {
+                active.as_ref().map(|a| a == e.unchecked_ref::<web_sys::Element>()).unwrap_or(false)
+            };
             let inside = active.as_ref().map(|a| d.contains(Some(a.as_ref()))).unwrap_or(false);
             if ev.shift_key() && (at(first) || !inside) {
                 ev.prevent_default();
@@ -351,10 +364,19 @@ pub fn Chat(
     let placeholder = ctx.cfg(|c| c.placeholder.clone());
     let starters = ctx.cfg(|c| c.starters.clone());
     let offline = ctx.cfg(|c| c.proxy.is_none());
-    let empty = Memo::new(move |_| if ctx.turns.with(|v| v.is_empty()) { strings::empty_state(offline, &starters) } else { String::new() });
+    let empty = Memo::new(move |_| {
+        if ctx.turns.with(|v| v.is_empty()) {
+            strings::empty_state(offline, &starters)
+        } else {
+            String::new()
+        }
+    });
     // Starter questions are buttons in the empty state's HTML (crate::html::empty_state).
     let on_log_click = move |ev: web_sys::MouseEvent| {
-        let starter = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()).and_then(|t| t.closest("[data-action=ask]").ok().flatten());
+        let starter = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|t| t.closest("[data-action=ask]").ok().flatten());
         if let Some(q) = starter.and_then(|b| b.get_attribute("data-q")) {
             ctx.ask(&q);
         }
@@ -452,9 +474,14 @@ pub fn Turn(
         })
     });
     let status_line = Memo::new(move |_| status.with(strings::status_line));
-    let labels = Memo::new(move |_| data.with(|t| strings::labels(t.notice.as_deref(), t.kind, done())));
-    let after = Memo::new(move |_| strings::after_answer(rendered.with(|r| r.truncated), status.get() == Status::Stopped));
-    let looked_at = Memo::new(move |_| data.with(|t| strings::looked_at(&t.looked_at, t.rewritten.as_deref(), t.confidence, fixed)));
+    let labels =
+        Memo::new(move |_| data.with(|t| strings::labels(t.notice.as_deref(), t.kind, done())));
+    let after = Memo::new(move |_| {
+        strings::after_answer(rendered.with(|r| r.truncated), status.get() == Status::Stopped)
+    });
+    let looked_at = Memo::new(move |_| {
+        data.with(|t| strings::looked_at(&t.looked_at, t.rewritten.as_deref(), t.confidence, fixed))
+    });
     let error = Memo::new(move |_| {
         status.with(|s| match s {
             Status::Failed { message, retry_after } => strings::error_block(message, *retry_after),
@@ -463,12 +490,20 @@ pub fn Turn(
     });
     // Built once when the answer settles: the rating is read untracked, and a click updates the
     // pressed state in place, so the focused button is never replaced under the reader.
-    let actions = Memo::new(move |_| if done() { strings::actions(data.with_untracked(|t| t.feedback)) } else { String::new() });
+    let actions = Memo::new(move |_| {
+        if done() {
+            strings::actions(data.with_untracked(|t| t.feedback))
+        } else {
+            String::new()
+        }
+    });
 
     // One delegated click handler for the reply: the action buttons (`data-action`), code copy
     // buttons in the rendered answer, and same-page citations.
     let on_reply_click = move |ev: web_sys::MouseEvent| {
-        let Some(target) = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else { return };
+        let Some(target) = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else {
+            return;
+        };
         if let Ok(Some(button)) = target.closest("[data-action]") {
             match button.get_attribute("data-action").as_deref() {
                 Some("retry") => ctx.retry(id),
@@ -479,9 +514,16 @@ pub fn Turn(
                 Some(rating @ ("up" | "down")) => {
                     let up = rating == "up";
                     if let Some(group) = button.parent_element() {
-                        for (testid, on) in [("docent-feedback-up", up), ("docent-feedback-down", !up)] {
-                            if let Ok(Some(b)) = group.query_selector(&format!("[data-testid={testid}]")) {
-                                let _ = b.set_attribute("aria-pressed", if on { "true" } else { "false" });
+                        for (testid, on) in
+                            [("docent-feedback-up", up), ("docent-feedback-down", !up)]
+                        {
+                            if let Ok(Some(b)) =
+                                group.query_selector(&format!("[data-testid={testid}]"))
+                            {
+                                let _ = b.set_attribute(
+                                    "aria-pressed",
+                                    if on { "true" } else { "false" },
+                                );
                             }
                         }
                     }
@@ -503,11 +545,15 @@ pub fn Turn(
         }
         if let Ok(Some(a)) = target.closest("a[href]") {
             let href = a.get_attribute("href").unwrap_or_default();
-            let here = web_sys::window().and_then(|w| w.location().pathname().ok()).unwrap_or_default();
+            let here =
+                web_sys::window().and_then(|w| w.location().pathname().ok()).unwrap_or_default();
             let same_page = href.starts_with('#')
-                || web_sys::Url::new_with_base(&href, &web_sys::window().and_then(|w| w.location().href().ok()).unwrap_or_default())
-                    .map(|u| u.pathname() == here)
-                    .unwrap_or(false);
+                || web_sys::Url::new_with_base(
+                    &href,
+                    &web_sys::window().and_then(|w| w.location().href().ok()).unwrap_or_default(),
+                )
+                .map(|u| u.pathname() == here)
+                .unwrap_or(false);
             if same_page && ctx.cfg(|c| c.mode == Mode::Floating) {
                 ctx.open.set(false);
             }

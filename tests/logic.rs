@@ -4,7 +4,9 @@
 
 use docent_core::search::{Hit, Retriever, SearchResult};
 use docent_widget::config::{derive_namespace, looks_non_english, WidgetConfig};
-use docent_widget::engine::{describe, fuse, fuse_results, last_sentence_end, same_model, speakable};
+use docent_widget::engine::{
+    describe, fuse, fuse_results, last_sentence_end, same_model, speakable,
+};
 use docent_widget::net::{parse_error_body, NetError};
 use docent_widget::ui::add_code_copy_buttons;
 use wasm_bindgen_test::*;
@@ -12,7 +14,13 @@ use wasm_bindgen_test::*;
 wasm_bindgen_test_configure!(run_in_browser);
 
 fn hit(chunk: u32, lexical: bool) -> Hit {
-    Hit { chunk, score: 1.0, retrievers: Retriever { vector: !lexical, lexical }, cosine: None, bm25: None }
+    Hit {
+        chunk,
+        score: 1.0,
+        retrievers: Retriever { vector: !lexical, lexical },
+        cosine: None,
+        bm25: None,
+    }
 }
 
 #[wasm_bindgen_test]
@@ -28,8 +36,18 @@ fn fusion_ranks_chunks_found_by_both_queries_first() {
 
 #[wasm_bindgen_test]
 fn fused_results_abstain_only_when_both_abstain() {
-    let yes = SearchResult { hits: vec![hit(1, true)], confidence: 0.7, abstained: false, closest: vec![hit(1, true)] };
-    let no = SearchResult { hits: vec![], confidence: 0.1, abstained: true, closest: vec![hit(2, true)] };
+    let yes = SearchResult {
+        hits: vec![hit(1, true)],
+        confidence: 0.7,
+        abstained: false,
+        closest: vec![hit(1, true)],
+    };
+    let no = SearchResult {
+        hits: vec![],
+        confidence: 0.1,
+        abstained: true,
+        closest: vec![hit(2, true)],
+    };
     let f = fuse_results(yes.clone(), no.clone(), 5);
     assert!(!f.abstained);
     assert_eq!(f.hits.len(), 1);
@@ -41,7 +59,11 @@ fn fused_results_abstain_only_when_both_abstain() {
 
 #[wasm_bindgen_test]
 fn rate_limit_errors_say_when_to_retry() {
-    let e = parse_error_body(429, r#"{"error":{"message":"slow down","type":"rate_limit","code":"rate_limited"}}"#, Some(7));
+    let e = parse_error_body(
+        429,
+        r#"{"error":{"message":"slow down","type":"rate_limit","code":"rate_limited"}}"#,
+        Some(7),
+    );
     let (msg, after) = describe(&e);
     assert!(msg.contains("7 seconds"), "{msg}");
     assert_eq!(after, Some(7));
@@ -49,13 +71,23 @@ fn rate_limit_errors_say_when_to_retry() {
 
 #[wasm_bindgen_test]
 fn content_flags_and_upstream_errors_have_their_own_messages() {
-    let flagged = parse_error_body(400, r#"{"error":{"message":"flagged","code":"content_flagged","categories":["violence"]}}"#, None);
+    let flagged = parse_error_body(
+        400,
+        r#"{"error":{"message":"flagged","code":"content_flagged","categories":["violence"]}}"#,
+        None,
+    );
     assert!(describe(&flagged).0.contains("content filter (violence)"));
-    let up = parse_error_body(502, r#"{"error":{"message":"bad gateway","code":"upstream_error"}}"#, None);
+    let up = parse_error_body(
+        502,
+        r#"{"error":{"message":"bad gateway","code":"upstream_error"}}"#,
+        None,
+    );
     assert!(describe(&up).0.contains("language model"));
     let junk = parse_error_body(500, "<html>oops</html>", None);
     assert!(matches!(&junk, NetError::Http { code, .. } if code == "http_500"));
-    assert!(describe(&NetError::Unreachable("Failed to fetch".into())).0.contains("Couldn't reach"));
+    assert!(describe(&NetError::Unreachable("Failed to fetch".into()))
+        .0
+        .contains("Couldn't reach"));
 }
 
 #[wasm_bindgen_test]
@@ -77,7 +109,10 @@ fn non_english_questions_are_detected_for_rewriting() {
 
 #[wasm_bindgen_test]
 fn live_region_text_has_no_markdown_or_citations() {
-    assert_eq!(speakable("Use **cargo** `build` [1][2]. See [the guide](x)"), "Use cargo build . See the guide(x)");
+    assert_eq!(
+        speakable("Use **cargo** `build` [1][2]. See [the guide](x)"),
+        "Use cargo build . See the guide(x)"
+    );
     assert_eq!(last_sentence_end("One. Two"), Some(4));
     assert_eq!(last_sentence_end("v1.2 is out"), None);
     assert_eq!(last_sentence_end("line\nmore"), Some(5));
@@ -91,10 +126,15 @@ fn model_names_match_with_or_without_a_provider_prefix() {
 
 #[wasm_bindgen_test]
 fn config_trims_the_proxy_and_rejects_typos() {
-    let c = WidgetConfig::from_json(r#"{"index":"/i.bin","proxy":"https://p.example/ ","namespace":""}"#).unwrap();
+    let c = WidgetConfig::from_json(
+        r#"{"index":"/i.bin","proxy":"https://p.example/ ","namespace":""}"#,
+    )
+    .unwrap();
     assert_eq!(c.proxy.as_deref(), Some("https://p.example"));
     assert_eq!(c.namespace, None);
-    assert!(WidgetConfig::from_json(r#"{"index":"/i.bin","limits":{"context":1}}"#).unwrap_err().contains("context"));
+    assert!(WidgetConfig::from_json(r#"{"index":"/i.bin","limits":{"context":1}}"#)
+        .unwrap_err()
+        .contains("context"));
     assert!(WidgetConfig::from_json(r#"{"index":"/i.bin","proxy":""}"#).unwrap().proxy.is_none());
 }
 
@@ -113,7 +153,13 @@ fn a_saved_conversation_reads_back_field_for_field() {
         status,
         kind: AnswerKind::NotCovered,
         answer: "Use [1].".into(),
-        sources: vec![SourceView { n: 1, url: "/docs/a.html#x".into(), title: "A".into(), breadcrumb: "A › X".into(), cited: true }],
+        sources: vec![SourceView {
+            n: 1,
+            url: "/docs/a.html#x".into(),
+            title: "A".into(),
+            breadcrumb: "A › X".into(),
+            cited: true,
+        }],
         looked_at: vec![LookedAt {
             url: "/docs/a.html#x".into(),
             title: "A".into(),
@@ -149,11 +195,18 @@ fn stream_chunks_give_content_done_and_errors() {
     assert_eq!(c.content.as_deref(), Some("Hi [1]"));
     assert!(!c.done && c.error.is_none());
     assert!(parse_chat_chunk(" [DONE] ").unwrap().done);
-    let usage = parse_chat_chunk(r#"{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}"#).unwrap();
+    let usage = parse_chat_chunk(
+        r#"{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}"#,
+    )
+    .unwrap();
     assert_eq!(usage.content, None);
-    let e = parse_chat_chunk(r#"{"error":{"message":"upstream went away","code":"upstream_error"}}"#).unwrap();
+    let e =
+        parse_chat_chunk(r#"{"error":{"message":"upstream went away","code":"upstream_error"}}"#)
+            .unwrap();
     assert_eq!(e.error.as_deref(), Some("upstream went away"));
-    let full = parse_chat_chunk(r#"{"choices":[{"message":{"role":"assistant","content":"whole"}}]}"#).unwrap();
+    let full =
+        parse_chat_chunk(r#"{"choices":[{"message":{"role":"assistant","content":"whole"}}]}"#)
+            .unwrap();
     assert_eq!(full.content.as_deref(), Some("whole"));
     assert!(parse_chat_chunk("{not json").unwrap_err().contains("invalid JSON"));
     assert!(parse_chat_chunk(r#"{"hello":1}"#).unwrap_err().contains("unexpected payload"));
@@ -175,7 +228,10 @@ fn config_type_errors_name_the_key_and_defaults_fill_the_rest() {
     .unwrap();
     assert_eq!(c.mode, docent_widget::config::Mode::Inline);
     assert_eq!(c.rewrite, docent_widget::config::Rewrite::Off);
-    assert_eq!((c.top_k, c.floor, c.limits.docs_cap, c.limits.answer_reserve), (3, Some(0.25), Some(900), None));
+    assert_eq!(
+        (c.top_k, c.floor, c.limits.docs_cap, c.limits.answer_reserve),
+        (3, Some(0.25), Some(900), None)
+    );
     assert_eq!(c.prompt.user.as_deref(), Some("{question}"));
     assert_eq!(c.starters, vec!["a".to_string(), "b".to_string()]);
     assert!(!c.persist && c.feedback);
@@ -186,9 +242,18 @@ fn config_type_errors_name_the_key_and_defaults_fill_the_rest() {
 #[wasm_bindgen_test]
 fn stream_errors_with_odd_shapes_still_give_a_message() {
     use docent_widget::engine::parse_chat_chunk;
-    assert_eq!(parse_chat_chunk(r#"{"error":{"message":503}}"#).unwrap().error.as_deref(), Some("503"));
-    assert_eq!(parse_chat_chunk(r#"{"error":"overloaded"}"#).unwrap().error.as_deref(), Some("overloaded"));
-    assert_eq!(parse_chat_chunk(r#"{"error":{"code":"x"}}"#).unwrap().error.as_deref(), Some("unknown error"));
+    assert_eq!(
+        parse_chat_chunk(r#"{"error":{"message":503}}"#).unwrap().error.as_deref(),
+        Some("503")
+    );
+    assert_eq!(
+        parse_chat_chunk(r#"{"error":"overloaded"}"#).unwrap().error.as_deref(),
+        Some("overloaded")
+    );
+    assert_eq!(
+        parse_chat_chunk(r#"{"error":{"code":"x"}}"#).unwrap().error.as_deref(),
+        Some("unknown error")
+    );
 }
 
 #[wasm_bindgen_test]
@@ -205,7 +270,8 @@ fn the_wasm_batch_dot_product_kernel_agrees_with_the_portable_loop() {
     for dims in [1usize, 16, 31, 384, 385] {
         let q: Vec<i8> = (0..dims).map(|i| ((i * 37 % 255) as i32 - 127) as i8).collect();
         let all: Vec<i8> = (0..dims * 7).map(|i| ((i * 91 % 255) as i32 - 127) as i8).collect();
-        let want: Vec<i32> = all.chunks_exact(dims).map(|v| docent_core::vector::dot_i8_scalar(&q, v)).collect();
+        let want: Vec<i32> =
+            all.chunks_exact(dims).map(|v| docent_core::vector::dot_i8_scalar(&q, v)).collect();
         assert_eq!(docent_core::vector::dot_i8_many(&q, &all, dims), want, "dims {dims}");
     }
 }
@@ -219,25 +285,68 @@ fn packed_vector_indexes_load_and_search_in_the_browser() {
     use docent_core::search::{Query, SearchOptions};
     use docent_core::Index;
     let chunks: Vec<Chunk> = (0..6)
-        .map(|i| Chunk { url: format!("p{i}.html"), anchor: format!("a{i}"), title: format!("Page {i}"), text: format!("text {i}"), ..Default::default() })
+        .map(|i| Chunk {
+            url: format!("p{i}.html"),
+            anchor: format!("a{i}"),
+            title: format!("Page {i}"),
+            text: format!("text {i}"),
+            ..Default::default()
+        })
         .collect();
-    let vectors: Vec<Vec<f32>> = (0..6).map(|k| (0..384).map(|d| (((d * (k + 3) * 7919) % 211) as f32 - 105.0) / 105.0).collect()).collect();
+    let vectors: Vec<Vec<f32>> = (0..6)
+        .map(|k| (0..384).map(|d| (((d * (k + 3) * 7919) % 211) as f32 - 105.0) / 105.0).collect())
+        .collect();
     for q in Quantization::ALL {
-        let header = IndexHeader { provider: "local".into(), model: "m".into(), dims: 384, quantization: q, ..IndexHeader::default() };
-        let index = Index::from_bytes(write_index(&header, &chunks, Some(&vectors)).unwrap()).unwrap();
+        let header = IndexHeader {
+            provider: "local".into(),
+            model: "m".into(),
+            dims: 384,
+            quantization: q,
+            ..IndexHeader::default()
+        };
+        let index =
+            Index::from_bytes(write_index(&header, &chunks, Some(&vectors)).unwrap()).unwrap();
         assert_eq!(index.header().quantization, q);
         for (i, v) in vectors.iter().enumerate() {
-            let r = index.search(&Query { text: "", vector: Some(v), ..Default::default() }, &SearchOptions { floor: Some(0.0), ..Default::default() });
-            assert_eq!(r.hits.first().map(|h| h.chunk as usize), Some(i), "{}: chunk {i}", q.name());
+            let r = index.search(
+                &Query { text: "", vector: Some(v), ..Default::default() },
+                &SearchOptions { floor: Some(0.0), ..Default::default() },
+            );
+            assert_eq!(
+                r.hits.first().map(|h| h.chunk as usize),
+                Some(i),
+                "{}: chunk {i}",
+                q.name()
+            );
         }
     }
-    let header = IndexHeader { provider: "local".into(), model: "m".into(), dims: 4, quantization: Quantization::Int4, ..IndexHeader::default() };
-    let index = Index::from_bytes(write_index(&header, &chunks[..1], Some(&[vec![-0.1, 0.2, -0.3, 0.4]])).unwrap()).unwrap();
+    let header = IndexHeader {
+        provider: "local".into(),
+        model: "m".into(),
+        dims: 4,
+        quantization: Quantization::Int4,
+        ..IndexHeader::default()
+    };
+    let index = Index::from_bytes(
+        write_index(&header, &chunks[..1], Some(&[vec![-0.1, 0.2, -0.3, 0.4]])).unwrap(),
+    )
+    .unwrap();
     assert_eq!(index.quantized(0).unwrap().0, &[-2, 4, -5, 7]);
 }
 
-fn source(n: usize, url: &str, title: &str, breadcrumb: &str) -> docent_widget::conversation::SourceView {
-    docent_widget::conversation::SourceView { n, url: url.into(), title: title.into(), breadcrumb: breadcrumb.into(), cited: false }
+fn source(
+    n: usize,
+    url: &str,
+    title: &str,
+    breadcrumb: &str,
+) -> docent_widget::conversation::SourceView {
+    docent_widget::conversation::SourceView {
+        n,
+        url: url.into(),
+        title: title.into(),
+        breadcrumb: breadcrumb.into(),
+        cited: false,
+    }
 }
 
 #[wasm_bindgen_test]
@@ -253,11 +362,22 @@ fn source_list_escapes_text_and_never_links_to_script() {
     assert!(html.contains("Config &lt;b&gt;&quot;cache&quot;&lt;/b&gt;"), "{html}");
     assert!(!html.contains("javascript:") && !html.contains("&#106;avascript"), "{html}");
     assert_eq!(html.matches(r##"href="#""##).count(), 2, "{html}");
-    assert_eq!(html.matches("docent-uncited").count(), 2, "only the cited source is first-class: {html}");
-    assert_eq!(html.matches("docent-crumb").count(), 1, "a breadcrumb equal to the title is not repeated: {html}");
+    assert_eq!(
+        html.matches("docent-uncited").count(),
+        2,
+        "only the cited source is first-class: {html}"
+    );
+    assert_eq!(
+        html.matches("docent-crumb").count(),
+        1,
+        "a breadcrumb equal to the title is not repeated: {html}"
+    );
     assert!(html.starts_with(r#"<nav class="docent-sources" aria-label="Sources">"#), "{html}");
     let closest = docent_widget::html::source_list(&sources, &[], AnswerKind::NotCovered);
-    assert!(closest.contains("Closest sections") && !closest.contains("docent-uncited"), "{closest}");
+    assert!(
+        closest.contains("Closest sections") && !closest.contains("docent-uncited"),
+        "{closest}"
+    );
     assert_eq!(docent_widget::html::source_list(&[], &[], AnswerKind::Model), "");
 }
 
@@ -273,7 +393,12 @@ fn looked_at_lists_scores_and_the_rewritten_query_escaped() {
         bm25: None,
         retrievers: "vector".into(),
     }];
-    let html = docent_widget::html::looked_at(&rows, Some("cache \"dir\""), 0.25, docent_widget::ui::fixed);
+    let html = docent_widget::html::looked_at(
+        &rows,
+        Some("cache \"dir\""),
+        0.25,
+        docent_widget::ui::fixed,
+    );
     assert!(html.contains("<summary>What I looked at</summary>"), "{html}");
     assert!(html.contains("Searched for: <q>cache &quot;dir&quot;</q>"), "{html}");
     assert!(html.contains("Search confidence 0.25"), "{html}");
@@ -285,17 +410,28 @@ fn looked_at_lists_scores_and_the_rewritten_query_escaped() {
 fn status_and_label_lines_follow_the_turn_and_escape_the_notice() {
     use docent_widget::conversation::{AnswerKind, Status};
     use docent_widget::html::{after_answer, labels, status_line};
-    let loading = status_line(&Status::LoadingIndex { received: 512 * 1024, total: Some(1024 * 1024) });
-    assert!(loading.contains("Loading the docs index… 50%") && loading.contains(r#"data-testid="docent-progress" max="100" value="50""#), "{loading}");
+    let loading =
+        status_line(&Status::LoadingIndex { received: 512 * 1024, total: Some(1024 * 1024) });
+    assert!(
+        loading.contains("Loading the docs index… 50%")
+            && loading.contains(r#"data-testid="docent-progress" max="100" value="50""#),
+        "{loading}"
+    );
     assert!(status_line(&Status::LoadingIndex { received: 2048, total: None }).contains("… 2 KB"));
     assert!(status_line(&Status::Searching).contains("Searching the docs…"));
     assert_eq!(status_line(&Status::Done), "");
     let l = labels(Some("The answer service is <unreachable>"), AnswerKind::Excerpts, false);
     assert!(l.contains("&lt;unreachable&gt;") && l.contains("docent-excerpt-label"), "{l}");
-    assert!(!labels(None, AnswerKind::NotCovered, false).contains("docent-not-covered"), "only once done");
+    assert!(
+        !labels(None, AnswerKind::NotCovered, false).contains("docent-not-covered"),
+        "only once done"
+    );
     assert!(labels(None, AnswerKind::NotCovered, true).contains("docent-not-covered"));
     assert_eq!(after_answer(false, false), "");
-    assert!(after_answer(true, true).contains("too long") && after_answer(true, true).contains("docent-stopped"));
+    assert!(
+        after_answer(true, true).contains("too long")
+            && after_answer(true, true).contains("docent-stopped")
+    );
 }
 
 #[wasm_bindgen_test]
@@ -303,12 +439,21 @@ fn error_and_action_buttons_carry_their_action_and_state() {
     use docent_widget::html::{actions, error_block};
     let e = error_block("Too many questions <now>", Some(30));
     assert!(e.contains(r#"role="alert" data-testid="docent-error" data-retry-after="30""#), "{e}");
-    assert!(e.contains("Too many questions &lt;now&gt;") && e.contains(r#"data-action="retry""#), "{e}");
+    assert!(
+        e.contains("Too many questions &lt;now&gt;") && e.contains(r#"data-action="retry""#),
+        "{e}"
+    );
     assert!(!error_block("x", None).contains("data-retry-after"));
     let a = actions(Some(false));
     for action in ["copy", "retry", "up", "down"] {
         assert!(a.contains(&format!(r#"data-action="{action}""#)), "{action}: {a}");
     }
-    assert!(a.contains(r#"data-testid="docent-feedback-up" data-action="up" aria-pressed="false""#), "{a}");
-    assert!(a.contains(r#"aria-pressed="true""#) && a.contains(r#"aria-label="Copy answer""#), "{a}");
+    assert!(
+        a.contains(r#"data-testid="docent-feedback-up" data-action="up" aria-pressed="false""#),
+        "{a}"
+    );
+    assert!(
+        a.contains(r#"aria-pressed="true""#) && a.contains(r#"aria-label="Copy answer""#),
+        "{a}"
+    );
 }

@@ -32,7 +32,10 @@ fn shadow_host() -> (HtmlElement, ShadowRoot, HtmlElement) {
 
 async fn sleep(ms: i32) {
     let p = js_sys::Promise::new(&mut |resolve, _| {
-        web_sys::window().unwrap().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms).unwrap();
+        web_sys::window()
+            .unwrap()
+            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
+            .unwrap();
     });
     JsFuture::from(p).await.unwrap();
 }
@@ -54,11 +57,15 @@ fn q(shadow: &ShadowRoot, sel: &str) -> Option<Element> {
 
 fn q_all(shadow: &ShadowRoot, sel: &str) -> Vec<Element> {
     let list = shadow.query_selector_all(sel).unwrap();
-    (0..list.length()).filter_map(|i| list.item(i)).filter_map(|n| n.dyn_into::<Element>().ok()).collect()
+    (0..list.length())
+        .filter_map(|i| list.item(i))
+        .filter_map(|n| n.dyn_into::<Element>().ok())
+        .collect()
 }
 
 fn pwned() -> bool {
-    let v = js_sys::Reflect::get(&web_sys::window().unwrap(), &JsValue::from_str("__pwned")).unwrap();
+    let v =
+        js_sys::Reflect::get(&web_sys::window().unwrap(), &JsValue::from_str("__pwned")).unwrap();
     !v.is_undefined()
 }
 
@@ -78,7 +85,13 @@ fn saved_turn(answer: &str, sources: Vec<SourceView>) -> TurnData {
 }
 
 fn install_source() -> SourceView {
-    SourceView { n: 1, url: "/docs/install.html#linux".into(), title: "Install".into(), breadcrumb: "Install › Linux".into(), cited: false }
+    SourceView {
+        n: 1,
+        url: "/docs/install.html#linux".into(),
+        title: "Install".into(),
+        breadcrumb: "Install › Linux".into(),
+        cited: false,
+    }
 }
 
 #[wasm_bindgen_test]
@@ -89,10 +102,16 @@ async fn mounting_renders_a_labelled_panel_inside_the_shadow_root() {
     assert!(until(|| q(&shadow, "[data-testid=docent-dialog]").is_some()).await, "panel rendered");
     let panel = q(&shadow, "[data-testid=docent-dialog]").unwrap();
     assert_eq!(panel.get_attribute("aria-labelledby").as_deref(), Some("docent-title"));
-    assert_eq!(q(&shadow, "#docent-title").unwrap().text_content().as_deref(), Some("Ask the test docs"));
+    assert_eq!(
+        q(&shadow, "#docent-title").unwrap().text_content().as_deref(),
+        Some("Ask the test docs")
+    );
     // The question box has a label and the live region is polite.
     assert!(q(&shadow, "label[for=docent-input]").is_some());
-    assert_eq!(q(&shadow, "[data-testid=docent-live]").unwrap().get_attribute("aria-live").as_deref(), Some("polite"));
+    assert_eq!(
+        q(&shadow, "[data-testid=docent-live]").unwrap().get_attribute("aria-live").as_deref(),
+        Some("polite")
+    );
     // Nothing leaked into the light DOM.
     assert!(document().query_selector("[data-testid=docent-dialog]").unwrap().is_none());
 }
@@ -118,7 +137,10 @@ async fn a_restored_answer_links_citations_and_escapes_model_html() {
     let index = unique_index_url("restore");
     let answer = "Install it with the script [1].\n\n<img src=x onerror=\"window.__pwned=1\"> <script>window.__pwned=1</script>\n\n\
                   [click](javascript:window.__pwned=1) and an unknown source [9].\n\n```sh\ncurl example | sh\n```";
-    conversation::save(&index, &Saved { id: "t".into(), turns: vec![saved_turn(answer, vec![install_source()])] });
+    conversation::save(
+        &index,
+        &Saved { id: "t".into(), turns: vec![saved_turn(answer, vec![install_source()])] },
+    );
     let (_host, shadow, root) = shadow_host();
     let cfg = serde_json::json!({ "index": index, "mode": "inline" });
     let _w = mount(root, &cfg.to_string()).expect("mounts");
@@ -129,7 +151,11 @@ async fn a_restored_answer_links_citations_and_escapes_model_html() {
     assert!(title.contains("Install"), "hover title names the source: {title}");
     assert_eq!(q_all(&shadow, "a.docent-cite").len(), 1, "[9] matches no source and is not linked");
     let answer_el = q(&shadow, "[data-testid=docent-answer]").unwrap();
-    assert!(answer_el.query_selector("img, script").unwrap().is_none(), "no live img/script: {}", answer_el.inner_html());
+    assert!(
+        answer_el.query_selector("img, script").unwrap().is_none(),
+        "no live img/script: {}",
+        answer_el.inner_html()
+    );
     assert!(answer_el.text_content().unwrap().contains("<img src=x"), "raw HTML shown as text");
     for a in q_all(&shadow, "[data-testid=docent-answer] a") {
         let href = a.get_attribute("href").unwrap_or_default();
@@ -150,7 +176,8 @@ async fn escape_closes_the_floating_dialog_and_tells_the_loader() {
     let closed = std::rc::Rc::new(std::cell::Cell::new(false));
     let c2 = closed.clone();
     let on_close = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || c2.set(true));
-    root.add_event_listener_with_callback("docent:close", on_close.as_ref().unchecked_ref()).unwrap();
+    root.add_event_listener_with_callback("docent:close", on_close.as_ref().unchecked_ref())
+        .unwrap();
     on_close.forget();
     let cfg = serde_json::json!({ "index": unique_index_url("esc") });
     let w = mount(root, &cfg.to_string()).expect("mounts");
@@ -185,7 +212,11 @@ fn tiny_index() -> Vec<u8> {
         chunk("/docs/config.html", "proxy", "Configuration", "Proxy", "The proxy reads docent.toml. Set the listen address with the listen key and the upstream URL with upstream."),
         chunk("/docs/widget.html", "theme", "Widget", "Theming", "The widget follows the site's dark mode. Override colours with CSS custom properties such as --docent-accent."),
     ];
-    let header = IndexHeader { provider: "none".into(), tokenizer: "cl100k_base".into(), ..IndexHeader::default() };
+    let header = IndexHeader {
+        provider: "none".into(),
+        tokenizer: "cl100k_base".into(),
+        ..IndexHeader::default()
+    };
     write_index(&header, &chunks, None).expect("index")
 }
 
@@ -203,7 +234,11 @@ async fn with_no_proxy_a_question_gets_cited_excerpts() {
     let cfg = serde_json::json!({ "index": url, "mode": "inline", "persist": false });
     let w = mount(root, &cfg.to_string()).expect("mounts");
     w.ask("How do I install docent on Linux?");
-    let done = until(|| q(&shadow, "[data-testid=docent-excerpt-label]").is_some() || q(&shadow, "[data-testid=docent-error]").is_some()).await;
+    let done = until(|| {
+        q(&shadow, "[data-testid=docent-excerpt-label]").is_some()
+            || q(&shadow, "[data-testid=docent-error]").is_some()
+    })
+    .await;
     assert!(done, "an answer or an error arrived");
     if let Some(e) = q(&shadow, "[data-testid=docent-error]") {
         panic!("offline answer failed: {}", e.text_content().unwrap_or_default());
@@ -212,7 +247,9 @@ async fn with_no_proxy_a_question_gets_cited_excerpts() {
     assert!(answer.text_content().unwrap().contains("install"), "{}", answer.inner_html());
     let cites = q_all(&shadow, "[data-testid=docent-answer] a.docent-cite");
     assert!(!cites.is_empty(), "excerpts carry citations: {}", answer.inner_html());
-    assert!(cites.iter().any(|a| a.get_attribute("href").as_deref() == Some("/docs/install.html#linux")));
+    assert!(cites
+        .iter()
+        .any(|a| a.get_attribute("href").as_deref() == Some("/docs/install.html#linux")));
 }
 
 #[wasm_bindgen_test]
@@ -223,9 +260,18 @@ async fn a_question_outside_the_docs_offers_the_closest_sections_without_a_model
     let cfg = serde_json::json!({ "index": url, "mode": "inline", "persist": false, "proxy": "http://127.0.0.1:9", "rewrite": "off" });
     let w = mount(root, &cfg.to_string()).expect("mounts");
     w.ask("zebra migration patterns in the serengeti");
-    let done = until(|| q(&shadow, "[data-testid=docent-not-covered]").is_some() || q(&shadow, "[data-testid=docent-error]").is_some() || q(&shadow, "[data-testid=docent-excerpt-label]").is_some()).await;
+    let done = until(|| {
+        q(&shadow, "[data-testid=docent-not-covered]").is_some()
+            || q(&shadow, "[data-testid=docent-error]").is_some()
+            || q(&shadow, "[data-testid=docent-excerpt-label]").is_some()
+    })
+    .await;
     assert!(done);
-    assert!(q(&shadow, "[data-testid=docent-not-covered]").is_some(), "abstained: {}", shadow.inner_html());
+    assert!(
+        q(&shadow, "[data-testid=docent-not-covered]").is_some(),
+        "abstained: {}",
+        shadow.inner_html()
+    );
     assert!(q(&shadow, "[data-testid=docent-error]").is_none());
 }
 
@@ -235,7 +281,8 @@ async fn enter_sends_and_shift_enter_does_not() {
     let cfg = serde_json::json!({ "index": unique_index_url("enter"), "mode": "inline", "persist": false });
     let _w = mount(root, &cfg.to_string()).expect("mounts");
     assert!(until(|| q(&shadow, "[data-testid=docent-input]").is_some()).await);
-    let input: web_sys::HtmlTextAreaElement = q(&shadow, "[data-testid=docent-input]").unwrap().dyn_into().unwrap();
+    let input: web_sys::HtmlTextAreaElement =
+        q(&shadow, "[data-testid=docent-input]").unwrap().dyn_into().unwrap();
     input.set_value("first line");
     input.dispatch_event(&web_sys::Event::new("input").unwrap()).unwrap();
     let key = |shift: bool| {
@@ -251,9 +298,16 @@ async fn enter_sends_and_shift_enter_does_not() {
     assert!(q(&shadow, "[data-testid=docent-turn]").is_none(), "Shift+Enter does not send");
     input.dispatch_event(&key(false)).unwrap();
     assert!(until(|| q(&shadow, "[data-testid=docent-turn]").is_some()).await, "Enter sends");
-    assert_eq!(q(&shadow, "[data-testid=docent-question]").unwrap().text_content().as_deref(), Some("first line"));
+    assert_eq!(
+        q(&shadow, "[data-testid=docent-question]").unwrap().text_content().as_deref(),
+        Some("first line")
+    );
     // The index URL does not exist: a clear error with a retry button, question kept.
     assert!(until(|| q(&shadow, "[data-testid=docent-error]").is_some()).await);
     assert!(q(&shadow, "[data-testid=docent-retry]").is_some());
-    assert!(q(&shadow, "[data-testid=docent-error]").unwrap().text_content().unwrap().contains("index"));
+    assert!(q(&shadow, "[data-testid=docent-error]")
+        .unwrap()
+        .text_content()
+        .unwrap()
+        .contains("index"));
 }

@@ -45,7 +45,8 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 /// The default answer; cites sources [1] and [2].
-pub const DEFAULT_ANSWER: &str = "According to the docs, the setting lives in the configuration file [1]. \
+pub const DEFAULT_ANSWER: &str =
+    "According to the docs, the setting lives in the configuration file [1]. \
 You can override it per project, as the reference explains [2].";
 
 /// The hostile Markdown streamed for `HOSTILE`.
@@ -152,14 +153,19 @@ pub fn router(opts: DoubleOptions, record: bool) -> Router {
 }
 
 /// Serve the double on `listener` until the process ends.
-pub async fn serve(listener: tokio::net::TcpListener, opts: DoubleOptions, record: bool) -> anyhow::Result<()> {
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    opts: DoubleOptions,
+    record: bool,
+) -> anyhow::Result<()> {
     // Like a real API server: small SSE chunks are sent at once (no Nagle + delayed-ACK stalls of
     // up to 40 ms, which would otherwise dominate latency measurements).
     use axum::serve::ListenerExt;
     let listener = listener.tap_io(|tcp| {
         let _ = tcp.set_nodelay(true);
     });
-    axum::serve(listener, router(opts, record).into_make_service_with_connect_info::<SocketAddr>()).await?;
+    axum::serve(listener, router(opts, record).into_make_service_with_connect_info::<SocketAddr>())
+        .await?;
     Ok(())
 }
 
@@ -184,7 +190,11 @@ fn now() -> u64 {
 }
 
 fn openai_error(status: StatusCode, message: &str, kind: &str, code: Option<&str>) -> Response {
-    (status, Json(json!({"error": {"message": message, "type": kind, "param": null, "code": code}}))).into_response()
+    (
+        status,
+        Json(json!({"error": {"message": message, "type": kind, "param": null, "code": code}})),
+    )
+        .into_response()
 }
 
 /// Text of a message's `content`: a string, or an array of `{type:"text", text}` parts.
@@ -207,7 +217,12 @@ fn approx_tokens(text: &str) -> u64 {
 
 /// "the last user turn with history nouns prepended".
 fn rewrite(messages: &[(String, String)]) -> String {
-    let last = messages.iter().rev().find(|(r, _)| r == "user").map(|(_, c)| c.clone()).unwrap_or_default();
+    let last = messages
+        .iter()
+        .rev()
+        .find(|(r, _)| r == "user")
+        .map(|(_, c)| c.clone())
+        .unwrap_or_default();
     let mut nouns: Vec<String> = Vec::new();
     let last_lower = last.to_lowercase();
     let users: Vec<&(String, String)> = messages.iter().filter(|(r, _)| r == "user").collect();
@@ -241,7 +256,12 @@ fn split_chunks(text: &str, size: usize) -> Vec<String> {
 }
 
 enum Plan {
-    Chunks { pieces: Vec<String>, delay: Duration, stall_after: Option<usize>, error_after: Option<usize> },
+    Chunks {
+        pieces: Vec<String>,
+        delay: Duration,
+        stall_after: Option<usize>,
+        error_after: Option<usize>,
+    },
 }
 
 struct ChatCtx {
@@ -297,7 +317,12 @@ async fn chat(
     let parsed: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let rec = st.record(uri.path(), uri.query().unwrap_or(""), &parsed, &headers);
     let Some(msgs) = parsed.get("messages").and_then(Value::as_array) else {
-        return openai_error(StatusCode::BAD_REQUEST, "'messages' is a required property", "invalid_request_error", None);
+        return openai_error(
+            StatusCode::BAD_REQUEST,
+            "'messages' is a required property",
+            "invalid_request_error",
+            None,
+        );
     };
     let mut messages = Vec::new();
     for m in msgs {
@@ -308,21 +333,46 @@ async fn chat(
         messages.push((role.to_string(), content_text(m.get("content").unwrap_or(&Value::Null))));
     }
     let stream = parsed.get("stream").and_then(Value::as_bool).unwrap_or(false);
-    let include_usage = parsed.pointer("/stream_options/include_usage").and_then(Value::as_bool).unwrap_or(false);
+    let include_usage =
+        parsed.pointer("/stream_options/include_usage").and_then(Value::as_bool).unwrap_or(false);
     let model = parsed.get("model").and_then(Value::as_str).unwrap_or("double-chat").to_string();
-    let last_user = messages.iter().rev().find(|(r, _)| r == "user").map(|(_, c)| c.clone()).unwrap_or_default();
-    let is_rewrite = messages.iter().any(|(r, c)| (r == "system" || r == "developer") && c.contains("standalone search query"));
+    let last_user = messages
+        .iter()
+        .rev()
+        .find(|(r, _)| r == "user")
+        .map(|(_, c)| c.clone())
+        .unwrap_or_default();
+    let is_rewrite = messages
+        .iter()
+        .any(|(r, c)| (r == "system" || r == "developer") && c.contains("standalone search query"));
     let prompt_tokens: u64 = messages.iter().map(|(_, c)| 3 + approx_tokens(c)).sum::<u64>() + 3;
-    let ctx = ChatCtx { id: format!("chatcmpl-double{}", rec.min(999_999)), model, created: now(), include_usage, prompt_tokens, recv_ns };
+    let ctx = ChatCtx {
+        id: format!("chatcmpl-double{}", rec.min(999_999)),
+        model,
+        created: now(),
+        include_usage,
+        prompt_tokens,
+        recv_ns,
+    };
 
     if !is_rewrite {
         if last_user.contains("ERROR500") {
             st.mark(rec, false, true);
-            return openai_error(StatusCode::INTERNAL_SERVER_ERROR, "The server had an error while processing your request. Sorry about that!", "server_error", None);
+            return openai_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "The server had an error while processing your request. Sorry about that!",
+                "server_error",
+                None,
+            );
         }
         if last_user.contains("RATE429") {
             st.mark(rec, false, true);
-            let mut r = openai_error(StatusCode::TOO_MANY_REQUESTS, "Rate limit reached for requests. Please try again in 7s.", "requests", Some("rate_limit_exceeded"));
+            let mut r = openai_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "Rate limit reached for requests. Please try again in 7s.",
+                "requests",
+                Some("rate_limit_exceeded"),
+            );
             r.headers_mut().insert("retry-after", "7".parse().expect("static header"));
             return r;
         }
@@ -336,11 +386,21 @@ async fn chat(
             if first {
                 st.mark(rec, false, true);
                 if last_user.contains("FLAKY429") {
-                    let mut r = openai_error(StatusCode::TOO_MANY_REQUESTS, "Rate limit reached for requests. Please try again in 0s.", "requests", Some("rate_limit_exceeded"));
+                    let mut r = openai_error(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        "Rate limit reached for requests. Please try again in 0s.",
+                        "requests",
+                        Some("rate_limit_exceeded"),
+                    );
                     r.headers_mut().insert("retry-after", "0".parse().expect("static header"));
                     return r;
                 }
-                return openai_error(StatusCode::INTERNAL_SERVER_ERROR, "The server had an error while processing your request. Sorry about that!", "server_error", None);
+                return openai_error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "The server had an error while processing your request. Sorry about that!",
+                    "server_error",
+                    None,
+                );
             }
         }
         if last_user.contains("STALLFIRST") {
@@ -350,31 +410,92 @@ async fn chat(
 
     let (text, plan) = if is_rewrite {
         let t = rewrite(&messages);
-        (t.clone(), Plan::Chunks { pieces: vec![t], delay: Duration::ZERO, stall_after: None, error_after: None })
+        (
+            t.clone(),
+            Plan::Chunks {
+                pieces: vec![t],
+                delay: Duration::ZERO,
+                stall_after: None,
+                error_after: None,
+            },
+        )
     } else if last_user.contains("HOSTILE") {
         let p = split_chunks(HOSTILE_ANSWER, 6);
-        (HOSTILE_ANSWER.to_string(), Plan::Chunks { pieces: p, delay: Duration::from_millis(st.opts.delay_ms), stall_after: None, error_after: None })
+        (
+            HOSTILE_ANSWER.to_string(),
+            Plan::Chunks {
+                pieces: p,
+                delay: Duration::from_millis(st.opts.delay_ms),
+                stall_after: None,
+                error_after: None,
+            },
+        )
     } else if last_user.contains("SLOW") {
         let p: Vec<String> = (0..200).map(|i| format!("tick{i} ")).collect();
-        (p.concat(), Plan::Chunks { pieces: p, delay: Duration::from_millis(100), stall_after: None, error_after: None })
+        (
+            p.concat(),
+            Plan::Chunks {
+                pieces: p,
+                delay: Duration::from_millis(100),
+                stall_after: None,
+                error_after: None,
+            },
+        )
     } else if last_user.contains("HOLD") {
         let p: Vec<String> = (0..30).map(|i| format!("hold{i} ")).collect();
-        (p.concat(), Plan::Chunks { pieces: p, delay: Duration::from_secs(1), stall_after: None, error_after: None })
+        (
+            p.concat(),
+            Plan::Chunks {
+                pieces: p,
+                delay: Duration::from_secs(1),
+                stall_after: None,
+                error_after: None,
+            },
+        )
     } else if last_user.contains("MIDSTREAM_ERROR") {
         let p = split_chunks(DEFAULT_ANSWER, 4);
-        (DEFAULT_ANSWER.to_string(), Plan::Chunks { pieces: p, delay: Duration::from_millis(st.opts.delay_ms), stall_after: None, error_after: Some(5) })
+        (
+            DEFAULT_ANSWER.to_string(),
+            Plan::Chunks {
+                pieces: p,
+                delay: Duration::from_millis(st.opts.delay_ms),
+                stall_after: None,
+                error_after: Some(5),
+            },
+        )
     } else if last_user.contains("STALLMID") {
         let p = split_chunks(DEFAULT_ANSWER, 4);
-        (DEFAULT_ANSWER.to_string(), Plan::Chunks { pieces: p, delay: Duration::from_millis(st.opts.delay_ms), stall_after: Some(3), error_after: None })
+        (
+            DEFAULT_ANSWER.to_string(),
+            Plan::Chunks {
+                pieces: p,
+                delay: Duration::from_millis(st.opts.delay_ms),
+                stall_after: Some(3),
+                error_after: None,
+            },
+        )
     } else {
         let p = split_chunks(DEFAULT_ANSWER, 4);
-        (DEFAULT_ANSWER.to_string(), Plan::Chunks { pieces: p, delay: Duration::from_millis(st.opts.delay_ms), stall_after: None, error_after: None })
+        (
+            DEFAULT_ANSWER.to_string(),
+            Plan::Chunks {
+                pieces: p,
+                delay: Duration::from_millis(st.opts.delay_ms),
+                stall_after: None,
+                error_after: None,
+            },
+        )
     };
 
     if !stream {
         if last_user.contains("MIDSTREAM_ERROR") && !is_rewrite {
             st.mark(rec, false, true);
-            return openai_error(StatusCode::INTERNAL_SERVER_ERROR, "The model failed while generating the answer.", "server_error", None);
+            return openai_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "The model failed while generating the answer.",
+                "server_error",
+                None,
+            );
         }
         let completion_tokens = approx_tokens(&text);
         st.mark(rec, false, true);
@@ -397,7 +518,9 @@ async fn chat(
             let tx = tx.clone();
             async move { tx.send(Ok(Bytes::from(s))).await.is_ok() }
         };
-        let mut ok = send(ctx.chunk(json!({"role": "assistant", "content": "", "refusal": null}), None)).await;
+        let mut ok =
+            send(ctx.chunk(json!({"role": "assistant", "content": "", "refusal": null}), None))
+                .await;
         let mut sent_text = String::new();
         for (i, piece) in pieces.iter().enumerate() {
             if !ok {
@@ -438,7 +561,9 @@ async fn chat(
             st2.mark(rec, true, false);
         }
     });
-    let body = Body::from_stream(futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|x| (x, rx)) }));
+    let body = Body::from_stream(futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|x| (x, rx))
+    }));
     Response::builder()
         .status(StatusCode::OK)
         .header("content-type", "text/event-stream; charset=utf-8")
@@ -478,7 +603,9 @@ fn inputs_of(v: &Value) -> Option<Vec<String>> {
         }
         // Token arrays (or arrays of them): hash their JSON form.
         Value::Array(items) if items.iter().all(Value::is_number) => Some(vec![v.to_string()]),
-        Value::Array(items) if items.iter().all(Value::is_array) => Some(items.iter().map(Value::to_string).collect()),
+        Value::Array(items) if items.iter().all(Value::is_array) => {
+            Some(items.iter().map(Value::to_string).collect())
+        }
         // Moderation's multi-modal form: [{type:"text", text}].
         Value::Array(items) => Some(items.iter().map(content_text_part).collect()),
         _ => None,
@@ -489,16 +616,31 @@ fn content_text_part(v: &Value) -> String {
     v.get("text").and_then(Value::as_str).unwrap_or_default().to_string()
 }
 
-async fn embeddings(State(st): State<DoubleState>, uri: axum::http::Uri, headers: HeaderMap, body: Bytes) -> Response {
+async fn embeddings(
+    State(st): State<DoubleState>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let parsed: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let rec = st.record(uri.path(), uri.query().unwrap_or(""), &parsed, &headers);
     st.mark(rec, false, true);
     let Some(inputs) = parsed.get("input").and_then(inputs_of) else {
-        return openai_error(StatusCode::BAD_REQUEST, "'input' is a required property", "invalid_request_error", None);
+        return openai_error(
+            StatusCode::BAD_REQUEST,
+            "'input' is a required property",
+            "invalid_request_error",
+            None,
+        );
     };
     let dims = parsed.get("dimensions").and_then(Value::as_u64).unwrap_or(384) as usize;
     if dims == 0 || dims > 8192 {
-        return openai_error(StatusCode::BAD_REQUEST, "dimensions must be between 1 and 8192", "invalid_request_error", None);
+        return openai_error(
+            StatusCode::BAD_REQUEST,
+            "dimensions must be between 1 and 8192",
+            "invalid_request_error",
+            None,
+        );
     }
     let base64 = parsed.get("encoding_format").and_then(Value::as_str) == Some("base64");
     let model = parsed.get("model").and_then(Value::as_str).unwrap_or("double-embed").to_string();
@@ -522,19 +664,40 @@ async fn embeddings(State(st): State<DoubleState>, uri: axum::http::Uri, headers
 }
 
 const MODERATION_CATEGORIES: [&str; 13] = [
-    "harassment", "harassment/threatening", "hate", "hate/threatening", "illicit", "illicit/violent",
-    "self-harm", "self-harm/intent", "self-harm/instructions", "sexual", "sexual/minors", "violence",
+    "harassment",
+    "harassment/threatening",
+    "hate",
+    "hate/threatening",
+    "illicit",
+    "illicit/violent",
+    "self-harm",
+    "self-harm/intent",
+    "self-harm/instructions",
+    "sexual",
+    "sexual/minors",
+    "violence",
     "violence/graphic",
 ];
 
-async fn moderations(State(st): State<DoubleState>, uri: axum::http::Uri, headers: HeaderMap, body: Bytes) -> Response {
+async fn moderations(
+    State(st): State<DoubleState>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let parsed: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let rec = st.record(uri.path(), uri.query().unwrap_or(""), &parsed, &headers);
     st.mark(rec, false, true);
     let Some(inputs) = parsed.get("input").and_then(inputs_of) else {
-        return openai_error(StatusCode::BAD_REQUEST, "'input' is a required property", "invalid_request_error", None);
+        return openai_error(
+            StatusCode::BAD_REQUEST,
+            "'input' is a required property",
+            "invalid_request_error",
+            None,
+        );
     };
-    let model = parsed.get("model").and_then(Value::as_str).unwrap_or("omni-moderation-latest").to_string();
+    let model =
+        parsed.get("model").and_then(Value::as_str).unwrap_or("omni-moderation-latest").to_string();
     let results: Vec<Value> = inputs
         .iter()
         .map(|t| {

@@ -101,7 +101,9 @@ pub fn stamp_field(frame: &[u8], key: &[u8]) -> Option<i64> {
 
 /// Refuse anything that is not a loopback URL: load tests never leave the machine.
 pub fn ensure_loopback(url: &str) -> anyhow::Result<()> {
-    let rest = url.strip_prefix("http://").ok_or_else(|| anyhow::anyhow!("{url}: only http://127.0.0.1 / localhost URLs are allowed"))?;
+    let rest = url.strip_prefix("http://").ok_or_else(|| {
+        anyhow::anyhow!("{url}: only http://127.0.0.1 / localhost URLs are allowed")
+    })?;
     let host = rest.split(['/', ':']).next().unwrap_or("");
     if host == "127.0.0.1" || host == "localhost" {
         Ok(())
@@ -141,10 +143,19 @@ pub fn client(n: usize) -> anyhow::Result<reqwest::Client> {
 
 /// One streamed request (and its stamps, when the upstream adds them); an error when no
 /// `[DONE]` came.
-pub async fn one_stream(client: &reqwest::Client, url: &str, body: String, bearer: Option<&str>, timeout: Duration) -> anyhow::Result<Sample> {
+pub async fn one_stream(
+    client: &reqwest::Client,
+    url: &str,
+    body: String,
+    bearer: Option<&str>,
+    timeout: Duration,
+) -> anyhow::Result<Sample> {
     let t0 = Instant::now();
     let fut = async {
-        let mut req = client.post(url).header("content-type", "application/json").header("origin", "http://127.0.0.1");
+        let mut req = client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("origin", "http://127.0.0.1");
         if let Some(b) = bearer {
             req = req.bearer_auth(b);
         }
@@ -197,14 +208,21 @@ pub async fn one_stream(client: &reqwest::Client, url: &str, body: String, beare
 }
 
 /// `requests` streamed requests with `concurrency` in flight (`bearer`: an API key to send).
-pub async fn run_latency(url: &str, model: &str, bearer: Option<&str>, concurrency: usize, requests: usize) -> anyhow::Result<Latencies> {
+pub async fn run_latency(
+    url: &str,
+    model: &str,
+    bearer: Option<&str>,
+    concurrency: usize,
+    requests: usize,
+) -> anyhow::Result<Latencies> {
     ensure_loopback(url)?;
     let client = client(concurrency)?;
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..concurrency {
-        let (client, next, url, model) = (client.clone(), next.clone(), url.to_string(), model.to_string());
+        let (client, next, url, model) =
+            (client.clone(), next.clone(), url.to_string(), model.to_string());
         let bearer = bearer.map(str::to_string);
         tasks.push(tokio::spawn(async move {
             let mut out = Vec::new();
@@ -214,7 +232,15 @@ pub async fn run_latency(url: &str, model: &str, bearer: Option<&str>, concurren
                 if i >= requests {
                     break;
                 }
-                match one_stream(&client, &url, chat_body(&model, &format!("How do I change the target directory? #{i}")), bearer.as_deref(), Duration::from_secs(60)).await {
+                match one_stream(
+                    &client,
+                    &url,
+                    chat_body(&model, &format!("How do I change the target directory? #{i}")),
+                    bearer.as_deref(),
+                    Duration::from_secs(60),
+                )
+                .await
+                {
                     Ok(x) => out.push(x),
                     Err(_) => errors += 1,
                 }
@@ -272,7 +298,13 @@ pub struct StreamsReport {
 
 /// Open `count` streams (the double's `HOLD` keyword keeps each alive ~30 s, a chunk a second),
 /// hold them all, sample the proxy's RSS, then drop them.
-pub async fn run_open_streams(url: &str, model: &str, count: usize, pid: u32, hold: Duration) -> anyhow::Result<StreamsReport> {
+pub async fn run_open_streams(
+    url: &str,
+    model: &str,
+    count: usize,
+    pid: u32,
+    hold: Duration,
+) -> anyhow::Result<StreamsReport> {
     ensure_loopback(url)?;
     let client = client(count)?;
     let (rss_before_kb, _) = rss_kb(pid)?;
@@ -286,11 +318,18 @@ pub async fn run_open_streams(url: &str, model: &str, count: usize, pid: u32, ho
         if i % 250 == 0 && i > 0 {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        let (client, url, opened, failed, release) = (client.clone(), url.to_string(), opened.clone(), failed.clone(), release.clone());
+        let (client, url, opened, failed, release) =
+            (client.clone(), url.to_string(), opened.clone(), failed.clone(), release.clone());
         let body = chat_body(model, &format!("HOLD stream {i}"));
         tasks.push(tokio::spawn(async move {
             let fut = async {
-                let resp = client.post(&url).header("content-type", "application/json").header("origin", "http://127.0.0.1").body(body).send().await?;
+                let resp = client
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .header("origin", "http://127.0.0.1")
+                    .body(body)
+                    .send()
+                    .await?;
                 if !resp.status().is_success() {
                     anyhow::bail!("HTTP {}", resp.status());
                 }
@@ -319,7 +358,9 @@ pub async fn run_open_streams(url: &str, model: &str, count: usize, pid: u32, ho
     }
     // Wait until every stream opened or failed (bounded).
     let deadline = Instant::now() + Duration::from_secs(120);
-    while opened.load(Ordering::Relaxed) + failed.load(Ordering::Relaxed) < count && Instant::now() < deadline {
+    while opened.load(Ordering::Relaxed) + failed.load(Ordering::Relaxed) < count
+        && Instant::now() < deadline
+    {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let ramp = started.elapsed();
@@ -330,7 +371,14 @@ pub async fn run_open_streams(url: &str, model: &str, count: usize, pid: u32, ho
     for t in tasks {
         t.abort();
     }
-    Ok(StreamsReport { open, failed: failed.load(Ordering::Relaxed), rss_before_kb, rss_open_kb, rss_peak_kb, ramp })
+    Ok(StreamsReport {
+        open,
+        failed: failed.load(Ordering::Relaxed),
+        rss_before_kb,
+        rss_open_kb,
+        rss_peak_kb,
+        ramp,
+    })
 }
 
 #[cfg(test)]

@@ -25,7 +25,14 @@ fuzz_target!(|data: &[u8]| {
                 let _ = (c.url.len(), c.text.len(), index.vector(i));
             }
             let q = vec![0.5f32; index.dims()];
-            let _ = index.search(&Query { text: "cargo build --locked foo::bar 所有権", vector: Some(&q), ..Default::default() }, &SearchOptions::default());
+            let _ = index.search(
+                &Query {
+                    text: "cargo build --locked foo::bar 所有権",
+                    vector: Some(&q),
+                    ..Default::default()
+                },
+                &SearchOptions::default(),
+            );
         }
     }
 });

@@ -124,9 +124,23 @@ fn stamped(name: &str, l: &Latencies) -> String {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Latency { direct, proxy, litellm, litellm_key, model, concurrency, requests, litellm_requests, warmup, rounds } => {
+        Cmd::Latency {
+            direct,
+            proxy,
+            litellm,
+            litellm_key,
+            model,
+            concurrency,
+            requests,
+            litellm_requests,
+            warmup,
+            rounds,
+        } => {
             anyhow::ensure!(requests <= 20_000 && litellm_requests <= 5_000 && concurrency <= 1_000 && rounds <= 5, "counts are bounded: requests <= 20000, litellm_requests <= 5000, concurrency <= 1000, rounds <= 5");
-            anyhow::ensure!(requests >= 100, "--requests must be at least 100 for a p99 (1000+ recommended)");
+            anyhow::ensure!(
+                requests >= 100,
+                "--requests must be at least 100 for a p99 (1000+ recommended)"
+            );
             // Warm-up (connections, allocator, caches), not measured.
             run_latency(&direct, &model, None, concurrency, warmup).await?;
             run_latency(&proxy, &model, None, concurrency, warmup).await?;
@@ -141,8 +155,18 @@ async fn main() -> anyhow::Result<()> {
             p.sort();
             let l = match &litellm {
                 Some(url) => {
-                    run_latency(url, &model, litellm_key.as_deref(), concurrency, warmup.min(100)).await?;
-                    Some(run_latency(url, &model, litellm_key.as_deref(), concurrency, litellm_requests).await?)
+                    run_latency(url, &model, litellm_key.as_deref(), concurrency, warmup.min(100))
+                        .await?;
+                    Some(
+                        run_latency(
+                            url,
+                            &model,
+                            litellm_key.as_deref(),
+                            concurrency,
+                            litellm_requests,
+                        )
+                        .await?,
+                    )
                 }
                 None => None,
             };
@@ -181,23 +205,50 @@ async fn main() -> anyhow::Result<()> {
             } else {
                 println!("no stamps came through: start docent-upstream-double with --stamp for the stamped overheads");
             }
-            let add = |x: &Latencies, q: f64| quantile(&x.total_us, q) as i64 - quantile(&d.total_us, q) as i64;
-            let add_fb = |x: &Latencies, q: f64| quantile(&x.first_byte_us, q) as i64 - quantile(&d.first_byte_us, q) as i64;
+            let add = |x: &Latencies, q: f64| {
+                quantile(&x.total_us, q) as i64 - quantile(&d.total_us, q) as i64
+            };
+            let add_fb = |x: &Latencies, q: f64| {
+                quantile(&x.first_byte_us, q) as i64 - quantile(&d.first_byte_us, q) as i64
+            };
             println!();
             println!("Unstamped, from the first table (includes the double's timer jitter, so noisier): target − direct.");
             println!();
             println!("| added latency at {concurrency} concurrent streams | first byte p50 (ms) | first byte p99 (ms) | total p50 (ms) | total p99 (ms) |");
             println!("|---|---|---|---|---|");
-            println!("| docent serve | {} | {} | {} | {} |", signed_ms(add_fb(&p, 0.5)), signed_ms(add_fb(&p, 0.99)), signed_ms(add(&p, 0.5)), signed_ms(add(&p, 0.99)));
+            println!(
+                "| docent serve | {} | {} | {} | {} |",
+                signed_ms(add_fb(&p, 0.5)),
+                signed_ms(add_fb(&p, 0.99)),
+                signed_ms(add(&p, 0.5)),
+                signed_ms(add(&p, 0.99))
+            );
             if let Some(l) = &l {
-                println!("| LiteLLM proxy | {} | {} | {} | {} |", signed_ms(add_fb(l, 0.5)), signed_ms(add_fb(l, 0.99)), signed_ms(add(l, 0.5)), signed_ms(add(l, 0.99)));
+                println!(
+                    "| LiteLLM proxy | {} | {} | {} | {} |",
+                    signed_ms(add_fb(l, 0.5)),
+                    signed_ms(add_fb(l, 0.99)),
+                    signed_ms(add(l, 0.5)),
+                    signed_ms(add(l, 0.99))
+                );
                 // The ratio uses the same measure for both proxies: stamped time to first chunk
                 // when LiteLLM passes the stamps through, else the unstamped first byte.
-                let (how, docent_ns, litellm_ns) = if !l.first_chunk_ns.is_empty() && !p.first_chunk_ns.is_empty() {
-                    let f = |q| (add_ns(&p.first_chunk_ns, &d.first_chunk_ns, q), add_ns(&l.first_chunk_ns, &d.first_chunk_ns, q));
+                let (how, docent_ns, litellm_ns) = if !l.first_chunk_ns.is_empty()
+                    && !p.first_chunk_ns.is_empty()
+                {
+                    let f = |q| {
+                        (
+                            add_ns(&p.first_chunk_ns, &d.first_chunk_ns, q),
+                            add_ns(&l.first_chunk_ns, &d.first_chunk_ns, q),
+                        )
+                    };
                     ("stamped time to first chunk", [f(0.5).0, f(0.99).0], [f(0.5).1, f(0.99).1])
                 } else {
-                    ("first byte, unstamped", [add_fb(&p, 0.5) * 1000, add_fb(&p, 0.99) * 1000], [add_fb(l, 0.5) * 1000, add_fb(l, 0.99) * 1000])
+                    (
+                        "first byte, unstamped",
+                        [add_fb(&p, 0.5) * 1000, add_fb(&p, 0.99) * 1000],
+                        [add_fb(l, 0.5) * 1000, add_fb(l, 0.99) * 1000],
+                    )
                 };
                 // docent's overhead is floored at 1 µs so a tiny or negative (noise) value does
                 // not divide by zero; the floor is printed when used.
@@ -220,8 +271,12 @@ async fn main() -> anyhow::Result<()> {
             }
         }
         Cmd::Streams { proxy, pid, count, hold_secs, model } => {
-            anyhow::ensure!(count <= 10_000 && hold_secs <= 25, "bounded: count <= 10000, hold_secs <= 25");
-            let r = run_open_streams(&proxy, &model, count, pid, Duration::from_secs(hold_secs)).await?;
+            anyhow::ensure!(
+                count <= 10_000 && hold_secs <= 25,
+                "bounded: count <= 10000, hold_secs <= 25"
+            );
+            let r = run_open_streams(&proxy, &model, count, pid, Duration::from_secs(hold_secs))
+                .await?;
             println!("| concurrent open streams | failed | proxy RSS before (MB) | proxy RSS with streams open (MB) | peak RSS (MB) | ramp-up (s) |");
             println!("|---|---|---|---|---|---|");
             println!(

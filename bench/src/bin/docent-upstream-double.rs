@@ -24,10 +24,18 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let listener = tokio::net::TcpListener::bind(&args.listen)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}; pick a free port with --listen 127.0.0.1:PORT", args.listen))?;
+    let listener = tokio::net::TcpListener::bind(&args.listen).await.map_err(|e| {
+        anyhow::anyhow!(
+            "cannot listen on {}: {e}; pick a free port with --listen 127.0.0.1:PORT",
+            args.listen
+        )
+    })?;
     let addr = listener.local_addr()?;
     println!("docent-upstream-double listening on http://{addr}");
-    docent_bench::double::serve(listener, docent_bench::double::DoubleOptions { delay_ms: args.delay_ms, stamp: args.stamp }, !args.no_record).await
+    docent_bench::double::serve(
+        listener,
+        docent_bench::double::DoubleOptions { delay_ms: args.delay_ms, stamp: args.stamp },
+        !args.no_record,
+    )
+    .await
 }

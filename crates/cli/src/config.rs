@@ -75,8 +75,10 @@ pub struct IndexSection {
 
 /// Read `path`'s `[index]` section. Paths inside it are made relative to the file's folder.
 pub fn load_index_section(path: &Path) -> anyhow::Result<Option<IndexSection>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
-    let file: ConfigFile = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{} is not valid: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read config file {}", path.display()))?;
+    let file: ConfigFile = toml::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{} is not valid: {e}", path.display()))?;
     let Some(mut section) = file.index else { return Ok(None) };
     let base = path.parent().unwrap_or(Path::new("."));
     section.out = section.out.map(|p| base.join(p));
@@ -119,7 +121,11 @@ mod tests {
     fn unknown_keys_in_the_index_section_are_reported_and_other_sections_ignored() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("docent.toml");
-        std::fs::write(&p, "[serve]\nlisten = \"x\"\n[index]\nsources = [\"docs\"]\nout = \"o.idx\"\n").unwrap();
+        std::fs::write(
+            &p,
+            "[serve]\nlisten = \"x\"\n[index]\nsources = [\"docs\"]\nout = \"o.idx\"\n",
+        )
+        .unwrap();
         let s = load_index_section(&p).unwrap().unwrap();
         assert_eq!(s.out.unwrap(), dir.path().join("o.idx"));
         assert_eq!(s.sources, vec![dir.path().join("docs").display().to_string()]);

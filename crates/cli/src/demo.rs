@@ -115,7 +115,12 @@ async fn run_offline(args: &DemoArgs, out: &Path) -> Result<()> {
     let index = build_demo_index(args, &index_path, &index_path).await?;
     println!();
     println!("Wrote an offline demo to {}:", out.display());
-    println!("  {} pages, {} other files from {}", site.pages.len(), site.assets, args.docs.display());
+    println!(
+        "  {} pages, {} other files from {}",
+        site.pages.len(),
+        site.assets,
+        args.docs.display()
+    );
     println!("  widget: {} files from {}", widget.len(), args.widget_dir.display());
     println!("  index: {index}");
     println!("  answers: extractive (cited excerpts; no proxy, no network needed)");
@@ -129,17 +134,20 @@ async fn run_live(args: &DemoArgs) -> Result<()> {
     let root = PathBuf::from(".demo");
     let site_dir = root.join("site");
     if site_dir.exists() {
-        std::fs::remove_dir_all(&site_dir).with_context(|| format!("cannot clear {}", site_dir.display()))?;
+        std::fs::remove_dir_all(&site_dir)
+            .with_context(|| format!("cannot clear {}", site_dir.display()))?;
     }
     let site_addr = SocketAddr::from(([127, 0, 0, 1], args.port));
     let proxy_addr = SocketAddr::from(([127, 0, 0, 1], args.proxy_port));
     let proxy_url = format!("http://{proxy_addr}");
     // Bind both ports first: a port in use is reported before any slow work.
-    let site_listener = TcpListener::bind(site_addr)
-        .await
-        .with_context(|| format!("cannot listen on {site_addr}: is another server using it? pass --port N"))?;
+    let site_listener = TcpListener::bind(site_addr).await.with_context(|| {
+        format!("cannot listen on {site_addr}: is another server using it? pass --port N")
+    })?;
     let proxy_listener = TcpListener::bind(proxy_addr).await.with_context(|| {
-        format!("cannot listen on {proxy_addr}: is another docent serve running? pass --proxy-port N")
+        format!(
+            "cannot listen on {proxy_addr}: is another docent serve running? pass --proxy-port N"
+        )
     })?;
 
     let tag = WidgetTag { proxy: Some(proxy_url.clone()) };
@@ -163,7 +171,11 @@ async fn run_live(args: &DemoArgs) -> Result<()> {
 
     println!();
     println!("docent demo is running:");
-    println!("  docs site   http://{site_addr}/   ({} pages from {})", site.pages.len(), args.docs.display());
+    println!(
+        "  docs site   http://{site_addr}/   ({} pages from {})",
+        site.pages.len(),
+        args.docs.display()
+    );
     println!("  docent serve {proxy_url}   (allowed origins: {})", origins.join(", "));
     println!("  index       {index}");
     println!("  answers     {}", proxy.answers);
@@ -209,7 +221,8 @@ async fn build_demo_index(args: &DemoArgs, cache: &Path, out: &Path) -> Result<S
         .await
         .context("the indexing task crashed")??;
     if cache != out {
-        std::fs::copy(cache, out).with_context(|| format!("cannot copy the index to {}", out.display()))?;
+        std::fs::copy(cache, out)
+            .with_context(|| format!("cannot copy the index to {}", out.display()))?;
     }
     let embed = if report.provider == "none" || report.provider.is_empty() {
         "lexical only (BM25)".to_string()
@@ -229,7 +242,11 @@ fn choose_embeddings(requested: &str) -> String {
     match requested {
         "auto" => match docent_embed::find_local_model(docent_embed::DEFAULT_LOCAL_MODEL) {
             Some(dir) => {
-                println!("embeddings: local model {} ({})", docent_embed::DEFAULT_LOCAL_MODEL, dir.display());
+                println!(
+                    "embeddings: local model {} ({})",
+                    docent_embed::DEFAULT_LOCAL_MODEL,
+                    dir.display()
+                );
                 "local".into()
             }
             None => {
@@ -248,7 +265,8 @@ fn choose_embeddings(requested: &str) -> String {
 fn index_docs(docs: &Path, out: &Path, provider: &str) -> Result<crate::index::IndexReport> {
     use crate::index::{build_index, IndexSettings, SourceSpec};
     if let Some(parent) = out.parent() {
-        std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
     }
     let settings = IndexSettings {
         sources: vec![SourceSpec { path: docs.to_path_buf(), namespace: String::new() }],
@@ -258,7 +276,8 @@ fn index_docs(docs: &Path, out: &Path, provider: &str) -> Result<crate::index::I
         progress: true,
         ..IndexSettings::default()
     };
-    let report = build_index(&settings).with_context(|| format!("cannot index {}", docs.display()))?;
+    let report =
+        build_index(&settings).with_context(|| format!("cannot index {}", docs.display()))?;
     print!("{}", report.summary());
     Ok(report)
 }
@@ -278,7 +297,12 @@ const DEFAULT_CHAT_MODEL: &str = "gpt-4o-mini";
 /// Builds the proxy config: loopback only, the demo site's origins, the index's embedding model
 /// for query embeddings, and a chat upstream from `--upstream` or `OPENAI_API_KEY` (else none:
 /// the widget answers extractively).
-fn proxy_setup(args: &DemoArgs, listen: SocketAddr, index: &Path, origins: &[String]) -> Result<ProxySetup> {
+fn proxy_setup(
+    args: &DemoArgs,
+    listen: SocketAddr,
+    index: &Path,
+    origins: &[String],
+) -> Result<ProxySetup> {
     use docent_proxy::config::{ChatConfig, ProviderConfig, ProviderKind};
     let mut cfg = docent_proxy::Config::default_offline();
     cfg.serve.listen = listen.to_string();
@@ -297,8 +321,12 @@ fn proxy_setup(args: &DemoArgs, listen: SocketAddr, index: &Path, origins: &[Str
         let mut provider = ProviderConfig::new(ProviderKind::Openai, None);
         provider.api_key_env = Some("OPENAI_API_KEY".into());
         cfg.providers.insert("openai".into(), provider);
-        cfg.serve.chat =
-            Some(ChatConfig { provider: "openai".into(), model: model.clone(), allowed_models: Vec::new(), rewrite_model: None });
+        cfg.serve.chat = Some(ChatConfig {
+            provider: "openai".into(),
+            model: model.clone(),
+            allowed_models: Vec::new(),
+            rewrite_model: None,
+        });
         format!("generated by OpenAI {model} (OPENAI_API_KEY), streamed with citations")
     } else {
         "extractive: cited excerpts from the docs. For generated answers set OPENAI_API_KEY or pass \
@@ -373,22 +401,27 @@ pub fn render_site(docs: &Path, out: &Path, tag: &WidgetTag) -> Result<SiteRepor
             continue;
         }
         let rel = entry.path().strip_prefix(docs).unwrap_or(entry.path());
-        if rel.components().any(|c| matches!(c, Component::Normal(s) if s.to_string_lossy().starts_with('.'))) {
+        if rel
+            .components()
+            .any(|c| matches!(c, Component::Normal(s) if s.to_string_lossy().starts_with('.')))
+        {
             continue;
         }
         let rel_str = rel.to_string_lossy().replace('\\', "/");
         let lower = rel_str.to_ascii_lowercase();
         if lower.ends_with(".md") || lower.ends_with(".markdown") {
-            let source = std::fs::read_to_string(entry.path())
-                .with_context(|| format!("cannot read {} (is it UTF-8?)", entry.path().display()))?;
+            let source = std::fs::read_to_string(entry.path()).with_context(|| {
+                format!("cannot read {} (is it UTF-8?)", entry.path().display())
+            })?;
             pages.push(render_page(&rel_str, &source));
         } else {
             let dest = out.join(rel);
             if let Some(parent) = dest.parent() {
                 std::fs::create_dir_all(parent)?;
             }
-            std::fs::copy(entry.path(), &dest)
-                .with_context(|| format!("cannot copy {} to {}", entry.path().display(), dest.display()))?;
+            std::fs::copy(entry.path(), &dest).with_context(|| {
+                format!("cannot copy {} to {}", entry.path().display(), dest.display())
+            })?;
             assets += 1;
         }
     }
@@ -405,7 +438,8 @@ pub fn render_site(docs: &Path, out: &Path, tag: &WidgetTag) -> Result<SiteRepor
         }
         std::fs::write(&dest, html).with_context(|| format!("cannot write {}", dest.display()))?;
     }
-    std::fs::write(out.join("site.css"), SITE_CSS).with_context(|| format!("cannot write {}", out.display()))?;
+    std::fs::write(out.join("site.css"), SITE_CSS)
+        .with_context(|| format!("cannot write {}", out.display()))?;
     Ok(SiteReport { pages, assets })
 }
 
@@ -413,7 +447,8 @@ pub fn render_site(docs: &Path, out: &Path, tag: &WidgetTag) -> Result<SiteRepor
 pub fn copy_widget(widget_dir: &Path, dest: &Path) -> Result<Vec<String>> {
     std::fs::create_dir_all(dest).with_context(|| format!("cannot create {}", dest.display()))?;
     let mut names = Vec::new();
-    let entries = std::fs::read_dir(widget_dir).with_context(|| format!("cannot read {}", widget_dir.display()))?;
+    let entries = std::fs::read_dir(widget_dir)
+        .with_context(|| format!("cannot read {}", widget_dir.display()))?;
     for entry in entries {
         let entry = entry?;
         if !entry.file_type()?.is_file() {
@@ -569,7 +604,11 @@ fn md_to_html_path(rel: &str) -> String {
 /// Whether a relative link on the page `rel_path` points outside the docs folder (the site's
 /// root), e.g. `../eval/rust-docs.jsonl` from `eval.md`.
 fn leaves_docs(rel_path: &str, url: &str) -> bool {
-    if url.contains("://") || url.starts_with("mailto:") || url.starts_with('#') || url.starts_with('/') {
+    if url.contains("://")
+        || url.starts_with("mailto:")
+        || url.starts_with('#')
+        || url.starts_with('/')
+    {
         return false;
     }
     let path = url.split(['#', '?']).next().unwrap_or("");
@@ -659,7 +698,11 @@ fn admonitions_to_html(body: &str) -> String {
             if !rest.is_empty() {
                 let (kind, title) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
                 let kind: String = kind.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
-                let title = if title.trim().is_empty() { capitalize(&kind) } else { title.trim().to_string() };
+                let title = if title.trim().is_empty() {
+                    capitalize(&kind)
+                } else {
+                    title.trim().to_string()
+                };
                 open += 1;
                 let _ = write!(
                     out,
@@ -716,7 +759,12 @@ fn page_html(page: &RenderedPage, all: &[RenderedPage], tag: &WidgetTag, depth: 
         let _ = write!(nav, "<p class=\"nav-group\">{}</p><ul>", escape_html(group));
         for p in pages {
             let current = if p.path == page.path { " aria-current=\"page\"" } else { "" };
-            let _ = write!(nav, "<li><a href=\"{up}{}\"{current}>{}</a></li>", escape_html(&p.path), escape_html(&p.title));
+            let _ = write!(
+                nav,
+                "<li><a href=\"{up}{}\"{current}>{}</a></li>",
+                escape_html(&p.path),
+                escape_html(&p.title)
+            );
         }
         nav.push_str("</ul>");
     }
@@ -725,7 +773,12 @@ fn page_html(page: &RenderedPage, all: &[RenderedPage], tag: &WidgetTag, depth: 
     if !subheads.is_empty() {
         toc.push_str("<nav class=\"toc\" aria-label=\"On this page\"><p>On this page</p><ul>");
         for (level, id, text) in subheads {
-            let _ = write!(toc, "<li class=\"l{level}\"><a href=\"#{}\">{}</a></li>", escape_html(id), escape_html(text));
+            let _ = write!(
+                toc,
+                "<li class=\"l{level}\"><a href=\"#{}\">{}</a></li>",
+                escape_html(id),
+                escape_html(text)
+            );
         }
         toc.push_str("</ul></nav>");
     }
@@ -830,7 +883,14 @@ async fn handle_connection(root: &Path, mut stream: TcpStream) -> std::io::Resul
             break pos;
         }
         if buf.len() > 16 * 1024 {
-            return respond(&mut stream, 431, "text/plain; charset=utf-8", b"request headers too large", true).await;
+            return respond(
+                &mut stream,
+                431,
+                "text/plain; charset=utf-8",
+                b"request headers too large",
+                true,
+            )
+            .await;
         }
     };
     let head = String::from_utf8_lossy(&buf[..head_end]);
@@ -839,7 +899,8 @@ async fn handle_connection(root: &Path, mut stream: TcpStream) -> std::io::Resul
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     let send_body = method != "HEAD";
     if method != "GET" && method != "HEAD" {
-        return respond(&mut stream, 405, "text/plain; charset=utf-8", b"only GET and HEAD", true).await;
+        return respond(&mut stream, 405, "text/plain; charset=utf-8", b"only GET and HEAD", true)
+            .await;
     }
     match resolve_path(root, target) {
         Some(path) => match tokio::fs::read(&path).await {
@@ -851,10 +912,23 @@ async fn handle_connection(root: &Path, mut stream: TcpStream) -> std::io::Resul
 }
 
 async fn not_found(stream: &mut TcpStream, send_body: bool) -> std::io::Result<()> {
-    respond(stream, 404, "text/html; charset=utf-8", b"<!doctype html><title>Not found</title><p>Not found. <a href=\"/\">Home</a></p>", send_body).await
+    respond(
+        stream,
+        404,
+        "text/html; charset=utf-8",
+        b"<!doctype html><title>Not found</title><p>Not found. <a href=\"/\">Home</a></p>",
+        send_body,
+    )
+    .await
 }
 
-async fn respond(stream: &mut TcpStream, status: u16, ctype: &str, body: &[u8], send_body: bool) -> std::io::Result<()> {
+async fn respond(
+    stream: &mut TcpStream,
+    status: u16,
+    ctype: &str,
+    body: &[u8],
+    send_body: bool,
+) -> std::io::Result<()> {
     let reason = match status {
         200 => "OK",
         404 => "Not Found",
@@ -960,7 +1034,10 @@ mod tests {
 
     #[test]
     fn links_to_markdown_pages_point_at_the_rendered_pages() {
-        let page = render_page("a.md", "See [cli](cli.md#index), [site](https://x.dev/a.md) and [top](#x).\n");
+        let page = render_page(
+            "a.md",
+            "See [cli](cli.md#index), [site](https://x.dev/a.md) and [top](#x).\n",
+        );
         assert!(page.body.contains("href=\"cli.html#index\""), "{}", page.body);
         assert!(page.body.contains("href=\"https://x.dev/a.md\""));
         assert!(page.body.contains("href=\"#x\""));
@@ -969,7 +1046,9 @@ mod tests {
     #[test]
     fn admonitions_become_boxes_but_code_fences_stay_untouched() {
         let html = admonitions_to_html(":::tip Fast\nInside\n:::\n```\n:::warning\n```\n");
-        assert!(html.contains("<div class=\"admonition tip\"><p class=\"admonition-title\">Fast</p>"));
+        assert!(
+            html.contains("<div class=\"admonition tip\"><p class=\"admonition-title\">Fast</p>")
+        );
         assert!(html.contains("```\n:::warning\n```"));
         assert_eq!(html.matches("<div").count(), 1);
     }
@@ -1021,7 +1100,9 @@ mod tests {
 
         let get = |path: &'static str| async move {
             let mut s = TcpStream::connect(addr).await.unwrap();
-            s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes()).await.unwrap();
+            s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+                .await
+                .unwrap();
             let mut out = Vec::new();
             s.read_to_end(&mut out).await.unwrap();
             out
@@ -1063,9 +1144,18 @@ mod tests {
 
     #[test]
     fn links_that_leave_the_docs_folder_become_plain_text() {
-        let page = render_page("eval.md", "See [`eval/set.jsonl`](../eval/set.jsonl) and [the CLI](cli.md#index).\n");
+        let page = render_page(
+            "eval.md",
+            "See [`eval/set.jsonl`](../eval/set.jsonl) and [the CLI](cli.md#index).\n",
+        );
         assert!(!page.body.contains("../eval"), "{}", page.body);
-        assert!(page.body.contains("See <code>eval/set.jsonl</code> and <a href=\"cli.html#index\">the CLI</a>"), "{}", page.body);
+        assert!(
+            page.body.contains(
+                "See <code>eval/set.jsonl</code> and <a href=\"cli.html#index\">the CLI</a>"
+            ),
+            "{}",
+            page.body
+        );
         assert!(leaves_docs("guide/a.md", "../../x.md"));
         assert!(!leaves_docs("guide/a.md", "../x.md"));
         assert!(!leaves_docs("a.md", "https://example.com/../x"));
@@ -1107,14 +1197,21 @@ mod tests {
             let html = std::fs::read_to_string(out.path().join(&page.path)).unwrap();
             let dir = Path::new(&page.path).parent().unwrap_or(Path::new("")).to_path_buf();
             for target in link_targets(&html) {
-                if target.contains("://") || target.starts_with("mailto:") || target.starts_with("data:") {
+                if target.contains("://")
+                    || target.starts_with("mailto:")
+                    || target.starts_with("data:")
+                {
                     continue;
                 }
                 let (path, frag) = match target.split_once('#') {
                     Some((p, f)) => (p, Some(f)),
                     None => (target.as_str(), None),
                 };
-                let file = if path.is_empty() { out.path().join(&page.path) } else { out.path().join(&dir).join(path) };
+                let file = if path.is_empty() {
+                    out.path().join(&page.path)
+                } else {
+                    out.path().join(&dir).join(path)
+                };
                 checked += 1;
                 let Ok(file) = file.canonicalize() else {
                     dead.push(format!("{}: {target} (no such file)", page.path));
@@ -1142,7 +1239,8 @@ mod tests {
         let mut checked = 0;
         for entry in walkdir::WalkDir::new(&docs) {
             let entry = entry.unwrap();
-            let rel = entry.path().strip_prefix(&docs).unwrap().to_string_lossy().replace('\\', "/");
+            let rel =
+                entry.path().strip_prefix(&docs).unwrap().to_string_lossy().replace('\\', "/");
             if !rel.ends_with(".md") {
                 continue;
             }
@@ -1150,8 +1248,12 @@ mod tests {
             let page = render_page(&rel, &source);
             let stem = rel.trim_end_matches(".md");
             let indexed = docent_core::source::markdown::parse(&source, Flavor::VitePress, stem);
-            let anchors: Vec<&str> =
-                indexed.sections.iter().filter(|s| s.level >= 1).map(|s| s.anchor.as_str()).collect();
+            let anchors: Vec<&str> = indexed
+                .sections
+                .iter()
+                .filter(|s| s.level >= 1)
+                .map(|s| s.anchor.as_str())
+                .collect();
             let ids: Vec<&str> = page.headings.iter().map(|(_, id, _)| id.as_str()).collect();
             assert_eq!(ids, anchors, "heading ids of {rel} differ from the chunker's anchors");
             assert_eq!(page.title, indexed.title, "title of {rel}");
@@ -1174,7 +1276,9 @@ mod tests {
         )
         .unwrap();
         let widget = tempfile::tempdir().unwrap();
-        for f in ["docent.js", "docent-widget.js", "docent-widget_bg.wasm", "docent.css", "index.html"] {
+        for f in
+            ["docent.js", "docent-widget.js", "docent-widget_bg.wasm", "docent.css", "index.html"]
+        {
             std::fs::write(widget.path().join(f), f).unwrap();
         }
         let out = tempfile::tempdir().unwrap();
@@ -1191,20 +1295,30 @@ mod tests {
         };
         run(args.clone()).await.unwrap();
 
-        for f in ["index.html", "guide.html", "site.css", "docent/docent.js", "docent/docent-widget_bg.wasm", "docent/index.bin"] {
+        for f in [
+            "index.html",
+            "guide.html",
+            "site.css",
+            "docent/docent.js",
+            "docent/docent-widget_bg.wasm",
+            "docent/index.bin",
+        ] {
             assert!(site.join(f).is_file(), "{f} missing");
         }
         assert!(!site.join("docent/index.html").exists(), "Trunk's page is not a widget asset");
         let home = std::fs::read_to_string(site.join("index.html")).unwrap();
         assert!(!home.contains("data-proxy"), "the offline demo has no proxy");
 
-        let index = docent_core::Index::from_bytes(std::fs::read(site.join("docent/index.bin")).unwrap()).unwrap();
+        let index =
+            docent_core::Index::from_bytes(std::fs::read(site.join("docent/index.bin")).unwrap())
+                .unwrap();
         assert_eq!(index.header().provider, "none");
         assert!(index.len() >= 4, "expected a chunk per section, got {}", index.len());
         for i in 0..index.len() {
             let chunk = index.chunk(i);
-            let page = std::fs::read_to_string(site.join(&chunk.url))
-                .unwrap_or_else(|_| panic!("chunk {} points at {} which the demo did not write", i, chunk.url));
+            let page = std::fs::read_to_string(site.join(&chunk.url)).unwrap_or_else(|_| {
+                panic!("chunk {} points at {} which the demo did not write", i, chunk.url)
+            });
             if !chunk.anchor.is_empty() {
                 assert!(
                     page.contains(&format!(" id=\"{}\"", chunk.anchor)),
@@ -1250,7 +1364,9 @@ mod tests {
         };
         let err = check_inputs(&args).unwrap_err().to_string();
         assert!(err.contains("scripts/build-widget"), "{err}");
-        let err = check_inputs(&DemoArgs { docs: docs.path().join("missing"), ..args.clone() }).unwrap_err().to_string();
+        let err = check_inputs(&DemoArgs { docs: docs.path().join("missing"), ..args.clone() })
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("--docs"), "{err}");
     }
 

@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use clap::Args;
-use docent_core::search::SearchOptions;
 use docent_core::model::{IndexHeader, Quantization};
+use docent_core::search::SearchOptions;
 use docent_core::Index;
 use serde::{Deserialize, Serialize};
 
@@ -159,7 +159,8 @@ pub struct EvalReport {
 
 /// Parse a questions file; errors name the line.
 pub fn read_questions(path: &Path) -> anyhow::Result<Vec<EvalQuestion>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read questions file {}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read questions file {}", path.display()))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -223,27 +224,47 @@ pub fn evaluate(
     floor: Option<f32>,
     namespace: Option<String>,
 ) -> EvalReport {
-    let opts = SearchOptions { top_k: 30, mode: mode.mode(), floor, namespace: namespace.clone(), ..SearchOptions::default() };
+    let opts = SearchOptions {
+        top_k: 30,
+        mode: mode.mode(),
+        floor,
+        namespace: namespace.clone(),
+        ..SearchOptions::default()
+    };
     let mut results = Vec::new();
     for (i, q) in questions.iter().enumerate() {
         let (qv, hv) = match vectors {
             Some(vs) => (Some(vs[i].0.as_slice()), vs[i].1.as_deref()),
             None => (None, None),
         };
-        let query = Query { text: &q.question, vector: qv, history: &q.history, history_vector: hv };
+        let query =
+            Query { text: &q.question, vector: qv, history: &q.history, history_vector: hv };
         let r = index.search(&query, &opts);
         let rank = rank_of(index, &r.hits, &q.gold);
-        let rank_without_floor = if r.abstained { rank_of(index, &r.closest, &q.gold) } else { rank };
-        let top = r.hits.iter().chain(r.closest.iter()).take(3).map(|h| index.chunk_ref(h.chunk as usize)).map(|c| {
-            if c.anchor.is_empty() {
-                c.url.to_string()
-            } else {
-                format!("{}#{}", c.url, c.anchor)
-            }
-        });
+        let rank_without_floor =
+            if r.abstained { rank_of(index, &r.closest, &q.gold) } else { rank };
+        let top = r
+            .hits
+            .iter()
+            .chain(r.closest.iter())
+            .take(3)
+            .map(|h| index.chunk_ref(h.chunk as usize))
+            .map(|c| {
+                if c.anchor.is_empty() {
+                    c.url.to_string()
+                } else {
+                    format!("{}#{}", c.url, c.anchor)
+                }
+            });
         results.push(QuestionResult {
             question: q.question.clone(),
-            kind: q.kind.clone().unwrap_or_else(|| if q.gold.is_empty() { "unanswerable".into() } else { "other".into() }),
+            kind: q.kind.clone().unwrap_or_else(|| {
+                if q.gold.is_empty() {
+                    "unanswerable".into()
+                } else {
+                    "other".into()
+                }
+            }),
             rank,
             rank_without_floor,
             abstained: r.abstained,
@@ -256,12 +277,19 @@ pub fn evaluate(
     let mut kinds: Vec<String> = results.iter().map(|r| r.kind.clone()).collect();
     kinds.sort();
     kinds.dedup();
-    let per_kind = kinds.into_iter().map(|k| (k.clone(), metrics(results.iter().filter(|r| r.kind == k)))).collect();
+    let per_kind = kinds
+        .into_iter()
+        .map(|k| (k.clone(), metrics(results.iter().filter(|r| r.kind == k))))
+        .collect();
     let h = index.header();
     EvalReport {
         mode: mode.name().to_string(),
         floor,
-        embeddings: if h.provider == "none" { "none".into() } else { format!("{} {}", h.provider, h.model) },
+        embeddings: if h.provider == "none" {
+            "none".into()
+        } else {
+            format!("{} {}", h.provider, h.model)
+        },
         vector_bits: h.quantization.bits() as u8,
         overall,
         per_kind,
@@ -318,12 +346,14 @@ pub fn suggest_floor(results: &[QuestionResult]) -> Option<(f32, f64)> {
     if !has_a || !has_u {
         return None;
     }
-    let mut confs: Vec<f32> = results.iter().map(|r| r.confidence).filter(|c| c.is_finite()).collect();
+    let mut confs: Vec<f32> =
+        results.iter().map(|r| r.confidence).filter(|c| c.is_finite()).collect();
     confs.sort_by(|a, b| a.total_cmp(b));
     confs.dedup();
     // Candidate floors with the width of the gap they sit in: below everything, the midpoint
     // between each pair of neighbouring confidences, just above everything.
-    let mut candidates: Vec<(f32, f32)> = vec![(0.0, confs.first().copied().unwrap_or(0.0).max(0.0))];
+    let mut candidates: Vec<(f32, f32)> =
+        vec![(0.0, confs.first().copied().unwrap_or(0.0).max(0.0))];
     for w in confs.windows(2) {
         candidates.push(((w[0] + w[1]) / 2.0, w[1] - w[0]));
     }
@@ -354,8 +384,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     let bits: u32 = args.vector_bits.parse().unwrap_or(8);
     let quantization = Quantization::from_bits(bits).unwrap_or_default();
     if quantization.bits() < index.header().quantization.bits() {
-        index = requantized(&index, quantization)
-            .with_context(|| format!("re-encoding {}'s vectors as {}", args.index.display(), quantization.name()))?;
+        index = requantized(&index, quantization).with_context(|| {
+            format!("re-encoding {}'s vectors as {}", args.index.display(), quantization.name())
+        })?;
     }
     let questions = read_questions(&args.questions)?;
     let embedder = query_embedder(&index, args.mode, &args.access)?;
@@ -372,11 +403,24 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
                 })
                 .collect();
             let vs = embed_texts(e.as_ref(), &texts)?;
-            Some(questions.iter().enumerate().map(|(i, _)| (vs[i].clone(), hist_at[i].map(|j| vs[j].clone()))).collect::<Vec<_>>())
+            Some(
+                questions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, _)| (vs[i].clone(), hist_at[i].map(|j| vs[j].clone())))
+                    .collect::<Vec<_>>(),
+            )
         }
         None => None,
     };
-    let report = evaluate(&index, &questions, vectors.as_deref(), args.mode, args.floor, args.namespace.clone());
+    let report = evaluate(
+        &index,
+        &questions,
+        vectors.as_deref(),
+        args.mode,
+        args.floor,
+        args.namespace.clone(),
+    );
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
@@ -392,7 +436,8 @@ pub fn requantized(index: &Index, q: Quantization) -> anyhow::Result<Index> {
         return Ok(Index::from_bytes(index.as_bytes().to_vec())?);
     }
     let chunks: Vec<_> = (0..index.len()).map(|i| index.chunk(i)).collect();
-    let vectors: Vec<Vec<f32>> = (0..index.len()).map(|i| index.vector(i).unwrap_or_default()).collect();
+    let vectors: Vec<Vec<f32>> =
+        (0..index.len()).map(|i| index.vector(i).unwrap_or_default()).collect();
     let header = IndexHeader { quantization: q, ..index.header().clone() };
     Ok(Index::from_bytes(docent_core::format::write_index(&header, &chunks, Some(&vectors))?)?)
 }
@@ -409,21 +454,46 @@ pub fn print_report(r: &EvalReport, verbose: bool) -> std::io::Result<()> {
         r.mode,
         r.embeddings,
         match Quantization::from_bits(r.vector_bits as u32) {
-            Some(q) if q != Quantization::Int8 && r.embeddings != "none" => format!(" ({} document vectors)", q.name()),
+            Some(q) if q != Quantization::Int8 && r.embeddings != "none" =>
+                format!(" ({} document vectors)", q.name()),
             _ => String::new(),
         },
         r.floor.map(|f| f.to_string()).unwrap_or_else(|| "index default".into())
     );
     outln!();
-    outln!("{:<16} {:>4} {:>7} {:>7} {:>7} {:>6}  {:>9} {:>9}", "kind", "n", "R@1", "R@5", "R@10", "MRR", "abstain✓", "abstain✗");
+    outln!(
+        "{:<16} {:>4} {:>7} {:>7} {:>7} {:>6}  {:>9} {:>9}",
+        "kind",
+        "n",
+        "R@1",
+        "R@5",
+        "R@10",
+        "MRR",
+        "abstain✓",
+        "abstain✗"
+    );
     let row = |name: &str, m: &Metrics| -> std::io::Result<()> {
         let ans = if m.answerable > 0 {
-            format!("{} {} {} {:>6.3}", pct(m.recall_at_1), pct(m.recall_at_5), pct(m.recall_at_10), m.mrr)
+            format!(
+                "{} {} {} {:>6.3}",
+                pct(m.recall_at_1),
+                pct(m.recall_at_5),
+                pct(m.recall_at_10),
+                m.mrr
+            )
         } else {
             format!("{:>7} {:>7} {:>7} {:>6}", "-", "-", "-", "-")
         };
-        let correct = if m.unanswerable > 0 { format!("{}/{}", m.correct_abstains, m.unanswerable) } else { "-".into() };
-        let false_ = if m.answerable > 0 { format!("{}/{}", m.false_abstains, m.answerable) } else { "-".into() };
+        let correct = if m.unanswerable > 0 {
+            format!("{}/{}", m.correct_abstains, m.unanswerable)
+        } else {
+            "-".into()
+        };
+        let false_ = if m.answerable > 0 {
+            format!("{}/{}", m.false_abstains, m.answerable)
+        } else {
+            "-".into()
+        };
         outln!("{name:<16} {:>4}  {ans}  {correct:>9} {false_:>9}", m.n);
         Ok(())
     };
@@ -442,7 +512,10 @@ pub fn print_report(r: &EvalReport, verbose: bool) -> std::io::Result<()> {
         for q in &r.questions {
             let status = match (q.answerable, q.rank, q.abstained) {
                 (true, Some(k), _) => format!("rank {k}"),
-                (true, None, true) => format!("ABSTAINED (rank without floor: {})", q.rank_without_floor.map(|k| k.to_string()).unwrap_or("-".into())),
+                (true, None, true) => format!(
+                    "ABSTAINED (rank without floor: {})",
+                    q.rank_without_floor.map(|k| k.to_string()).unwrap_or("-".into())
+                ),
                 (true, None, false) => "MISS".to_string(),
                 (false, _, true) => "abstained (correct)".to_string(),
                 (false, _, false) => "ANSWERED (should abstain)".to_string(),
@@ -470,12 +543,28 @@ mod tests {
     }
 
     fn qr(conf: f32, answerable: bool) -> QuestionResult {
-        QuestionResult { question: String::new(), kind: "k".into(), rank: None, rank_without_floor: None, abstained: false, confidence: conf, answerable, top: vec![] }
+        QuestionResult {
+            question: String::new(),
+            kind: "k".into(),
+            rank: None,
+            rank_without_floor: None,
+            abstained: false,
+            confidence: conf,
+            answerable,
+            top: vec![],
+        }
     }
 
     #[test]
     fn the_suggested_floor_separates_answerable_from_unanswerable() {
-        let rs = vec![qr(0.9, true), qr(0.8, true), qr(0.7, true), qr(0.3, false), qr(0.2, false), qr(0.75, false)];
+        let rs = vec![
+            qr(0.9, true),
+            qr(0.8, true),
+            qr(0.7, true),
+            qr(0.3, false),
+            qr(0.2, false),
+            qr(0.75, false),
+        ];
         let (f, acc) = suggest_floor(&rs).unwrap();
         assert!(f > 0.3 && f < 0.7, "{f}");
         assert!((acc - 5.0 / 6.0).abs() < 1e-9);
@@ -490,18 +579,37 @@ mod tests {
         let rs = vec![qr(0.10, false), qr(0.11, true), qr(0.12, false), qr(0.90, true)];
         let (f, acc) = suggest_floor(&rs).unwrap();
         assert!((acc - 0.75).abs() < 1e-9, "{acc}");
-        assert!(f > 0.12 && f < 0.9, "the floor {f} should sit in the wide gap between 0.12 and 0.90");
+        assert!(
+            f > 0.12 && f < 0.9,
+            "the floor {f} should sit in the wide gap between 0.12 and 0.90"
+        );
     }
 
     #[test]
     fn an_index_with_coarser_vectors_keeps_its_chunks_and_header() {
         use docent_core::model::Chunk;
         let chunks: Vec<Chunk> = (0..5)
-            .map(|i| Chunk { url: format!("p{i}.html"), anchor: format!("a{i}"), title: format!("Page {i}"), text: format!("text number {i}"), ..Default::default() })
+            .map(|i| Chunk {
+                url: format!("p{i}.html"),
+                anchor: format!("a{i}"),
+                title: format!("Page {i}"),
+                text: format!("text number {i}"),
+                ..Default::default()
+            })
             .collect();
-        let vectors: Vec<Vec<f32>> = (0..5).map(|i| (0..16).map(|d| ((i * 7 + d * 3) % 11) as f32 - 5.0).collect()).collect();
-        let header = IndexHeader { provider: "local".into(), model: "m".into(), dims: 16, ..IndexHeader::default() };
-        let index = Index::from_bytes(docent_core::format::write_index(&header, &chunks, Some(&vectors)).unwrap()).unwrap();
+        let vectors: Vec<Vec<f32>> = (0..5)
+            .map(|i| (0..16).map(|d| ((i * 7 + d * 3) % 11) as f32 - 5.0).collect())
+            .collect();
+        let header = IndexHeader {
+            provider: "local".into(),
+            model: "m".into(),
+            dims: 16,
+            ..IndexHeader::default()
+        };
+        let index = Index::from_bytes(
+            docent_core::format::write_index(&header, &chunks, Some(&vectors)).unwrap(),
+        )
+        .unwrap();
         let coarse = requantized(&index, Quantization::Int4).unwrap();
         assert_eq!(coarse.header().quantization, Quantization::Int4);
         assert_eq!(coarse.len(), 5);
@@ -512,7 +620,11 @@ mod tests {
             let mut distinct: Vec<i8> = q.to_vec();
             distinct.sort_unstable();
             distinct.dedup();
-            assert!(distinct.len() <= 15, "chunk {i}: {} int8 values for 15 levels", distinct.len());
+            assert!(
+                distinct.len() <= 15,
+                "chunk {i}: {} int8 values for 15 levels",
+                distinct.len()
+            );
         }
     }
 

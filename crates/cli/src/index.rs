@@ -238,7 +238,10 @@ impl IndexReport {
         let embed = if self.provider == "none" || self.provider.is_empty() {
             "none (lexical only)".to_string()
         } else {
-            format!("{} {}: {} calls, {} chunks embedded", self.provider, self.model, self.embed_calls, self.embedded)
+            format!(
+                "{} {}: {} calls, {} chunks embedded",
+                self.provider, self.model, self.embed_calls, self.embedded
+            )
         };
         let mut s = format!(
             "wrote {} ({})\n  pages    {} indexed, {} skipped\n  chunks   {} ({} tokens)\n  embed    {embed}\n",
@@ -294,14 +297,17 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
             }
             Some(p.clone())
         }
-        None => Some(PathBuf::from("docent.toml")).filter(|p| p.exists() && args.sources.is_empty()),
+        None => {
+            Some(PathBuf::from("docent.toml")).filter(|p| p.exists() && args.sources.is_empty())
+        }
     };
     let section = match &config_path {
         Some(p) => load_index_section(p)?.unwrap_or_default(),
         None => Default::default(),
     };
     let default_ns = args.namespace.clone().or(section.namespace.clone()).unwrap_or_default();
-    let raw_sources = if args.sources.is_empty() { section.sources.clone() } else { args.sources.clone() };
+    let raw_sources =
+        if args.sources.is_empty() { section.sources.clone() } else { args.sources.clone() };
     if raw_sources.is_empty() {
         bail!("no sources given: pass the folder(s) with your docs, e.g. `docent index docs --out docent.idx`, or set sources in docent.toml's [index] section");
     }
@@ -309,7 +315,10 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
         .iter()
         .map(|s| {
             let (ns, path) = split_namespace(s);
-            SourceSpec { path: PathBuf::from(path), namespace: ns.map(str::to_string).unwrap_or_else(|| default_ns.clone()) }
+            SourceSpec {
+                path: PathBuf::from(path),
+                namespace: ns.map(str::to_string).unwrap_or_else(|| default_ns.clone()),
+            }
         })
         .collect();
     let Some(out) = args.out.clone().or(section.out.clone()) else {
@@ -317,7 +326,9 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
     };
     let flavor = match args.flavor.as_deref().or(section.flavor.as_deref()) {
         None | Some("auto") => None,
-        Some(f) => Some(Flavor::parse(f).ok_or_else(|| anyhow::anyhow!("unknown flavor {f:?}: use vitepress, docusaurus, docsify or auto"))?),
+        Some(f) => Some(Flavor::parse(f).ok_or_else(|| {
+            anyhow::anyhow!("unknown flavor {f:?}: use vitepress, docusaurus, docsify or auto")
+        })?),
     };
     let mut chunk = ChunkOptions::default();
     if let Some(m) = args.max_tokens.or(section.max_tokens) {
@@ -329,17 +340,23 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
     if let Some(o) = section.overlap_tokens {
         chunk.overlap_tokens = o;
     }
-    let embed = args.embed.clone().or(section.embed.clone()).unwrap_or_else(|| "none".into()).to_ascii_lowercase();
+    let embed = args
+        .embed
+        .clone()
+        .or(section.embed.clone())
+        .unwrap_or_else(|| "none".into())
+        .to_ascii_lowercase();
     if !matches!(embed.as_str(), "openai" | "local" | "none") {
         bail!("unknown --embed {embed:?}: use openai, local or none");
     }
     let dims = args.dims.or(section.dims);
     let quantization = match args.quantization.as_deref().or(section.quantization.as_deref()) {
         None => DEFAULT_QUANTIZATION,
-        Some(q) => Quantization::ALL
-            .into_iter()
-            .find(|k| k.name().eq_ignore_ascii_case(q))
-            .ok_or_else(|| anyhow::anyhow!("unknown --quantization {q:?}: use binary, int4 or int8"))?,
+        Some(q) => {
+            Quantization::ALL.into_iter().find(|k| k.name().eq_ignore_ascii_case(q)).ok_or_else(
+                || anyhow::anyhow!("unknown --quantization {q:?}: use binary, int4 or int8"),
+            )?
+        }
     };
     let embed_options = EmbedOptions {
         base_url: args.embed_base_url.clone().or(section.embed_base_url.clone()),
@@ -357,8 +374,16 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
         base_url: args.base_url.clone().or(section.base_url.clone()),
         clean_urls: args.clean_urls || section.clean_urls.unwrap_or(false),
         previous: args.previous.clone().or(section.previous.clone()),
-        include: if args.include.is_empty() { section.include.clone() } else { args.include.clone() },
-        exclude: if args.exclude.is_empty() { section.exclude.clone() } else { args.exclude.clone() },
+        include: if args.include.is_empty() {
+            section.include.clone()
+        } else {
+            args.include.clone()
+        },
+        exclude: if args.exclude.is_empty() {
+            section.exclude.clone()
+        } else {
+            args.exclude.clone()
+        },
         flavor,
         chunk,
         embed_options,
@@ -373,15 +398,22 @@ pub fn build_index(settings: &IndexSettings) -> anyhow::Result<IndexReport> {
         None
     } else {
         Some(
-            docent_embed::make_embedder(&settings.embed, settings.model.as_deref(), &settings.embed_options)
-                .with_context(|| format!("cannot set up the {} embedder", settings.embed))?,
+            docent_embed::make_embedder(
+                &settings.embed,
+                settings.model.as_deref(),
+                &settings.embed_options,
+            )
+            .with_context(|| format!("cannot set up the {} embedder", settings.embed))?,
         )
     };
     build_index_with(settings, embedder.as_deref())
 }
 
 /// Build with a given embedder (None = lexical only). Tests pass a counting embedder here.
-pub fn build_index_with(settings: &IndexSettings, embedder: Option<&dyn Embedder>) -> anyhow::Result<IndexReport> {
+pub fn build_index_with(
+    settings: &IndexSettings,
+    embedder: Option<&dyn Embedder>,
+) -> anyhow::Result<IndexReport> {
     let started = Instant::now();
     let mut report = IndexReport { out: settings.out.clone(), ..Default::default() };
     let include = globset(&settings.include, "include")?;
@@ -433,7 +465,8 @@ pub fn build_index_with(settings: &IndexSettings, embedder: Option<&dyn Embedder
     let mut pages: HashSet<(String, String)> = HashSet::new();
     for (file, namespace, flavor) in &files {
         bar.set_message(file.rel.clone());
-        let bytes = std::fs::read(&file.path).with_context(|| format!("cannot read {}", file.path.display()))?;
+        let bytes = std::fs::read(&file.path)
+            .with_context(|| format!("cannot read {}", file.path.display()))?;
         let content = String::from_utf8_lossy(&bytes);
         let stem = file.rel.rsplit('/').next().unwrap_or(&file.rel);
         let stem = stem.rsplit_once('.').map(|(s, _)| s).unwrap_or(stem);
@@ -450,7 +483,8 @@ pub fn build_index_with(settings: &IndexSettings, embedder: Option<&dyn Embedder
             (SourceKind::Markdown, Flavor::Docusaurus) => frontmatter(&content).0.slug,
             _ => None,
         };
-        let url = page_url_with_slug(&file.rel, slug.as_deref(), settings.base_url.as_deref(), style);
+        let url =
+            page_url_with_slug(&file.rel, slug.as_deref(), settings.base_url.as_deref(), style);
         let page_chunks = chunker.chunk_page(&page, &url, namespace)?;
         if page_chunks.is_empty() {
             report.skipped += 1;
@@ -469,7 +503,8 @@ pub fn build_index_with(settings: &IndexSettings, embedder: Option<&dyn Embedder
     report.tokens = chunks.iter().map(|c| c.tokens as u64).sum();
 
     // 3. Compare with the previous index; reuse vectors.
-    let previous_path = settings.previous.clone().or_else(|| Some(settings.out.clone()).filter(|p| p.exists()));
+    let previous_path =
+        settings.previous.clone().or_else(|| Some(settings.out.clone()).filter(|p| p.exists()));
     let previous = match &previous_path {
         Some(p) => match load_previous(p, settings.previous.is_some()) {
             Ok(idx) => Some(idx),
@@ -489,7 +524,8 @@ pub fn build_index_with(settings: &IndexSettings, embedder: Option<&dyn Embedder
     if let Some(prev) = &previous {
         report.had_previous = true;
         let ph = prev.header();
-        let same_model = ph.provider == provider && ph.model == model && (dims == 0 || ph.dims as usize == dims);
+        let same_model =
+            ph.provider == provider && ph.model == model && (dims == 0 || ph.dims as usize == dims);
         // Stored vectors are reused when they are at least as fine as the new file's: int8 ones
         // can be stored at 4 bits, but 4-bit ones cannot become int8 again.
         let fine_enough = ph.quantization.bits() >= settings.quantization.bits();
@@ -508,7 +544,8 @@ pub fn build_index_with(settings: &IndexSettings, embedder: Option<&dyn Embedder
             by_hash.entry(c.hash).or_insert(i);
             old_links.insert(format!("{}\u{0}{}", c.namespace, c.link()));
         }
-        let new_links: HashSet<String> = chunks.iter().map(|c| format!("{}\u{0}{}", c.namespace, c.link())).collect();
+        let new_links: HashSet<String> =
+            chunks.iter().map(|c| format!("{}\u{0}{}", c.namespace, c.link())).collect();
         report.removed = old_links.difference(&new_links).count();
         if embedder.is_some() && !same_model {
             report.notes.push(format!(
@@ -566,12 +603,17 @@ pub fn build_index_with(settings: &IndexSettings, embedder: Option<&dyn Embedder
     };
     if let Some(vs) = &final_vectors {
         if let Some(bad) = vs.iter().position(|v| v.len() != dims) {
-            bail!("the embedder returned a vector of {} dims for chunk {} but {dims} for others", vs[bad].len(), chunks[bad].link());
+            bail!(
+                "the embedder returned a vector of {} dims for chunk {} but {dims} for others",
+                vs[bad].len(),
+                chunks[bad].link()
+            );
         }
     }
 
     // 5. Write.
-    let namespaces: BTreeSet<String> = chunks.iter().map(|c| c.namespace.clone()).filter(|n| !n.is_empty()).collect();
+    let namespaces: BTreeSet<String> =
+        chunks.iter().map(|c| c.namespace.clone()).filter(|n| !n.is_empty()).collect();
     let header = IndexHeader {
         provider: provider.clone(),
         model: model.clone(),
@@ -583,15 +625,24 @@ pub fn build_index_with(settings: &IndexSettings, embedder: Option<&dyn Embedder
         namespaces: namespaces.into_iter().collect(),
         docent_version: docent_core::VERSION.to_string(),
         built_at: SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
-        relevance_floor: settings.floor.or_else(|| previous.as_ref().and_then(|p| p.header().relevance_floor)),
+        relevance_floor: settings
+            .floor
+            .or_else(|| previous.as_ref().and_then(|p| p.header().relevance_floor)),
         sources: settings
             .sources
             .iter()
-            .map(|s| if s.namespace.is_empty() { s.path.display().to_string() } else { format!("{}={}", s.namespace, s.path.display()) })
+            .map(|s| {
+                if s.namespace.is_empty() {
+                    s.path.display().to_string()
+                } else {
+                    format!("{}={}", s.namespace, s.path.display())
+                }
+            })
             .chain(settings.base_url.iter().map(|b| format!("base_url={b}")))
             .collect(),
     };
-    let bytes = docent_core::format::write_index(&header, &chunks, final_vectors.as_deref()).context("cannot encode the index")?;
+    let bytes = docent_core::format::write_index(&header, &chunks, final_vectors.as_deref())
+        .context("cannot encode the index")?;
     report.bytes = bytes.len();
     write_atomic(&settings.out, &bytes)?;
     report.provider = provider;
@@ -608,14 +659,20 @@ fn load_previous(path: &Path, explicit: bool) -> anyhow::Result<Index> {
             format!("cannot read {}", path.display())
         }
     })?;
-    Index::from_bytes(bytes).map_err(|e| anyhow::anyhow!("{} is not a usable index: {e}", path.display()))
+    Index::from_bytes(bytes)
+        .map_err(|e| anyhow::anyhow!("{} is not a usable index: {e}", path.display()))
 }
 
 /// Inputs per `embed` call (the provider may batch further internally).
 const EMBED_BATCH: usize = 64;
 
 /// Embed `todo` chunks; returns (calls, vectors in `todo` order).
-fn embed_all(e: &dyn Embedder, chunks: &[Chunk], todo: &[usize], bar: &ProgressBar) -> anyhow::Result<(usize, Vec<Vec<f32>>)> {
+fn embed_all(
+    e: &dyn Embedder,
+    chunks: &[Chunk],
+    todo: &[usize],
+    bar: &ProgressBar,
+) -> anyhow::Result<(usize, Vec<Vec<f32>>)> {
     let inputs: Vec<String> = todo.iter().map(|&i| chunks[i].embedding_input()).collect();
     let work = async {
         let mut out = Vec::with_capacity(inputs.len());
@@ -642,7 +699,10 @@ where
 {
     std::thread::scope(|s| {
         s.spawn(|| {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("cannot start the async runtime");
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("cannot start the async runtime");
             rt.block_on(fut)
         })
         .join()
@@ -655,32 +715,48 @@ fn progress(show: bool, len: u64, what: &str) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(len);
-    let style = ProgressStyle::with_template(&format!("{what:>10} [{{bar:30}}] {{pos}}/{{len}} {{wide_msg}}"))
-        .map(|s| s.progress_chars("=> "))
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    let style = ProgressStyle::with_template(&format!(
+        "{what:>10} [{{bar:30}}] {{pos}}/{{len}} {{wide_msg}}"
+    ))
+    .map(|s| s.progress_chars("=> "))
+    .unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style);
     bar
 }
 
 fn check_writable(out: &Path) -> anyhow::Result<()> {
     if out.is_dir() {
-        bail!("--out {} is a folder; give a file name such as {}/docent.idx", out.display(), out.display());
+        bail!(
+            "--out {} is a folder; give a file name such as {}/docent.idx",
+            out.display(),
+            out.display()
+        );
     }
     let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     if !dir.exists() {
-        bail!("cannot write {}: folder {} does not exist (create it first)", out.display(), dir.display());
+        bail!(
+            "cannot write {}: folder {} does not exist (create it first)",
+            out.display(),
+            dir.display()
+        );
     }
     let probe = dir.join(format!(".docent-write-test-{}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(|e| anyhow::anyhow!("cannot write {}: {e} (check the folder's permissions)", out.display()))?;
+    std::fs::write(&probe, b"").map_err(|e| {
+        anyhow::anyhow!("cannot write {}: {e} (check the folder's permissions)", out.display())
+    })?;
     let _ = std::fs::remove_file(&probe);
     Ok(())
 }
 
 fn write_atomic(out: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = out.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "docent.idx".into());
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "docent.idx".into());
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, out).with_context(|| format!("cannot move the new index into place at {}", out.display()))?;
+    std::fs::rename(&tmp, out)
+        .with_context(|| format!("cannot move the new index into place at {}", out.display()))?;
     Ok(())
 }

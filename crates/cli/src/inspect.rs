@@ -64,9 +64,13 @@ pub fn inspect(index: &Index) -> Inspection {
         text_bytes += c.text.len();
     }
     let file_bytes = index.as_bytes().len();
-    let mut sections: Vec<(String, usize)> = index.section_sizes().into_iter().map(|(k, n)| (k.name().to_string(), n)).collect();
+    let mut sections: Vec<(String, usize)> =
+        index.section_sizes().into_iter().map(|(k, n)| (k.name().to_string(), n)).collect();
     let accounted: usize = sections.iter().map(|(_, n)| n).sum();
-    sections.push(("header, section table, checksum".to_string(), file_bytes.saturating_sub(accounted)));
+    sections.push((
+        "header, section table, checksum".to_string(),
+        file_bytes.saturating_sub(accounted),
+    ));
     let n = index.len().max(1);
     Inspection {
         file_bytes,
@@ -97,7 +101,13 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
     if h.provider == "none" {
         outln!("  embeddings  none (lexical only)");
     } else {
-        outln!("  embeddings  {} {} ({} dims, {})", h.provider, h.model, h.dims, h.quantization.name());
+        outln!(
+            "  embeddings  {} {} ({} dims, {})",
+            h.provider,
+            h.model,
+            h.dims,
+            h.quantization.name()
+        );
     }
     outln!("  tokenizer   {}", h.tokenizer);
     match h.relevance_floor {
@@ -111,7 +121,12 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
     outln!();
     outln!("  pages       {}", ins.pages);
     outln!("  chunks      {}", ins.chunks);
-    outln!("  tokens      {} total, {:.0} mean, {} max per chunk", ins.tokens_total, ins.tokens_mean, ins.tokens_max);
+    outln!(
+        "  tokens      {} total, {:.0} mean, {} max per chunk",
+        ins.tokens_total,
+        ins.tokens_mean,
+        ins.tokens_max
+    );
     if ins.namespaces.len() > 1 || ins.namespaces.keys().any(|k| !k.is_empty()) {
         for (ns, n) in &ins.namespaces {
             outln!("  namespace   {:<20} {n} chunks", if ns.is_empty() { "(none)" } else { ns });
@@ -120,7 +135,8 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
     outln!();
     outln!("  size by section:");
     for (name, bytes) in &ins.sections {
-        let pct = if ins.file_bytes > 0 { 100.0 * *bytes as f64 / ins.file_bytes as f64 } else { 0.0 };
+        let pct =
+            if ins.file_bytes > 0 { 100.0 * *bytes as f64 / ins.file_bytes as f64 } else { 0.0 };
         outln!("    {name:<34} {:>12} {pct:>5.1}%", human_bytes(*bytes));
     }
     outln!("  bytes per chunk beyond its text: {:.1}", ins.overhead_per_chunk);

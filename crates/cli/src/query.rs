@@ -105,12 +105,18 @@ pub struct SearchArgs {
 
 /// Read and validate an index file.
 pub fn load_index(path: &Path) -> anyhow::Result<Index> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read index {} (build one with `docent index`)", path.display()))?;
+    let bytes = std::fs::read(path).with_context(|| {
+        format!("cannot read index {} (build one with `docent index`)", path.display())
+    })?;
     Index::from_bytes(bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 /// The embedder the index was built with, or None when the search needs no vectors.
-pub fn query_embedder(index: &Index, mode: ModeArg, access: &EmbedAccess) -> anyhow::Result<Option<Box<dyn Embedder>>> {
+pub fn query_embedder(
+    index: &Index,
+    mode: ModeArg,
+    access: &EmbedAccess,
+) -> anyhow::Result<Option<Box<dyn Embedder>>> {
     let h = index.header();
     if let Some(p) = &access.embed {
         if !p.eq_ignore_ascii_case(&h.provider) {
@@ -137,14 +143,19 @@ pub fn query_embedder(index: &Index, mode: ModeArg, access: &EmbedAccess) -> any
         dimensions: if h.provider == "openai" { Some(h.dims as usize) } else { None },
         ..EmbedOptions::default()
     };
-    let e = docent_embed::make_embedder(&h.provider, Some(&h.model), &opts)
-        .with_context(|| format!("cannot set up the {} embedder {:?} the index was built with", h.provider, h.model))?;
+    let e = docent_embed::make_embedder(&h.provider, Some(&h.model), &opts).with_context(|| {
+        format!("cannot set up the {} embedder {:?} the index was built with", h.provider, h.model)
+    })?;
     let info = e.info();
     if info.model != h.model {
         bail!("embedding model mismatch: the index was built with {:?}, the {} provider gives {:?}; rebuild the index", h.model, h.provider, info.model);
     }
     if info.dims != 0 && info.dims != h.dims as usize {
-        bail!("embedding size mismatch: the index has {} dims, the model gives {}; rebuild the index", h.dims, info.dims);
+        bail!(
+            "embedding size mismatch: the index has {} dims, the model gives {}; rebuild the index",
+            h.dims,
+            info.dims
+        );
     }
     Ok(Some(e))
 }
@@ -163,9 +174,14 @@ pub fn embed_texts(e: &dyn Embedder, texts: &[String]) -> anyhow::Result<Vec<Vec
 
 /// Read a history file: a JSON array of strings or of chat messages (user turns are kept).
 pub fn read_history(path: &Path) -> anyhow::Result<Vec<String>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read history file {}", path.display()))?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("history file {} is not JSON ({e}); write [\"earlier question\", ...]", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read history file {}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "history file {} is not JSON ({e}); write [\"earlier question\", ...]",
+            path.display()
+        )
+    })?;
     history_from_json(&v).ok_or_else(|| {
         anyhow::anyhow!("history file {} must be a JSON array of strings or of {{\"role\",\"content\"}} messages", path.display())
     })
@@ -236,7 +252,14 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
     };
     if let Some(ns) = &args.namespace {
         if !index.header().namespaces.contains(ns) {
-            bail!("namespace {ns:?} is not in this index (it has: {})", if index.header().namespaces.is_empty() { "none".to_string() } else { index.header().namespaces.join(", ") });
+            bail!(
+                "namespace {ns:?} is not in this index (it has: {})",
+                if index.header().namespaces.is_empty() {
+                    "none".to_string()
+                } else {
+                    index.header().namespaces.join(", ")
+                }
+            );
         }
     }
     let result = search_one(&index, embedder.as_deref(), &args.question, &history, &opts)?;
@@ -253,12 +276,18 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
             outln!("{line}");
         }
         if result.abstained {
-            eprintln!("abstained: the docs don't seem to cover this (confidence {:.3})", result.confidence);
+            eprintln!(
+                "abstained: the docs don't seem to cover this (confidence {:.3})",
+                result.confidence
+            );
         }
         return Ok(());
     }
     if result.abstained {
-        outln!("The docs don't seem to cover this (confidence {:.3} is below the relevance floor).", result.confidence);
+        outln!(
+            "The docs don't seem to cover this (confidence {:.3} is below the relevance floor).",
+            result.confidence
+        );
         if !result.closest.is_empty() {
             outln!("Closest sections:");
             print_hits(&index, &result.closest)?;
@@ -281,7 +310,8 @@ fn print_hits(index: &Index, hits: &[docent_core::Hit]) -> std::io::Result<()> {
         let ns = if c.namespace.is_empty() { String::new() } else { format!("[{}] ", c.namespace) };
         outln!("{:>2}. {:.4}  {:<14} {ns}{crumb}", i + 1, hit.score, hit.retrievers.label());
         outln!("    {}", c.link());
-        let snippet: String = c.text.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(160).collect();
+        let snippet: String =
+            c.text.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(160).collect();
         outln!("    {snippet}");
     }
     Ok(())
@@ -295,7 +325,8 @@ mod tests {
     fn history_accepts_strings_or_messages_and_keeps_user_turns() {
         let v = serde_json::json!(["a", "b"]);
         assert_eq!(history_from_json(&v).unwrap(), vec!["a", "b"]);
-        let v = serde_json::json!([{"role":"user","content":"q"},{"role":"assistant","content":"ans"}]);
+        let v =
+            serde_json::json!([{"role":"user","content":"q"},{"role":"assistant","content":"ans"}]);
         assert_eq!(history_from_json(&v).unwrap(), vec!["q"]);
         assert!(history_from_json(&serde_json::json!({"x":1})).is_none());
     }

@@ -19,7 +19,8 @@ pub struct SourceFile {
 }
 
 /// Folders never entered: dependencies, VCS, generator caches.
-const SKIP_DIRS: &[&str] = &["node_modules", ".git", ".vitepress", ".docusaurus", ".svn", ".hg", "target"];
+const SKIP_DIRS: &[&str] =
+    &["node_modules", ".git", ".vitepress", ".docusaurus", ".svn", ".hg", "target"];
 
 /// Compile globs; a bad pattern is a clear error naming it.
 pub fn globset(patterns: &[String], what: &str) -> anyhow::Result<Option<GlobSet>> {
@@ -28,7 +29,11 @@ pub fn globset(patterns: &[String], what: &str) -> anyhow::Result<Option<GlobSet
     }
     let mut b = GlobSetBuilder::new();
     for p in patterns {
-        let g = Glob::new(p).map_err(|e| anyhow::anyhow!("bad {what} glob {p:?}: {e}. Globs look like \"**/*.md\" or \"drafts/**\""))?;
+        let g = Glob::new(p).map_err(|e| {
+            anyhow::anyhow!(
+                "bad {what} glob {p:?}: {e}. Globs look like \"**/*.md\" or \"drafts/**\""
+            )
+        })?;
         b.add(g);
         // "drafts" should also match everything below it.
         if !p.contains('*') && !p.contains('.') {
@@ -41,7 +46,11 @@ pub fn globset(patterns: &[String], what: &str) -> anyhow::Result<Option<GlobSet
 }
 
 /// All indexable files under `root`, sorted by relative path.
-pub fn find_files(root: &Path, include: Option<&GlobSet>, exclude: Option<&GlobSet>) -> anyhow::Result<Vec<SourceFile>> {
+pub fn find_files(
+    root: &Path,
+    include: Option<&GlobSet>,
+    exclude: Option<&GlobSet>,
+) -> anyhow::Result<Vec<SourceFile>> {
     if !root.exists() {
         bail!("source folder {} does not exist; pass the folder with your docs (Markdown sources or built HTML)", root.display());
     }
@@ -61,7 +70,12 @@ pub fn find_files(root: &Path, include: Option<&GlobSet>, exclude: Option<&GlobS
         if !entry.file_type().is_file() {
             continue;
         }
-        let rel = entry.path().strip_prefix(root).unwrap_or(entry.path()).to_string_lossy().replace('\\', "/");
+        let rel = entry
+            .path()
+            .strip_prefix(root)
+            .unwrap_or(entry.path())
+            .to_string_lossy()
+            .replace('\\', "/");
         let Some(kind) = SourceKind::detect(&rel) else { continue };
         if let Some(inc) = include {
             if !inc.is_match(&rel) {
@@ -112,7 +126,15 @@ mod tests {
     fn files_are_filtered_by_kind_globs_and_skipped_folders() {
         let dir = tempfile::tempdir().unwrap();
         let r = dir.path();
-        for f in ["a.md", "b.html", "c.css", "drafts/d.md", "node_modules/x/e.md", ".vitepress/f.md", "sub/g.mdx"] {
+        for f in [
+            "a.md",
+            "b.html",
+            "c.css",
+            "drafts/d.md",
+            "node_modules/x/e.md",
+            ".vitepress/f.md",
+            "sub/g.mdx",
+        ] {
             let p = r.join(f);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, "# x").unwrap();
@@ -131,7 +153,8 @@ mod tests {
     fn a_bad_glob_and_a_missing_folder_give_clear_errors() {
         let err = globset(&["a[".to_string()], "include").unwrap_err().to_string();
         assert!(err.contains("bad include glob \"a[\""), "{err}");
-        let err = find_files(Path::new("/definitely/not/here"), None, None).unwrap_err().to_string();
+        let err =
+            find_files(Path::new("/definitely/not/here"), None, None).unwrap_err().to_string();
         assert!(err.contains("does not exist"), "{err}");
     }
 }

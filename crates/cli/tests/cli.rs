@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use docent_cli::index::{build_index_with, IndexSettings, SourceSpec};
-use docent_embed::{BoxFuture, EmbedError, EmbedInfo, Embedder};
 use docent_core::model::Quantization;
+use docent_embed::{BoxFuture, EmbedError, EmbedInfo, Embedder};
 
 fn docent(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_docent")).args(args).output().expect("run docent")
@@ -17,13 +17,22 @@ fn docent(args: &[&str]) -> Output {
 
 fn ok(args: &[&str]) -> String {
     let out = docent(args);
-    assert!(out.status.success(), "docent {args:?} failed:\nstdout: {}\nstderr: {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "docent {args:?} failed:\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
 fn fails(args: &[&str]) -> String {
     let out = docent(args);
-    assert!(!out.status.success(), "docent {args:?} should fail; stdout: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        !out.status.success(),
+        "docent {args:?} should fail; stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(!err.contains("panicked"), "panic: {err}");
     err
@@ -31,7 +40,8 @@ fn fails(args: &[&str]) -> String {
 
 fn rust_html() -> Option<PathBuf> {
     let out = Command::new("rustc").args(["--print", "sysroot"]).output().ok()?;
-    let root = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("share/doc/rust/html");
+    let root =
+        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("share/doc/rust/html");
     if root.join("book/ch03-02-data-types.html").exists() {
         Some(root)
     } else {
@@ -44,7 +54,13 @@ fn rust_html() -> Option<PathBuf> {
 fn book_copy() -> Option<tempfile::TempDir> {
     let root = rust_html()?;
     let dir = tempfile::tempdir().unwrap();
-    for f in ["ch03-02-data-types.html", "ch03-01-variables-and-mutability.html", "ch08-03-hash-maps.html", "ch16-01-threads.html", "print.html"] {
+    for f in [
+        "ch03-02-data-types.html",
+        "ch03-01-variables-and-mutability.html",
+        "ch08-03-hash-maps.html",
+        "ch16-01-threads.html",
+        "print.html",
+    ] {
         std::fs::copy(root.join("book").join(f), dir.path().join(f)).unwrap();
     }
     Some(dir)
@@ -87,8 +103,18 @@ fn rust_book_pages_are_indexed_searched_and_inspected() {
     assert!(summary.contains("4 indexed, 1 skipped"), "{summary}");
     assert!(summary.contains("chunks"), "{summary}");
 
-    let json = ok(&["search", idx_s, "integer types overflow wrapping", "--json", "--top", "5", "--floor", "0"]);
-    let hits: Vec<serde_json::Value> = json.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let json = ok(&[
+        "search",
+        idx_s,
+        "integer types overflow wrapping",
+        "--json",
+        "--top",
+        "5",
+        "--floor",
+        "0",
+    ]);
+    let hits: Vec<serde_json::Value> =
+        json.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert!(!hits.is_empty(), "no hits");
     for h in &hits {
         for key in ["url", "title", "breadcrumb", "score", "retriever"] {
@@ -102,8 +128,14 @@ fn rust_book_pages_are_indexed_searched_and_inspected() {
     assert!(human.contains("ch16-01-threads.html#"), "{human}");
 
     let ins = ok(&["inspect", idx_s]);
-    assert!(ins.contains("chunks") && ins.contains("size by section") && ins.contains("none (lexical only)"), "{ins}");
-    let ins_json: serde_json::Value = serde_json::from_str(&ok(&["inspect", idx_s, "--json"])).unwrap();
+    assert!(
+        ins.contains("chunks")
+            && ins.contains("size by section")
+            && ins.contains("none (lexical only)"),
+        "{ins}"
+    );
+    let ins_json: serde_json::Value =
+        serde_json::from_str(&ok(&["inspect", idx_s, "--json"])).unwrap();
     assert_eq!(ins_json["pages"], 4);
 }
 
@@ -126,7 +158,8 @@ fn markdown_sources_get_base_url_clean_urls_and_globs() {
         "--quiet",
     ]);
     assert!(summary.contains("3 indexed"), "{summary}");
-    let json = ok(&["search", idx_s, "FROB_HOME cache", "--json", "--floor", "0", "--namespace", "v2"]);
+    let json =
+        ok(&["search", idx_s, "FROB_HOME cache", "--json", "--floor", "0", "--namespace", "v2"]);
     let first: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
     assert_eq!(first["url"], "https://docs.example.com/guide/install#config");
     assert_eq!(first["breadcrumb"], "Installation › Configuration");
@@ -158,7 +191,15 @@ fn eval_reports_recall_mrr_abstains_and_a_floor_suggestion() {
     .unwrap();
     let text = ok(&["eval", idx_s, qs.to_str().unwrap()]);
     assert!(text.contains("R@1") && text.contains("MRR") && text.contains("ALL"), "{text}");
-    let report: serde_json::Value = serde_json::from_str(&ok(&["eval", idx_s, qs.to_str().unwrap(), "--json", "--mode", "lexical"])).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&ok(&[
+        "eval",
+        idx_s,
+        qs.to_str().unwrap(),
+        "--json",
+        "--mode",
+        "lexical",
+    ]))
+    .unwrap();
     assert_eq!(report["overall"]["n"], 4);
     assert_eq!(report["overall"]["answerable"], 3);
     assert_eq!(report["overall"]["unanswerable"], 1);
@@ -216,7 +257,8 @@ fn docent_toml_index_section_supplies_settings_and_rejects_typos() {
     let summary = ok(&["index", "--config", cfg.to_str().unwrap(), "--quiet"]);
     assert!(summary.contains("3 indexed"), "{summary}");
     assert!(dir.path().join("site.idx").exists());
-    std::fs::write(&cfg, "[index]\nsources = [\"x\"]\nout = \"o.idx\"\nbase_ulr = \"https://x\"\n").unwrap();
+    std::fs::write(&cfg, "[index]\nsources = [\"x\"]\nout = \"o.idx\"\nbase_ulr = \"https://x\"\n")
+        .unwrap();
     let err = fails(&["index", "--config", cfg.to_str().unwrap()]);
     assert!(err.contains("base_ulr"), "{err}");
 }
@@ -230,17 +272,28 @@ struct Counting {
 
 impl Embedder for Counting {
     fn info(&self) -> EmbedInfo {
-        EmbedInfo { provider: "local".into(), model: self.model.clone(), dims: 8, max_input_tokens: Some(100_000) }
+        EmbedInfo {
+            provider: "local".into(),
+            model: self.model.clone(),
+            dims: 8,
+            max_input_tokens: Some(100_000),
+        }
     }
-    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         self.inputs.fetch_add(texts.len(), Ordering::SeqCst);
         Box::pin(async move {
             Ok(texts
                 .iter()
                 .map(|t| {
-                    let h = t.bytes().fold(1469598103934665603u64, |h, b| (h ^ b as u64).wrapping_mul(1099511628211));
-                    let v: Vec<f32> = (0..8).map(|i| ((h >> (i * 8)) & 0xff) as f32 - 127.5).collect();
+                    let h = t.bytes().fold(1469598103934665603u64, |h, b| {
+                        (h ^ b as u64).wrapping_mul(1099511628211)
+                    });
+                    let v: Vec<f32> =
+                        (0..8).map(|i| ((h >> (i * 8)) & 0xff) as f32 - 127.5).collect();
                     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
                     v.into_iter().map(|x| x / n).collect()
                 })
@@ -259,7 +312,8 @@ fn an_unchanged_site_costs_zero_embedding_calls_and_changes_are_reported() {
     let out = out_dir.path().join("site.idx");
     let calls = Arc::new(AtomicUsize::new(0));
     let inputs = Arc::new(AtomicUsize::new(0));
-    let e = Counting { calls: calls.clone(), inputs: inputs.clone(), model: "test/counting".into() };
+    let e =
+        Counting { calls: calls.clone(), inputs: inputs.clone(), model: "test/counting".into() };
     let settings = IndexSettings {
         sources: vec![SourceSpec { path: src.path().to_path_buf(), namespace: String::new() }],
         out: out.clone(),
@@ -297,7 +351,8 @@ fn an_unchanged_site_costs_zero_embedding_calls_and_changes_are_reported() {
     let err = fails(&["search", out.to_str().unwrap(), "frob", "--model", "other-model"]);
     assert!(err.contains("built with embedding model \"test/counting\""), "{err}");
     // A different model in the embedder: nothing reused.
-    let other = Counting { calls: calls.clone(), inputs: inputs.clone(), model: "test/other".into() };
+    let other =
+        Counting { calls: calls.clone(), inputs: inputs.clone(), model: "test/other".into() };
     let fourth = build_index_with(&settings, Some(&other)).unwrap();
     assert_eq!(fourth.embedded, fourth.chunks);
     assert!(fourth.notes.iter().any(|n| n.contains("embedded again")), "{:?}", fourth.notes);
@@ -309,7 +364,11 @@ fn packed_vectors_are_reused_when_fine_enough_and_re_embedded_when_not() {
     let out_dir = tempfile::tempdir().unwrap();
     let out = out_dir.path().join("site.idx");
     let calls = Arc::new(AtomicUsize::new(0));
-    let e = Counting { calls: calls.clone(), inputs: Arc::new(AtomicUsize::new(0)), model: "test/counting".into() };
+    let e = Counting {
+        calls: calls.clone(),
+        inputs: Arc::new(AtomicUsize::new(0)),
+        model: "test/counting".into(),
+    };
     let settings = |q: Quantization| IndexSettings {
         sources: vec![SourceSpec { path: src.path().to_path_buf(), namespace: String::new() }],
         out: out.clone(),
@@ -346,14 +405,24 @@ fn packed_vectors_are_reused_when_fine_enough_and_re_embedded_when_not() {
     let first = docent_core::Index::from_bytes(std::fs::read(&out).unwrap()).unwrap();
     let binary2 = build_index_with(&settings(Quantization::Binary), Some(&e)).unwrap();
     let second = docent_core::Index::from_bytes(std::fs::read(&out).unwrap()).unwrap();
-    assert_eq!((calls.load(Ordering::SeqCst), binary.reused, binary2.reused), (0, binary.chunks, binary2.chunks));
+    assert_eq!(
+        (calls.load(Ordering::SeqCst), binary.reused, binary2.reused),
+        (0, binary.chunks, binary2.chunks)
+    );
     assert_eq!(second.header().quantization, Quantization::Binary);
     for i in 0..first.len() {
         assert_eq!(first.quantized(i), second.quantized(i), "chunk {i} changed on a re-run");
     }
     assert_eq!(IndexSettings::default().quantization, Quantization::Binary, "the default");
     // A typo names the choices.
-    let err = fails(&["index", src.path().to_str().unwrap(), "--out", out.to_str().unwrap(), "--quantization", "int3"]);
+    let err = fails(&[
+        "index",
+        src.path().to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quantization",
+        "int3",
+    ]);
     assert!(err.contains("use binary, int4 or int8"), "{err}");
 }
 
@@ -373,16 +442,27 @@ fn every_gold_anchor_of_the_rust_docs_eval_set_exists() {
     let mut cache: std::collections::HashMap<String, Vec<String>> = Default::default();
     for q in &questions {
         for g in &q.gold {
-            let (path, anchor) = g.split_once('#').unwrap_or_else(|| panic!("gold {g} has no #anchor"));
+            let (path, anchor) =
+                g.split_once('#').unwrap_or_else(|| panic!("gold {g} has no #anchor"));
             let anchors = cache.entry(path.to_string()).or_insert_with(|| {
                 let file = root.join(path);
-                let html = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{g}: {}: {e}", file.display()));
+                let html = std::fs::read_to_string(&file)
+                    .unwrap_or_else(|e| panic!("{g}: {}: {e}", file.display()));
                 match parse_page(SourceKind::Html, &html, Flavor::default(), "p").unwrap() {
-                    Parsed::Page(p) => chunker.chunk_page(&p, path, "").unwrap().into_iter().map(|c| c.anchor).collect(),
+                    Parsed::Page(p) => chunker
+                        .chunk_page(&p, path, "")
+                        .unwrap()
+                        .into_iter()
+                        .map(|c| c.anchor)
+                        .collect(),
                     Parsed::Skipped(r) => panic!("{g}: page is skipped ({r})"),
                 }
             });
-            assert!(anchors.iter().any(|a| a == anchor), "gold {g} is not a chunk anchor of its page (question: {})", q.question);
+            assert!(
+                anchors.iter().any(|a| a == anchor),
+                "gold {g} is not a chunk anchor of its page (question: {})",
+                q.question
+            );
         }
     }
 }
@@ -421,8 +501,15 @@ fn output_to_a_closed_pipe_ends_quietly_instead_of_panicking() {
         let out = docent_into_closed_pipe(&args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!err.contains("panicked"), "docent {args:?} panicked on a closed pipe: {err}");
-        assert!(out.status.success(), "docent {args:?} should stop quietly, got {:?}: {err}", out.status);
-        assert!(err.trim().is_empty(), "docent {args:?} should print nothing about the closed pipe: {err}");
+        assert!(
+            out.status.success(),
+            "docent {args:?} should stop quietly, got {:?}: {err}",
+            out.status
+        );
+        assert!(
+            err.trim().is_empty(),
+            "docent {args:?} should print nothing about the closed pipe: {err}"
+        );
     }
 }
 
@@ -434,21 +521,53 @@ fn docusaurus_slug_frontmatter_sets_the_page_url_and_vitepress_ignores_it() {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
     };
-    w("guide/intro.md", "---\nslug: /start-here\n---\n# Introduction\n\nThe zorblatt engine starts here.\n");
-    w("guide/setup.md", "---\ntitle: Setup\nslug: installing\n---\n# Setup\n\nInstall the quuxifier first.\n");
+    w(
+        "guide/intro.md",
+        "---\nslug: /start-here\n---\n# Introduction\n\nThe zorblatt engine starts here.\n",
+    );
+    w(
+        "guide/setup.md",
+        "---\ntitle: Setup\nslug: installing\n---\n# Setup\n\nInstall the quuxifier first.\n",
+    );
     w("guide/plain.md", "# Plain\n\nNo slug on the wibblefrotz page.\n");
     let out_dir = tempfile::tempdir().unwrap();
     let url_of = |flavor: &str, query: &str| -> String {
         let idx = out_dir.path().join(format!("{flavor}.idx"));
         let idx_s = idx.to_str().unwrap();
         let src = dir.path().to_str().unwrap();
-        ok(&["index", src, "--out", idx_s, "--flavor", flavor, "--base-url", "https://example.com/docs/", "--clean-urls", "--quiet"]);
+        ok(&[
+            "index",
+            src,
+            "--out",
+            idx_s,
+            "--flavor",
+            flavor,
+            "--base-url",
+            "https://example.com/docs/",
+            "--clean-urls",
+            "--quiet",
+        ]);
         let json = ok(&["search", idx_s, query, "--json", "--floor", "0", "--mode", "lexical"]);
-        let first: serde_json::Value = serde_json::from_str(json.lines().next().unwrap_or_else(|| panic!("no hit for {query}"))).unwrap();
+        let first: serde_json::Value = serde_json::from_str(
+            json.lines().next().unwrap_or_else(|| panic!("no hit for {query}")),
+        )
+        .unwrap();
         first["url"].as_str().unwrap().to_string()
     };
-    assert_eq!(url_of("docusaurus", "zorblatt engine"), "https://example.com/docs/start-here#introduction", "absolute slug: under the docs base route");
-    assert_eq!(url_of("docusaurus", "quuxifier"), "https://example.com/docs/guide/installing#setup", "relative slug: replaces the file name in its folder");
+    assert_eq!(
+        url_of("docusaurus", "zorblatt engine"),
+        "https://example.com/docs/start-here#introduction",
+        "absolute slug: under the docs base route"
+    );
+    assert_eq!(
+        url_of("docusaurus", "quuxifier"),
+        "https://example.com/docs/guide/installing#setup",
+        "relative slug: replaces the file name in its folder"
+    );
     assert_eq!(url_of("docusaurus", "wibblefrotz"), "https://example.com/docs/guide/plain#plain");
-    assert_eq!(url_of("vitepress", "zorblatt engine"), "https://example.com/docs/guide/intro#introduction", "VitePress has no slug");
+    assert_eq!(
+        url_of("vitepress", "zorblatt engine"),
+        "https://example.com/docs/guide/intro#introduction",
+        "VitePress has no slug"
+    );
 }

@@ -10,27 +10,43 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use docent_core::chunk::{cl100k_tokens, ChunkOptions, Chunker};
 use docent_core::format::{write_index, Index};
-use docent_core::source::{parse_page, Flavor, Parsed, SourceKind};
 use docent_core::model::{Chunk, IndexHeader};
 use docent_core::search::{Query, SearchOptions};
+use docent_core::source::{parse_page, Flavor, Parsed, SourceKind};
 use std::hint::black_box;
 use std::path::PathBuf;
 
 /// (file stem, contents) of every `*.ext` file directly in `dir`, sorted by name.
 fn read_pages(dir: &std::path::Path, ext: &str) -> Vec<(String, String)> {
-    let mut files: Vec<_> = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).flatten().map(|e| e.path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     files.sort();
     files
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == ext))
-        .map(|f| (f.file_stem().unwrap_or_default().to_string_lossy().into_owned(), std::fs::read_to_string(f).unwrap_or_default()))
+        .map(|f| {
+            (
+                f.file_stem().unwrap_or_default().to_string_lossy().into_owned(),
+                std::fs::read_to_string(f).unwrap_or_default(),
+            )
+        })
         .collect()
 }
 
 /// The Rust Book's chapter pages (HTML as shipped with the toolchain).
 fn rust_book_pages() -> Vec<(String, String)> {
-    let sysroot = std::process::Command::new("rustc").args(["--print", "sysroot"]).output().expect("rustc --print sysroot");
-    read_pages(&PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim()).join("share/doc/rust/html/book"), "html")
+    let sysroot = std::process::Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .expect("rustc --print sysroot");
+    read_pages(
+        &PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim())
+            .join("share/doc/rust/html/book"),
+        "html",
+    )
 }
 
 /// docent's own user docs (Markdown sources).
@@ -41,7 +57,8 @@ fn docs_markdown() -> Vec<(String, String)> {
 fn rust_book_text() -> String {
     let mut text = String::new();
     for (_, html) in rust_book_pages() {
-        let main = html.split("<main>").nth(1).and_then(|m| m.split("</main>").next()).unwrap_or("");
+        let main =
+            html.split("<main>").nth(1).and_then(|m| m.split("</main>").next()).unwrap_or("");
         let mut in_tag = false;
         for c in main.chars() {
             match c {
@@ -94,7 +111,10 @@ fn corpus(n: usize, dims: usize) -> (Vec<Chunk>, Vec<Vec<f32>>) {
 fn bench_chunking(c: &mut Criterion) {
     let count = |t: &str| cl100k_tokens(t);
     let chunker = Chunker { opts: ChunkOptions::default(), count: &count, fits: None };
-    for (name, kind, pages) in [("rust_book_html", SourceKind::Html, rust_book_pages()), ("docent_docs_markdown", SourceKind::Markdown, docs_markdown())] {
+    for (name, kind, pages) in [
+        ("rust_book_html", SourceKind::Html, rust_book_pages()),
+        ("docent_docs_markdown", SourceKind::Markdown, docs_markdown()),
+    ] {
         let bytes: usize = pages.iter().map(|(_, p)| p.len()).sum();
         let mut g = c.benchmark_group("chunk_tokenize");
         g.sample_size(10);
@@ -103,7 +123,9 @@ fn bench_chunking(c: &mut Criterion) {
             b.iter(|| {
                 let mut n = 0;
                 for (stem, content) in &pages {
-                    if let Ok(Parsed::Page(page)) = parse_page(kind, content, Flavor::default(), stem) {
+                    if let Ok(Parsed::Page(page)) =
+                        parse_page(kind, content, Flavor::default(), stem)
+                    {
                         n += chunker.chunk_page(&page, stem, "").map(|c| c.len()).unwrap_or(0);
                     }
                 }
@@ -118,7 +140,12 @@ fn bench(c: &mut Criterion) {
     let dims = 384;
     for n in [10_000usize, 100_000] {
         let (chunks, vectors) = corpus(n, dims);
-        let header = IndexHeader { provider: "local".into(), model: "bench".into(), dims: dims as u32, ..Default::default() };
+        let header = IndexHeader {
+            provider: "local".into(),
+            model: "bench".into(),
+            dims: dims as u32,
+            ..Default::default()
+        };
         let bytes = write_index(&header, &chunks, Some(&vectors)).unwrap();
         let text_bytes: usize = chunks.iter().map(|c| c.text.len()).sum();
         let index = Index::from_bytes(bytes.clone()).unwrap();
@@ -147,7 +174,13 @@ fn bench(c: &mut Criterion) {
         g.sample_size(20);
         g.throughput(Throughput::Bytes(bytes.len() as u64));
         // The copy of the bytes is setup, not load: `from_bytes` takes the buffer the fetch produced.
-        g.bench_function("load", |b| b.iter_batched(|| bytes.clone(), |bytes| Index::from_bytes(black_box(bytes)).unwrap(), criterion::BatchSize::LargeInput));
+        g.bench_function("load", |b| {
+            b.iter_batched(
+                || bytes.clone(),
+                |bytes| Index::from_bytes(black_box(bytes)).unwrap(),
+                criterion::BatchSize::LargeInput,
+            )
+        });
         // The BM25 index is derived from the text on first use; this is that one-time cost.
         g.bench_function("load_and_build_lexical", |b| {
             b.iter_batched(
@@ -165,18 +198,38 @@ fn bench(c: &mut Criterion) {
 
         let mut g = c.benchmark_group(format!("search_{}k_x{dims}", n / 1000));
         let qv: Vec<f32> = vectors[n / 3].iter().map(|x| x + 0.01).collect();
-        for (name, text) in [("hybrid", "how do I borrow a mutable reference twice"), ("identifier", "Vec::with_capacity")] {
+        for (name, text) in [
+            ("hybrid", "how do I borrow a mutable reference twice"),
+            ("identifier", "Vec::with_capacity"),
+        ] {
             g.bench_with_input(BenchmarkId::new(name, n), &text, |b, t| {
-                b.iter(|| index.search(&Query { text: t, vector: Some(&qv), ..Default::default() }, &SearchOptions::default()))
+                b.iter(|| {
+                    index.search(
+                        &Query { text: t, vector: Some(&qv), ..Default::default() },
+                        &SearchOptions::default(),
+                    )
+                })
             });
         }
         g.bench_function(BenchmarkId::new("vector_only", n), |b| {
-            let opts = SearchOptions { mode: docent_core::search::Mode::Vector, ..Default::default() };
-            b.iter(|| index.search(&Query { text: "", vector: Some(&qv), ..Default::default() }, &opts))
+            let opts =
+                SearchOptions { mode: docent_core::search::Mode::Vector, ..Default::default() };
+            b.iter(|| {
+                index.search(&Query { text: "", vector: Some(&qv), ..Default::default() }, &opts)
+            })
         });
         g.bench_function(BenchmarkId::new("lexical_only", n), |b| {
-            let opts = SearchOptions { mode: docent_core::search::Mode::Lexical, ..Default::default() };
-            b.iter(|| index.search(&Query { text: "how do I borrow a mutable reference twice", ..Default::default() }, &opts))
+            let opts =
+                SearchOptions { mode: docent_core::search::Mode::Lexical, ..Default::default() };
+            b.iter(|| {
+                index.search(
+                    &Query {
+                        text: "how do I borrow a mutable reference twice",
+                        ..Default::default()
+                    },
+                    &opts,
+                )
+            })
         });
         g.finish();
     }

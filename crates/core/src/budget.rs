@@ -58,7 +58,8 @@ pub struct ModelLimits {
 
 impl ModelLimits {
     /// Conservative limits for a model we don't know: an 8k context.
-    pub const UNKNOWN: ModelLimits = ModelLimits { context_window: 8_192, answer_reserve: 1_024, docs_cap: 3_000 };
+    pub const UNKNOWN: ModelLimits =
+        ModelLimits { context_window: 8_192, answer_reserve: 1_024, docs_cap: 3_000 };
 
     /// Defaults for a model name (case-insensitive; provider prefixes such as `openai/` and
     /// Ollama tags such as `:8b` are ignored): gpt-4o, gpt-4o-mini (128k), gpt-4.1* (1M),
@@ -67,17 +68,26 @@ impl ModelLimits {
         let lower = name.trim().to_ascii_lowercase();
         let base = lower.rsplit('/').next().unwrap_or(&lower);
         let base = base.split(':').next().unwrap_or(base);
-        let m = |context_window, answer_reserve, docs_cap| ModelLimits { context_window, answer_reserve, docs_cap };
+        let m = |context_window, answer_reserve, docs_cap| ModelLimits {
+            context_window,
+            answer_reserve,
+            docs_cap,
+        };
         if base.starts_with("gpt-4.1") {
             m(1_047_576, 4_096, 8_000)
         } else if base.starts_with("gpt-4o") || base.starts_with("chatgpt-4o") {
             m(128_000, 4_096, 6_000)
         } else if base.starts_with("gpt-3.5-turbo") {
             m(16_385, 1_024, 4_000)
-        } else if ["llama3.1", "llama3.2", "llama3.3", "llama-3.1", "llama-3.2", "llama-3.3"].iter().any(|p| base.starts_with(p))
+        } else if ["llama3.1", "llama3.2", "llama3.3", "llama-3.1", "llama-3.2", "llama-3.3"]
+            .iter()
+            .any(|p| base.starts_with(p))
         {
             m(131_072, 2_048, 6_000)
-        } else if base.starts_with("llama3") || base.starts_with("llama-3") || base.starts_with("meta-llama-3") {
+        } else if base.starts_with("llama3")
+            || base.starts_with("llama-3")
+            || base.starts_with("meta-llama-3")
+        {
             m(8_192, 1_024, 3_000)
         } else {
             ModelLimits::UNKNOWN
@@ -305,7 +315,8 @@ pub fn plan(req: &PlanRequest<'_>) -> Result<Plan, BudgetError> {
     }
     let after_question = budget - fixed - q;
     let docs_room = limits.docs_cap.min(after_question);
-    let (sources, docs_tokens, skipped) = select_sources(req.index, req.hits, counter, docs_room, usize::MAX);
+    let (sources, docs_tokens, skipped) =
+        select_sources(req.index, req.hits, counter, docs_room, usize::MAX);
     let docs_limited_by_budget = skipped && after_question < limits.docs_cap;
 
     // History: newest first while it fits; system messages are never taken from the client.
@@ -324,7 +335,8 @@ pub fn plan(req: &PlanRequest<'_>) -> Result<Plan, BudgetError> {
         history_tokens += cost;
         keep_from = i;
     }
-    let mut kept: Vec<Message> = req.history[keep_from..].iter().filter(|m| m.role != Role::System).cloned().collect();
+    let mut kept: Vec<Message> =
+        req.history[keep_from..].iter().filter(|m| m.role != Role::System).cloned().collect();
     // Don't start the conversation with an orphaned answer.
     while kept.first().is_some_and(|m| m.role == Role::Assistant) {
         let m = kept.remove(0);
@@ -333,7 +345,8 @@ pub fn plan(req: &PlanRequest<'_>) -> Result<Plan, BudgetError> {
     let dropped_turns = req.history.len() - kept.len();
 
     let sources_text = format_sources(&sources, req.index);
-    let content = req.user_template.render(&[("sources", &sources_text), ("question", question)])?;
+    let content =
+        req.user_template.render(&[("sources", &sources_text), ("question", question)])?;
     kept.push(Message::user(content));
 
     let prompt_tokens = fixed + q + docs_tokens + history_tokens;

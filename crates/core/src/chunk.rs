@@ -75,8 +75,17 @@ const LIKELY_TOO_LONG: usize = 12;
 
 impl Chunker<'_> {
     /// Chunk one page. `url` is the page URL without anchor, `namespace` may be empty.
-    pub fn chunk_page(&self, page: &Page, url: &str, namespace: &str) -> Result<Vec<Chunk>, ChunkError> {
-        let h1_anchor = page.sections.iter().find(|s| s.level == 1 && !s.anchor.is_empty()).map(|s| s.anchor.clone());
+    pub fn chunk_page(
+        &self,
+        page: &Page,
+        url: &str,
+        namespace: &str,
+    ) -> Result<Vec<Chunk>, ChunkError> {
+        let h1_anchor = page
+            .sections
+            .iter()
+            .find(|s| s.level == 1 && !s.anchor.is_empty())
+            .map(|s| s.anchor.clone());
         let mut out = Vec::new();
         for section in &page.sections {
             if section.blocks.is_empty() {
@@ -134,7 +143,13 @@ impl Chunker<'_> {
     }
 
     /// Pack units into chunks of at most `limit` tokens; re-split any chunk the model rejects.
-    fn pack_fitting(&self, template: &Chunk, units: Vec<Unit>, limit: usize, out: &mut Vec<Chunk>) -> Result<(), ChunkError> {
+    fn pack_fitting(
+        &self,
+        template: &Chunk,
+        units: Vec<Unit>,
+        limit: usize,
+        out: &mut Vec<Chunk>,
+    ) -> Result<(), ChunkError> {
         for group in self.pack(units, limit) {
             let text = join_units(&group);
             let tokens = self.joined_tokens(&group);
@@ -148,7 +163,8 @@ impl Chunker<'_> {
             if limit <= MIN_LIMIT || smaller < MIN_LIMIT {
                 return Err(ChunkError::DoesNotFit { link: template.link() });
             }
-            let units: Vec<Unit> = group.into_iter().flat_map(|u| self.split_unit(u, smaller)).collect();
+            let units: Vec<Unit> =
+                group.into_iter().flat_map(|u| self.split_unit(u, smaller)).collect();
             self.pack_fitting(template, units, smaller, out)?;
         }
         Ok(())
@@ -198,7 +214,10 @@ impl Chunker<'_> {
         let mut total = 0isize;
         for (i, u) in units.iter().enumerate() {
             let t = u.text.as_str();
-            if t.is_empty() || t.starts_with(char::is_whitespace) || t.ends_with(char::is_whitespace) {
+            if t.is_empty()
+                || t.starts_with(char::is_whitespace)
+                || t.ends_with(char::is_whitespace)
+            {
                 return None;
             }
             total += u.tokens as isize;
@@ -349,7 +368,12 @@ impl Chunker<'_> {
                 break;
             }
             // Binary search the longest char prefix that fits.
-            let bounds: Vec<usize> = rest.char_indices().map(|(i, _)| i).skip(1).chain(std::iter::once(rest.len())).collect();
+            let bounds: Vec<usize> = rest
+                .char_indices()
+                .map(|(i, _)| i)
+                .skip(1)
+                .chain(std::iter::once(rest.len()))
+                .collect();
             let (mut lo, mut hi) = (0usize, bounds.len() - 1);
             while lo < hi {
                 let mid = (lo + hi).div_ceil(2);
@@ -368,7 +392,11 @@ impl Chunker<'_> {
             }
             let piece = rest[..end].trim();
             if !piece.is_empty() {
-                out.push(Unit { text: piece.to_string(), tokens: (self.count)(piece), code: false });
+                out.push(Unit {
+                    text: piece.to_string(),
+                    tokens: (self.count)(piece),
+                    code: false,
+                });
             }
             rest = rest[end..].trim_start();
         }
@@ -434,7 +462,11 @@ mod tests {
         s.split_whitespace().count()
     }
 
-    fn chunker<'a>(max: usize, count: &'a dyn Fn(&str) -> usize, fits: Option<&'a dyn Fn(&str) -> bool>) -> Chunker<'a> {
+    fn chunker<'a>(
+        max: usize,
+        count: &'a dyn Fn(&str) -> usize,
+        fits: Option<&'a dyn Fn(&str) -> bool>,
+    ) -> Chunker<'a> {
         Chunker { opts: ChunkOptions { max_tokens: max, overlap_tokens: 6 }, count, fits }
     }
 
@@ -447,7 +479,11 @@ mod tests {
 
     #[test]
     fn short_sections_become_one_chunk_each_with_breadcrumb() {
-        let page = crate::source::markdown::parse("# Guide\n\nIntro.\n\n## Install\n\nRun it.\n", Flavor::VitePress, "g");
+        let page = crate::source::markdown::parse(
+            "# Guide\n\nIntro.\n\n## Install\n\nRun it.\n",
+            Flavor::VitePress,
+            "g",
+        );
         let count = |s: &str| words(s);
         let c = chunker(100, &count, None).chunk_page(&page, "guide.html", "v1").unwrap();
         assert_eq!(c.len(), 2);
@@ -462,7 +498,9 @@ mod tests {
     fn long_sections_split_between_blocks_and_never_inside_code() {
         let mut md = String::from("# Big\n\n");
         for i in 0..10 {
-            md.push_str(&format!("Paragraph {i} has some words in it to fill space. Another sentence here.\n\n"));
+            md.push_str(&format!(
+                "Paragraph {i} has some words in it to fill space. Another sentence here.\n\n"
+            ));
             if i == 4 {
                 md.push_str("```rust\nfn a() {}\nfn b() {}\nfn c() {}\n```\n\n");
             }
@@ -486,7 +524,13 @@ mod tests {
         let code: String = (0..60).map(|i| format!("let x{i} = {i};\n")).collect();
         let page = Page {
             title: "T".into(),
-            sections: vec![Section { level: 1, heading: "T".into(), anchor: "t".into(), breadcrumb: vec!["T".into()], blocks: vec![Block::Code { lang: "rust".into(), code }] }],
+            sections: vec![Section {
+                level: 1,
+                heading: "T".into(),
+                anchor: "t".into(),
+                breadcrumb: vec!["T".into()],
+                blocks: vec![Block::Code { lang: "rust".into(), code }],
+            }],
         };
         let count = |s: &str| words(s);
         let c = chunker(50, &count, None).chunk_page(&page, "t.html", "").unwrap();
@@ -503,7 +547,8 @@ mod tests {
     #[test]
     fn the_model_limit_callback_splits_further_until_every_chunk_fits() {
         let text: String = (0..200).map(|i| format!("word{i} ")).collect();
-        let page = crate::source::markdown::parse(&format!("# H\n\n{text}\n"), Flavor::VitePress, "h");
+        let page =
+            crate::source::markdown::parse(&format!("# H\n\n{text}\n"), Flavor::VitePress, "h");
         let count = |s: &str| words(s);
         // The "model" counts characters and accepts at most 300.
         let fits = |s: &str| s.chars().count() <= 300;
@@ -518,7 +563,11 @@ mod tests {
 
     #[test]
     fn a_breadcrumb_too_long_for_the_model_is_an_error_not_a_truncation() {
-        let page = crate::source::markdown::parse("# A very long heading indeed\n\nsome text here\n", Flavor::VitePress, "h");
+        let page = crate::source::markdown::parse(
+            "# A very long heading indeed\n\nsome text here\n",
+            Flavor::VitePress,
+            "h",
+        );
         let count = |s: &str| words(s);
         let fits = |s: &str| s.len() < 10;
         let err = chunker(100, &count, Some(&fits)).chunk_page(&page, "h.html", "").unwrap_err();

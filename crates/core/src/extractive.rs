@@ -31,7 +31,12 @@ pub struct Extractive {
 
 /// Build an extractive answer from a search result over `index`. At most `max_sentences`
 /// sentences (at least 1) are quoted.
-pub fn answer(index: &Index, result: &SearchResult, question: &str, max_sentences: usize) -> Extractive {
+pub fn answer(
+    index: &Index,
+    result: &SearchResult,
+    question: &str,
+    max_sentences: usize,
+) -> Extractive {
     answer_from(index, result, question, max_sentences)
 }
 
@@ -45,7 +50,12 @@ struct Candidate {
 }
 
 /// [`answer`] over any [`ChunkSource`].
-pub fn answer_from(index: &dyn ChunkSource, result: &SearchResult, question: &str, max_sentences: usize) -> Extractive {
+pub fn answer_from(
+    index: &dyn ChunkSource,
+    result: &SearchResult,
+    question: &str,
+    max_sentences: usize,
+) -> Extractive {
     let max_sentences = max_sentences.max(1);
     if result.hits.is_empty() {
         return not_covered(index, &result.closest);
@@ -63,7 +73,14 @@ pub fn answer_from(index: &dyn ChunkSource, result: &SearchResult, question: &st
             let Some(chunk) = index.chunk_at(c) else { continue };
             for (position, text) in sentences(&chunk.text).into_iter().enumerate() {
                 let terms = tokenize(&text);
-                candidates.push(Candidate { source: si, rank: rank_of(c), chunk: c, position, text, terms });
+                candidates.push(Candidate {
+                    source: si,
+                    rank: rank_of(c),
+                    chunk: c,
+                    position,
+                    text,
+                    terms,
+                });
             }
         }
     }
@@ -96,7 +113,12 @@ pub fn answer_from(index: &dyn ChunkSource, result: &SearchResult, question: &st
         for q in &query {
             let tf = c.terms.iter().filter(|t| *t == q).count() as f32;
             if tf > 0.0 {
-                s += bm25_term(idf(n, df.get(q.as_str()).copied().unwrap_or(0)), tf, c.terms.len() as f32, avg_len);
+                s += bm25_term(
+                    idf(n, df.get(q.as_str()).copied().unwrap_or(0)),
+                    tf,
+                    c.terms.len() as f32,
+                    avg_len,
+                );
             }
         }
         s / (1.0 + 0.15 * c.rank as f32)
@@ -128,14 +150,21 @@ pub fn answer_from(index: &dyn ChunkSource, result: &SearchResult, question: &st
     if chosen.is_empty() {
         // No sentence shares a term with the question (e.g. another language): quote the
         // opening of the best section instead.
-        let best = candidates.iter().enumerate().filter(|(_, c)| c.rank == 0 || c.source == 0).map(|(i, _)| i);
+        let best = candidates
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.rank == 0 || c.source == 0)
+            .map(|(i, _)| i);
         chosen.extend(best.take(max_sentences.min(2)));
     }
     if chosen.is_empty() {
         return not_covered(index, &result.hits);
     }
     // Group per source (source order), sentences in document order within each source.
-    let mut order: Vec<SortKey> = chosen.iter().map(|&i| (candidates[i].source, candidates[i].chunk as usize, candidates[i].position, i)).collect();
+    let mut order: Vec<SortKey> = chosen
+        .iter()
+        .map(|&i| (candidates[i].source, candidates[i].chunk as usize, candidates[i].position, i))
+        .collect();
     order.sort_unstable();
     let chosen: Vec<usize> = order.into_iter().map(|(_, _, _, i)| i).collect();
 
@@ -250,8 +279,10 @@ fn sentences(text: &str) -> Vec<String> {
         let chars: Vec<(usize, char)> = para.char_indices().collect();
         for (k, &(i, c)) in chars.iter().enumerate() {
             let end_here = match c {
-                '.' | '!' | '?' => chars.get(k + 1).is_none_or(|&(_, n)| n == ' ')
-                    && !ends_with_abbreviation(&para[start..i]),
+                '.' | '!' | '?' => {
+                    chars.get(k + 1).is_none_or(|&(_, n)| n == ' ')
+                        && !ends_with_abbreviation(&para[start..i])
+                }
                 '。' | '！' | '？' => true,
                 _ => false,
             };
@@ -267,7 +298,8 @@ fn sentences(text: &str) -> Vec<String> {
 
 fn ends_with_abbreviation(s: &str) -> bool {
     let last = s.rsplit(' ').next().unwrap_or("").to_ascii_lowercase();
-    matches!(last.as_str(), "e.g" | "i.e" | "etc" | "vs" | "cf" | "fig" | "no") || last.chars().all(|c| c.is_ascii_digit())
+    matches!(last.as_str(), "e.g" | "i.e" | "etc" | "vs" | "cf" | "fig" | "no")
+        || last.chars().all(|c| c.is_ascii_digit())
 }
 
 fn push_sentence(out: &mut Vec<String>, s: &str) {
@@ -285,7 +317,9 @@ fn strip_list_marker(t: &str) -> &str {
     }
     let digits = t.chars().take_while(|c| c.is_ascii_digit()).count();
     if digits > 0 && digits < 4 {
-        if let Some(rest) = t[digits..].strip_prefix(". ").or_else(|| t[digits..].strip_prefix(") ")) {
+        if let Some(rest) =
+            t[digits..].strip_prefix(". ").or_else(|| t[digits..].strip_prefix(") "))
+        {
             return rest;
         }
     }

@@ -133,7 +133,11 @@ fn push_u32(out: &mut Vec<u8>, v: u32) {
 }
 
 fn to_u32(v: usize, what: &str) -> Result<u32, FormatError> {
-    u32::try_from(v).map_err(|_| FormatError::Invalid(format!("{what} exceeds 4 GiB / 2^32 entries; split the site into several indexes")))
+    u32::try_from(v).map_err(|_| {
+        FormatError::Invalid(format!(
+            "{what} exceeds 4 GiB / 2^32 entries; split the site into several indexes"
+        ))
+    })
 }
 
 /// A string table under construction: deduplicates.
@@ -156,7 +160,9 @@ impl StringTable {
 }
 
 /// Offsets table + blob, the shape shared by `Strings` and `Terms`.
-fn encode_string_list<'a>(items: impl ExactSizeIterator<Item = &'a str>) -> Result<Vec<u8>, FormatError> {
+fn encode_string_list<'a>(
+    items: impl ExactSizeIterator<Item = &'a str>,
+) -> Result<Vec<u8>, FormatError> {
     let mut out = Vec::new();
     let count = items.len();
     push_u32(&mut out, to_u32(count, "string count")?);
@@ -177,7 +183,11 @@ fn encode_string_list<'a>(items: impl ExactSizeIterator<Item = &'a str>) -> Resu
 /// Write an index: `vectors` must be None (lexical only) or one vector of `header.dims` per chunk.
 /// Vectors are L2-normalised, then quantised as `header.quantization` says (int8 by default).
 /// Header counts are filled in from the chunks.
-pub fn write_index(header: &IndexHeader, chunks: &[Chunk], vectors: Option<&[Vec<f32>]>) -> Result<Vec<u8>, FormatError> {
+pub fn write_index(
+    header: &IndexHeader,
+    chunks: &[Chunk],
+    vectors: Option<&[Vec<f32>]>,
+) -> Result<Vec<u8>, FormatError> {
     let n = chunks.len();
     to_u32(n, "chunk count")?;
     let mut header = header.clone();
@@ -186,7 +196,8 @@ pub fn write_index(header: &IndexHeader, chunks: &[Chunk], vectors: Option<&[Vec
     pages.sort_unstable();
     pages.dedup();
     header.page_count = pages.len() as u32;
-    let mut namespaces: Vec<String> = chunks.iter().filter(|c| !c.namespace.is_empty()).map(|c| c.namespace.clone()).collect();
+    let mut namespaces: Vec<String> =
+        chunks.iter().filter(|c| !c.namespace.is_empty()).map(|c| c.namespace.clone()).collect();
     namespaces.sort();
     namespaces.dedup();
     header.namespaces = namespaces;
@@ -197,12 +208,18 @@ pub fn write_index(header: &IndexHeader, chunks: &[Chunk], vectors: Option<&[Vec
         None => header.dims = 0,
         Some(vs) => {
             if vs.len() != n {
-                return Err(FormatError::Invalid(format!("{} vectors for {} chunks; every chunk needs exactly one vector", vs.len(), n)));
+                return Err(FormatError::Invalid(format!(
+                    "{} vectors for {} chunks; every chunk needs exactly one vector",
+                    vs.len(),
+                    n
+                )));
             }
             if header.dims == 0 {
                 header.dims = vs.first().map(|v| v.len() as u32).unwrap_or(0);
             }
-            if let Some((i, v)) = vs.iter().enumerate().find(|(_, v)| v.len() != header.dims as usize) {
+            if let Some((i, v)) =
+                vs.iter().enumerate().find(|(_, v)| v.len() != header.dims as usize)
+            {
                 return Err(FormatError::Invalid(format!("vector {i} has {} dims, the index has {}; all vectors must come from the same model", v.len(), header.dims)));
             }
         }
@@ -270,10 +287,15 @@ pub fn write_index(header: &IndexHeader, chunks: &[Chunk], vectors: Option<&[Vec
             scale_sec.extend_from_slice(&scale.to_le_bytes());
         }
     }
-    let version = if header.quantization == Quantization::Int8 { INT8_FORMAT_VERSION } else { FORMAT_VERSION };
+    let version = if header.quantization == Quantization::Int8 {
+        INT8_FORMAT_VERSION
+    } else {
+        FORMAT_VERSION
+    };
 
     // Assemble.
-    let header_json = serde_json::to_vec(&header).map_err(|e| FormatError::Invalid(e.to_string()))?;
+    let header_json =
+        serde_json::to_vec(&header).map_err(|e| FormatError::Invalid(e.to_string()))?;
     let mut sections: Vec<(SectionKind, Vec<u8>)> = vec![
         (SectionKind::Pages, pages_sec),
         (SectionKind::Places, places_sec),
@@ -352,19 +374,32 @@ struct StrList {
 }
 
 impl StrList {
-    fn parse(bytes: &[u8], range: (usize, usize), what: &'static str) -> Result<StrList, FormatError> {
+    fn parse(
+        bytes: &[u8],
+        range: (usize, usize),
+        what: &'static str,
+    ) -> Result<StrList, FormatError> {
         let (start, len) = range;
         if len < 4 {
             return Err(FormatError::Truncated(what));
         }
         let count = rd_u32(bytes, start) as usize;
-        let table = count.checked_add(1).and_then(|c| c.checked_mul(4)).ok_or(FormatError::Truncated(what))?;
+        let table = count
+            .checked_add(1)
+            .and_then(|c| c.checked_mul(4))
+            .ok_or(FormatError::Truncated(what))?;
         if 4 + table > len {
             return Err(FormatError::Truncated(what));
         }
-        let list = StrList { count, offsets: start + 4, blob: start + 4 + table, blob_len: len - 4 - table };
+        let list = StrList {
+            count,
+            offsets: start + 4,
+            blob: start + 4 + table,
+            blob_len: len - 4 - table,
+        };
         let blob = &bytes[list.blob..list.blob + list.blob_len];
-        let text = std::str::from_utf8(blob).map_err(|_| FormatError::Corrupt(format!("{what} are not valid UTF-8")))?;
+        let text = std::str::from_utf8(blob)
+            .map_err(|_| FormatError::Corrupt(format!("{what} are not valid UTF-8")))?;
         let mut prev = 0usize;
         for i in 0..=count {
             let o = rd_u32(bytes, list.offsets + i * 4) as usize;
@@ -483,9 +518,15 @@ impl<'a> ChunkRef<'a> {
 }
 
 /// Parse a fixed-size record section: its start and record count.
-fn records(range: (usize, usize), size: usize, what: &'static str) -> Result<(usize, usize), FormatError> {
+fn records(
+    range: (usize, usize),
+    size: usize,
+    what: &'static str,
+) -> Result<(usize, usize), FormatError> {
     if !range.1.is_multiple_of(size) {
-        return Err(FormatError::Corrupt(format!("{what}: size is not a multiple of its record size")));
+        return Err(FormatError::Corrupt(format!(
+            "{what}: size is not a multiple of its record size"
+        )));
     }
     Ok((range.0, range.1 / size))
 }
@@ -494,7 +535,11 @@ impl Index {
     /// Parse and validate (magic, version, length, checksum, every offset). Never panics.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<Index, FormatError> {
         if bytes.len() < 8 {
-            return Err(if MAGIC.starts_with(&bytes) { FormatError::Truncated("file shorter than its magic") } else { FormatError::BadMagic });
+            return Err(if MAGIC.starts_with(&bytes) {
+                FormatError::Truncated("file shorter than its magic")
+            } else {
+                FormatError::BadMagic
+            });
         }
         if &bytes[..8] != MAGIC {
             return Err(FormatError::BadMagic);
@@ -510,14 +555,20 @@ impl Index {
             return Err(FormatError::Corrupt("format version 0".into()));
         }
         if version < INT8_FORMAT_VERSION {
-            return Err(FormatError::OlderVersion { found: version, supported: INT8_FORMAT_VERSION });
+            return Err(FormatError::OlderVersion {
+                found: version,
+                supported: INT8_FORMAT_VERSION,
+            });
         }
         let total = rd_u64(&bytes, 16);
         if (bytes.len() as u64) < total {
             return Err(FormatError::Truncated("file shorter than its recorded length"));
         }
         if (bytes.len() as u64) > total {
-            return Err(FormatError::Corrupt(format!("{} trailing bytes after the recorded length", bytes.len() as u64 - total)));
+            return Err(FormatError::Corrupt(format!(
+                "{} trailing bytes after the recorded length",
+                bytes.len() as u64 - total
+            )));
         }
         let body_len = bytes.len() - 8;
         let stored = rd_u64(&bytes, body_len);
@@ -532,7 +583,10 @@ impl Index {
             .and_then(|t| t.checked_add(FIXED_HEADER))
             .filter(|&e| e <= body_len)
             .ok_or(FormatError::Truncated("section table"))?;
-        let header_end = table_end.checked_add(header_len).filter(|&e| e <= body_len).ok_or(FormatError::Truncated("header"))?;
+        let header_end = table_end
+            .checked_add(header_len)
+            .filter(|&e| e <= body_len)
+            .ok_or(FormatError::Truncated("header"))?;
         let header: IndexHeader = crate::header_json::read_header(&bytes[table_end..header_end])
             .map_err(|e| FormatError::Corrupt(format!("header JSON: {e}")))?;
         let mut sections = Vec::new();
@@ -541,19 +595,26 @@ impl Index {
             let kind = rd_u32(&bytes, at);
             let off = rd_u64(&bytes, at + 8);
             let len = rd_u64(&bytes, at + 16);
-            let end = off.checked_add(len).ok_or(FormatError::Corrupt("section overflows".into()))?;
+            let end =
+                off.checked_add(len).ok_or(FormatError::Corrupt("section overflows".into()))?;
             if off < header_end as u64 || end > body_len as u64 {
                 return Err(FormatError::Corrupt(format!("section {kind} lies outside the file")));
             }
             if let Some(k) = SectionKind::from_u32(kind) {
                 if sections.iter().any(|(s, _, _)| *s == k) {
-                    return Err(FormatError::Corrupt(format!("section {} appears twice", k.name())));
+                    return Err(FormatError::Corrupt(format!(
+                        "section {} appears twice",
+                        k.name()
+                    )));
                 }
                 sections.push((k, off as usize, len as usize));
             }
         }
-        let find = |k: SectionKind| sections.iter().find(|(s, _, _)| *s == k).map(|&(_, o, l)| (o, l));
-        let need = |k: SectionKind| find(k).ok_or_else(|| FormatError::Corrupt(format!("missing section: {}", k.name())));
+        let find =
+            |k: SectionKind| sections.iter().find(|(s, _, _)| *s == k).map(|&(_, o, l)| (o, l));
+        let need = |k: SectionKind| {
+            find(k).ok_or_else(|| FormatError::Corrupt(format!("missing section: {}", k.name())))
+        };
 
         let n = header.chunk_count as usize;
         let dims = header.dims as usize;
@@ -566,10 +627,12 @@ impl Index {
                 return Err(FormatError::Corrupt(format!("page {p} refers to a missing string")));
             }
         }
-        let (crumbs, crumb_count) = records(need(SectionKind::Crumbs)?, CRUMB_RECORD, "breadcrumb trie")?;
+        let (crumbs, crumb_count) =
+            records(need(SectionKind::Crumbs)?, CRUMB_RECORD, "breadcrumb trie")?;
         for c in 0..crumb_count {
             let parent = rd_u32(&bytes, crumbs + c * CRUMB_RECORD);
-            if (parent != NO_NODE && parent as usize >= c) || !sid_ok(crumbs + c * CRUMB_RECORD + 4) {
+            if (parent != NO_NODE && parent as usize >= c) || !sid_ok(crumbs + c * CRUMB_RECORD + 4)
+            {
                 return Err(FormatError::Corrupt(format!("breadcrumb node {c} is malformed")));
             }
         }
@@ -577,16 +640,23 @@ impl Index {
         for p in 0..place_count {
             let r = places + p * PLACE_RECORD;
             let node = rd_u32(&bytes, r + 8);
-            if rd_u32(&bytes, r) as usize >= page_count || !sid_ok(r + 4) || (node != NO_NODE && node as usize >= crumb_count) {
-                return Err(FormatError::Corrupt(format!("section {p} refers to a missing page, string or breadcrumb")));
+            if rd_u32(&bytes, r) as usize >= page_count
+                || !sid_ok(r + 4)
+                || (node != NO_NODE && node as usize >= crumb_count)
+            {
+                return Err(FormatError::Corrupt(format!(
+                    "section {p} refers to a missing page, string or breadcrumb"
+                )));
             }
         }
-        let (chunks, chunk_count) = records(need(SectionKind::Chunks)?, CHUNK_RECORD, "chunk records")?;
+        let (chunks, chunk_count) =
+            records(need(SectionKind::Chunks)?, CHUNK_RECORD, "chunk records")?;
         if chunk_count != n {
             return Err(FormatError::Corrupt("chunk records do not match the chunk count".into()));
         }
         let text = need(SectionKind::Text)?;
-        let text_str = std::str::from_utf8(&bytes[text.0..text.0 + text.1]).map_err(|_| FormatError::Corrupt("chunk text is not valid UTF-8".into()))?;
+        let text_str = std::str::from_utf8(&bytes[text.0..text.0 + text.1])
+            .map_err(|_| FormatError::Corrupt("chunk text is not valid UTF-8".into()))?;
         let mut prev_end = 0usize;
         for i in 0..n {
             let r = chunks + i * CHUNK_RECORD;
@@ -595,33 +665,51 @@ impl Index {
             }
             let end = rd_u32(&bytes, r + 4) as usize;
             if end < prev_end || end > text.1 || !text_str.is_char_boundary(end) {
-                return Err(FormatError::Corrupt(format!("chunk {i} text lies outside the text section")));
+                return Err(FormatError::Corrupt(format!(
+                    "chunk {i} text lies outside the text section"
+                )));
             }
             prev_end = end;
         }
         let quantization = header.quantization;
         if version == INT8_FORMAT_VERSION && quantization != Quantization::Int8 {
-            return Err(FormatError::Corrupt(format!("a version 2 file cannot hold {} vectors", quantization.name())));
+            return Err(FormatError::Corrupt(format!(
+                "a version 2 file cannot hold {} vectors",
+                quantization.name()
+            )));
         }
         let vectors = if dims > 0 {
             let v = need(SectionKind::Vectors)?;
             let s = need(SectionKind::Scales)?;
             let per = quantization.vector_bytes(dims);
             if Some(v.1) != n.checked_mul(per) || Some(s.1) != n.checked_mul(4) {
-                return Err(FormatError::Corrupt(format!("vector section size does not match count × dims ({})", quantization.name())));
+                return Err(FormatError::Corrupt(format!(
+                    "vector section size does not match count × dims ({})",
+                    quantization.name()
+                )));
             }
             let packed = &bytes[v.0..v.0 + v.1];
             if quantization == Quantization::Int8 {
                 // Components are -127..=127 (symmetric quantisation); the SIMD kernels rely on it.
                 if packed.contains(&0x80) {
-                    return Err(FormatError::Corrupt("a vector component is -128, outside the int8 range -127..=127".into()));
+                    return Err(FormatError::Corrupt(
+                        "a vector component is -128, outside the int8 range -127..=127".into(),
+                    ));
                 }
                 Some((Levels::InFile(v.0), s.0))
             } else {
                 let mut levels = Vec::with_capacity(n * dims);
                 for i in 0..n {
-                    if !crate::vector::unpack_levels(&packed[i * per..(i + 1) * per], quantization.bits(), dims, &mut levels) {
-                        return Err(FormatError::Corrupt(format!("vector {i} holds a code outside the {} range", quantization.name())));
+                    if !crate::vector::unpack_levels(
+                        &packed[i * per..(i + 1) * per],
+                        quantization.bits(),
+                        dims,
+                        &mut levels,
+                    ) {
+                        return Err(FormatError::Corrupt(format!(
+                            "vector {i} holds a code outside the {} range",
+                            quantization.name()
+                        )));
                     }
                 }
                 Some((Levels::Unpacked(levels), s.0))
@@ -629,7 +717,22 @@ impl Index {
         } else {
             None
         };
-        Ok(Index { header, sections, n, dims, chunks, pages, places, crumbs, strings, text, vectors, lexical: OnceLock::new(), checksum, bytes })
+        Ok(Index {
+            header,
+            sections,
+            n,
+            dims,
+            chunks,
+            pages,
+            places,
+            crumbs,
+            strings,
+            text,
+            vectors,
+            lexical: OnceLock::new(),
+            checksum,
+            bytes,
+        })
     }
 
     /// The header recorded at build time.
@@ -686,7 +789,16 @@ impl Index {
     /// Borrowed view of chunk `i`; an out-of-range `i` gives an empty view.
     pub fn chunk_ref(&self, i: usize) -> ChunkRef<'_> {
         if i >= self.n {
-            return ChunkRef { url: "", anchor: "", title: "", namespace: "", text: "", tokens: 0, index: None, crumb: NO_NODE };
+            return ChunkRef {
+                url: "",
+                anchor: "",
+                title: "",
+                namespace: "",
+                text: "",
+                tokens: 0,
+                index: None,
+                crumb: NO_NODE,
+            };
         }
         let b = &self.bytes;
         let (place, start, end) = self.record(i);
@@ -697,7 +809,10 @@ impl Index {
             title: self.string(rd_u32(b, page + 4)),
             namespace: self.string(rd_u32(b, page + 8)),
             anchor: self.string(rd_u32(b, pl + 4)),
-            text: b.get(self.text.0 + start..self.text.0 + end).and_then(|t| std::str::from_utf8(t).ok()).unwrap_or(""),
+            text: b
+                .get(self.text.0 + start..self.text.0 + end)
+                .and_then(|t| std::str::from_utf8(t).ok())
+                .unwrap_or(""),
             tokens: rd_u32(b, self.chunks + i * CHUNK_RECORD + 8),
             index: Some(self),
             crumb: rd_u32(b, pl + 8),
@@ -729,7 +844,10 @@ impl Index {
         let all = self.all_vectors()?;
         let s = self.vectors.as_ref()?.1;
         let sb = &self.bytes[s + i * 4..s + i * 4 + 4];
-        Some((&all[i * self.dims..(i + 1) * self.dims], f32::from_le_bytes([sb[0], sb[1], sb[2], sb[3]])))
+        Some((
+            &all[i * self.dims..(i + 1) * self.dims],
+            f32::from_le_bytes([sb[0], sb[1], sb[2], sb[3]]),
+        ))
     }
 
     /// All vectors' int8 levels back to back (`len() × dims()`), for the scan loop.
@@ -794,7 +912,11 @@ mod tests {
             url: url.into(),
             anchor: anchor.into(),
             title: "Title".into(),
-            breadcrumb: if anchor.is_empty() { vec!["Title".into()] } else { vec!["Title".into(), anchor.into()] },
+            breadcrumb: if anchor.is_empty() {
+                vec!["Title".into()]
+            } else {
+                vec!["Title".into(), anchor.into()]
+            },
             namespace: String::new(),
             text: text.into(),
             tokens: text.len() as u32 / 4,
@@ -814,9 +936,15 @@ mod tests {
 
     #[test]
     fn chunks_strings_and_vectors_round_trip() {
-        let chunks = vec![chunk("a.html", "x", "hello world"), chunk("b.html", "", "héllo ünïcode 所有権")];
+        let chunks =
+            vec![chunk("a.html", "x", "hello world"), chunk("b.html", "", "héllo ünïcode 所有権")];
         let vecs = vec![vec![1.0, 0.0, 0.0], vec![0.0, 0.6, 0.8]];
-        let bytes = write_index(&IndexHeader { provider: "local".into(), ..Default::default() }, &chunks, Some(&vecs)).unwrap();
+        let bytes = write_index(
+            &IndexHeader { provider: "local".into(), ..Default::default() },
+            &chunks,
+            Some(&vecs),
+        )
+        .unwrap();
         let idx = Index::from_bytes(bytes).unwrap();
         assert_eq!(idx.len(), 2);
         assert_eq!(idx.header().dims, 3);

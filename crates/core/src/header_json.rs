@@ -233,7 +233,9 @@ impl Fields {
 
     fn number<T: std::str::FromStr>(&self, name: &str) -> Result<T, String> {
         match self.required(name)? {
-            Value::Number(n) => n.parse().map_err(|_| format!("field `{name}` is out of range: {n}")),
+            Value::Number(n) => {
+                n.parse().map_err(|_| format!("field `{name}` is out of range: {n}"))
+            }
             _ => Err(format!("field `{name}` is not a number")),
         }
     }
@@ -256,14 +258,20 @@ impl Fields {
 
 /// Parses the header JSON. The error names the problem (for "header JSON: …").
 pub(crate) fn read_header(bytes: &[u8]) -> Result<IndexHeader, String> {
-    let Value::Object(fields) = parse(bytes)? else { return Err("the header is not a JSON object".into()) };
+    let Value::Object(fields) = parse(bytes)? else {
+        return Err("the header is not a JSON object".into());
+    };
     let f = Fields(fields);
     let name = f.string("quantization")?;
-    let quantization =
-        Quantization::ALL.into_iter().find(|q| q.name() == name).ok_or_else(|| format!("unknown quantization `{name}`"))?;
+    let quantization = Quantization::ALL
+        .into_iter()
+        .find(|q| q.name() == name)
+        .ok_or_else(|| format!("unknown quantization `{name}`"))?;
     let relevance_floor = match f.required("relevance_floor")? {
         Value::Null => None,
-        Value::Number(n) => Some(parse_f32(n).ok_or_else(|| format!("field `relevance_floor` is out of range: {n}"))?),
+        Value::Number(n) => Some(
+            parse_f32(n).ok_or_else(|| format!("field `relevance_floor` is out of range: {n}"))?,
+        ),
         _ => return Err("field `relevance_floor` is not a number".into()),
     };
     Ok(IndexHeader {
@@ -284,8 +292,8 @@ pub(crate) fn read_header(bytes: &[u8]) -> Result<IndexHeader, String> {
 
 /// Exact powers of ten as `f64` (every one up to 10^22 is representable).
 const POW10: [f64; 23] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18,
-    1e19, 1e20, 1e21, 1e22,
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ];
 
 /// A JSON number's text as `f32`, without Rust's float parser: `str::parse::<f32>` links
@@ -458,7 +466,10 @@ mod tests {
         let mut v = serde_json::to_value(header()).unwrap();
         let o = v.as_object_mut().unwrap();
         o.remove("sources");
-        o.insert("added_later".into(), serde_json::json!({"nested": [1, 2.5e-3, true, null, "🦀"]}));
+        o.insert(
+            "added_later".into(),
+            serde_json::json!({"nested": [1, 2.5e-3, true, null, "🦀"]}),
+        );
         let h = read_header(&serde_json::to_vec(&v).unwrap()).unwrap();
         assert_eq!(h.sources, Vec::<String>::new());
         assert_eq!(h.dims, 384);
@@ -480,7 +491,10 @@ mod tests {
             (&ok.replace("\"dims\":384", "\"dims\":-1"), "out of range"),
             (&ok.replace("\"dims\":384", "\"dims\":99999999999"), "out of range"),
             (&ok.replace("\"int8\"", "\"int3\""), "unknown quantization"),
-            (&ok.replace(",\"model\":\"sentence-transformers/all-MiniLM-L6-v2\"", ""), "missing field `model`"),
+            (
+                &ok.replace(",\"model\":\"sentence-transformers/all-MiniLM-L6-v2\"", ""),
+                "missing field `model`",
+            ),
             (&format!("{ok} x"), "trailing"),
             ("{\"a\":\"\\ud83e\"}", "surrogate"),
             ("{\"a\":\"x", "unterminated"),

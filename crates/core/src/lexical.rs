@@ -14,12 +14,12 @@ pub const BM25_B: f32 = 0.75;
 const STOP_WORDS: &[&str] = &[
     "a", "about", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been", "but",
     "by", "can", "could", "did", "do", "does", "doesn't", "doing", "don't", "explain", "for",
-    "from", "had", "has", "have", "he", "her", "here", "his", "how", "i", "i'm", "if", "in", "into",
-    "is", "isn't", "it", "it's", "its", "just", "know", "me", "my", "of", "on", "or", "our",
-    "please", "she", "should", "so", "some", "tell", "than", "that", "the", "their", "them", "then",
-    "there", "there's", "these", "they", "this", "those", "to", "too", "us", "use", "used", "using",
-    "want", "was", "way", "we", "were", "what", "what's", "when", "where", "which", "while", "who",
-    "whom", "why", "will", "with", "would", "you", "your", "yours",
+    "from", "had", "has", "have", "he", "her", "here", "his", "how", "i", "i'm", "if", "in",
+    "into", "is", "isn't", "it", "it's", "its", "just", "know", "me", "my", "of", "on", "or",
+    "our", "please", "she", "should", "so", "some", "tell", "than", "that", "the", "their", "them",
+    "then", "there", "there's", "these", "they", "this", "those", "to", "too", "us", "use", "used",
+    "using", "want", "was", "way", "we", "were", "what", "what's", "when", "where", "which",
+    "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
 ];
 
 /// A word of at most 8 bytes packed into a u64 (big-endian, zero padded): packed keys sort
@@ -56,7 +56,8 @@ pub fn is_stop_word(w: &str) -> bool {
 
 #[inline(always)]
 fn is_cjk(c: char) -> bool {
-    (c as u32) >= 0x3040 && matches!(c as u32,
+    (c as u32) >= 0x3040
+        && matches!(c as u32,
         0x3040..=0x30FF   // Hiragana, Katakana
         | 0x3400..=0x4DBF // CJK Ext A
         | 0x4E00..=0x9FFF // CJK Unified
@@ -88,7 +89,11 @@ fn stem_in_place(w: &mut String) {
     if w.ends_with("ies") && n - 3 >= 2 {
         w.truncate(n - 3);
         w.push('y');
-    } else if w.ends_with("sses") || w.ends_with("xes") || w.ends_with("ches") || w.ends_with("shes") {
+    } else if w.ends_with("sses")
+        || w.ends_with("xes")
+        || w.ends_with("ches")
+        || w.ends_with("shes")
+    {
         w.truncate(n - 2);
     } else if w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is") {
         w.truncate(n - 1);
@@ -212,7 +217,10 @@ pub fn tokenize_with<F: FnMut(&str)>(text: &str, mut emit: F) {
                 emit_word(inner, &mut buf, &mut emit);
             }
             // `[patch]`-style table headers: also keep the bracketed form.
-            if start > 0 && text.as_bytes()[start - 1] == b'[' && text.as_bytes().get(end) == Some(&b']') {
+            if start > 0
+                && text.as_bytes()[start - 1] == b'['
+                && text.as_bytes().get(end) == Some(&b']')
+            {
                 lower_into(inner, &mut buf);
                 buf.insert(0, '[');
                 buf.push(']');
@@ -346,8 +354,12 @@ impl LexicalIndex {
             cursor[t as usize] += 1;
         }
         let total: u64 = doclens.iter().map(|&l| l as u64).sum();
-        let avgdl = if doclens.is_empty() { 1.0 } else { (total as f32 / doclens.len() as f32).max(1.0) };
-        let norms = doclens.iter().map(|&dl| BM25_K1 * (1.0 - BM25_B + BM25_B * dl as f32 / avgdl)).collect();
+        let avgdl =
+            if doclens.is_empty() { 1.0 } else { (total as f32 / doclens.len() as f32).max(1.0) };
+        let norms = doclens
+            .iter()
+            .map(|&dl| BM25_K1 * (1.0 - BM25_B + BM25_B * dl as f32 / avgdl))
+            .collect();
         LexicalIndex { terms, offsets, docs: docs_out, tfs, doclens, norms, avgdl }
     }
 
@@ -375,7 +387,9 @@ impl LexicalIndex {
     pub fn postings(&self, t: u32) -> (&[u32], &[u16]) {
         let t = t as usize;
         match (self.offsets.get(t), self.offsets.get(t + 1)) {
-            (Some(&a), Some(&b)) => (&self.docs[a as usize..b as usize], &self.tfs[a as usize..b as usize]),
+            (Some(&a), Some(&b)) => {
+                (&self.docs[a as usize..b as usize], &self.tfs[a as usize..b as usize])
+            }
             _ => (&[], &[]),
         }
     }
@@ -383,7 +397,13 @@ impl LexicalIndex {
     /// contains it (and that `allowed` lets through, when given). Equal to summing
     /// `weight * bm25_term(idf, tf, doc_len(d), avgdl())`, with the length normalisation
     /// precomputed per document. Returns the term's idf.
-    pub fn add_scores(&self, t: u32, weight: f32, scores: &mut [f32], allowed: Option<&[bool]>) -> f32 {
+    pub fn add_scores(
+        &self,
+        t: u32,
+        weight: f32,
+        scores: &mut [f32],
+        allowed: Option<&[bool]>,
+    ) -> f32 {
         let (docs, tfs) = self.postings(t);
         let term_idf = idf(self.len() as u32, docs.len() as u32);
         let c = weight * term_idf * (BM25_K1 + 1.0);
@@ -431,7 +451,18 @@ mod tests {
     #[test]
     fn code_identifiers_are_kept_whole_and_split() {
         let t = tokenize("Set CARGO_HOME, run cargo build --locked, see foo::bar and snake_case.");
-        for want in ["cargo_home", "home", "--locked", "locked", "foo::bar", "foo", "bar", "snake_case", "snake", "case"] {
+        for want in [
+            "cargo_home",
+            "home",
+            "--locked",
+            "locked",
+            "foo::bar",
+            "foo",
+            "bar",
+            "snake_case",
+            "snake",
+            "case",
+        ] {
             assert!(t.contains(&want.to_string()), "{want} missing from {t:?}");
         }
     }
@@ -466,15 +497,25 @@ mod tests {
 
     #[test]
     fn scoring_a_term_over_its_postings_matches_bm25_per_document() {
-        let ix = LexicalIndex::build([vec!["cargo build"], vec!["build scripts build a crate before cargo builds it"], vec!["other"]]);
+        let ix = LexicalIndex::build([
+            vec!["cargo build"],
+            vec!["build scripts build a crate before cargo builds it"],
+            vec!["other"],
+        ]);
         let t = ix.term_id("build").unwrap();
         let (docs, tfs) = ix.postings(t);
         let idf = idf(ix.len() as u32, docs.len() as u32);
         let mut got = vec![0f32; 3];
         assert_eq!(ix.add_scores(t, 0.5, &mut got, None), idf, "it returns the term's idf");
         for (d, &score) in got.iter().enumerate() {
-            let want = docs.iter().position(|&x| x == d as u32).map_or(0.0, |i| 0.5 * bm25_term(idf, tfs[i] as f32, ix.doc_len(d), ix.avgdl()));
-            assert!((score - want).abs() <= 1e-6 * want.abs().max(1.0), "doc {d}: {score} vs {want}");
+            let want = docs
+                .iter()
+                .position(|&x| x == d as u32)
+                .map_or(0.0, |i| 0.5 * bm25_term(idf, tfs[i] as f32, ix.doc_len(d), ix.avgdl()));
+            assert!(
+                (score - want).abs() <= 1e-6 * want.abs().max(1.0),
+                "doc {d}: {score} vs {want}"
+            );
         }
         let mut masked = vec![0f32; 3];
         ix.add_scores(t, 0.5, &mut masked, Some(&[false, true, true]));
@@ -483,7 +524,10 @@ mod tests {
 
     #[test]
     fn the_inverted_index_counts_terms_per_document() {
-        let ix = LexicalIndex::build([vec!["Ownership"], vec!["Vectors", "vectors and closures, vectors"]]);
+        let ix = LexicalIndex::build([
+            vec!["Ownership"],
+            vec!["Vectors", "vectors and closures, vectors"],
+        ]);
         assert_eq!(ix.len(), 2);
         let v = ix.term_id("vector").unwrap();
         assert_eq!(ix.postings(v), (&[1u32][..], &[3u16][..]));

@@ -72,7 +72,8 @@ pub enum Quantization {
 
 impl Quantization {
     /// Every quantisation, finest first.
-    pub const ALL: [Quantization; 3] = [Quantization::Int8, Quantization::Int4, Quantization::Binary];
+    pub const ALL: [Quantization; 3] =
+        [Quantization::Int8, Quantization::Int4, Quantization::Binary];
 
     /// Bits per stored component.
     pub fn bits(self) -> u32 {

@@ -125,8 +125,13 @@ impl Template {
                         .filter(|&p| bytes[p] == b'}')
                         .ok_or(PromptError::Unclosed { offset: i })?;
                     let name = &s[i + 1..close];
-                    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                        return Err(PromptError::InvalidPlaceholder { text: name.to_string(), offset: i });
+                    if name.is_empty()
+                        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    {
+                        return Err(PromptError::InvalidPlaceholder {
+                            text: name.to_string(),
+                            offset: i,
+                        });
                     }
                     out.push(Piece::Param(name));
                     i = close + 1;
@@ -167,7 +172,9 @@ impl Template {
     /// no parameter is an error.
     pub fn render(&self, params: &[(&str, &str)]) -> Result<String, PromptError> {
         let pieces = self.pieces()?;
-        let mut out = String::with_capacity(self.0.len() + params.iter().map(|(_, v)| v.len()).sum::<usize>());
+        let mut out = String::with_capacity(
+            self.0.len() + params.iter().map(|(_, v)| v.len()).sum::<usize>(),
+        );
         for p in pieces {
             match p {
                 Piece::Text(t) => out.push_str(t),

@@ -34,7 +34,11 @@ pub struct RenderOptions {
 
 impl Default for RenderOptions {
     fn default() -> Self {
-        RenderOptions { sources: Vec::new(), docs_origin: None, max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES }
+        RenderOptions {
+            sources: Vec::new(),
+            docs_origin: None,
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+        }
     }
 }
 
@@ -272,14 +276,16 @@ fn normalize_origin(o: &str) -> String {
 
 /// Render model Markdown to safe HTML. See the module docs.
 pub fn render_markdown(md: &str, opts: &RenderOptions) -> Rendered {
-    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut w = Writer::new(opts);
     let bytes = md.as_bytes();
     for (event, range) in Parser::new_ext(md, options).into_offset_iter() {
         // A text event that starts with a backslash-escaped character or a character reference
         // (`\[1\]`, `&#91;1&#93;`) is literal text: it never forms a citation.
         let literal = matches!(event, Event::Text(_))
-            && ((range.start > 0 && bytes.get(range.start - 1) == Some(&b'\\')) || bytes.get(range.start) == Some(&b'&'));
+            && ((range.start > 0 && bytes.get(range.start - 1) == Some(&b'\\'))
+                || bytes.get(range.start) == Some(&b'&'));
         w.event(event, literal);
     }
     w.finish()
@@ -316,7 +322,11 @@ impl<'o> Writer<'o> {
     fn new(opts: &'o RenderOptions) -> Writer<'o> {
         Writer {
             opts,
-            docs_origin: opts.docs_origin.as_deref().map(normalize_origin).filter(|o| !o.is_empty()),
+            docs_origin: opts
+                .docs_origin
+                .as_deref()
+                .map(normalize_origin)
+                .filter(|o| !o.is_empty()),
             out: String::new(),
             stack: Vec::new(),
             closing_len: 0,
@@ -439,7 +449,10 @@ impl<'o> Writer<'o> {
             _ => false,
         };
         if external {
-            format!("<a href=\"{}\" rel=\"nofollow noopener noreferrer\" target=\"_blank\">", escaped(url.trim()))
+            format!(
+                "<a href=\"{}\" rel=\"nofollow noopener noreferrer\" target=\"_blank\">",
+                escaped(url.trim())
+            )
         } else {
             format!("<a href=\"{}\">", escaped(url.trim()))
         }
@@ -457,13 +470,18 @@ impl<'o> Writer<'o> {
         let alt = img.alt.trim().to_string();
         match classify_url(&img.url) {
             Some(kind) if self.same_origin_image(&kind) => {
-                let html = format!("<img src=\"{}\" alt=\"{}\" loading=\"lazy\">", escaped(img.url.trim()), escaped(&alt));
+                let html = format!(
+                    "<img src=\"{}\" alt=\"{}\" loading=\"lazy\">",
+                    escaped(img.url.trim()),
+                    escaped(&alt)
+                );
                 self.raw(&html);
             }
             Some(kind @ UrlKind::Absolute { .. }) => {
                 let open = self.link_attrs(&img.url, &kind);
                 self.open(&open, "</a>");
-                let label = if alt.is_empty() { "image".to_string() } else { format!("image: {alt}") };
+                let label =
+                    if alt.is_empty() { "image".to_string() } else { format!("image: {alt}") };
                 self.escaped_text(&label);
                 self.close();
             }
@@ -474,7 +492,9 @@ impl<'o> Writer<'o> {
     fn event(&mut self, event: Event<'_>, literal: bool) {
         if let Some(img) = self.image.as_mut() {
             match event {
-                Event::Text(t) | Event::Code(t) | Event::InlineMath(t) | Event::DisplayMath(t) => img.alt.push_str(&t),
+                Event::Text(t) | Event::Code(t) | Event::InlineMath(t) | Event::DisplayMath(t) => {
+                    img.alt.push_str(&t)
+                }
                 Event::Html(t) | Event::InlineHtml(t) => img.alt.push_str(&t),
                 Event::SoftBreak | Event::HardBreak => img.alt.push(' '),
                 Event::Start(Tag::Image { .. }) => img.depth += 1,
@@ -562,7 +582,9 @@ impl<'o> Writer<'o> {
                         .next()
                         .unwrap_or("")
                         .chars()
-                        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+' | '#' | '.'))
+                        .filter(|c| {
+                            c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+' | '#' | '.')
+                        })
                         .take(32)
                         .collect(),
                     CodeBlockKind::Indented => String::new(),
@@ -570,7 +592,10 @@ impl<'o> Writer<'o> {
                 let open = if lang.is_empty() {
                     "<div class=\"docent-code\"><pre><code>".to_string()
                 } else {
-                    format!("<div class=\"docent-code\"><pre><code class=\"language-{}\">", escaped(&lang))
+                    format!(
+                        "<div class=\"docent-code\"><pre><code class=\"language-{}\">",
+                        escaped(&lang)
+                    )
                 };
                 self.raw_depth += 1;
                 self.open(&open, "</code></pre></div>");
@@ -614,7 +639,8 @@ impl<'o> Writer<'o> {
                     Some(Alignment::Right) => " align=\"right\"",
                     _ => "",
                 };
-                let (tag, close) = if self.in_table_head { ("th", "</th>") } else { ("td", "</td>") };
+                let (tag, close) =
+                    if self.in_table_head { ("th", "</th>") } else { ("td", "</td>") };
                 let open = format!("<{tag}{align}>");
                 self.open(&open, close);
             }
@@ -634,7 +660,8 @@ impl<'o> Writer<'o> {
                 }
             }
             Tag::Image { dest_url, .. } => {
-                self.image = Some(ImageState { url: dest_url.to_string(), alt: String::new(), depth: 1 });
+                self.image =
+                    Some(ImageState { url: dest_url.to_string(), alt: String::new(), depth: 1 });
             }
             Tag::FootnoteDefinition(_) | Tag::MetadataBlock(_) => self.open("<div>", "</div>"),
             Tag::DefinitionList => self.open("<dl>", "</dl>"),

@@ -149,7 +149,8 @@ pub fn score_desc_key(x: f32) -> usize {
 /// Positions of `items` (score, tie) best first: higher score (`f32::total_cmp` order), then
 /// lower tie, then earlier position. A total order, so the unstable sort is exact.
 pub fn best_first(items: impl Iterator<Item = (f32, usize)>) -> Vec<usize> {
-    let mut keys: Vec<SortKey> = items.enumerate().map(|(i, (s, tie))| (score_desc_key(s), tie, i, 0)).collect();
+    let mut keys: Vec<SortKey> =
+        items.enumerate().map(|(i, (s, tie))| (score_desc_key(s), tie, i, 0)).collect();
     keys.sort_unstable();
     keys.into_iter().map(|k| k.2).collect()
 }
@@ -236,7 +237,10 @@ impl TopM {
 
     /// Best first.
     fn into_sorted(self) -> Vec<(u32, f32)> {
-        best_first(self.heap.iter().map(|&(id, s)| (s, id as usize))).into_iter().map(|i| self.heap[i]).collect()
+        best_first(self.heap.iter().map(|&(id, s)| (s, id as usize)))
+            .into_iter()
+            .map(|i| self.heap[i])
+            .collect()
     }
 }
 
@@ -264,13 +268,23 @@ impl Index {
         }
         Some(
             (0..self.len())
-                .map(|i| ns.is_none_or(|ns| self.namespace_of(i) == ns) && prefix.is_none_or(|p| self.url_of(i).starts_with(p)))
+                .map(|i| {
+                    ns.is_none_or(|ns| self.namespace_of(i) == ns)
+                        && prefix.is_none_or(|p| self.url_of(i).starts_with(p))
+                })
                 .collect(),
         )
     }
 
     /// Exact cosine over every (allowed) int8 vector. Returns the best `m`.
-    fn vector_ranked(&self, query: &[f32], history: Option<&[f32]>, hw: f32, mask: Option<&[bool]>, m: usize) -> Vec<(u32, f32)> {
+    fn vector_ranked(
+        &self,
+        query: &[f32],
+        history: Option<&[f32]>,
+        hw: f32,
+        mask: Option<&[bool]>,
+        m: usize,
+    ) -> Vec<(u32, f32)> {
         let dims = self.dims();
         let Some(all) = self.all_vectors() else { return Vec::new() };
         if dims == 0 || query.len() != dims {
@@ -297,7 +311,12 @@ impl Index {
         let mut i = 0;
         while i < n {
             if mask.is_none_or(|m| m.get(i).copied().unwrap_or(false)) {
-                let s = f32::from_le_bytes([scales[4 * i], scales[4 * i + 1], scales[4 * i + 2], scales[4 * i + 3]]);
+                let s = f32::from_le_bytes([
+                    scales[4 * i],
+                    scales[4 * i + 1],
+                    scales[4 * i + 2],
+                    scales[4 * i + 3],
+                ]);
                 top.push(i as u32, dots[i] as f32 * qs * s);
             }
             i += 1;
@@ -306,9 +325,19 @@ impl Index {
     }
 
     /// BM25 over the question's terms (weight 1) and recent history's terms (weight `hw`).
-    fn lexical_ranked(&self, text: &str, history: &[String], hw: f32, mask: Option<&[bool]>, m: usize) -> LexicalOutcome {
+    fn lexical_ranked(
+        &self,
+        text: &str,
+        history: &[String],
+        hw: f32,
+        mask: Option<&[bool]>,
+        m: usize,
+    ) -> LexicalOutcome {
         let mut weighted: Vec<(String, f32)> = Vec::new();
-        let add = |weighted: &mut Vec<(String, f32)>, t: String, w: f32| match weighted.iter_mut().find(|(s, _)| *s == t) {
+        let add = |weighted: &mut Vec<(String, f32)>, t: String, w: f32| match weighted
+            .iter_mut()
+            .find(|(s, _)| *s == t)
+        {
             Some(e) => e.1 = e.1.max(w),
             None => weighted.push((t, w)),
         };
@@ -356,8 +385,16 @@ impl Index {
             .iter()
             .take(5)
             .map(|&(doc, _)| {
-                let got: f32 = lists.iter().filter(|(_, l)| l.binary_search(&doc).is_ok()).map(|(wi, _)| *wi).sum();
-                if total_weight > 0.0 { got / total_weight } else { 0.0 }
+                let got: f32 = lists
+                    .iter()
+                    .filter(|(_, l)| l.binary_search(&doc).is_ok())
+                    .map(|(wi, _)| *wi)
+                    .sum();
+                if total_weight > 0.0 {
+                    got / total_weight
+                } else {
+                    0.0
+                }
             })
             .fold(0.0f32, f32::max);
         LexicalOutcome { ranked, coverage }
@@ -374,7 +411,13 @@ impl Index {
         let run_lexical = opts.mode != Mode::Vector || !has_vectors;
 
         let vec_list = if run_vector {
-            self.vector_ranked(query.vector.unwrap_or_default(), query.history_vector, opts.history_weight, mask, pool)
+            self.vector_ranked(
+                query.vector.unwrap_or_default(),
+                query.history_vector,
+                opts.history_weight,
+                mask,
+                pool,
+            )
         } else {
             Vec::new()
         };
@@ -397,14 +440,27 @@ impl Index {
             match fused.iter().position(|h| h.chunk == id) {
                 Some(p) => p,
                 None => {
-                    fused.push(Hit { chunk: id, score: 0.0, retrievers: Retriever::default(), cosine: None, bm25: None });
+                    fused.push(Hit {
+                        chunk: id,
+                        score: 0.0,
+                        retrievers: Retriever::default(),
+                        cosine: None,
+                        bm25: None,
+                    });
                     fused.len() - 1
                 }
             }
         }
-        let (vmax, vmin) = (vec_list.first().map(|x| x.1).unwrap_or(0.0), vec_list.last().map(|x| x.1).unwrap_or(0.0));
-        let (lmax, lmin) = (lex.ranked.first().map(|x| x.1).unwrap_or(0.0), lex.ranked.last().map(|x| x.1).unwrap_or(0.0));
-        let norm = |s: f32, max: f32, min: f32| if max > min { (s - min) / (max - min) } else { 1.0 };
+        let (vmax, vmin) = (
+            vec_list.first().map(|x| x.1).unwrap_or(0.0),
+            vec_list.last().map(|x| x.1).unwrap_or(0.0),
+        );
+        let (lmax, lmin) = (
+            lex.ranked.first().map(|x| x.1).unwrap_or(0.0),
+            lex.ranked.last().map(|x| x.1).unwrap_or(0.0),
+        );
+        let norm =
+            |s: f32, max: f32, min: f32| if max > min { (s - min) / (max - min) } else { 1.0 };
         for (rank, &(id, cos)) in vec_list.iter().enumerate() {
             let p = slot(&mut fused, id);
             let h = &mut fused[p];
@@ -426,7 +482,11 @@ impl Index {
             };
         }
         // Chunks are unique here, so the chunk breaks every tie.
-        let mut fused: Vec<Hit> = best_first(fused.iter().map(|h| (h.score, h.chunk as usize))).into_iter().take(top_k).map(|i| fused[i].clone()).collect();
+        let mut fused: Vec<Hit> = best_first(fused.iter().map(|h| (h.score, h.chunk as usize)))
+            .into_iter()
+            .take(top_k)
+            .map(|i| fused[i].clone())
+            .collect();
 
         let floor = opts.floor.or(self.header().relevance_floor).unwrap_or(DEFAULT_FLOOR);
         if confidence < floor || fused.is_empty() {
@@ -448,9 +508,19 @@ mod tests {
         let chunks: Vec<Chunk> = texts
             .iter()
             .enumerate()
-            .map(|(i, (ns, t))| Chunk { url: format!("p{i}.html"), anchor: format!("s{i}"), namespace: ns.to_string(), text: t.to_string(), title: format!("Page {i}"), ..Default::default() })
+            .map(|(i, (ns, t))| Chunk {
+                url: format!("p{i}.html"),
+                anchor: format!("s{i}"),
+                namespace: ns.to_string(),
+                text: t.to_string(),
+                title: format!("Page {i}"),
+                ..Default::default()
+            })
             .collect();
-        Index::from_bytes(write_index(&IndexHeader::default(), &chunks, vectors.as_deref()).unwrap()).unwrap()
+        Index::from_bytes(
+            write_index(&IndexHeader::default(), &chunks, vectors.as_deref()).unwrap(),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -471,7 +541,21 @@ mod tests {
 
     #[test]
     fn the_integer_rank_key_orders_floats_like_total_cmp() {
-        let xs = [f32::NEG_INFINITY, -1.5, -f32::MIN_POSITIVE, -1e-40, -0.0, 0.0, 1e-40, 0.25, 1.0, f32::MAX, f32::INFINITY, f32::NAN, -f32::NAN];
+        let xs = [
+            f32::NEG_INFINITY,
+            -1.5,
+            -f32::MIN_POSITIVE,
+            -1e-40,
+            -0.0,
+            0.0,
+            1e-40,
+            0.25,
+            1.0,
+            f32::MAX,
+            f32::INFINITY,
+            f32::NAN,
+            -f32::NAN,
+        ];
         for a in xs {
             for b in xs {
                 assert_eq!(total_key(a).cmp(&total_key(b)), a.total_cmp(&b), "{a} vs {b}");
@@ -481,10 +565,26 @@ mod tests {
 
     #[test]
     fn the_descending_key_orders_floats_like_reversed_total_cmp() {
-        let xs = [f32::NEG_INFINITY, -1.5, -1e-40, -0.0, 0.0, 1e-40, 0.25, f32::MAX, f32::INFINITY, f32::NAN, -f32::NAN];
+        let xs = [
+            f32::NEG_INFINITY,
+            -1.5,
+            -1e-40,
+            -0.0,
+            0.0,
+            1e-40,
+            0.25,
+            f32::MAX,
+            f32::INFINITY,
+            f32::NAN,
+            -f32::NAN,
+        ];
         for a in xs {
             for b in xs {
-                assert_eq!(score_desc_key(a).cmp(&score_desc_key(b)), b.total_cmp(&a), "{a} vs {b}");
+                assert_eq!(
+                    score_desc_key(a).cmp(&score_desc_key(b)),
+                    b.total_cmp(&a),
+                    "{a} vs {b}"
+                );
             }
         }
         // best_first: higher score, then lower tie, then earlier position.
@@ -498,15 +598,26 @@ mod tests {
         let mut want = v.clone();
         want.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         for m in 0..=8 {
-            let bits = |v: &[(u32, f32)]| v.iter().map(|&(i, s)| (i, s.to_bits())).collect::<Vec<_>>();
+            let bits =
+                |v: &[(u32, f32)]| v.iter().map(|&(i, s)| (i, s.to_bits())).collect::<Vec<_>>();
             assert_eq!(bits(&top_m(v.clone(), m)), bits(&want[..m.min(v.len())]), "m = {m}");
         }
     }
 
     #[test]
     fn bm25_finds_the_section_that_names_the_identifier() {
-        let index = idx(&[("", "Set CARGO_HOME to move the cache."), ("", "Vectors store values."), ("", "The borrow checker.")], None);
-        let r = index.search(&Query { text: "where does CARGO_HOME point", ..Default::default() }, &SearchOptions::default());
+        let index = idx(
+            &[
+                ("", "Set CARGO_HOME to move the cache."),
+                ("", "Vectors store values."),
+                ("", "The borrow checker."),
+            ],
+            None,
+        );
+        let r = index.search(
+            &Query { text: "where does CARGO_HOME point", ..Default::default() },
+            &SearchOptions::default(),
+        );
         assert!(!r.abstained, "{r:?}");
         assert_eq!(r.hits[0].chunk, 0);
         assert!(r.hits[0].retrievers.lexical && !r.hits[0].retrievers.vector);
@@ -514,8 +625,12 @@ mod tests {
 
     #[test]
     fn questions_the_docs_do_not_cover_abstain_and_offer_the_closest() {
-        let index = idx(&[("", "Vectors store values of one type."), ("", "Strings are UTF-8.")], None);
-        let r = index.search(&Query { text: "how do I bake sourdough bread vectors", ..Default::default() }, &SearchOptions::default());
+        let index =
+            idx(&[("", "Vectors store values of one type."), ("", "Strings are UTF-8.")], None);
+        let r = index.search(
+            &Query { text: "how do I bake sourdough bread vectors", ..Default::default() },
+            &SearchOptions::default(),
+        );
         assert!(r.abstained, "{r:?}");
         assert!(r.hits.is_empty());
         assert_eq!(r.closest[0].chunk, 0);
@@ -534,9 +649,18 @@ mod tests {
 
     #[test]
     fn follow_ups_use_the_previous_turn() {
-        let index = idx(&[("", "Dark mode: enable it with theme = dark. Turn it off with theme = light."), ("", "Turn off the computer before unplugging it.")], None);
+        let index = idx(
+            &[
+                ("", "Dark mode: enable it with theme = dark. Turn it off with theme = light."),
+                ("", "Turn off the computer before unplugging it."),
+            ],
+            None,
+        );
         let history = vec!["How do I enable dark mode?".to_string()];
-        let r = index.search(&Query { text: "and how do I turn it off?", history: &history, ..Default::default() }, &SearchOptions::default());
+        let r = index.search(
+            &Query { text: "and how do I turn it off?", history: &history, ..Default::default() },
+            &SearchOptions::default(),
+        );
         assert_eq!(r.hits[0].chunk, 0, "{r:?}");
     }
 
@@ -545,7 +669,10 @@ mod tests {
         let vectors = vec![vec![1.0, 0.0], vec![0.0, 1.0], vec![0.7, 0.7]];
         let index = idx(&[("", "alpha text"), ("", "beta text"), ("", "gamma")], Some(vectors));
         let q = [0.0f32, 1.0];
-        let r = index.search(&Query { text: "alpha", vector: Some(&q), ..Default::default() }, &SearchOptions::default());
+        let r = index.search(
+            &Query { text: "alpha", vector: Some(&q), ..Default::default() },
+            &SearchOptions::default(),
+        );
         assert!(!r.abstained);
         let labels: Vec<_> = r.hits.iter().map(|h| (h.chunk, h.retrievers.label())).collect();
         assert!(labels.contains(&(0, "vector+lexical")), "{labels:?}");
@@ -558,7 +685,10 @@ mod tests {
     fn a_query_vector_of_the_wrong_size_falls_back_to_lexical() {
         let index = idx(&[("", "alpha text")], Some(vec![vec![1.0, 0.0]]));
         let q = [1.0f32, 0.0, 0.0];
-        let r = index.search(&Query { text: "alpha", vector: Some(&q), ..Default::default() }, &SearchOptions::default());
+        let r = index.search(
+            &Query { text: "alpha", vector: Some(&q), ..Default::default() },
+            &SearchOptions::default(),
+        );
         assert_eq!(r.hits[0].retrievers.label(), "lexical");
     }
 }

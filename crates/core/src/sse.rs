@@ -197,11 +197,18 @@ pub fn parse_chat_chunk(data: &str) -> Result<ChatDelta, SseError> {
     if let Some(err) = obj.get("error") {
         let e = match err {
             serde_json::Value::Object(e) => ApiError {
-                message: e.get("message").and_then(text_of).unwrap_or_else(|| "unknown error".into()),
+                message: e
+                    .get("message")
+                    .and_then(text_of)
+                    .unwrap_or_else(|| "unknown error".into()),
                 code: e.get("code").and_then(text_of),
                 kind: e.get("type").and_then(text_of),
             },
-            other => ApiError { message: text_of(other).unwrap_or_else(|| other.to_string()), code: None, kind: None },
+            other => ApiError {
+                message: text_of(other).unwrap_or_else(|| other.to_string()),
+                code: None,
+                kind: None,
+            },
         };
         delta.error = Some(e);
         return Ok(delta);
@@ -212,9 +219,9 @@ pub fn parse_chat_chunk(data: &str) -> Result<ChatDelta, SseError> {
         return Err(SseError::Unexpected(snippet(data)));
     }
     if let Some(u) = usage {
-        delta.usage = Some(
-            serde_json::from_value(u.clone()).map_err(|e| SseError::InvalidJson { reason: e.to_string(), snippet: snippet(data) })?,
-        );
+        delta.usage = Some(serde_json::from_value(u.clone()).map_err(|e| {
+            SseError::InvalidJson { reason: e.to_string(), snippet: snippet(data) }
+        })?);
     }
     if let Some(first) = choices.and_then(|c| c.as_array()).and_then(|a| a.first()) {
         let content = first
@@ -222,7 +229,8 @@ pub fn parse_chat_chunk(data: &str) -> Result<ChatDelta, SseError> {
             .and_then(|d| d.get("content"))
             .or_else(|| first.get("message").and_then(|m| m.get("content")));
         delta.content = content.and_then(|c| c.as_str()).map(str::to_string);
-        delta.finish_reason = first.get("finish_reason").and_then(|f| f.as_str()).map(str::to_string);
+        delta.finish_reason =
+            first.get("finish_reason").and_then(|f| f.as_str()).map(str::to_string);
     }
     Ok(delta)
 }

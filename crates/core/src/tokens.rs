@@ -111,25 +111,35 @@ impl Bpe {
             }
             let mut parts = line.split(' ');
             let (Some(tok), Some(rank), None) = (parts.next(), parts.next(), parts.next()) else {
-                return Err(TokensError::BadLine { line: line_no, reason: "expected exactly two fields".into() });
+                return Err(TokensError::BadLine {
+                    line: line_no,
+                    reason: "expected exactly two fields".into(),
+                });
             };
-            let token = base64::engine::general_purpose::STANDARD
-                .decode(tok)
-                .map_err(|e| TokensError::BadLine { line: line_no, reason: format!("bad base64 ({e})") })?;
+            let token = base64::engine::general_purpose::STANDARD.decode(tok).map_err(|e| {
+                TokensError::BadLine { line: line_no, reason: format!("bad base64 ({e})") }
+            })?;
             if token.is_empty() {
                 return Err(TokensError::BadLine { line: line_no, reason: "empty token".into() });
             }
-            let rank: Rank = rank
-                .parse()
-                .map_err(|_| TokensError::BadLine { line: line_no, reason: format!("rank `{rank}` is not a number") })?;
+            let rank: Rank = rank.parse().map_err(|_| TokensError::BadLine {
+                line: line_no,
+                reason: format!("rank `{rank}` is not a number"),
+            })?;
             if !seen_ranks.insert(rank) {
                 return Err(TokensError::DuplicateRank(rank));
             }
             if !seen_tokens.insert(token.clone()) {
-                return Err(TokensError::BadLine { line: line_no, reason: "token appears twice".into() });
+                return Err(TokensError::BadLine {
+                    line: line_no,
+                    reason: "token appears twice".into(),
+                });
             }
             if CL100K_SPECIAL_TOKENS.iter().any(|&(_, r)| r == rank) {
-                return Err(TokensError::BadLine { line: line_no, reason: format!("rank {rank} is reserved for a special token") });
+                return Err(TokensError::BadLine {
+                    line: line_no,
+                    reason: format!("rank {rank} is reserved for a special token"),
+                });
             }
             pairs.push((token, rank));
         }
@@ -144,7 +154,8 @@ impl Bpe {
         // The map type is tiktoken-rs's FxHashMap; let inference name it.
         let encoder = pairs.into_iter().collect();
         let special = CL100K_SPECIAL_TOKENS.iter().map(|&(s, r)| (s.to_string(), r)).collect();
-        let bpe = CoreBPE::new(encoder, special, CL100K_PATTERN).map_err(|e| TokensError::Bpe(e.to_string()))?;
+        let bpe = CoreBPE::new(encoder, special, CL100K_PATTERN)
+            .map_err(|e| TokensError::Bpe(e.to_string()))?;
         Ok(Bpe { inner: Inner::Owned(Box::new(bpe)) })
     }
 
@@ -206,7 +217,12 @@ pub fn cl100k_ranks_file() -> String {
     let mut out = String::with_capacity(1_700_000);
     for rank in 0..CL100K_ORDINARY_RANKS {
         if let Ok(bytes) = bpe.decode_bytes(&[rank]) {
-            let _ = writeln!(out, "{} {}", base64::engine::general_purpose::STANDARD.encode(bytes), rank);
+            let _ = writeln!(
+                out,
+                "{} {}",
+                base64::engine::general_purpose::STANDARD.encode(bytes),
+                rank
+            );
         }
     }
     out
@@ -326,7 +342,11 @@ mod fast {
     #[inline]
     fn folded_at(text: &str, i: usize) -> (char, usize) {
         let c = text[i..].chars().next().unwrap_or(char::REPLACEMENT_CHARACTER);
-        let f = if c.is_ascii() { c.to_ascii_lowercase() } else { c.to_lowercase().next().unwrap_or(c) };
+        let f = if c.is_ascii() {
+            c.to_ascii_lowercase()
+        } else {
+            c.to_lowercase().next().unwrap_or(c)
+        };
         (f, c.len_utf8())
     }
 
@@ -381,7 +401,11 @@ mod fast {
                 if c == Cls::Letter {
                     break 'piece run(text, i + len, |k| k == Cls::Letter);
                 }
-                if c != Cls::Newline && c != Cls::Digit && i + len < n && class_at(text, i + len).0 == Cls::Letter {
+                if c != Cls::Newline
+                    && c != Cls::Digit
+                    && i + len < n
+                    && class_at(text, i + len).0 == Cls::Letter
+                {
                     break 'piece run(text, i + len, |k| k == Cls::Letter);
                 }
                 // 3. one to three digits

@@ -37,7 +37,13 @@ pub fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
         // Ties to even: one wasm `f32.nearest` (`round` is a libm call). The two differ only on
         // exact .5 ties.
         let r = (x / scale).round_ties_even();
-        out.push(if r > 127.0 { 127 } else if r < -127.0 { -127 } else { r as i8 });
+        out.push(if r > 127.0 {
+            127
+        } else if r < -127.0 {
+            -127
+        } else {
+            r as i8
+        });
     }
     scale
 }
@@ -70,7 +76,13 @@ pub fn quantize_levels(v: &[f32], bits: u32, out: &mut Vec<i8>) -> f32 {
     let mut norm2 = 0i32;
     for &x in v {
         let r = (finite(x) / step).round_ties_even();
-        let l = if r > top { top as i8 } else if r < -top { -top as i8 } else { r as i8 };
+        let l = if r > top {
+            top as i8
+        } else if r < -top {
+            -top as i8
+        } else {
+            r as i8
+        };
         norm2 += l as i32 * l as i32;
         out.push(l);
     }
@@ -257,13 +269,22 @@ fn dot_many_simd128(q: &[i8], all: &[i8], dims: usize) -> Vec<i32> {
             // 2k + 1 < qe.len() == 2 * blocks.
             unsafe {
                 let b = v128_load(all.as_ptr().add(base + k * 16) as *const v128);
-                a0 = i32x4_add(a0, i32x4_dot_i16x8(*qe.get_unchecked(2 * k), i16x8_extend_low_i8x16(b)));
-                a1 = i32x4_add(a1, i32x4_dot_i16x8(*qe.get_unchecked(2 * k + 1), i16x8_extend_high_i8x16(b)));
+                a0 = i32x4_add(
+                    a0,
+                    i32x4_dot_i16x8(*qe.get_unchecked(2 * k), i16x8_extend_low_i8x16(b)),
+                );
+                a1 = i32x4_add(
+                    a1,
+                    i32x4_dot_i16x8(*qe.get_unchecked(2 * k + 1), i16x8_extend_high_i8x16(b)),
+                );
             }
             k += 1;
         }
         let a = i32x4_add(a0, a1);
-        let mut total = i32x4_extract_lane::<0>(a) + i32x4_extract_lane::<1>(a) + i32x4_extract_lane::<2>(a) + i32x4_extract_lane::<3>(a);
+        let mut total = i32x4_extract_lane::<0>(a)
+            + i32x4_extract_lane::<1>(a)
+            + i32x4_extract_lane::<2>(a)
+            + i32x4_extract_lane::<3>(a);
         let mut t = body;
         while t < dims {
             total += q[t] as i32 * all[base + t] as i32;
@@ -291,7 +312,10 @@ unsafe fn dot_many_avx2(q: &[i8], all: &[i8], dims: usize) -> Vec<i32> {
         while i < body {
             // SAFETY: i + 32 <= body <= dims == q.len() == v.len(); loadu has no alignment needs.
             let (a, b) = unsafe {
-                (_mm256_loadu_si256(q.as_ptr().add(i) as *const __m256i), _mm256_loadu_si256(v.as_ptr().add(i) as *const __m256i))
+                (
+                    _mm256_loadu_si256(q.as_ptr().add(i) as *const __m256i),
+                    _mm256_loadu_si256(v.as_ptr().add(i) as *const __m256i),
+                )
             };
             let p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a));
             acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p16, ones));
@@ -338,11 +362,15 @@ mod tests {
                 ((seed >> 16) as i8).max(-127)
             };
             let q: Vec<i8> = (0..dims).map(|i| if i % 7 == 0 { 127 } else { next() }).collect();
-            let all: Vec<i8> = (0..dims * 5).map(|i| if i % 11 == 0 { -127 } else { next() }).collect();
+            let all: Vec<i8> =
+                (0..dims * 5).map(|i| if i % 11 == 0 { -127 } else { next() }).collect();
             let want: Vec<i32> = all.chunks_exact(dims).map(|v| dot_i8_scalar(&q, v)).collect();
             assert_eq!(dot_i8_many(&q, &all, dims), want, "dims {dims}");
         }
-        assert!(dot_i8_many(&[1, 2], &[1, 2, 3], 3).is_empty(), "a query of the wrong size gives no scores");
+        assert!(
+            dot_i8_many(&[1, 2], &[1, 2, 3], 3).is_empty(),
+            "a query of the wrong size gives no scores"
+        );
     }
 
     #[test]
@@ -380,9 +408,13 @@ mod tests {
         for bits in [4u32, 2] {
             let mut levels = Vec::new();
             let scale = quantize_levels(&v, bits, &mut levels);
-            let step = v.iter().fold(0.0f32, |m, x| m.max(x.abs())) / ((1 << (bits - 1)) - 1) as f32;
+            let step =
+                v.iter().fold(0.0f32, |m, x| m.max(x.abs())) / ((1 << (bits - 1)) - 1) as f32;
             for (x, &l) in v.iter().zip(&levels) {
-                assert!((x - l as f32 * step).abs() <= step / 2.0 + 1e-6, "bits {bits}: {x} -> {l}");
+                assert!(
+                    (x - l as f32 * step).abs() <= step / 2.0 + 1e-6,
+                    "bits {bits}: {x} -> {l}"
+                );
                 assert!(x * l as f32 >= 0.0, "bits {bits}: sign of {x} lost");
             }
             // The stored vector (levels × scale) is unit length; re-quantising it is a no-op.

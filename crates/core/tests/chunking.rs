@@ -11,11 +11,14 @@ use docent_core::source::{page_url, parse_page, Flavor, Page, Parsed, SourceKind
 
 fn rust_html() -> Option<PathBuf> {
     let out = std::process::Command::new("rustc").args(["--print", "sysroot"]).output().ok()?;
-    let root = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("share/doc/rust/html");
+    let root =
+        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("share/doc/rust/html");
     if root.join("book/ch03-02-data-types.html").exists() {
         Some(root)
     } else {
-        eprintln!("skipping: the rust-docs component is not installed (rustup component add rust-docs)");
+        eprintln!(
+            "skipping: the rust-docs component is not installed (rustup component add rust-docs)"
+        );
         None
     }
 }
@@ -34,7 +37,13 @@ fn page(path: &std::path::Path) -> Page {
 
 fn chunk(page: &Page, url: &str, max: usize) -> Vec<Chunk> {
     let count = |s: &str| cl100k_tokens(s);
-    Chunker { opts: ChunkOptions { max_tokens: max, overlap_tokens: 30 }, count: &count, fits: None }.chunk_page(page, url, "book").unwrap()
+    Chunker {
+        opts: ChunkOptions { max_tokens: max, overlap_tokens: 30 },
+        count: &count,
+        fits: None,
+    }
+    .chunk_page(page, url, "book")
+    .unwrap()
 }
 
 /// Text that appears in mdBook's chrome (sidebar, menu bar, nav buttons, help popup).
@@ -56,11 +65,19 @@ fn the_data_types_chapter_yields_a_scalar_types_chunk_and_no_chrome() {
     assert_eq!(p.title, "Data Types");
     let url = page_url("ch03-02-data-types.html", None, UrlStyle::Html);
     let chunks = chunk(&p, &url, 350);
-    let scalar = chunks.iter().find(|c| c.anchor == "scalar-types").expect("a chunk anchored at #scalar-types");
+    let scalar = chunks
+        .iter()
+        .find(|c| c.anchor == "scalar-types")
+        .expect("a chunk anchored at #scalar-types");
     assert_eq!(scalar.link(), "ch03-02-data-types.html#scalar-types");
     assert_eq!(scalar.breadcrumb, vec!["Data Types", "Scalar Types"]);
     // The h5 "Integer Overflow" stays inside its h4 section.
-    let integer = chunks.iter().filter(|c| c.anchor == "integer-types").map(|c| c.text.clone()).collect::<Vec<_>>().join("\n");
+    let integer = chunks
+        .iter()
+        .filter(|c| c.anchor == "integer-types")
+        .map(|c| c.text.clone())
+        .collect::<Vec<_>>()
+        .join("\n");
     assert!(integer.contains("Integer Overflow"), "{integer}");
     assert!(chunks.iter().all(|c| c.anchor != "integer-overflow"));
     // Text before the first sub-heading is anchored at the page's top heading.
@@ -81,14 +98,23 @@ fn mdbook_hidden_code_lines_are_dropped_and_code_blocks_are_fenced_with_their_la
     let p = page(&root.join("book/ch03-02-data-types.html"));
     let chunks = chunk(&p, "ch03-02-data-types.html", 350);
     let first = &chunks[0].text;
-    assert!(first.contains("```rust\nlet guess: u32 = \"42\".parse().expect(\"Not a number!\");\n```"), "{first}");
+    assert!(
+        first.contains("```rust\nlet guess: u32 = \"42\".parse().expect(\"Not a number!\");\n```"),
+        "{first}"
+    );
     assert!(!first.contains("#![allow(unused)]"), "{first}");
 }
 
 #[test]
 fn print_toc_and_redirect_pages_are_skipped() {
     let Some(root) = rust_html() else { return };
-    for f in ["book/print.html", "book/toc.html", "reference/print.html", "book/ch17-00-oop.html", "book/README.html"] {
+    for f in [
+        "book/print.html",
+        "book/toc.html",
+        "reference/print.html",
+        "book/ch17-00-oop.html",
+        "book/README.html",
+    ] {
         let path = root.join(f);
         if !path.exists() {
             continue;
@@ -161,11 +187,20 @@ fn a_model_limit_of_256_word_pieces_is_respected_by_splitting_further() {
     let pieces = |s: &str| s.split_whitespace().map(|w| 1 + w.len() / 6).sum::<usize>() + 2;
     let fits = |s: &str| pieces(s) <= 256;
     let count = |s: &str| cl100k_tokens(s);
-    let chunker = Chunker { opts: ChunkOptions { max_tokens: 400, overlap_tokens: 30 }, count: &count, fits: Some(&fits) };
+    let chunker = Chunker {
+        opts: ChunkOptions { max_tokens: 400, overlap_tokens: 30 },
+        count: &count,
+        fits: Some(&fits),
+    };
     let chunks = chunker.chunk_page(&p, "type-layout.html", "").unwrap();
     assert!(!chunks.is_empty());
     for c in &chunks {
-        assert!(fits(&c.embedding_input()), "{} does not fit: {}", c.link(), pieces(&c.embedding_input()));
+        assert!(
+            fits(&c.embedding_input()),
+            "{} does not fit: {}",
+            c.link(),
+            pieces(&c.embedding_input())
+        );
     }
     // Nothing lost: every word of the section text appears in some chunk.
     let all: String = chunks.iter().map(|c| c.text.as_str()).collect::<Vec<_>>().join(" ");
@@ -196,7 +231,11 @@ fn markdown_sources_chunk_with_vitepress_anchors_and_admonitions() {
 #[test]
 fn docusaurus_sources_get_github_slugger_anchors() {
     let md = "import Tabs from '@theme/Tabs';\n\n# Intro\n\n## What's new in v2.0?\n\n<Tabs>\nText inside tabs.\n</Tabs>\n";
-    let Parsed::Page(p) = parse_page(SourceKind::Markdown, md, Flavor::Docusaurus, "intro").unwrap() else { panic!() };
+    let Parsed::Page(p) =
+        parse_page(SourceKind::Markdown, md, Flavor::Docusaurus, "intro").unwrap()
+    else {
+        panic!()
+    };
     let chunks = chunk(&p, "intro.html", 350);
     let c = chunks.iter().find(|c| c.anchor == "whats-new-in-v20").expect("github-slugger anchor");
     assert_eq!(c.text, "Text inside tabs.");
@@ -207,7 +246,11 @@ fn small_chunks_of_docents_own_docs_carry_exact_token_counts() {
     // Small limits split nearly every section into sentence, line and word pieces, so every
     // way of joining parts (text after text, after code, after punctuation) is exercised.
     let docs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&docs).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "md")).collect();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&docs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
     files.sort();
     assert!(files.len() >= 10, "docs/ has {} Markdown pages", files.len());
     let mut split_sections = 0;
@@ -215,14 +258,32 @@ fn small_chunks_of_docents_own_docs_carry_exact_token_counts() {
         for f in &files {
             let md = std::fs::read_to_string(f).unwrap();
             let stem = f.file_stem().unwrap().to_string_lossy();
-            let Ok(Parsed::Page(p)) = parse_page(SourceKind::Markdown, &md, Flavor::VitePress, &stem) else { continue };
+            let Ok(Parsed::Page(p)) =
+                parse_page(SourceKind::Markdown, &md, Flavor::VitePress, &stem)
+            else {
+                continue;
+            };
             let chunks = chunk(&p, &stem, max);
             split_sections += chunks.windows(2).filter(|w| w[0].anchor == w[1].anchor).count();
             for c in &chunks {
-                assert_eq!(c.tokens as usize, cl100k_tokens(&c.text), "{} (max {max}): {:?}", c.link(), c.text);
-                assert!(c.tokens as usize <= max + 8, "{} has {} tokens (max {max})", c.link(), c.tokens);
+                assert_eq!(
+                    c.tokens as usize,
+                    cl100k_tokens(&c.text),
+                    "{} (max {max}): {:?}",
+                    c.link(),
+                    c.text
+                );
+                assert!(
+                    c.tokens as usize <= max + 8,
+                    "{} has {} tokens (max {max})",
+                    c.link(),
+                    c.tokens
+                );
             }
         }
     }
-    assert!(split_sections > 100, "only {split_sections} split sections: the test does not exercise joins");
+    assert!(
+        split_sections > 100,
+        "only {split_sections} split sections: the test does not exercise joins"
+    );
 }

@@ -7,7 +7,13 @@ use docent_core::render::{render_markdown, RenderOptions};
 use docent_core::search::{Hit, Retriever, SearchResult};
 
 fn hit(chunk: u32, score: f32) -> Hit {
-    Hit { chunk, score, retrievers: Retriever { vector: false, lexical: true }, cosine: None, bm25: Some(score) }
+    Hit {
+        chunk,
+        score,
+        retrievers: Retriever { vector: false, lexical: true },
+        cosine: None,
+        bm25: Some(score),
+    }
 }
 
 fn chunk(url: &str, anchor: &str, title: &str, section: &str, text: &str) -> Chunk {
@@ -60,7 +66,8 @@ fn result(hits: Vec<Hit>) -> SearchResult {
 fn the_most_relevant_sentences_are_quoted_with_citations() {
     let chunks = corpus();
     let r = result(vec![hit(0, 3.0), hit(2, 2.0), hit(1, 1.0), hit(3, 0.5)]);
-    let ex = answer_from(&chunks, &r, "How do I change the target directory (CARGO_TARGET_DIR)?", 3);
+    let ex =
+        answer_from(&chunks, &r, "How do I change the target directory (CARGO_TARGET_DIR)?", 3);
     let md = &ex.markdown;
     assert!(md.starts_with(EXCERPTS_LABEL), "{md}");
     assert!(md.contains("CARGO\\_TARGET\\_DIR"), "{md}");
@@ -89,17 +96,33 @@ fn the_answer_renders_with_working_citation_links() {
     let chunks = corpus();
     let r = result(vec![hit(0, 3.0), hit(2, 2.0)]);
     let ex = answer_from(&chunks, &r, "target directory", 2);
-    let html = render_markdown(&ex.markdown, &RenderOptions { sources: ex.sources.clone(), ..RenderOptions::default() });
+    let html = render_markdown(
+        &ex.markdown,
+        &RenderOptions { sources: ex.sources.clone(), ..RenderOptions::default() },
+    );
     assert!(html.html.contains("<blockquote>"), "{}", html.html);
-    assert!(html.html.contains("class=\"docent-cite\" href=\"config.html#build-target-dir\""), "{}", html.html);
+    assert!(
+        html.html.contains("class=\"docent-cite\" href=\"config.html#build-target-dir\""),
+        "{}",
+        html.html
+    );
     assert_eq!(html.cited.len(), ex.sources.len());
 }
 
 #[test]
 fn brackets_in_docs_text_do_not_become_citations() {
-    let chunks = vec![chunk("a.html", "x", "Arrays", "Index", "Index an array with arr[1] to get the second element.")];
+    let chunks = vec![chunk(
+        "a.html",
+        "x",
+        "Arrays",
+        "Index",
+        "Index an array with arr[1] to get the second element.",
+    )];
     let ex = answer_from(&chunks, &result(vec![hit(0, 1.0)]), "array index", 2);
-    let html = render_markdown(&ex.markdown, &RenderOptions { sources: ex.sources.clone(), ..RenderOptions::default() });
+    let html = render_markdown(
+        &ex.markdown,
+        &RenderOptions { sources: ex.sources.clone(), ..RenderOptions::default() },
+    );
     assert!(html.html.contains("arr[1] to get"), "{}", html.html);
     assert_eq!(html.cited, vec![1], "only the excerpt's own citation: {}", html.html);
 }
@@ -107,8 +130,20 @@ fn brackets_in_docs_text_do_not_become_citations() {
 #[test]
 fn max_sentences_is_respected_and_output_is_deterministic() {
     let chunks = vec![
-        chunk("a.html", "x", "A", "One", "Alpha widget one. Beta widget two. Unrelated words here."),
-        chunk("b.html", "y", "B", "Two", "Gamma widget three. Delta widget four. Epsilon widget five."),
+        chunk(
+            "a.html",
+            "x",
+            "A",
+            "One",
+            "Alpha widget one. Beta widget two. Unrelated words here.",
+        ),
+        chunk(
+            "b.html",
+            "y",
+            "B",
+            "Two",
+            "Gamma widget three. Delta widget four. Epsilon widget five.",
+        ),
     ];
     let r = result(vec![hit(0, 2.0), hit(1, 1.0)]);
     for n in 1..=6 {
@@ -118,7 +153,10 @@ fn max_sentences_is_respected_and_output_is_deterministic() {
     }
     // With room for all, sentences appear per source in document order.
     let all = answer_from(&chunks, &r, "widget", 10);
-    let order: Vec<usize> = ["Alpha", "Beta", "Gamma", "Delta", "Epsilon"].iter().map(|w| all.markdown.find(w).unwrap()).collect();
+    let order: Vec<usize> = ["Alpha", "Beta", "Gamma", "Delta", "Epsilon"]
+        .iter()
+        .map(|w| all.markdown.find(w).unwrap())
+        .collect();
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{}", all.markdown);
     assert!(all.markdown.contains("Alpha widget one. Beta widget two. [1]"), "{}", all.markdown);
     assert_eq!(all.sources.len(), 2);
@@ -136,7 +174,12 @@ fn a_question_in_another_language_still_quotes_the_best_section() {
 #[test]
 fn no_hits_says_the_docs_do_not_cover_it_and_offers_the_closest_sections() {
     let chunks = corpus();
-    let r = SearchResult { hits: vec![], confidence: 0.1, abstained: true, closest: vec![hit(3, 0.2), hit(1, 0.1)] };
+    let r = SearchResult {
+        hits: vec![],
+        confidence: 0.1,
+        abstained: true,
+        closest: vec![hit(3, 0.2), hit(1, 0.1)],
+    };
     let ex = answer_from(&chunks, &r, "how do I bake bread?", 3);
     assert!(ex.markdown.starts_with(NOT_COVERED), "{}", ex.markdown);
     assert!(ex.markdown.contains("FAQ › Misc [1]"), "{}", ex.markdown);
@@ -149,8 +192,13 @@ fn no_hits_says_the_docs_do_not_cover_it_and_offers_the_closest_sections() {
 #[test]
 fn extractive_answers_work_over_a_real_index_file() {
     let chunks = corpus();
-    let header = IndexHeader { provider: "none".into(), tokenizer: "cl100k_base".into(), ..IndexHeader::default() };
-    let index = Index::from_bytes(write_index(&header, &chunks, None).expect("write index")).expect("read index");
+    let header = IndexHeader {
+        provider: "none".into(),
+        tokenizer: "cl100k_base".into(),
+        ..IndexHeader::default()
+    };
+    let index = Index::from_bytes(write_index(&header, &chunks, None).expect("write index"))
+        .expect("read index");
     let r = result(vec![hit(2, 2.0), hit(0, 1.0)]);
     let ex = answer(&index, &r, "CARGO_HOME registry", 2);
     assert_eq!(ex, answer_from(&chunks, &r, "CARGO_HOME registry", 2));

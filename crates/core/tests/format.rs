@@ -1,6 +1,8 @@
 //! The index format: round trips, the golden file per format version, and bad input.
 
-use docent_core::format::{write_index, FormatError, Index, FORMAT_VERSION, INT8_FORMAT_VERSION, MAGIC};
+use docent_core::format::{
+    write_index, FormatError, Index, FORMAT_VERSION, INT8_FORMAT_VERSION, MAGIC,
+};
 use docent_core::model::{Chunk, IndexHeader, Quantization};
 use proptest::prelude::*;
 
@@ -22,7 +24,8 @@ fn golden_input() -> (IndexHeader, Vec<Chunk>, Vec<Vec<f32>>) {
             title: "Installation".into(),
             breadcrumb: vec!["Installation".into(), "With cargo".into()],
             namespace: "v1".into(),
-            text: "Run `cargo install docent --locked`. Set CARGO_HOME to change where it goes.".into(),
+            text: "Run `cargo install docent --locked`. Set CARGO_HOME to change where it goes."
+                .into(),
             tokens: 19,
             hash: 0,
         },
@@ -50,7 +53,8 @@ fn golden_input() -> (IndexHeader, Vec<Chunk>, Vec<Vec<f32>>) {
     for c in &mut chunks {
         c.hash = c.compute_hash();
     }
-    let vectors = vec![vec![0.1, 0.2, 0.3, 0.4], vec![-1.0, 0.0, 0.5, 0.0], vec![0.0, 0.0, 0.0, 1.0]];
+    let vectors =
+        vec![vec![0.1, 0.2, 0.3, 0.4], vec![-1.0, 0.0, 0.5, 0.0], vec![0.0, 0.0, 0.0, 1.0]];
     (header, chunks, vectors)
 }
 
@@ -73,7 +77,8 @@ fn the_v2_golden_file_still_reads_and_the_writer_still_produces_it() {
     if std::env::var_os("DOCENT_BLESS").is_some() {
         std::fs::write(GOLDEN_V2, &written).unwrap();
     }
-    let golden = std::fs::read(GOLDEN_V2).expect("golden file missing: run with DOCENT_BLESS=1 once, and commit it");
+    let golden = std::fs::read(GOLDEN_V2)
+        .expect("golden file missing: run with DOCENT_BLESS=1 once, and commit it");
     let index = Index::from_bytes(golden.clone()).expect("the v2 golden file must stay readable");
     assert_eq!(index.len(), 3);
     for (i, c) in chunks.iter().enumerate() {
@@ -92,7 +97,8 @@ fn the_v3_int4_golden_file_still_reads_and_the_writer_still_produces_it() {
     if std::env::var_os("DOCENT_BLESS").is_some() {
         std::fs::write(GOLDEN_V3_INT4, &written).unwrap();
     }
-    let golden = std::fs::read(GOLDEN_V3_INT4).expect("golden file missing: run with DOCENT_BLESS=1 once, and commit it");
+    let golden = std::fs::read(GOLDEN_V3_INT4)
+        .expect("golden file missing: run with DOCENT_BLESS=1 once, and commit it");
     assert_eq!(golden[8..12], 3u32.to_le_bytes(), "packed vectors are format version 3");
     let index = Index::from_bytes(golden.clone()).expect("the v3 golden file must stay readable");
     assert_eq!(index.header().quantization, Quantization::Int4);
@@ -110,27 +116,49 @@ fn int8_indexes_are_still_written_as_version_2() {
     let (h, c, v) = golden_input();
     assert_eq!(write_index(&h, &c, Some(&v)).unwrap()[8..12], INT8_FORMAT_VERSION.to_le_bytes());
     assert_eq!(write_index(&h, &c, None).unwrap()[8..12], INT8_FORMAT_VERSION.to_le_bytes());
-    let lexical = Index::from_bytes(write_index(&IndexHeader { quantization: Quantization::Binary, ..h }, &c, None).unwrap()).unwrap();
-    assert_eq!(lexical.header().quantization, Quantization::Int8, "a lexical index has no vectors to pack");
+    let lexical = Index::from_bytes(
+        write_index(&IndexHeader { quantization: Quantization::Binary, ..h }, &c, None).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        lexical.header().quantization,
+        Quantization::Int8,
+        "a lexical index has no vectors to pack"
+    );
 }
 
 #[test]
 fn every_quantisation_round_trips_and_ranks_the_same_best_chunk() {
     let (h, c, _) = golden_input();
     // 384 dims like all-MiniLM-L6-v2, three distinct directions.
-    let vectors: Vec<Vec<f32>> = (0..3).map(|k| (0..384).map(|d| (((d * (k + 3) * 7919) % 211) as f32 - 105.0) / 105.0).collect()).collect();
+    let vectors: Vec<Vec<f32>> = (0..3)
+        .map(|k| (0..384).map(|d| (((d * (k + 3) * 7919) % 211) as f32 - 105.0) / 105.0).collect())
+        .collect();
     for q in Quantization::ALL {
         let header = IndexHeader { quantization: q, dims: 384, ..h.clone() };
         let bytes = write_index(&header, &c, Some(&vectors)).unwrap();
-        let index = Index::from_bytes(bytes.clone()).unwrap_or_else(|e| panic!("{}: {e}", q.name()));
+        let index =
+            Index::from_bytes(bytes.clone()).unwrap_or_else(|e| panic!("{}: {e}", q.name()));
         assert_eq!(index.header().quantization, q);
         // Each chunk's own vector finds that chunk first.
         for (i, v) in vectors.iter().enumerate() {
-            let r = index.search(&docent_core::search::Query { text: "", vector: Some(v), ..Default::default() }, &docent_core::search::SearchOptions { floor: Some(0.0), ..Default::default() });
-            assert_eq!(r.hits.first().map(|h| h.chunk as usize), Some(i), "{}: chunk {i}", q.name());
+            let r = index.search(
+                &docent_core::search::Query { text: "", vector: Some(v), ..Default::default() },
+                &docent_core::search::SearchOptions { floor: Some(0.0), ..Default::default() },
+            );
+            assert_eq!(
+                r.hits.first().map(|h| h.chunk as usize),
+                Some(i),
+                "{}: chunk {i}",
+                q.name()
+            );
         }
         // The stored bytes shrink with the width: dims × bits / 8 per vector.
-        let vector_bytes = index.section_sizes().into_iter().find(|(k, _)| *k == docent_core::format::SectionKind::Vectors).map(|(_, l)| l);
+        let vector_bytes = index
+            .section_sizes()
+            .into_iter()
+            .find(|(k, _)| *k == docent_core::format::SectionKind::Vectors)
+            .map(|(_, l)| l);
         assert_eq!(vector_bytes, Some(3 * 384 * q.bits() as usize / 8), "{}", q.name());
     }
 }
@@ -138,7 +166,8 @@ fn every_quantisation_round_trips_and_ranks_the_same_best_chunk() {
 #[test]
 fn a_version_2_file_claiming_packed_vectors_is_corrupt() {
     let (h, c, v) = golden_input();
-    let mut bytes = write_index(&IndexHeader { quantization: Quantization::Int4, ..h }, &c, Some(&v)).unwrap();
+    let mut bytes =
+        write_index(&IndexHeader { quantization: Quantization::Int4, ..h }, &c, Some(&v)).unwrap();
     bytes[8..12].copy_from_slice(&INT8_FORMAT_VERSION.to_le_bytes());
     reseal(&mut bytes);
     let err = Index::from_bytes(bytes).unwrap_err();
@@ -148,7 +177,8 @@ fn a_version_2_file_claiming_packed_vectors_is_corrupt() {
 #[test]
 fn a_4_bit_code_outside_the_symmetric_range_is_rejected() {
     let (h, c, v) = golden_input();
-    let mut bytes = write_index(&IndexHeader { quantization: Quantization::Int4, ..h }, &c, Some(&v)).unwrap();
+    let mut bytes =
+        write_index(&IndexHeader { quantization: Quantization::Int4, ..h }, &c, Some(&v)).unwrap();
     // The last vector ([0, 0, 0, 1] → levels 0, 0, 0, 7: bytes 0x00 0x70) sits right before the
     // three scales, which follow at the next 8-byte boundary.
     let needle = [0x00u8, 0x70];
@@ -188,7 +218,10 @@ fn truncated_index_gives_a_clear_error() {
     let bytes = write_index(&h, &c, Some(&v)).unwrap();
     for cut in [0, 3, 8, 20, 40, bytes.len() / 2, bytes.len() - 1] {
         let err = Index::from_bytes(bytes[..cut].to_vec()).unwrap_err();
-        assert!(matches!(err, FormatError::Truncated(_) | FormatError::BadMagic), "cut at {cut}: {err:?}");
+        assert!(
+            matches!(err, FormatError::Truncated(_) | FormatError::BadMagic),
+            "cut at {cut}: {err:?}"
+        );
         if cut >= 8 {
             assert!(err.to_string().contains("truncated"), "{err}");
         }
@@ -256,7 +289,16 @@ fn arb_chunk() -> impl Strategy<Value = Chunk> {
         any::<u32>(),
     )
         .prop_map(|(url, anchor, title, breadcrumb, namespace, text, tokens)| {
-            let mut c = Chunk { url, anchor, title, breadcrumb: breadcrumb.into_iter().filter(|p| !p.is_empty()).collect(), namespace, text, tokens, hash: 0 };
+            let mut c = Chunk {
+                url,
+                anchor,
+                title,
+                breadcrumb: breadcrumb.into_iter().filter(|p| !p.is_empty()).collect(),
+                namespace,
+                text,
+                tokens,
+                hash: 0,
+            };
             // The hash is a function of the content (the file does not store it).
             c.hash = c.compute_hash();
             c

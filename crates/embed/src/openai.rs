@@ -117,11 +117,15 @@ impl OpenAiEmbedder {
             ))
         })?;
         if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(EmbedError::Config(format!("base URL {base:?} must start with http:// or https://")));
+            return Err(EmbedError::Config(format!(
+                "base URL {base:?} must start with http:// or https://"
+            )));
         }
         let host = parsed.host_str().unwrap_or_default().to_string();
         if cfg.model.trim().is_empty() {
-            return Err(EmbedError::Config("the embedding model name is empty: set --model".into()));
+            return Err(EmbedError::Config(
+                "the embedding model name is empty: set --model".into(),
+            ));
         }
         if cfg.batch_size == 0 || cfg.batch_size > MAX_INPUTS_PER_REQUEST {
             return Err(EmbedError::Config(format!(
@@ -141,7 +145,9 @@ impl OpenAiEmbedder {
         let known = known_model(&cfg.model);
         if let Some(d) = cfg.dimensions {
             if d == 0 {
-                return Err(EmbedError::Config("dimensions must be at least 1 (or leave it unset)".into()));
+                return Err(EmbedError::Config(
+                    "dimensions must be at least 1 (or leave it unset)".into(),
+                ));
             }
             if let Some(&(name, native, supports)) = known {
                 if !supports {
@@ -157,8 +163,13 @@ impl OpenAiEmbedder {
             }
         }
 
-        let env = cfg.api_key_env.clone().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| "OPENAI_API_KEY".into());
-        let api_key = std::env::var(&env).ok().map(|k| k.trim().to_string()).filter(|k| !k.is_empty());
+        let env = cfg
+            .api_key_env
+            .clone()
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| "OPENAI_API_KEY".into());
+        let api_key =
+            std::env::var(&env).ok().map(|k| k.trim().to_string()).filter(|k| !k.is_empty());
         if api_key.is_none() && !is_loopback_host(&host) {
             return Err(EmbedError::MissingApiKey { env, base_url: base.to_string() });
         }
@@ -213,10 +224,11 @@ impl OpenAiEmbedder {
             tokens.push(n);
         }
         let batches = plan_batches(&tokens, self.cfg.batch_size, self.cfg.max_batch_tokens);
-        let results: Vec<Vec<Vec<f32>>> = futures::stream::iter(batches.into_iter().map(|r| self.request_batch(&texts[r])))
-            .buffered(self.cfg.concurrency)
-            .try_collect()
-            .await?;
+        let results: Vec<Vec<Vec<f32>>> =
+            futures::stream::iter(batches.into_iter().map(|r| self.request_batch(&texts[r])))
+                .buffered(self.cfg.concurrency)
+                .try_collect()
+                .await?;
         Ok(results.into_iter().flatten().collect())
     }
 
@@ -286,7 +298,11 @@ impl OpenAiEmbedder {
         let code_s = status.as_u16();
         let quota = code.as_deref() == Some("insufficient_quota");
         if (code_s == 429 && !quota) || code_s == 408 || status.is_server_error() {
-            return Err(Attempt::Retry(Failure { kind: FailureKind::Status(code_s), message, retry_after }));
+            return Err(Attempt::Retry(Failure {
+                kind: FailureKind::Status(code_s),
+                message,
+                retry_after,
+            }));
         }
         let env = self.cfg.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into());
         let hint = match code_s {
@@ -299,7 +315,13 @@ impl OpenAiEmbedder {
             429 => "The account is out of quota: add credit or use another key".to_string(),
             _ => format!("Check the model name {:?} and the dimensions option", self.cfg.model),
         };
-        Err(Attempt::Fatal(EmbedError::Api { url: self.url.clone(), status: code_s, code, message, hint }))
+        Err(Attempt::Fatal(EmbedError::Api {
+            url: self.url.clone(),
+            status: code_s,
+            code,
+            message,
+            hint,
+        }))
     }
 
     fn parse_response(&self, body: &[u8], expected: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
@@ -333,8 +355,12 @@ impl OpenAiEmbedder {
             let i = match (with_index, item.index) {
                 (0, _) => pos,
                 (_, Some(i)) if i < expected => i,
-                (_, Some(i)) => return Err(bad(format!("index {i} is out of range for {expected} inputs"))),
-                (_, None) => return Err(bad("some items have an \"index\" and some do not".into())),
+                (_, Some(i)) => {
+                    return Err(bad(format!("index {i} is out of range for {expected} inputs")))
+                }
+                (_, None) => {
+                    return Err(bad("some items have an \"index\" and some do not".into()))
+                }
             };
             if slots[i].is_some() {
                 return Err(bad(format!("index {i} appears twice")));
@@ -352,10 +378,16 @@ impl OpenAiEmbedder {
             l2_normalize(&mut v);
             slots[i] = Some(v);
         }
-        let vectors: Vec<Vec<f32>> = slots.into_iter().map(|s| s.expect("all slots filled: count and uniqueness checked")).collect();
+        let vectors: Vec<Vec<f32>> = slots
+            .into_iter()
+            .map(|s| s.expect("all slots filled: count and uniqueness checked"))
+            .collect();
         let dims = vectors[0].len();
         if let Some(i) = vectors.iter().position(|v| v.len() != dims) {
-            return Err(bad(format!("vectors of different sizes in one response ({dims} and {} at input {i})", vectors[i].len())));
+            return Err(bad(format!(
+                "vectors of different sizes in one response ({dims} and {} at input {i})",
+                vectors[i].len()
+            )));
         }
         if let Some(d) = self.cfg.dimensions {
             if d != dims {
@@ -387,10 +419,14 @@ impl OpenAiEmbedder {
     fn give_up(&self, failure: Failure, attempts: u32, asked: Option<Duration>) -> EmbedError {
         let url = self.url.clone();
         match failure.kind {
-            FailureKind::Timeout => {
-                EmbedError::Timeout { url, attempts, timeout_ms: self.cfg.timeout.as_millis() as u64 }
+            FailureKind::Timeout => EmbedError::Timeout {
+                url,
+                attempts,
+                timeout_ms: self.cfg.timeout.as_millis() as u64,
+            },
+            FailureKind::Transport => {
+                EmbedError::Unreachable { url, attempts, reason: failure.message }
             }
-            FailureKind::Transport => EmbedError::Unreachable { url, attempts, reason: failure.message },
             FailureKind::Status(status) => {
                 let message = match asked {
                     Some(d) => format!(
@@ -417,7 +453,10 @@ impl Embedder for OpenAiEmbedder {
         }
     }
 
-    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
         Box::pin(self.embed_all(texts))
     }
 
@@ -544,14 +583,21 @@ fn decode_base64_f32(s: &str) -> Result<Vec<f32>, String> {
         .decode(s.trim())
         .map_err(|e| format!("a base64 embedding cannot be decoded ({e})"))?;
     if bytes.len() % 4 != 0 {
-        return Err(format!("a base64 embedding has {} bytes, not a multiple of 4 (little-endian f32)", bytes.len()));
+        return Err(format!(
+            "a base64 embedding has {} bytes, not a multiple of 4 (little-endian f32)",
+            bytes.len()
+        ));
     }
     Ok(bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
 }
 
 /// `Retry-After` (seconds or an HTTP date) or OpenAI's `retry-after-ms`.
 fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    if let Some(ms) = headers.get("retry-after-ms").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<f64>().ok()) {
+    if let Some(ms) = headers
+        .get("retry-after-ms")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+    {
         if ms.is_finite() && ms >= 0.0 {
             return Some(Duration::from_secs_f64(ms / 1000.0));
         }
@@ -570,7 +616,8 @@ fn parse_http_date(s: &str) -> Option<std::time::SystemTime> {
         return None;
     }
     let day: u64 = parts[1].parse().ok()?;
-    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    const MONTHS: [&str; 12] =
+        ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
     let month = MONTHS.iter().position(|m| *m == parts[2])? as u64 + 1;
     let year: u64 = parts[3].parse().ok()?;
     let hms: Vec<u64> = parts[4].split(':').map(|x| x.parse().ok()).collect::<Option<_>>()?;
@@ -612,7 +659,8 @@ fn embeddings_url(base: &str) -> String {
         None => (base, None),
     };
     let path = path.trim_end_matches('/');
-    let path = if path.ends_with("/embeddings") { path.to_string() } else { format!("{path}/embeddings") };
+    let path =
+        if path.ends_with("/embeddings") { path.to_string() } else { format!("{path}/embeddings") };
     match query {
         Some(q) => format!("{path}?{q}"),
         None => path,
@@ -663,10 +711,15 @@ mod tests {
 
     #[test]
     fn embeddings_url_appends_the_path_and_keeps_azure_query_strings() {
-        assert_eq!(embeddings_url("https://api.openai.com/v1/"), "https://api.openai.com/v1/embeddings");
+        assert_eq!(
+            embeddings_url("https://api.openai.com/v1/"),
+            "https://api.openai.com/v1/embeddings"
+        );
         assert_eq!(embeddings_url("http://h/v1/embeddings"), "http://h/v1/embeddings");
         assert_eq!(
-            embeddings_url("https://r.openai.azure.com/openai/deployments/e?api-version=2024-02-01"),
+            embeddings_url(
+                "https://r.openai.azure.com/openai/deployments/e?api-version=2024-02-01"
+            ),
             "https://r.openai.azure.com/openai/deployments/e/embeddings?api-version=2024-02-01"
         );
     }
@@ -692,7 +745,11 @@ mod tests {
         h.insert("retry-after", "Sun, 06 Nov 1994 08:49:37 GMT".parse().unwrap());
         assert_eq!(retry_after(&h), Some(Duration::ZERO), "a date in the past means retry now");
         assert_eq!(
-            parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").unwrap().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs(),
+            parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT")
+                .unwrap()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs(),
             784_111_777
         );
         assert_eq!(parse_http_date("yesterday"), None);

@@ -14,8 +14,8 @@ use axum::routing::post;
 use axum::{Json, Router};
 use base64::Engine as _;
 use docent_embed::{
-    find_local_model, make_embedder, EmbedError, EmbedOptions, Embedder, EncodingFormat, LocalEmbedder,
-    OpenAiEmbedConfig, OpenAiEmbedder,
+    find_local_model, make_embedder, EmbedError, EmbedOptions, Embedder, EncodingFormat,
+    LocalEmbedder, OpenAiEmbedConfig, OpenAiEmbedder,
 };
 use serde_json::{json, Value};
 
@@ -64,7 +64,9 @@ fn fake_vector(text: &str, dims: usize) -> Vec<f32> {
     }
     (0..dims)
         .map(|i| {
-            h = h.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407 + i as u64);
+            h = h
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407 + i as u64);
             ((h >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 3.0
         })
         .collect()
@@ -77,10 +79,18 @@ fn normalised(mut v: Vec<f32>) -> Vec<f32> {
 }
 
 fn openai_error(status: StatusCode, message: &str, kind: &str, code: Option<&str>) -> Response {
-    (status, Json(json!({"error": {"message": message, "type": kind, "param": null, "code": code}}))).into_response()
+    (
+        status,
+        Json(json!({"error": {"message": message, "type": kind, "param": null, "code": code}})),
+    )
+        .into_response()
 }
 
-async fn embeddings(State(s): State<Arc<Server>>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
+async fn embeddings(
+    State(s): State<Arc<Server>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
     let call = s.calls.fetch_add(1, Ordering::SeqCst);
     let now = s.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     s.max_in_flight.fetch_max(now, Ordering::SeqCst);
@@ -106,10 +116,20 @@ async fn answer(s: &Server, call: usize, body: &Value) -> Response {
             return r;
         }
         Behaviour::FailFirst(n) if call < n => {
-            return openai_error(StatusCode::INTERNAL_SERVER_ERROR, "The server had an error", "server_error", None)
+            return openai_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "The server had an error",
+                "server_error",
+                None,
+            )
         }
         Behaviour::AlwaysFail => {
-            return openai_error(StatusCode::INTERNAL_SERVER_ERROR, "The server had an error", "server_error", None)
+            return openai_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "The server had an error",
+                "server_error",
+                None,
+            )
         }
         Behaviour::SlowFirst(n) if call < n => tokio::time::sleep(Duration::from_secs(2)).await,
         Behaviour::Unauthorized => {
@@ -129,7 +149,8 @@ async fn answer(s: &Server, call: usize, body: &Value) -> Response {
             )
         }
         Behaviour::RetryAfterAnHour => {
-            let mut r = openai_error(StatusCode::TOO_MANY_REQUESTS, "Rate limit reached", "requests", None);
+            let mut r =
+                openai_error(StatusCode::TOO_MANY_REQUESTS, "Rate limit reached", "requests", None);
             r.headers_mut().insert("retry-after", "3600".parse().unwrap());
             return r;
         }
@@ -138,7 +159,14 @@ async fn answer(s: &Server, call: usize, body: &Value) -> Response {
     let inputs: Vec<String> = match &body["input"] {
         Value::String(s) => vec![s.clone()],
         Value::Array(a) => a.iter().map(|v| v.as_str().unwrap_or_default().to_string()).collect(),
-        _ => return openai_error(StatusCode::BAD_REQUEST, "'input' is required", "invalid_request_error", None),
+        _ => {
+            return openai_error(
+                StatusCode::BAD_REQUEST,
+                "'input' is required",
+                "invalid_request_error",
+                None,
+            )
+        }
     };
     let dims = match s.behaviour {
         Behaviour::IgnoresDimensions => 8,
@@ -235,21 +263,35 @@ async fn openai_vectors_come_back_in_input_order_even_when_the_server_shuffles_t
     assert_eq!(body["input"].as_array().unwrap().len(), 5);
     assert!(reqs[0].0.get("authorization").is_none(), "no key configured: no Authorization header");
     let info = e.info();
-    assert_eq!((info.provider.as_str(), info.dims, info.max_input_tokens), ("openai", 8, Some(8191)));
+    assert_eq!(
+        (info.provider.as_str(), info.dims, info.max_input_tokens),
+        ("openai", 8, Some(8191))
+    );
 }
 
 #[tokio::test]
 async fn batches_respect_batch_size_and_run_with_bounded_concurrency() {
     let (url, server) = start(Behaviour::Ok, Duration::from_millis(150)).await;
-    let e = OpenAiEmbedder::new(OpenAiEmbedConfig { batch_size: 3, concurrency: 2, ..config(&url) }).unwrap();
+    let e =
+        OpenAiEmbedder::new(OpenAiEmbedConfig { batch_size: 3, concurrency: 2, ..config(&url) })
+            .unwrap();
     let input = texts(10);
     let out = e.embed(&input).await.unwrap();
     assert_eq!(out.len(), 10);
     assert_eq!(server.calls.load(Ordering::SeqCst), 4, "10 inputs in batches of 3");
-    let sizes: Vec<usize> =
-        server.requests.lock().unwrap().iter().map(|(_, b)| b["input"].as_array().unwrap().len()).collect();
+    let sizes: Vec<usize> = server
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, b)| b["input"].as_array().unwrap().len())
+        .collect();
     assert!(sizes.iter().all(|&n| n <= 3), "{sizes:?}");
-    assert_eq!(server.max_in_flight.load(Ordering::SeqCst), 2, "at most (and here exactly) 2 requests at once");
+    assert_eq!(
+        server.max_in_flight.load(Ordering::SeqCst),
+        2,
+        "at most (and here exactly) 2 requests at once"
+    );
     // Order across batches is preserved.
     let want = normalised(fake_vector(&input[9], 8));
     assert!((out[9][0] - want[0]).abs() < 1e-6);
@@ -258,8 +300,14 @@ async fn batches_respect_batch_size_and_run_with_bounded_concurrency() {
 #[tokio::test]
 async fn a_token_budget_splits_batches_too() {
     let (url, server) = start(Behaviour::Ok, Duration::ZERO).await;
-    let e = OpenAiEmbedder::new(OpenAiEmbedConfig { batch_size: 100, max_batch_tokens: 20, ..config(&url) }).unwrap();
-    let input: Vec<String> = (0..6).map(|i| format!("{i} one two three four five six seven eight")).collect();
+    let e = OpenAiEmbedder::new(OpenAiEmbedConfig {
+        batch_size: 100,
+        max_batch_tokens: 20,
+        ..config(&url)
+    })
+    .unwrap();
+    let input: Vec<String> =
+        (0..6).map(|i| format!("{i} one two three four five six seven eight")).collect();
     e.embed(&input).await.unwrap();
     assert!(server.calls.load(Ordering::SeqCst) >= 3, "about 10 tokens each, 20 per request");
 }
@@ -272,7 +320,11 @@ async fn rate_limited_request_waits_for_retry_after_then_succeeds() {
     let out = e.embed(&texts(3)).await.unwrap();
     assert_eq!(out.len(), 3);
     assert_eq!(server.calls.load(Ordering::SeqCst), 2);
-    assert!(t0.elapsed() >= Duration::from_secs(1), "Retry-After: 1 honoured, waited {:?}", t0.elapsed());
+    assert!(
+        t0.elapsed() >= Duration::from_secs(1),
+        "Retry-After: 1 honoured, waited {:?}",
+        t0.elapsed()
+    );
 }
 
 #[tokio::test]
@@ -315,19 +367,31 @@ async fn a_response_with_the_wrong_count_is_a_clear_error_and_not_retried() {
 #[tokio::test]
 async fn a_slow_server_times_out_and_the_request_is_retried() {
     let (url, server) = start(Behaviour::SlowFirst(1), Duration::ZERO).await;
-    let e = OpenAiEmbedder::new(OpenAiEmbedConfig { timeout: Duration::from_millis(300), ..config(&url) }).unwrap();
+    let e = OpenAiEmbedder::new(OpenAiEmbedConfig {
+        timeout: Duration::from_millis(300),
+        ..config(&url)
+    })
+    .unwrap();
     let t0 = Instant::now();
     let out = e.embed(&texts(2)).await.unwrap();
     assert_eq!(out.len(), 2);
     assert_eq!(server.calls.load(Ordering::SeqCst), 2);
-    assert!(t0.elapsed() < Duration::from_secs(2), "the slow attempt was abandoned: {:?}", t0.elapsed());
+    assert!(
+        t0.elapsed() < Duration::from_secs(2),
+        "the slow attempt was abandoned: {:?}",
+        t0.elapsed()
+    );
 }
 
 #[tokio::test]
 async fn a_server_that_is_always_too_slow_gives_a_timeout_error() {
     let (url, server) = start(Behaviour::SlowFirst(usize::MAX), Duration::ZERO).await;
-    let e = OpenAiEmbedder::new(OpenAiEmbedConfig { timeout: Duration::from_millis(200), max_retries: 1, ..config(&url) })
-        .unwrap();
+    let e = OpenAiEmbedder::new(OpenAiEmbedConfig {
+        timeout: Duration::from_millis(200),
+        max_retries: 1,
+        ..config(&url)
+    })
+    .unwrap();
     let err = e.embed(&texts(1)).await.unwrap_err();
     assert!(matches!(err, EmbedError::Timeout { attempts: 2, .. }), "{err:?}");
     assert!(err.to_string().contains("raise the timeout"), "{err}");
@@ -338,11 +402,14 @@ async fn a_server_that_is_always_too_slow_gives_a_timeout_error() {
 async fn base64_responses_decode_to_the_same_vectors_as_float_responses() {
     let (url, server) = start(Behaviour::Ok, Duration::ZERO).await;
     let floats = OpenAiEmbedder::new(config(&url)).unwrap().embed(&texts(3)).await.unwrap();
-    let b64 = OpenAiEmbedder::new(OpenAiEmbedConfig { encoding_format: EncodingFormat::Base64, ..config(&url) })
-        .unwrap()
-        .embed(&texts(3))
-        .await
-        .unwrap();
+    let b64 = OpenAiEmbedder::new(OpenAiEmbedConfig {
+        encoding_format: EncodingFormat::Base64,
+        ..config(&url)
+    })
+    .unwrap()
+    .embed(&texts(3))
+    .await
+    .unwrap();
     assert_eq!(floats, b64);
     let reqs = server.requests.lock().unwrap();
     assert_eq!(reqs[0].1["encoding_format"], "float");
@@ -353,8 +420,11 @@ async fn base64_responses_decode_to_the_same_vectors_as_float_responses() {
 async fn a_bad_api_key_is_reported_with_the_env_var_to_fix_and_not_retried() {
     let (url, server) = start(Behaviour::Unauthorized, Duration::ZERO).await;
     std::env::set_var("DOCENT_TEST_KEY_BAD", "sk-wrong");
-    let e = OpenAiEmbedder::new(OpenAiEmbedConfig { api_key_env: Some("DOCENT_TEST_KEY_BAD".into()), ..config(&url) })
-        .unwrap();
+    let e = OpenAiEmbedder::new(OpenAiEmbedConfig {
+        api_key_env: Some("DOCENT_TEST_KEY_BAD".into()),
+        ..config(&url)
+    })
+    .unwrap();
     let err = e.embed(&texts(1)).await.unwrap_err();
     assert!(matches!(err, EmbedError::Api { status: 401, .. }), "{err:?}");
     let msg = err.to_string();
@@ -394,8 +464,12 @@ async fn a_server_that_ignores_dimensions_is_reported() {
 #[tokio::test]
 async fn an_unknown_model_learns_its_dims_from_the_first_response() {
     let (url, _server) = start(Behaviour::Ok, Duration::ZERO).await;
-    let e = OpenAiEmbedder::new(OpenAiEmbedConfig { model: "nomic-embed-text".into(), dimensions: None, ..config(&url) })
-        .unwrap();
+    let e = OpenAiEmbedder::new(OpenAiEmbedConfig {
+        model: "nomic-embed-text".into(),
+        dimensions: None,
+        ..config(&url)
+    })
+    .unwrap();
     assert_eq!(e.info().dims, 0);
     assert_eq!(e.info().max_input_tokens, None);
     assert_eq!(e.count_tokens("hello world"), None, "no exact tokenizer for non-OpenAI models");
@@ -408,7 +482,11 @@ async fn connection_errors_are_retried_then_reported_as_unreachable() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     drop(listener);
-    let e = OpenAiEmbedder::new(OpenAiEmbedConfig { max_retries: 2, ..config(&format!("http://{addr}/v1")) }).unwrap();
+    let e = OpenAiEmbedder::new(OpenAiEmbedConfig {
+        max_retries: 2,
+        ..config(&format!("http://{addr}/v1"))
+    })
+    .unwrap();
     let err = e.embed(&texts(1)).await.unwrap_err();
     assert!(matches!(err, EmbedError::Unreachable { attempts: 3, .. }), "{err:?}");
     assert!(err.to_string().contains("Check the base URL"), "{err}");
@@ -442,7 +520,10 @@ fn a_missing_api_key_for_a_remote_url_names_the_env_var() {
     })
     .unwrap_err();
     assert!(matches!(err, EmbedError::MissingApiKey { .. }), "{err:?}");
-    assert!(err.to_string().contains("set the environment variable DOCENT_TEST_NEVER_SET_KEY"), "{err}");
+    assert!(
+        err.to_string().contains("set the environment variable DOCENT_TEST_NEVER_SET_KEY"),
+        "{err}"
+    );
     // Loopback servers (Ollama, vLLM, LiteLLM on this machine) need no key.
     let ok = OpenAiEmbedder::new(OpenAiEmbedConfig {
         base_url: "http://localhost:11434/v1".into(),
@@ -457,22 +538,30 @@ fn invalid_openai_settings_are_clear_errors() {
     let bad = |cfg: OpenAiEmbedConfig| OpenAiEmbedder::new(cfg).unwrap_err().to_string();
     let base = config("http://localhost/v1");
     assert!(bad(OpenAiEmbedConfig { batch_size: 5000, ..base.clone() }).contains("1..=2048"));
-    assert!(bad(OpenAiEmbedConfig { base_url: "localhost:8080".into(), ..base.clone() }).contains("http"));
+    assert!(bad(OpenAiEmbedConfig { base_url: "localhost:8080".into(), ..base.clone() })
+        .contains("http"));
     assert!(bad(OpenAiEmbedConfig { concurrency: 0, ..base.clone() }).contains("concurrency"));
-    assert!(bad(OpenAiEmbedConfig { model: "text-embedding-ada-002".into(), ..base.clone() }).contains("drop --dims"));
-    assert!(bad(OpenAiEmbedConfig { dimensions: Some(4000), ..base.clone() }).contains("at most 1536"));
+    assert!(bad(OpenAiEmbedConfig { model: "text-embedding-ada-002".into(), ..base.clone() })
+        .contains("drop --dims"));
+    assert!(
+        bad(OpenAiEmbedConfig { dimensions: Some(4000), ..base.clone() }).contains("at most 1536")
+    );
 }
 
 #[test]
 fn azure_hosts_get_the_key_in_an_api_key_header_and_keep_the_api_version() {
     std::env::set_var("DOCENT_TEST_AZURE_KEY", "az");
     let e = OpenAiEmbedder::new(OpenAiEmbedConfig {
-        base_url: "https://res.openai.azure.com/openai/deployments/emb?api-version=2024-02-01".into(),
+        base_url: "https://res.openai.azure.com/openai/deployments/emb?api-version=2024-02-01"
+            .into(),
         api_key_env: Some("DOCENT_TEST_AZURE_KEY".into()),
         ..OpenAiEmbedConfig::default()
     })
     .unwrap();
-    assert_eq!(e.url(), "https://res.openai.azure.com/openai/deployments/emb/embeddings?api-version=2024-02-01");
+    assert_eq!(
+        e.url(),
+        "https://res.openai.azure.com/openai/deployments/emb/embeddings?api-version=2024-02-01"
+    );
 }
 
 #[tokio::test]
@@ -522,7 +611,8 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
 }
 
 fn fixture() -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/minilm_reference.json");
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/minilm_reference.json");
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -531,17 +621,28 @@ fn local_embeddings_agree_with_the_reference_model() {
     let Some(model) = minilm() else { return };
     let fx = fixture();
     let items = fx["items"].as_array().unwrap();
-    let input: Vec<String> = items.iter().map(|i| i["text"].as_str().unwrap().to_string()).collect();
+    let input: Vec<String> =
+        items.iter().map(|i| i["text"].as_str().unwrap().to_string()).collect();
     let out = futures::executor::block_on(model.embed(&input)).unwrap();
     let mut worst = 1.0f64;
     for (item, v) in items.iter().zip(&out) {
-        let want: Vec<f32> = item["vector"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect();
+        let want: Vec<f32> =
+            item["vector"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect();
         assert_eq!(v.len(), want.len());
         let c = cosine(v, &want);
         let text = item["text"].as_str().unwrap();
-        println!("cosine {c:.9} (1-c = {:.1e})  tokens {:>3}  {}", 1.0 - c, item["tokens"], text.chars().take(60).collect::<String>());
+        println!(
+            "cosine {c:.9} (1-c = {:.1e})  tokens {:>3}  {}",
+            1.0 - c,
+            item["tokens"],
+            text.chars().take(60).collect::<String>()
+        );
         assert!(c >= 0.999, "cosine {c} < 0.999 for {text:?}");
-        assert_eq!(model.count_tokens(text), Some(item["tokens"].as_u64().unwrap() as usize), "{text:?}");
+        assert_eq!(
+            model.count_tokens(text),
+            Some(item["tokens"].as_u64().unwrap() as usize),
+            "{text:?}"
+        );
         let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         assert!((norm - 1.0).abs() < 1e-4);
         worst = worst.min(c);
@@ -571,7 +672,9 @@ fn local_inputs_longer_than_max_seq_length_are_an_error_not_truncated() {
     let input = vec!["short".to_string(), ok, long];
     let err = futures::executor::block_on(model.embed(&input)).unwrap_err();
     match &err {
-        EmbedError::InputTooLong { index, tokens, max, .. } => assert_eq!((*index, *tokens, *max), (2, 272, 256)),
+        EmbedError::InputTooLong { index, tokens, max, .. } => {
+            assert_eq!((*index, *tokens, *max), (2, 272, 256))
+        }
         other => panic!("unexpected {other:?}"),
     }
     assert!(err.to_string().contains("split it into smaller chunks"), "{err}");
@@ -609,7 +712,14 @@ async fn local_embedding_inside_tokio_runs_off_the_async_workers() {
     let Some(model) = minilm() else { return };
     let out = model.embed(&mixed_texts()).await.unwrap();
     assert_eq!(out.len(), 4);
-    let related = model.embed(&["How do I install Rust?".into(), "Installing the Rust toolchain".into(), "Chocolate cake recipe".into()]).await.unwrap();
+    let related = model
+        .embed(&[
+            "How do I install Rust?".into(),
+            "Installing the Rust toolchain".into(),
+            "Chocolate cake recipe".into(),
+        ])
+        .await
+        .unwrap();
     assert!(cosine(&related[0], &related[1]) > cosine(&related[0], &related[2]) + 0.2);
 }
 
@@ -621,20 +731,34 @@ fn make_embedder_finds_the_local_model_by_short_id_and_by_path() {
     };
     let e = make_embedder("local", Some(dir.to_str().unwrap()), &EmbedOptions::default()).unwrap();
     assert_eq!(e.info().dims, 384);
-    let e = make_embedder("local", None, &EmbedOptions { model_dir: Some(dir.clone()), ..EmbedOptions::default() }).unwrap();
+    let e = make_embedder(
+        "local",
+        None,
+        &EmbedOptions { model_dir: Some(dir.clone()), ..EmbedOptions::default() },
+    )
+    .unwrap();
     assert_eq!(e.info().max_input_tokens, Some(256));
-    let err = make_embedder("local", Some(dir.to_str().unwrap()), &EmbedOptions { dimensions: Some(256), ..Default::default() })
-        .err()
-        .unwrap();
+    let err = make_embedder(
+        "local",
+        Some(dir.to_str().unwrap()),
+        &EmbedOptions { dimensions: Some(256), ..Default::default() },
+    )
+    .err()
+    .unwrap();
     assert!(err.to_string().contains("cannot produce 256"), "{err}");
 }
 
 #[test]
 fn an_unknown_local_model_lists_where_it_looked_and_how_to_install() {
-    let err = make_embedder("local", Some("nobody/no-such-model-xyz"), &EmbedOptions::default()).err().unwrap();
+    let err = make_embedder("local", Some("nobody/no-such-model-xyz"), &EmbedOptions::default())
+        .err()
+        .unwrap();
     assert!(matches!(err, EmbedError::ModelNotFound { .. }), "{err:?}");
     let msg = err.to_string();
-    assert!(msg.contains("models--nobody--no-such-model-xyz") && msg.contains("DOCENT_MODEL_DIR"), "{msg}");
+    assert!(
+        msg.contains("models--nobody--no-such-model-xyz") && msg.contains("DOCENT_MODEL_DIR"),
+        "{msg}"
+    );
 }
 
 #[test]

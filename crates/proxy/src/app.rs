@@ -79,15 +79,22 @@ impl AppState {
             None => None,
         };
         let embed = match cfg.embeddings_provider() {
-            Some((e, p)) if p.kind == ProviderKind::Local => Some((e.clone(), EmbedBackend::Local(LocalEmbeddings::new(&e.model, p.path.clone())))),
-            Some((e, p)) => Some((e.clone(), EmbedBackend::Remote(Box::new(Provider::new(&e.provider, p)?)))),
+            Some((e, p)) if p.kind == ProviderKind::Local => Some((
+                e.clone(),
+                EmbedBackend::Local(LocalEmbeddings::new(&e.model, p.path.clone())),
+            )),
+            Some((e, p)) => {
+                Some((e.clone(), EmbedBackend::Remote(Box::new(Provider::new(&e.provider, p)?))))
+            }
             None => None,
         };
         let moderation = match cfg.moderation_provider() {
             Some((name, p)) => Some(Provider::new(name, p)?),
             None => None,
         };
-        let open = |p: &Option<std::path::PathBuf>, what: &str| -> anyhow::Result<Option<JsonlWriter>> {
+        let open = |p: &Option<std::path::PathBuf>,
+                    what: &str|
+         -> anyhow::Result<Option<JsonlWriter>> {
             match p {
                 Some(p) => Ok(Some(JsonlWriter::open(p).map_err(|e| {
                     anyhow::anyhow!("cannot open the {what} file {}: {e}; fix [serve] {what} or the folder's permissions", p.display())
@@ -141,7 +148,9 @@ fn new_request_id() -> String {
 }
 
 fn sane_request_id(v: &str) -> bool {
-    !v.is_empty() && v.len() <= 64 && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+    !v.is_empty()
+        && v.len() <= 64
+        && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
 }
 
 /// The client IP: the peer, or — when the peer is a trusted proxy — the last untrusted hop of
@@ -179,7 +188,10 @@ pub fn origin_allowed(cfg: &Config, origin: &str) -> bool {
     if cfg.serve.allow_origins.is_empty() {
         return is_loopback_origin(o);
     }
-    cfg.serve.allow_origins.iter().any(|a| a == "*" || a.trim_end_matches('/').eq_ignore_ascii_case(o))
+    cfg.serve
+        .allow_origins
+        .iter()
+        .any(|a| a == "*" || a.trim_end_matches('/').eq_ignore_ascii_case(o))
 }
 
 fn route_label(path: &str) -> &'static str {
@@ -211,15 +223,18 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
     let peer = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
     let forwarded = req.headers().get("x-forwarded-for").and_then(|v| v.to_str().ok());
     let ip = client_ip(peer, forwarded, &st.trusted);
-    let origin = req.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let origin =
+        req.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(str::to_string);
     let path = req.uri().path().to_string();
     let route = route_label(&path);
     let method = req.method().clone();
     #[cfg(feature = "otel")]
     let otel_start = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     #[cfg(feature = "otel")]
-    let traceparent = req.headers().get("traceparent").and_then(|v| v.to_str().ok()).map(str::to_string);
-    let span = tracing::info_span!("request", request_id = %rid, method = %method, route, client_ip = %ip);
+    let traceparent =
+        req.headers().get("traceparent").and_then(|v| v.to_str().ok()).map(str::to_string);
+    let span =
+        tracing::info_span!("request", request_id = %rid, method = %method, route, client_ip = %ip);
 
     async move {
         let is_api = path.starts_with("/v1/");
@@ -341,7 +356,10 @@ mod tests {
         let trusted = vec![Cidr::parse("10.0.0.0/8").unwrap()];
         let peer: IpAddr = "10.0.0.5".parse().unwrap();
         let outsider: IpAddr = "203.0.113.9".parse().unwrap();
-        assert_eq!(client_ip(Some(peer), Some("198.51.100.1, 203.0.113.7, 10.0.0.9"), &trusted), "203.0.113.7".parse::<IpAddr>().unwrap());
+        assert_eq!(
+            client_ip(Some(peer), Some("198.51.100.1, 203.0.113.7, 10.0.0.9"), &trusted),
+            "203.0.113.7".parse::<IpAddr>().unwrap()
+        );
         assert_eq!(client_ip(Some(outsider), Some("1.2.3.4"), &trusted), outsider);
         assert_eq!(client_ip(Some(peer), None, &trusted), peer);
     }

@@ -285,7 +285,12 @@ pub struct ModerationConfig {
 
 impl Default for ModerationConfig {
     fn default() -> Self {
-        ModerationConfig { enabled: false, provider: None, model: "omni-moderation-latest".into(), fail_open: false }
+        ModerationConfig {
+            enabled: false,
+            provider: None,
+            model: "omni-moderation-latest".into(),
+            fail_open: false,
+        }
     }
 }
 
@@ -306,7 +311,12 @@ pub struct PromptConfig {
 
 impl Default for PromptConfig {
     fn default() -> Self {
-        PromptConfig { system: None, rewrite: None, docs_language: "English".into(), params: BTreeMap::new() }
+        PromptConfig {
+            system: None,
+            rewrite: None,
+            docs_language: "English".into(),
+            params: BTreeMap::new(),
+        }
     }
 }
 
@@ -365,11 +375,13 @@ impl Cidr {
         };
         match (self.addr, ip) {
             (IpAddr::V4(a), IpAddr::V4(b)) => {
-                let mask = if self.prefix == 0 { 0 } else { u32::MAX << (32 - u32::from(self.prefix)) };
+                let mask =
+                    if self.prefix == 0 { 0 } else { u32::MAX << (32 - u32::from(self.prefix)) };
                 u32::from(a) & mask == u32::from(b) & mask
             }
             (IpAddr::V6(a), IpAddr::V6(b)) => {
-                let mask = if self.prefix == 0 { 0 } else { u128::MAX << (128 - u32::from(self.prefix)) };
+                let mask =
+                    if self.prefix == 0 { 0 } else { u128::MAX << (128 - u32::from(self.prefix)) };
                 u128::from(a) & mask == u128::from(b) & mask
             }
             _ => false,
@@ -381,7 +393,8 @@ impl Config {
     /// Read and parse a docent.toml (sections this crate doesn't own are ignored). Call
     /// [`Config::validate`] afterwards.
     pub fn from_toml_file(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
         Self::parse(&text, &path.display().to_string())
     }
 
@@ -391,7 +404,10 @@ impl Config {
     }
 
     fn parse(text: &str, path: &str) -> Result<Config, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError::Parse { path: path.to_string(), message: e.to_string().trim().to_string() })
+        toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_string(),
+            message: e.to_string().trim().to_string(),
+        })
     }
 
     /// No chat upstream (chat answers 503 `no_chat_model`, the widget answers extractively),
@@ -403,8 +419,13 @@ impl Config {
     /// Shortcut for `--upstream URL`: an `openai-compatible` provider named "upstream" used for
     /// chat (model `chat_model`), and for moderation when enabled without a provider.
     pub fn set_upstream(&mut self, url: &str, chat_model: &str) {
-        self.providers
-            .insert("upstream".into(), ProviderConfig::new(ProviderKind::OpenaiCompatible, Some(url.trim_end_matches('/').to_string())));
+        self.providers.insert(
+            "upstream".into(),
+            ProviderConfig::new(
+                ProviderKind::OpenaiCompatible,
+                Some(url.trim_end_matches('/').to_string()),
+            ),
+        );
         self.serve.chat = Some(ChatConfig {
             provider: "upstream".into(),
             model: chat_model.to_string(),
@@ -440,7 +461,10 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |m: String| Err(ConfigError::Invalid(m));
         if self.serve.listen.parse::<std::net::SocketAddr>().is_err() {
-            return bad(format!("[serve] listen = \"{}\" is not an address; write it like \"127.0.0.1:8787\"", self.serve.listen));
+            return bad(format!(
+                "[serve] listen = \"{}\" is not an address; write it like \"127.0.0.1:8787\"",
+                self.serve.listen
+            ));
         }
         for o in &self.serve.allow_origins {
             if o != "*" && !(o.starts_with("http://") || o.starts_with("https://")) {
@@ -493,7 +517,10 @@ impl Config {
             }
         }
         if self.moderation.enabled && self.moderation.provider.is_none() {
-            return bad("[moderation] enabled = true needs provider = \"<name of a [providers] table>\"".into());
+            return bad(
+                "[moderation] enabled = true needs provider = \"<name of a [providers] table>\""
+                    .into(),
+            );
         }
         if let Some(name) = &self.moderation.provider {
             match self.providers.get(name) {
@@ -524,7 +551,9 @@ impl Config {
             (l.max_concurrent_streams, "max_concurrent_streams"),
         ] {
             if v == 0 {
-                return bad(format!("[limits] {name} = 0 would refuse every request; use a positive number"));
+                return bad(format!(
+                    "[limits] {name} = 0 would refuse every request; use a positive number"
+                ));
             }
         }
         crate::prompt::check_templates(self).map_err(ConfigError::Invalid)?;
@@ -591,7 +620,10 @@ impl Config {
             return bad(format!("[providers.{name}] timeouts must be positive (milliseconds)"));
         }
         if p.max_retries > 10 {
-            return bad(format!("[providers.{name}] max_retries = {} is too many; use 0-10", p.max_retries));
+            return bad(format!(
+                "[providers.{name}] max_retries = {} is too many; use 0-10",
+                p.max_retries
+            ));
         }
         Ok(())
     }
@@ -644,7 +676,10 @@ mod tests {
 
     #[test]
     fn a_key_pasted_into_api_key_env_is_refused() {
-        let c = Config::from_toml_str("[providers.o]\nkind = \"openai\"\napi_key_env = \"sk-abc123\"\n").unwrap();
+        let c = Config::from_toml_str(
+            "[providers.o]\nkind = \"openai\"\napi_key_env = \"sk-abc123\"\n",
+        )
+        .unwrap();
         let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("NAME of an environment variable"), "{e}");
         assert!(!e.contains("sk-abc123"), "the error must not echo the key: {e}");

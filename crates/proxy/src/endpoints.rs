@@ -22,9 +22,17 @@ fn string_inputs(v: Option<&Value>, what: &str) -> Result<Vec<String>, ApiError>
             .iter()
             .map(|i| i.as_str().map(str::to_string))
             .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| ApiError::InvalidRequest(format!("{what} \"input\" must be a string or an array of strings"))),
-        Some(Value::Array(_)) => Err(ApiError::InvalidRequest(format!("{what} \"input\" is empty"))),
-        _ => Err(ApiError::InvalidRequest(format!("{what} request needs \"input\": a string or an array of strings"))),
+            .ok_or_else(|| {
+                ApiError::InvalidRequest(format!(
+                    "{what} \"input\" must be a string or an array of strings"
+                ))
+            }),
+        Some(Value::Array(_)) => {
+            Err(ApiError::InvalidRequest(format!("{what} \"input\" is empty")))
+        }
+        _ => Err(ApiError::InvalidRequest(format!(
+            "{what} request needs \"input\": a string or an array of strings"
+        ))),
     }
 }
 
@@ -35,19 +43,27 @@ pub async fn embeddings(
     body: Body,
 ) -> Result<Response, ApiError> {
     let bytes = read_body(body, st.cfg.limits.max_body_bytes).await?;
-    let req: Value = serde_json::from_slice(&bytes).map_err(|e| ApiError::InvalidRequest(format!("invalid embeddings request: {e}")))?;
+    let req: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::InvalidRequest(format!("invalid embeddings request: {e}")))?;
     let Some((ecfg, backend)) = &st.embed else {
         return Err(ApiError::NoEmbeddingModel);
     };
     if let Some(m) = req.get("model").and_then(Value::as_str) {
         if !m.is_empty() && m != ecfg.model {
-            return Err(ApiError::EmbeddingModelMismatch { server: ecfg.model.clone(), client: m.chars().take(100).collect() });
+            return Err(ApiError::EmbeddingModelMismatch {
+                server: ecfg.model.clone(),
+                client: m.chars().take(100).collect(),
+            });
         }
     }
     let inputs = string_inputs(req.get("input"), "embeddings")?;
     let limits = &st.cfg.limits;
     if inputs.len() > limits.max_embedding_inputs {
-        return Err(ApiError::InvalidRequest(format!("{} inputs sent, at most {} per request", inputs.len(), limits.max_embedding_inputs)));
+        return Err(ApiError::InvalidRequest(format!(
+            "{} inputs sent, at most {} per request",
+            inputs.len(),
+            limits.max_embedding_inputs
+        )));
     }
     let mut est = 0usize;
     for t in &inputs {
@@ -58,13 +74,22 @@ pub async fn embeddings(
     let base64 = match req.get("encoding_format").and_then(Value::as_str) {
         None | Some("float") => false,
         Some("base64") => true,
-        Some(other) => return Err(ApiError::InvalidRequest(format!("encoding_format \"{}\" is not supported; use \"float\" or \"base64\"", other.chars().take(20).collect::<String>()))),
+        Some(other) => {
+            return Err(ApiError::InvalidRequest(format!(
+                "encoding_format \"{}\" is not supported; use \"float\" or \"base64\"",
+                other.chars().take(20).collect::<String>()
+            )))
+        }
     };
     let dimensions = match req.get("dimensions") {
         None | Some(Value::Null) => ecfg.dimensions,
         Some(v) => match v.as_u64() {
             Some(d) if (1..=8192).contains(&d) => Some(d as usize),
-            _ => return Err(ApiError::InvalidRequest("dimensions must be a positive integer".into())),
+            _ => {
+                return Err(ApiError::InvalidRequest(
+                    "dimensions must be a positive integer".into(),
+                ))
+            }
         },
     };
     if let Err(r) = st.limiter.take(ip, est as u64) {
@@ -80,10 +105,22 @@ pub async fn embeddings(
             if let Some(d) = dimensions {
                 body["dimensions"] = json!(d);
             }
-            let bytes = p.call_json(Op::Embeddings, &ecfg.model, Bytes::from(body.to_string()), 64 << 20, &st.metrics).await?;
-            let mut v: Value = serde_json::from_slice(&bytes).map_err(|_| ApiError::Upstream("the embeddings provider sent an unreadable answer".into()))?;
+            let bytes = p
+                .call_json(
+                    Op::Embeddings,
+                    &ecfg.model,
+                    Bytes::from(body.to_string()),
+                    64 << 20,
+                    &st.metrics,
+                )
+                .await?;
+            let mut v: Value = serde_json::from_slice(&bytes).map_err(|_| {
+                ApiError::Upstream("the embeddings provider sent an unreadable answer".into())
+            })?;
             if v.get("data").and_then(Value::as_array).map(Vec::len) != Some(inputs.len()) {
-                return Err(ApiError::Upstream("the embeddings provider answered with the wrong number of vectors".into()));
+                return Err(ApiError::Upstream(
+                    "the embeddings provider answered with the wrong number of vectors".into(),
+                ));
             }
             // The widget compares this to the index header's model.
             v["model"] = json!(ecfg.model);
@@ -126,9 +163,13 @@ pub async fn embeddings(
 }
 
 /// The handler for `/v1/moderations`: forwards to the moderation provider with the server's model.
-pub async fn moderations(State(st): State<Arc<AppState>>, body: Body) -> Result<Response, ApiError> {
+pub async fn moderations(
+    State(st): State<Arc<AppState>>,
+    body: Body,
+) -> Result<Response, ApiError> {
     let bytes = read_body(body, st.cfg.limits.max_body_bytes).await?;
-    let req: Value = serde_json::from_slice(&bytes).map_err(|e| ApiError::InvalidRequest(format!("invalid moderation request: {e}")))?;
+    let req: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::InvalidRequest(format!("invalid moderation request: {e}")))?;
     let Some(p) = &st.moderation else {
         return Err(ApiError::NoModerationModel);
     };
@@ -138,8 +179,12 @@ pub async fn moderations(State(st): State<Arc<AppState>>, body: Body) -> Result<
     }
     let model = st.cfg.moderation.model.clone();
     let body = json!({"model": model, "input": inputs});
-    let bytes = p.call_json(Op::Moderation, &model, Bytes::from(body.to_string()), 4 << 20, &st.metrics).await?;
-    let v: Value = serde_json::from_slice(&bytes).map_err(|_| ApiError::Upstream("the moderation provider sent an unreadable answer".into()))?;
+    let bytes = p
+        .call_json(Op::Moderation, &model, Bytes::from(body.to_string()), 4 << 20, &st.metrics)
+        .await?;
+    let v: Value = serde_json::from_slice(&bytes).map_err(|_| {
+        ApiError::Upstream("the moderation provider sent an unreadable answer".into())
+    })?;
     Ok(Json(v).into_response())
 }
 
@@ -152,26 +197,39 @@ pub async fn feedback(
     body: Body,
 ) -> Result<Response, ApiError> {
     let bytes = read_body(body, st.cfg.limits.max_body_bytes).await?;
-    let req: Value = serde_json::from_slice(&bytes).map_err(|e| ApiError::InvalidRequest(format!("invalid feedback: {e}")))?;
+    let req: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::InvalidRequest(format!("invalid feedback: {e}")))?;
     let Some(obj) = req.as_object() else {
         return Err(ApiError::InvalidRequest("feedback must be a JSON object".into()));
     };
     let rating = match obj.get("rating").and_then(Value::as_str) {
         Some(r @ ("up" | "down")) => r,
-        _ => return Err(ApiError::InvalidRequest("feedback needs \"rating\": \"up\" or \"down\"".into())),
+        _ => {
+            return Err(ApiError::InvalidRequest(
+                "feedback needs \"rating\": \"up\" or \"down\"".into(),
+            ))
+        }
     };
     let text = |k: &str, max: usize| -> Result<Option<String>, ApiError> {
         match obj.get(k) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) if s.chars().count() <= max => Ok(Some(s.clone())),
-            Some(Value::String(_)) => Err(ApiError::InvalidRequest(format!("feedback \"{k}\" is longer than {max} characters"))),
+            Some(Value::String(_)) => Err(ApiError::InvalidRequest(format!(
+                "feedback \"{k}\" is longer than {max} characters"
+            ))),
             Some(_) => Err(ApiError::InvalidRequest(format!("feedback \"{k}\" must be a string"))),
         }
     };
     let sources: Vec<String> = match obj.get("sources") {
         None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) if a.len() <= 50 => a.iter().filter_map(Value::as_str).map(|s| s.chars().take(500).collect()).collect(),
-        Some(_) => return Err(ApiError::InvalidRequest("feedback \"sources\" must be an array of at most 50 URLs".into())),
+        Some(Value::Array(a)) if a.len() <= 50 => {
+            a.iter().filter_map(Value::as_str).map(|s| s.chars().take(500).collect()).collect()
+        }
+        Some(_) => {
+            return Err(ApiError::InvalidRequest(
+                "feedback \"sources\" must be an array of at most 50 URLs".into(),
+            ))
+        }
     };
     // Feedback is cheap but still a write: count it against the client's request budget.
     if let Err(r) = st.limiter.take(ip, 0) {
@@ -214,5 +272,6 @@ pub async fn healthz(State(st): State<Arc<AppState>>) -> Json<Value> {
 
 /// `GET /metrics`: Prometheus text format.
 pub async fn metrics(State(st): State<Arc<AppState>>) -> Response {
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], st.metrics.render()).into_response()
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], st.metrics.render())
+        .into_response()
 }

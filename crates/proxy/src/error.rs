@@ -82,9 +82,12 @@ impl ApiError {
         use ApiError::*;
         match self {
             NoChatModel | NoEmbeddingModel | NoModerationModel => StatusCode::SERVICE_UNAVAILABLE,
-            ContentFlagged { .. } | TooManyMessages { .. } | InputTooLong { .. } | InvalidRole { .. } | InvalidRequest(_) | EmbeddingModelMismatch { .. } => {
-                StatusCode::BAD_REQUEST
-            }
+            ContentFlagged { .. }
+            | TooManyMessages { .. }
+            | InputTooLong { .. }
+            | InvalidRole { .. }
+            | InvalidRequest(_)
+            | EmbeddingModelMismatch { .. } => StatusCode::BAD_REQUEST,
             RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             OriginNotAllowed => StatusCode::FORBIDDEN,

@@ -159,7 +159,11 @@ mod tests {
     use super::*;
 
     fn cfg(rpm_ip: u32, tpm_ip: u32) -> LimitsConfig {
-        LimitsConfig { requests_per_minute_per_ip: rpm_ip, tokens_per_minute_per_ip: tpm_ip, ..LimitsConfig::default() }
+        LimitsConfig {
+            requests_per_minute_per_ip: rpm_ip,
+            tokens_per_minute_per_ip: tpm_ip,
+            ..LimitsConfig::default()
+        }
     }
 
     #[test]

@@ -22,7 +22,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// Histogram bucket bounds in seconds.
-const BUCKETS: [f64; 14] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+const BUCKETS: [f64; 14] =
+    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
 
 #[derive(Debug, Default, Clone)]
 struct Hist {
@@ -67,15 +68,39 @@ fn labels(pairs: &[(&str, &str)]) -> String {
 
 const HELP: [(&str, &str, &str); 12] = [
     ("docent_requests_total", "counter", "HTTP requests by route and status."),
-    ("docent_request_duration_seconds", "histogram", "Time to the end of the response (streams: until the last chunk)."),
-    ("docent_upstream_latency_seconds", "histogram", "Upstream time to response headers, by operation."),
-    ("docent_time_to_first_token_seconds", "histogram", "Streamed chat: request start to the first upstream chunk."),
-    ("docent_tokens_total", "counter", "Tokens in (prompt) and out (completion) as reported by upstream usage."),
+    (
+        "docent_request_duration_seconds",
+        "histogram",
+        "Time to the end of the response (streams: until the last chunk).",
+    ),
+    (
+        "docent_upstream_latency_seconds",
+        "histogram",
+        "Upstream time to response headers, by operation.",
+    ),
+    (
+        "docent_time_to_first_token_seconds",
+        "histogram",
+        "Streamed chat: request start to the first upstream chunk.",
+    ),
+    (
+        "docent_tokens_total",
+        "counter",
+        "Tokens in (prompt) and out (completion) as reported by upstream usage.",
+    ),
     ("docent_rate_limited_total", "counter", "Requests refused by rate limits."),
-    ("docent_moderation_flagged_total", "counter", "Chat requests refused because moderation flagged the conversation."),
+    (
+        "docent_moderation_flagged_total",
+        "counter",
+        "Chat requests refused because moderation flagged the conversation.",
+    ),
     ("docent_upstream_retries_total", "counter", "Upstream retries (only before the first byte)."),
     ("docent_upstream_errors_total", "counter", "Upstream failures by operation and kind."),
-    ("docent_client_disconnects_total", "counter", "Streams cancelled because the client went away."),
+    (
+        "docent_client_disconnects_total",
+        "counter",
+        "Streams cancelled because the client went away.",
+    ),
     ("docent_feedback_total", "counter", "Feedback received, by rating."),
     ("docent_open_streams", "gauge", "Streams currently open."),
 ];
@@ -118,7 +143,12 @@ impl Metrics {
 
     /// Current value of a counter (tests, healthz).
     pub fn counter(&self, name: &'static str, pairs: &[(&str, &str)]) -> u64 {
-        self.counters.lock().unwrap_or_else(|e| e.into_inner()).get(&(name, labels(pairs))).copied().unwrap_or(0)
+        self.counters
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(name, labels(pairs)))
+            .copied()
+            .unwrap_or(0)
     }
 
     /// The Prometheus text exposition.
@@ -133,8 +163,16 @@ impl Metrics {
                     let _ = writeln!(out, "{name} {}", self.open_streams());
                 }
                 "docent_tokens_total" => {
-                    let _ = writeln!(out, "{name}{{direction=\"in\"}} {}", self.tokens_in.load(Ordering::Relaxed));
-                    let _ = writeln!(out, "{name}{{direction=\"out\"}} {}", self.tokens_out.load(Ordering::Relaxed));
+                    let _ = writeln!(
+                        out,
+                        "{name}{{direction=\"in\"}} {}",
+                        self.tokens_in.load(Ordering::Relaxed)
+                    );
+                    let _ = writeln!(
+                        out,
+                        "{name}{{direction=\"out\"}} {}",
+                        self.tokens_out.load(Ordering::Relaxed)
+                    );
                 }
                 _ if kind == "counter" => {
                     for ((n, l), v) in counters.iter().filter(|((n, _), _)| *n == name) {
@@ -149,7 +187,8 @@ impl Metrics {
                     for ((n, l), h) in hists.iter().filter(|((n, _), _)| *n == name) {
                         let sep = if l.is_empty() { "" } else { "," };
                         for (i, b) in BUCKETS.iter().enumerate() {
-                            let _ = writeln!(out, "{n}_bucket{{{l}{sep}le=\"{b}\"}} {}", h.counts[i]);
+                            let _ =
+                                writeln!(out, "{n}_bucket{{{l}{sep}le=\"{b}\"}} {}", h.counts[i]);
                         }
                         let _ = writeln!(out, "{n}_bucket{{{l}{sep}le=\"+Inf\"}} {}", h.count);
                         let braces = if l.is_empty() { String::new() } else { format!("{{{l}}}") };
@@ -174,7 +213,10 @@ mod tests {
         m.inc("docent_rate_limited_total", &[("scope", "ip"), ("what", "requests")], 2);
         m.streams(1);
         let t = m.render();
-        assert!(t.contains("docent_requests_total{route=\"/v1/chat/completions\",status=\"200\"} 1"), "{t}");
+        assert!(
+            t.contains("docent_requests_total{route=\"/v1/chat/completions\",status=\"200\"} 1"),
+            "{t}"
+        );
         assert!(t.contains("docent_request_duration_seconds_bucket{route=\"/v1/chat/completions\",le=\"0.005\"} 1"), "{t}");
         assert!(t.contains("docent_request_duration_seconds_bucket{route=\"/v1/chat/completions\",le=\"0.001\"} 0"), "{t}");
         assert!(t.contains("docent_rate_limited_total{scope=\"ip\",what=\"requests\"} 2"), "{t}");

@@ -29,7 +29,9 @@ fn random_hex(bytes: usize) -> String {
     let mut out = String::with_capacity(bytes * 2);
     while out.len() < bytes * 2 {
         let mut h = RandomState::new().build_hasher();
-        h.write_u128(SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0));
+        h.write_u128(
+            SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0),
+        );
         out.push_str(&format!("{:016x}", h.finish()));
     }
     out.truncate(bytes * 2);
@@ -97,7 +99,10 @@ pub struct SpanData<'a> {
 /// Queue a span (no-op when the exporter is off).
 pub fn record(s: SpanData<'_>) {
     let Some(exp) = EXPORTER.get() else { return };
-    let (trace_id, parent) = s.traceparent.and_then(parse_traceparent).unwrap_or_else(|| (random_hex(16), String::new()));
+    let (trace_id, parent) = s
+        .traceparent
+        .and_then(parse_traceparent)
+        .unwrap_or_else(|| (random_hex(16), String::new()));
     let attr = |k: &str, v: Value| json!({"key": k, "value": v});
     let span = json!({
         "traceId": trace_id,
@@ -142,8 +147,14 @@ pub async fn flush() {
     let n = spans.len();
     match exp.client.post(&exp.url).json(&export_body(spans)).send().await {
         Ok(r) if r.status().is_success() => {}
-        Ok(r) => tracing::warn!(status = r.status().as_u16(), spans = n, "OTLP collector refused the traces"),
-        Err(e) => tracing::warn!(error = %e, spans = n, "cannot reach the OTLP collector; traces dropped"),
+        Ok(r) => tracing::warn!(
+            status = r.status().as_u16(),
+            spans = n,
+            "OTLP collector refused the traces"
+        ),
+        Err(e) => {
+            tracing::warn!(error = %e, spans = n, "cannot reach the OTLP collector; traces dropped")
+        }
     }
 }
 
@@ -153,10 +164,13 @@ mod tests {
 
     #[test]
     fn traceparent_headers_are_parsed_and_invalid_ones_ignored() {
-        let (t, p) = parse_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01").unwrap();
+        let (t, p) =
+            parse_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01").unwrap();
         assert_eq!(t, "4bf92f3577b34da6a3ce929d0e0e4736");
         assert_eq!(p, "00f067aa0ba902b7");
-        assert!(parse_traceparent("00-00000000000000000000000000000000-00f067aa0ba902b7-01").is_none());
+        assert!(
+            parse_traceparent("00-00000000000000000000000000000000-00f067aa0ba902b7-01").is_none()
+        );
         assert!(parse_traceparent("garbage").is_none());
     }
 

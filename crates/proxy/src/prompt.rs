@@ -45,7 +45,11 @@ pub fn check_templates(cfg: &Config) -> Result<(), String> {
     }
     for (key, t) in [("system", &cfg.prompt.system), ("rewrite", &cfg.prompt.rewrite)] {
         if let Some(t) = t {
-            t.validate(&allowed).map_err(|e| format!("[prompt] {key}: {e}; fix the template or add the name under [prompt.params]"))?;
+            t.validate(&allowed).map_err(|e| {
+                format!(
+                    "[prompt] {key}: {e}; fix the template or add the name under [prompt.params]"
+                )
+            })?;
         }
     }
     Ok(())
@@ -66,7 +70,10 @@ mod tests {
         assert_eq!(template_for(&c, "answer").0, docent_core::prompt::DEFAULT_SYSTEM);
         assert_eq!(template_for(&c, "rewrite").0, docent_core::prompt::DEFAULT_REWRITE);
         template_for(&c, "answer").render(&p).unwrap();
-        assert!(template_for(&c, "rewrite").render(&p).unwrap().contains("standalone search query"));
+        assert!(template_for(&c, "rewrite")
+            .render(&p)
+            .unwrap()
+            .contains("standalone search query"));
     }
 
     #[test]
@@ -81,9 +88,14 @@ mod tests {
     #[test]
     fn an_unknown_placeholder_is_a_config_error_that_says_what_to_fix() {
         let e = check_templates(&cfg("[prompt]\nrewrite = \"query for {sitee}\"\n")).unwrap_err();
-        assert!(e.contains("[prompt] rewrite") && e.contains("{sitee}") && e.contains("site, language"), "{e}");
+        assert!(
+            e.contains("[prompt] rewrite") && e.contains("{sitee}") && e.contains("site, language"),
+            "{e}"
+        );
         assert!(e.contains("[prompt.params]"), "{e}");
         assert!(check_templates(&cfg("[prompt]\nsystem = \"{site\"\n")).is_err());
-        assert!(check_templates(&cfg("[prompt.params]\nsite = \"x\"\n")).unwrap_err().contains("rename"));
+        assert!(check_templates(&cfg("[prompt.params]\nsite = \"x\"\n"))
+            .unwrap_err()
+            .contains("rename"));
     }
 }

@@ -48,7 +48,9 @@ pub struct ServeArgs {
 pub fn load_config(args: &ServeArgs) -> anyhow::Result<Config> {
     let mut cfg = match &args.config {
         Some(p) => Config::from_toml_file(p)?,
-        None if Path::new("docent.toml").exists() => Config::from_toml_file(Path::new("docent.toml"))?,
+        None if Path::new("docent.toml").exists() => {
+            Config::from_toml_file(Path::new("docent.toml"))?
+        }
         None => Config::default_offline(),
     };
     if let Some(l) = &args.listen {
@@ -73,8 +75,14 @@ pub fn load_config(args: &ServeArgs) -> anyhow::Result<Config> {
 /// config. With no embeddings configured and a `local` index, configures that local model.
 pub fn check_index(cfg: &mut Config) -> anyhow::Result<()> {
     let Some(path) = cfg.serve.index.clone() else { return Ok(()) };
-    let bytes = std::fs::read(&path).with_context(|| format!("cannot read the index {}; pass the file `docent index` wrote with --index", path.display()))?;
-    let index = docent_core::Index::from_bytes(bytes).map_err(|e| anyhow::anyhow!("the index {} is not usable: {e}", path.display()))?;
+    let bytes = std::fs::read(&path).with_context(|| {
+        format!(
+            "cannot read the index {}; pass the file `docent index` wrote with --index",
+            path.display()
+        )
+    })?;
+    let index = docent_core::Index::from_bytes(bytes)
+        .map_err(|e| anyhow::anyhow!("the index {} is not usable: {e}", path.display()))?;
     let header = index.header().clone();
     if header.provider == "none" || header.dims == 0 {
         if cfg.serve.embeddings.is_some() {
@@ -84,9 +92,15 @@ pub fn check_index(cfg: &mut Config) -> anyhow::Result<()> {
     }
     match &cfg.serve.embeddings {
         None if header.provider == "local" => {
-            cfg.providers.entry("local".into()).or_insert_with(|| ProviderConfig::new(ProviderKind::Local, None));
+            cfg.providers
+                .entry("local".into())
+                .or_insert_with(|| ProviderConfig::new(ProviderKind::Local, None));
             // The dimensions are checked against the loaded model by `serve`.
-            cfg.serve.embeddings = Some(EmbeddingsConfig { provider: "local".into(), model: header.model.clone(), dimensions: Some(header.dims as usize) });
+            cfg.serve.embeddings = Some(EmbeddingsConfig {
+                provider: "local".into(),
+                model: header.model.clone(),
+                dimensions: Some(header.dims as usize),
+            });
             tracing::info!(model = %header.model, "serving query embeddings with the index's local model");
             Ok(())
         }
@@ -96,7 +110,8 @@ pub fn check_index(cfg: &mut Config) -> anyhow::Result<()> {
         }
         Some(e) => {
             check_index_model(&header, e).map_err(anyhow::Error::msg)?;
-            let local = cfg.providers.get(&e.provider).is_some_and(|p| p.kind == ProviderKind::Local);
+            let local =
+                cfg.providers.get(&e.provider).is_some_and(|p| p.kind == ProviderKind::Local);
             if local && e.dimensions.is_none() {
                 // A local model has fixed dimensions: `serve` checks them against the index's.
                 if let Some(e) = cfg.serve.embeddings.as_mut() {
@@ -109,7 +124,11 @@ pub fn check_index(cfg: &mut Config) -> anyhow::Result<()> {
 }
 
 /// A loaded local model must produce the dimensions the config (or the index) expects.
-pub fn check_local_dims(e: &EmbeddingsConfig, model_dims: usize, model_dir: &str) -> Result<(), String> {
+pub fn check_local_dims(
+    e: &EmbeddingsConfig,
+    model_dims: usize,
+    model_dir: &str,
+) -> Result<(), String> {
     match e.dimensions {
         Some(d) if d != model_dims => Err(format!(
             "embedding model mismatch: the local model \"{}\" ({model_dir}) produces {model_dims}-dimensional vectors, but the index (or [serve.embeddings] dimensions) needs {d}; point [providers.{}] path at the model the index was built with, or rebuild the index with this model",
@@ -120,7 +139,10 @@ pub fn check_local_dims(e: &EmbeddingsConfig, model_dims: usize, model_dir: &str
 }
 
 /// The embeddings model must be the index's model (and dimensions must agree when set).
-pub fn check_index_model(header: &docent_core::IndexHeader, e: &EmbeddingsConfig) -> Result<(), String> {
+pub fn check_index_model(
+    header: &docent_core::IndexHeader,
+    e: &EmbeddingsConfig,
+) -> Result<(), String> {
     if header.model != e.model {
         return Err(format!(
             "embedding model mismatch: the index was built with \"{}\" ({}), but [serve.embeddings] model = \"{}\"; set model = \"{}\" or rebuild the index with the server's model",
@@ -137,7 +159,11 @@ pub fn check_index_model(header: &docent_core::IndexHeader, e: &EmbeddingsConfig
 
 /// Serve `cfg` on `listener` until `shutdown` resolves; then stop accepting, let in-flight
 /// requests and streams finish (at most `[serve] shutdown_grace_secs`), and return.
-pub async fn serve(cfg: Config, listener: tokio::net::TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+pub async fn serve(
+    cfg: Config,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     cfg.validate()?;
     let grace = Duration::from_secs(cfg.serve.shutdown_grace_secs);
     let cfg = Arc::new(cfg);
@@ -165,10 +191,11 @@ pub async fn serve(cfg: Config, listener: tokio::net::TcpListener, shutdown: imp
             tracing::debug!(error = %e, "cannot set TCP_NODELAY on a client connection");
         }
     });
-    let server = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(async move {
-        shutdown.await;
-        let _ = tx.send(true);
-    });
+    let server = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            let _ = tx.send(true);
+        });
     let server = std::future::IntoFuture::into_future(server);
     tokio::pin!(server);
     tokio::select! {
@@ -219,9 +246,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let mut cfg = load_config(&args)?;
     cfg.validate()?;
     check_index(&mut cfg)?;
-    let listener = tokio::net::TcpListener::bind(&cfg.serve.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}; pick a free address with --listen", cfg.serve.listen))?;
+    let listener = tokio::net::TcpListener::bind(&cfg.serve.listen).await.with_context(|| {
+        format!("cannot listen on {}; pick a free address with --listen", cfg.serve.listen)
+    })?;
     let addr = listener.local_addr()?;
     let chat = match &cfg.serve.chat {
         Some(c) => format!("chat: {} via [providers.{}]", c.model, c.provider),
@@ -231,6 +258,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         Some(e) => format!("embeddings: {} via [providers.{}]", e.model, e.provider),
         None => "embeddings: none".into(),
     };
-    eprintln!("docent serve listening on http://{addr} ({chat}; {emb}; moderation: {})", if cfg.moderation.enabled { "on" } else { "off" });
+    eprintln!(
+        "docent serve listening on http://{addr} ({chat}; {emb}; moderation: {})",
+        if cfg.moderation.enabled { "on" } else { "off" }
+    );
     serve(cfg, listener, shutdown_signal()).await
 }

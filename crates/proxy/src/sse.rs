@@ -59,7 +59,9 @@ impl Splitter {
                 }
             } else if line[0] != b':' {
                 let (field, value) = match memchr::memchr(b':', line) {
-                    Some(i) => (&line[..i], line[i + 1..].strip_prefix(b" ").unwrap_or(&line[i + 1..])),
+                    Some(i) => {
+                        (&line[..i], line[i + 1..].strip_prefix(b" ").unwrap_or(&line[i + 1..]))
+                    }
                     None => (line, &b""[..]),
                 };
                 if field == b"data" {

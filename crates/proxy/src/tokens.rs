@@ -48,8 +48,12 @@ mod tests {
     #[test]
     fn conversations_cost_what_the_widget_budgets_for_them() {
         use docent_core::prompt::{Message, Role};
-        let msgs = [Message { role: Role::User, content: "How do I build?".into() }, Message { role: Role::Assistant, content: "Run `cargo build` [1].".into() }];
-        let core = docent_core::tokens::count_message_tokens(&docent_core::tokens::Bpe::cl100k(), &msgs);
+        let msgs = [
+            Message { role: Role::User, content: "How do I build?".into() },
+            Message { role: Role::Assistant, content: "Run `cargo build` [1].".into() },
+        ];
+        let core =
+            docent_core::tokens::count_message_tokens(&docent_core::tokens::Bpe::cl100k(), &msgs);
         assert_eq!(count_messages(msgs.iter().map(|m| m.content.as_str())), core);
     }
 

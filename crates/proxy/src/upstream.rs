@@ -82,12 +82,20 @@ impl Provider {
             .build()?;
         let mut headers = HeaderMap::new();
         if let Some(env) = &cfg.api_key_env {
-            let key = std::env::var(env).map_err(|_| anyhow::anyhow!("environment variable {env} (api_key_env of [providers.{name}]) is not set"))?;
+            let key = std::env::var(env).map_err(|_| {
+                anyhow::anyhow!(
+                    "environment variable {env} (api_key_env of [providers.{name}]) is not set"
+                )
+            })?;
             let (hname, value) = match cfg.kind {
                 ProviderKind::AzureOpenai => ("api-key", key.trim().to_string()),
                 _ => ("authorization", format!("Bearer {}", key.trim())),
             };
-            let mut v = HeaderValue::from_str(&value).map_err(|_| anyhow::anyhow!("the key in {env} contains characters not allowed in an HTTP header"))?;
+            let mut v = HeaderValue::from_str(&value).map_err(|_| {
+                anyhow::anyhow!(
+                    "the key in {env} contains characters not allowed in an HTTP header"
+                )
+            })?;
             v.set_sensitive(true);
             headers.insert(hname, v);
         }
@@ -104,16 +112,25 @@ impl Provider {
         match self.cfg.kind {
             ProviderKind::AzureOpenai => {
                 let endpoint = self.cfg.endpoint.as_deref().unwrap_or("").trim_end_matches('/');
-                let deployment = self.cfg.deployments.get(model).map(String::as_str).unwrap_or(model);
+                let deployment =
+                    self.cfg.deployments.get(model).map(String::as_str).unwrap_or(model);
                 let version = self.cfg.api_version.as_deref().unwrap_or("2024-10-21");
                 if op == Op::Moderation {
                     // Azure has no moderation endpoint of the OpenAI shape; content filters run inline.
                     return format!("{endpoint}/openai/{}?api-version={version}", op.path());
                 }
-                format!("{endpoint}/openai/deployments/{deployment}/{}?api-version={version}", op.path())
+                format!(
+                    "{endpoint}/openai/deployments/{deployment}/{}?api-version={version}",
+                    op.path()
+                )
             }
             _ => {
-                let base = self.cfg.base_url.as_deref().unwrap_or("https://api.openai.com/v1").trim_end_matches('/');
+                let base = self
+                    .cfg
+                    .base_url
+                    .as_deref()
+                    .unwrap_or("https://api.openai.com/v1")
+                    .trim_end_matches('/');
                 format!("{base}/{}", op.path())
             }
         }
@@ -121,7 +138,13 @@ impl Provider {
 
     /// POST `body` for `op`, retrying (connect errors, 429, 5xx, timeouts) with backoff while
     /// nothing has been sent to the client. Returns once 2xx headers arrived.
-    pub async fn send(&self, op: Op, model: &str, body: Bytes, metrics: &Metrics) -> Result<Answer, ApiError> {
+    pub async fn send(
+        &self,
+        op: Op,
+        model: &str,
+        body: Bytes,
+        metrics: &Metrics,
+    ) -> Result<Answer, ApiError> {
         let url = self.url(op, model);
         let started = Instant::now();
         let first_byte = Duration::from_millis(self.cfg.first_byte_timeout_ms);
@@ -138,13 +161,25 @@ impl Provider {
             let outcome = tokio::time::timeout(first_byte, req).await;
             let (retryable, err, retry_after) = match outcome {
                 Ok(Ok(resp)) if resp.status().is_success() => {
-                    metrics.observe("docent_upstream_latency_seconds", &[("op", op.as_str())], t0.elapsed());
+                    metrics.observe(
+                        "docent_upstream_latency_seconds",
+                        &[("op", op.as_str())],
+                        t0.elapsed(),
+                    );
                     return Ok(Answer { response: resp, started });
                 }
                 Ok(Ok(resp)) => {
                     let status = resp.status();
-                    metrics.observe("docent_upstream_latency_seconds", &[("op", op.as_str())], t0.elapsed());
-                    metrics.inc("docent_upstream_errors_total", &[("op", op.as_str()), ("kind", "status")], 1);
+                    metrics.observe(
+                        "docent_upstream_latency_seconds",
+                        &[("op", op.as_str())],
+                        t0.elapsed(),
+                    );
+                    metrics.inc(
+                        "docent_upstream_errors_total",
+                        &[("op", op.as_str()), ("kind", "status")],
+                        1,
+                    );
                     let retry_after = resp
                         .headers()
                         .get("retry-after")
@@ -162,7 +197,11 @@ impl Provider {
                 }
                 Ok(Err(e)) => {
                     let kind = if e.is_connect() { "connect" } else { "request" };
-                    metrics.inc("docent_upstream_errors_total", &[("op", op.as_str()), ("kind", kind)], 1);
+                    metrics.inc(
+                        "docent_upstream_errors_total",
+                        &[("op", op.as_str()), ("kind", kind)],
+                        1,
+                    );
                     tracing::warn!(provider = %self.name, op = op.as_str(), error = %redact(&e.to_string()), "upstream request failed");
                     let err = if e.is_timeout() {
                         ApiError::UpstreamTimeout("connect")
@@ -172,7 +211,11 @@ impl Provider {
                     (true, err, None)
                 }
                 Err(_) => {
-                    metrics.inc("docent_upstream_errors_total", &[("op", op.as_str()), ("kind", "timeout")], 1);
+                    metrics.inc(
+                        "docent_upstream_errors_total",
+                        &[("op", op.as_str()), ("kind", "timeout")],
+                        1,
+                    );
                     tracing::warn!(provider = %self.name, op = op.as_str(), "upstream first-byte timeout");
                     (true, ApiError::UpstreamTimeout("first byte"), None)
                 }
@@ -206,7 +249,14 @@ impl Provider {
 
     /// Non-streaming call: send, then read the whole body (bounded by the idle timeout between
     /// chunks and `max_bytes`).
-    pub async fn call_json(&self, op: Op, model: &str, body: Bytes, max_bytes: usize, metrics: &Metrics) -> Result<Bytes, ApiError> {
+    pub async fn call_json(
+        &self,
+        op: Op,
+        model: &str,
+        body: Bytes,
+        max_bytes: usize,
+        metrics: &Metrics,
+    ) -> Result<Bytes, ApiError> {
         let answer = self.send(op, model, body, metrics).await?;
         let idle = Duration::from_millis(self.cfg.idle_timeout_ms);
         let mut stream = answer.response.bytes_stream();
@@ -214,18 +264,28 @@ impl Provider {
         loop {
             match tokio::time::timeout(idle, stream.next()).await {
                 Err(_) => {
-                    metrics.inc("docent_upstream_errors_total", &[("op", op.as_str()), ("kind", "timeout")], 1);
+                    metrics.inc(
+                        "docent_upstream_errors_total",
+                        &[("op", op.as_str()), ("kind", "timeout")],
+                        1,
+                    );
                     return Err(ApiError::UpstreamTimeout("reading the answer"));
                 }
                 Ok(None) => break,
                 Ok(Some(Err(e))) => {
-                    metrics.inc("docent_upstream_errors_total", &[("op", op.as_str()), ("kind", "stream")], 1);
+                    metrics.inc(
+                        "docent_upstream_errors_total",
+                        &[("op", op.as_str()), ("kind", "stream")],
+                        1,
+                    );
                     tracing::warn!(provider = %self.name, error = %redact(&e.to_string()), "upstream body failed");
                     return Err(ApiError::Upstream("the model provider's answer broke off".into()));
                 }
                 Ok(Some(Ok(b))) => {
                     if buf.len() + b.len() > max_bytes {
-                        return Err(ApiError::Upstream("the model provider's answer is too large".into()));
+                        return Err(ApiError::Upstream(
+                            "the model provider's answer is too large".into(),
+                        ));
                     }
                     buf.extend_from_slice(&b);
                 }

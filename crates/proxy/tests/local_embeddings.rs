@@ -49,7 +49,12 @@ fn temp_dir(name: &str) -> PathBuf {
 
 /// A one-chunk index file whose header says it was built by `provider`/`model` with `dims`.
 fn write_index(dir: &Path, provider: &str, model: &str, dims: usize) -> PathBuf {
-    let header = IndexHeader { provider: provider.into(), model: model.into(), dims: dims as u32, ..Default::default() };
+    let header = IndexHeader {
+        provider: provider.into(),
+        model: model.into(),
+        dims: dims as u32,
+        ..Default::default()
+    };
     let mut chunk = Chunk {
         url: "guide.html".into(),
         anchor: "intro".into(),
@@ -68,7 +73,8 @@ fn write_index(dir: &Path, provider: &str, model: &str, dims: usize) -> PathBuf 
 
 fn local_config(dir: Option<&Path>, index: Option<&Path>) -> Config {
     let path = dir.map(|d| format!("path = {:?}\n", d.display().to_string())).unwrap_or_default();
-    let index = index.map(|p| format!("index = {:?}\n", p.display().to_string())).unwrap_or_default();
+    let index =
+        index.map(|p| format!("index = {:?}\n", p.display().to_string())).unwrap_or_default();
     Config::from_toml_str(&format!(
         "[serve]\n{index}\n[serve.embeddings]\nprovider = \"minilm\"\nmodel = \"{MODEL}\"\n\n[providers.minilm]\nkind = \"local\"\n{path}"
     ))
@@ -76,14 +82,18 @@ fn local_config(dir: Option<&Path>, index: Option<&Path>) -> Config {
 }
 
 fn post(body: &Value) -> Request<Body> {
-    let mut r = Request::post("/v1/embeddings").header("content-type", "application/json").body(Body::from(body.to_string())).unwrap();
+    let mut r = Request::post("/v1/embeddings")
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap();
     r.extensions_mut().insert(ConnectInfo("127.0.0.1:5000".parse::<SocketAddr>().unwrap()));
     r
 }
 
 async fn body_json(r: axum::response::Response) -> Value {
     let b = r.into_body().collect().await.unwrap().to_bytes();
-    serde_json::from_slice(&b).unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&b)))
+    serde_json::from_slice(&b)
+        .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&b)))
 }
 
 fn floats(v: &Value) -> Vec<f32> {
@@ -108,7 +118,11 @@ async fn the_local_provider_serves_384_dimensional_vectors_equal_to_the_embedder
     let expected = {
         let dir = dir.clone();
         let inputs = inputs.clone();
-        tokio::task::spawn_blocking(move || LocalEmbedder::load(&dir).unwrap().embed_blocking(&inputs).unwrap()).await.unwrap()
+        tokio::task::spawn_blocking(move || {
+            LocalEmbedder::load(&dir).unwrap().embed_blocking(&inputs).unwrap()
+        })
+        .await
+        .unwrap()
     };
 
     let cfg = local_config(Some(&dir), None);
@@ -117,7 +131,10 @@ async fn the_local_provider_serves_384_dimensional_vectors_equal_to_the_embedder
     let r = a.clone().oneshot(post(&json!({"input": inputs, "model": MODEL}))).await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     let v = body_json(r).await;
-    assert_eq!(v["model"], MODEL, "labelled with the model the widget compares to the index header");
+    assert_eq!(
+        v["model"], MODEL,
+        "labelled with the model the widget compares to the index header"
+    );
     let data = v["data"].as_array().unwrap();
     assert_eq!(data.len(), SENTENCES.len());
     let got: Vec<Vec<f32>> = data.iter().map(|d| floats(&d["embedding"])).collect();
@@ -126,25 +143,39 @@ async fn the_local_provider_serves_384_dimensional_vectors_equal_to_the_embedder
         assert_eq!(g.len(), 384, "all-MiniLM-L6-v2 vectors have 384 dimensions");
         let norm: f32 = g.iter().map(|x| x * x).sum::<f32>().sqrt();
         assert!((norm - 1.0).abs() < 1e-3, "vectors are L2-normalised, got norm {norm}");
-        assert!(max_abs_diff(g, e) < 1e-5, "input {i}: the proxy's vector differs from the embedder's own output");
+        assert!(
+            max_abs_diff(g, e) < 1e-5,
+            "input {i}: the proxy's vector differs from the embedder's own output"
+        );
     }
     // A real sentence model, not a hash: the paraphrase is closer than the unrelated sentence.
-    assert!(cosine(&got[0], &got[1]) > cosine(&got[0], &got[2]) + 0.2, "paraphrases should be much closer than unrelated text");
+    assert!(
+        cosine(&got[0], &got[1]) > cosine(&got[0], &got[2]) + 0.2,
+        "paraphrases should be much closer than unrelated text"
+    );
     assert!(v["usage"]["prompt_tokens"].as_u64().unwrap() > 0);
 
     // base64: little-endian f32, the same numbers.
-    let r = a.clone().oneshot(post(&json!({"input": SENTENCES[2], "encoding_format": "base64"}))).await.unwrap();
+    let r = a
+        .clone()
+        .oneshot(post(&json!({"input": SENTENCES[2], "encoding_format": "base64"})))
+        .await
+        .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     let v = body_json(r).await;
-    let raw = base64::engine::general_purpose::STANDARD.decode(v["data"][0]["embedding"].as_str().unwrap()).unwrap();
-    let b64: Vec<f32> = raw.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(v["data"][0]["embedding"].as_str().unwrap())
+        .unwrap();
+    let b64: Vec<f32> =
+        raw.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
     assert_eq!(b64.len(), 384);
     assert!(max_abs_diff(&b64, &expected[2]) < 1e-5);
 
     // The model cannot produce other dimensions, and another model id is refused.
     let r = a.clone().oneshot(post(&json!({"input": "x", "dimensions": 256}))).await.unwrap();
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
-    let r = a.oneshot(post(&json!({"input": "x", "model": "text-embedding-3-small"}))).await.unwrap();
+    let r =
+        a.oneshot(post(&json!({"input": "x", "model": "text-embedding-3-small"}))).await.unwrap();
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
     assert_eq!(body_json(r).await["error"]["code"], "embedding_model_mismatch");
 }
@@ -155,7 +186,9 @@ async fn an_index_built_with_the_local_model_makes_the_proxy_serve_that_model() 
     let tmp = temp_dir("auto");
     let index = write_index(&tmp, "local", MODEL, 384);
     // No [serve.embeddings]: the index header chooses the local model.
-    let mut cfg = Config::from_toml_str(&format!("[serve]\nindex = {:?}\n", index.display().to_string())).unwrap();
+    let mut cfg =
+        Config::from_toml_str(&format!("[serve]\nindex = {:?}\n", index.display().to_string()))
+            .unwrap();
     cfg.validate().unwrap();
     docent_proxy::check_index(&mut cfg).unwrap();
     let e = cfg.serve.embeddings.clone().expect("the index's local model is configured");
@@ -198,7 +231,10 @@ fn the_proxy_refuses_to_start_with_an_index_built_by_another_model() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!status.success(), "must exit with an error");
     assert!(stderr.contains("embedding model mismatch"), "{stderr}");
-    assert!(stderr.contains("text-embedding-3-small") && stderr.contains(MODEL), "names both models: {stderr}");
+    assert!(
+        stderr.contains("text-embedding-3-small") && stderr.contains(MODEL),
+        "names both models: {stderr}"
+    );
     assert!(stderr.contains("rebuild the index"), "says what to do: {stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     let _ = std::fs::remove_dir_all(&tmp);
@@ -214,9 +250,16 @@ async fn a_local_model_with_other_dimensions_than_the_index_refuses_to_start() {
     cfg.validate().unwrap();
     docent_proxy::check_index(&mut cfg).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let r = tokio::time::timeout(Duration::from_secs(60), docent_proxy::serve(cfg, listener, std::future::pending())).await;
+    let r = tokio::time::timeout(
+        Duration::from_secs(60),
+        docent_proxy::serve(cfg, listener, std::future::pending()),
+    )
+    .await;
     let err = r.expect("serve must fail at start, not run").unwrap_err().to_string();
-    assert!(err.contains("embedding model mismatch") && err.contains("384") && err.contains("768"), "{err}");
+    assert!(
+        err.contains("embedding model mismatch") && err.contains("384") && err.contains("768"),
+        "{err}"
+    );
     assert!(err.contains("rebuild the index"), "{err}");
     let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -13,21 +13,51 @@ use scraper::node::Element;
 use scraper::{ElementRef, Html, Node, Selector};
 
 /// Content roots, most specific first.
-const ROOTS: &[&str] = &[".vp-doc", ".theme-doc-markdown", "main", "article", "[role=main]", "#content", "body"];
+const ROOTS: &[&str] =
+    &[".vp-doc", ".theme-doc-markdown", "main", "article", "[role=main]", "#content", "body"];
 
 /// Elements never indexed.
 const SKIP_TAGS: &[&str] = &[
-    "script", "style", "noscript", "template", "svg", "nav", "footer", "aside", "button", "form", "input", "select", "textarea",
-    "iframe", "canvas", "link", "meta", "head", "title", "object", "embed", "audio", "video", "dialog",
+    "script", "style", "noscript", "template", "svg", "nav", "footer", "aside", "button", "form",
+    "input", "select", "textarea", "iframe", "canvas", "link", "meta", "head", "title", "object",
+    "embed", "audio", "video", "dialog",
 ];
 
 /// Class tokens of chrome that is not content (exact match).
 const SKIP_CLASSES: &[&str] = &[
-    "header-anchor", "hash-link", "rule", "rule-link", "grammar-railroad", "grammar-toggle-railroad", "sidebar", "menu-bar",
-    "nav-wrapper", "nav-chapters", "mdbook-help-container", "VPDocFooter", "VPLocalNav", "VPDocAsideOutline", "edit-link",
-    "prev-next", "pagination-nav", "theme-edit-this-page", "theme-doc-footer", "theme-doc-toc-mobile", "theme-doc-breadcrumbs",
-    "table-of-contents", "theme-last-updated", "lang", "copy", "buttonGroup", "clean-btn", "skip-link", "visually-hidden",
-    "sr-only", "toc", "DocSearch", "DocSearch-Button",
+    "header-anchor",
+    "hash-link",
+    "rule",
+    "rule-link",
+    "grammar-railroad",
+    "grammar-toggle-railroad",
+    "sidebar",
+    "menu-bar",
+    "nav-wrapper",
+    "nav-chapters",
+    "mdbook-help-container",
+    "VPDocFooter",
+    "VPLocalNav",
+    "VPDocAsideOutline",
+    "edit-link",
+    "prev-next",
+    "pagination-nav",
+    "theme-edit-this-page",
+    "theme-doc-footer",
+    "theme-doc-toc-mobile",
+    "theme-doc-breadcrumbs",
+    "table-of-contents",
+    "theme-last-updated",
+    "lang",
+    "copy",
+    "buttonGroup",
+    "clean-btn",
+    "skip-link",
+    "visually-hidden",
+    "sr-only",
+    "toc",
+    "DocSearch",
+    "DocSearch-Button",
 ];
 
 fn sel(s: &str) -> Selector {
@@ -93,7 +123,10 @@ fn skipped(e: &Element, is_body: bool) -> bool {
     if e.attr("hidden").is_some() || e.attr("aria-hidden") == Some("true") && name != "span" {
         return true;
     }
-    if matches!(e.attr("role"), Some("navigation") | Some("search") | Some("banner") | Some("contentinfo")) {
+    if matches!(
+        e.attr("role"),
+        Some("navigation") | Some("search") | Some("banner") | Some("contentinfo")
+    ) {
         return true;
     }
     if e.classes().any(|c| SKIP_CLASSES.contains(&c)) {
@@ -116,8 +149,29 @@ fn skipped(e: &Element, is_body: bool) -> bool {
 fn is_block(name: &str) -> bool {
     matches!(
         name,
-        "p" | "div" | "section" | "article" | "main" | "header" | "blockquote" | "ul" | "ol" | "dl" | "dt" | "dd" | "table" | "thead"
-            | "tbody" | "tfoot" | "figure" | "figcaption" | "details" | "summary" | "hr" | "center" | "address" | "fieldset"
+        "p" | "div"
+            | "section"
+            | "article"
+            | "main"
+            | "header"
+            | "blockquote"
+            | "ul"
+            | "ol"
+            | "dl"
+            | "dt"
+            | "dd"
+            | "table"
+            | "thead"
+            | "tbody"
+            | "tfoot"
+            | "figure"
+            | "figcaption"
+            | "details"
+            | "summary"
+            | "hr"
+            | "center"
+            | "address"
+            | "fieldset"
     )
 }
 
@@ -131,7 +185,8 @@ impl Walker {
     fn flush(&mut self) {
         let t = self.inline.trim();
         if !t.is_empty() {
-            let text: Vec<String> = t.split('\n').map(normalize_ws).filter(|l| !l.is_empty()).collect();
+            let text: Vec<String> =
+                t.split('\n').map(normalize_ws).filter(|l| !l.is_empty()).collect();
             self.b.text(&text.join("\n"));
         }
         self.inline.clear();
@@ -191,12 +246,23 @@ impl Walker {
                 self.flush();
                 let cells: Vec<String> = el
                     .child_elements()
-                    .filter(|c| matches!(c.value().name(), "td" | "th") && !skipped(c.value(), self.is_body))
+                    .filter(|c| {
+                        matches!(c.value().name(), "td" | "th") && !skipped(c.value(), self.is_body)
+                    })
                     .map(|c| {
-                        let mut sub = Walker { b: PageBuilder::new(), inline: String::new(), is_body: self.is_body };
+                        let mut sub = Walker {
+                            b: PageBuilder::new(),
+                            inline: String::new(),
+                            is_body: self.is_body,
+                        };
                         sub.walk(c);
                         sub.flush();
-                        let parts: Vec<String> = sub.b.sections.iter().flat_map(|s| s.blocks.iter().map(|b| b.render())).collect();
+                        let parts: Vec<String> = sub
+                            .b
+                            .sections
+                            .iter()
+                            .flat_map(|s| s.blocks.iter().map(|b| b.render()))
+                            .collect();
                         normalize_ws(&parts.join(" "))
                     })
                     .collect();
@@ -266,7 +332,9 @@ fn code_text(el: ElementRef<'_>, out: &mut String) {
         match child.value() {
             Node::Text(t) => out.push_str(t),
             Node::Element(e) => {
-                if e.has_class("boring", scraper::CaseSensitivity::CaseSensitive) || matches!(e.name(), "button" | "script" | "style") {
+                if e.has_class("boring", scraper::CaseSensitivity::CaseSensitive)
+                    || matches!(e.name(), "button" | "script" | "style")
+                {
                     continue;
                 }
                 if e.name() == "br" {
@@ -285,7 +353,8 @@ fn code_text(el: ElementRef<'_>, out: &mut String) {
 /// `language-*` class on the `pre`, its `code`, or the wrapping `div` (VitePress).
 fn code_lang(pre: ElementRef<'_>) -> String {
     let mut candidates: Vec<&Element> = vec![pre.value()];
-    candidates.extend(pre.child_elements().filter(|c| c.value().name() == "code").map(|c| c.value()));
+    candidates
+        .extend(pre.child_elements().filter(|c| c.value().name() == "code").map(|c| c.value()));
     if let Some(parent) = pre.parent().and_then(ElementRef::wrap) {
         candidates.push(parent.value());
     }
@@ -313,9 +382,18 @@ mod tests {
 
     #[test]
     fn noindex_and_redirect_pages_are_skipped() {
-        assert_eq!(parse(r#"<html><head><meta name="robots" content="noindex"></head><body><h1>x</h1></body></html>"#, "p"), Parsed::Skipped("noindex"));
         assert_eq!(
-            parse(r#"<html><head><meta http-equiv="Refresh" content="0; url=new.html"></head><body>Moved</body></html>"#, "p"),
+            parse(
+                r#"<html><head><meta name="robots" content="noindex"></head><body><h1>x</h1></body></html>"#,
+                "p"
+            ),
+            Parsed::Skipped("noindex")
+        );
+        assert_eq!(
+            parse(
+                r#"<html><head><meta http-equiv="Refresh" content="0; url=new.html"></head><body>Moved</body></html>"#,
+                "p"
+            ),
             Parsed::Skipped("redirect")
         );
     }
@@ -336,7 +414,10 @@ mod tests {
         assert_eq!(p.sections[0].heading, "Config");
         assert_eq!(p.sections[0].blocks, vec![Block::Text("Intro text.".into())]);
         assert_eq!(p.sections[1].anchor, "base-url");
-        assert_eq!(p.sections[1].blocks, vec![Block::Code { lang: "js".into(), code: "export default {}".into() }]);
+        assert_eq!(
+            p.sections[1].blocks,
+            vec![Block::Code { lang: "js".into(), code: "export default {}".into() }]
+        );
     }
 
     #[test]
@@ -356,7 +437,9 @@ mod tests {
 
     #[test]
     fn headings_whose_id_mentions_search_are_content_not_widgets() {
-        let p = page(r##"<html><body><main><h2 id="searching-each-line">Searching Each Line</h2><p>Body.</p><div id="search-wrapper">Search box</div></main></body></html>"##);
+        let p = page(
+            r##"<html><body><main><h2 id="searching-each-line">Searching Each Line</h2><p>Body.</p><div id="search-wrapper">Search box</div></main></body></html>"##,
+        );
         assert_eq!(p.sections[0].anchor, "searching-each-line");
         assert_eq!(p.sections[0].blocks, vec![Block::Text("Body.".into())]);
     }
@@ -369,7 +452,8 @@ mod tests {
             <script>var x = 1;</script><footer>(c)</footer></body></html>"#,
         );
         assert_eq!(p.title, "Plain");
-        let texts: Vec<String> = p.sections.iter().flat_map(|s| s.blocks.iter().map(|b| b.render())).collect();
+        let texts: Vec<String> =
+            p.sections.iter().flat_map(|s| s.blocks.iter().map(|b| b.render())).collect();
         assert_eq!(texts, vec!["Alpha beta.", "k | v", "x | 1"]);
     }
 }

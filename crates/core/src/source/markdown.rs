@@ -33,7 +33,8 @@ pub fn parse(source: &str, flavor: Flavor, file_stem: &str) -> Page {
     let mut list_depth = 0usize;
 
     let flush = |b: &mut PageBuilder, inline: &mut String| {
-        let lines: Vec<String> = inline.split('\n').map(normalize_ws).filter(|l| !l.is_empty()).collect();
+        let lines: Vec<String> =
+            inline.split('\n').map(normalize_ws).filter(|l| !l.is_empty()).collect();
         if !lines.is_empty() {
             b.text(&lines.join("\n"));
         }
@@ -73,7 +74,11 @@ pub fn parse(source: &str, flavor: Flavor, file_stem: &str) -> Page {
             Event::Start(Tag::CodeBlock(kind)) => {
                 flush(&mut b, &mut inline);
                 let lang = match kind {
-                    CodeBlockKind::Fenced(info) => info.split(|c: char| c.is_whitespace() || c == '{' || c == ',').next().unwrap_or("").to_string(),
+                    CodeBlockKind::Fenced(info) => info
+                        .split(|c: char| c.is_whitespace() || c == '{' || c == ',')
+                        .next()
+                        .unwrap_or("")
+                        .to_string(),
                     CodeBlockKind::Indented => String::new(),
                 };
                 code = Some((lang, String::new()));
@@ -165,7 +170,10 @@ pub fn split_custom_id(raw: &str) -> (String, Option<String>) {
     if trimmed.ends_with('}') {
         if let Some(open) = trimmed.rfind('{') {
             let inner = &trimmed[open + 1..trimmed.len() - 1];
-            let id = inner.split_whitespace().find_map(|t| t.strip_prefix('#')).filter(|id| !id.is_empty());
+            let id = inner
+                .split_whitespace()
+                .find_map(|t| t.strip_prefix('#'))
+                .filter(|id| !id.is_empty());
             if let Some(id) = id {
                 return (trimmed[..open].trim_end().to_string(), Some(id.to_string()));
             }
@@ -191,14 +199,19 @@ pub fn frontmatter(source: &str) -> (Frontmatter, &str) {
     let s = source.trim_start_matches('\u{feff}');
     for fence in ["---", "+++"] {
         let Some(rest) = s.strip_prefix(fence) else { continue };
-        let Some(rest) = rest.strip_prefix('\n').or_else(|| rest.strip_prefix("\r\n")) else { continue };
+        let Some(rest) = rest.strip_prefix('\n').or_else(|| rest.strip_prefix("\r\n")) else {
+            continue;
+        };
         // Find the closing fence on its own line.
         let mut offset = 0;
         for line in rest.split_inclusive('\n') {
             if line.trim_end() == fence {
                 let front = &rest[..offset];
                 let body = &rest[offset + line.len()..];
-                let fm = Frontmatter { title: frontmatter_value(front, "title"), slug: frontmatter_value(front, "slug") };
+                let fm = Frontmatter {
+                    title: frontmatter_value(front, "title"),
+                    slug: frontmatter_value(front, "slug"),
+                };
                 return (fm, body);
             }
             offset += line.len();
@@ -220,7 +233,9 @@ fn frontmatter_value(front: &str, key: &str) -> Option<String> {
         // Only top-level keys (no indentation).
         let Some(rest) = line.strip_prefix(key) else { continue };
         let rest = rest.trim_start();
-        let Some(value) = rest.strip_prefix(':').or_else(|| rest.strip_prefix('=')) else { continue };
+        let Some(value) = rest.strip_prefix(':').or_else(|| rest.strip_prefix('=')) else {
+            continue;
+        };
         let v = value.trim();
         let v = v
             .strip_prefix('"')
@@ -270,7 +285,10 @@ pub fn preprocess_mdx(body: &str) -> String {
             out.push('\n');
             continue;
         }
-        if !line.starts_with(' ') && !line.starts_with('\t') && (line.starts_with("import ") || line.starts_with("export ")) {
+        if !line.starts_with(' ')
+            && !line.starts_with('\t')
+            && (line.starts_with("import ") || line.starts_with("export "))
+        {
             statement_depth = bracket_balance(line);
             in_statement = statement_depth > 0;
             out.push('\n');
@@ -361,7 +379,8 @@ fn admonition_open(t: &str) -> Option<String> {
         return None;
     }
     let rest = t[colons..].trim();
-    let kind: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '-' || *c == '_').collect();
+    let kind: String =
+        rest.chars().take_while(|c| c.is_alphanumeric() || *c == '-' || *c == '_').collect();
     if kind.is_empty() {
         return None;
     }
@@ -373,7 +392,8 @@ fn admonition_open(t: &str) -> Option<String> {
     if let Some(brace) = title.find('{') {
         title = title[..brace].trim();
     }
-    let mut label: String = kind.chars().next().map(|c| c.to_uppercase().collect()).unwrap_or_default();
+    let mut label: String =
+        kind.chars().next().map(|c| c.to_uppercase().collect()).unwrap_or_default();
     label.push_str(&kind[kind.chars().next().map(|c| c.len_utf8()).unwrap_or(0)..]);
     Some(if title.is_empty() { format!("{label}:") } else { format!("{label}: {title}") })
 }
@@ -427,7 +447,9 @@ impl JsxState {
             if c == '<' && !after_word {
                 let next = chars.get(i + 1).copied();
                 let name_start = if next == Some('/') { chars.get(i + 2).copied() } else { next };
-                let is_component = matches!(name_start, Some(n) if n.is_ascii_uppercase()) || next == Some('>') || (next == Some('/') && chars.get(i + 2) == Some(&'>'));
+                let is_component = matches!(name_start, Some(n) if n.is_ascii_uppercase())
+                    || next == Some('>')
+                    || (next == Some('/') && chars.get(i + 2) == Some(&'>'));
                 if is_component {
                     self.in_tag = true;
                     self.brace = 0;
@@ -451,7 +473,13 @@ mod tests {
     #[test]
     fn frontmatter_gives_title_and_slug_from_yaml_or_toml() {
         let (fm, body) = frontmatter("---\ntitle: \"Intro: the basics\"\nslug: /custom/path\nsidebar_position: 2\n---\n# Hi\n");
-        assert_eq!(fm, Frontmatter { title: Some("Intro: the basics".into()), slug: Some("/custom/path".into()) });
+        assert_eq!(
+            fm,
+            Frontmatter {
+                title: Some("Intro: the basics".into()),
+                slug: Some("/custom/path".into())
+            }
+        );
         assert_eq!(body, "# Hi\n");
         let (fm, _) = frontmatter("+++\nslug = 'relative-one'\n+++\ntext\n");
         assert_eq!(fm.slug.as_deref(), Some("relative-one"));
@@ -465,9 +493,14 @@ mod tests {
 
     #[test]
     fn frontmatter_title_wins_and_is_not_indexed() {
-        let p = parse("---\ntitle: \"Config: the basics\"\nsidebar: true\n---\n\n# Heading\n\nBody text.\n", Flavor::VitePress, "x");
+        let p = parse(
+            "---\ntitle: \"Config: the basics\"\nsidebar: true\n---\n\n# Heading\n\nBody text.\n",
+            Flavor::VitePress,
+            "x",
+        );
         assert_eq!(p.title, "Config: the basics");
-        let all: String = p.sections.iter().flat_map(|s| s.blocks.iter().map(|b| b.render())).collect();
+        let all: String =
+            p.sections.iter().flat_map(|s| s.blocks.iter().map(|b| b.render())).collect();
         assert!(!all.contains("sidebar"));
         assert!(all.contains("Body text."));
     }
@@ -484,7 +517,8 @@ mod tests {
     fn mdx_imports_exports_and_components_are_dropped_but_their_children_kept() {
         let src = "import Tabs from '@theme/Tabs';\nimport TabItem from '@theme/TabItem';\nexport const meta = {\n  a: 1,\n};\n\n# Install\n\n<Tabs groupId=\"os\">\n<TabItem value=\"mac\" label=\"macOS\">\n\nRun `brew install foo`.\n\n</TabItem>\n</Tabs>\n\n{/* hidden note */}\nInline <Badge text=\"beta\" /> badge.\n";
         let p = parse(src, Flavor::Docusaurus, "x");
-        let all: Vec<String> = p.sections.iter().flat_map(|s| s.blocks.iter().map(|b| b.render())).collect();
+        let all: Vec<String> =
+            p.sections.iter().flat_map(|s| s.blocks.iter().map(|b| b.render())).collect();
         let joined = all.join("\n");
         assert!(joined.contains("Run `brew install foo`."), "{joined}");
         assert!(joined.contains("Inline badge."), "{joined}");
@@ -495,7 +529,11 @@ mod tests {
 
     #[test]
     fn admonitions_are_kept_as_text() {
-        let p = parse("# A\n\n:::tip Pro tip\nUse the cache.\n:::\n\n::: warning\nCareful.\n:::\n", Flavor::VitePress, "x");
+        let p = parse(
+            "# A\n\n:::tip Pro tip\nUse the cache.\n:::\n\n::: warning\nCareful.\n:::\n",
+            Flavor::VitePress,
+            "x",
+        );
         let blocks = &p.sections[0].blocks;
         let texts: Vec<String> = blocks.iter().map(|b| b.render()).collect();
         assert!(texts.contains(&"Tip: Pro tip".to_string()), "{texts:?}");
@@ -508,7 +546,13 @@ mod tests {
     fn code_fences_are_kept_whole_even_with_jsx_looking_content() {
         let src = "# A\n\n```tsx\nimport X from 'y'\n<Foo bar={1} />\n\n:::tip\n```\n";
         let p = parse(src, Flavor::VitePress, "x");
-        assert_eq!(p.sections[0].blocks, vec![Block::Code { lang: "tsx".into(), code: "import X from 'y'\n<Foo bar={1} />\n\n:::tip".into() }]);
+        assert_eq!(
+            p.sections[0].blocks,
+            vec![Block::Code {
+                lang: "tsx".into(),
+                code: "import X from 'y'\n<Foo bar={1} />\n\n:::tip".into()
+            }]
+        );
     }
 
     #[test]
@@ -531,7 +575,11 @@ mod tests {
 
     #[test]
     fn lists_and_tables_become_readable_lines() {
-        let p = parse("# T\n\n- one\n- two `x`\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", Flavor::VitePress, "x");
+        let p = parse(
+            "# T\n\n- one\n- two `x`\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+            Flavor::VitePress,
+            "x",
+        );
         let texts: Vec<String> = p.sections[0].blocks.iter().map(|b| b.render()).collect();
         assert!(texts.contains(&"- one".to_string()), "{texts:?}");
         assert!(texts.contains(&"- two `x`".to_string()), "{texts:?}");

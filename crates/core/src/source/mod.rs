@@ -111,7 +111,12 @@ pub enum Parsed {
 }
 
 /// Parse one file's contents. `flavor` decides Markdown anchors; HTML pages carry their own ids.
-pub fn parse_page(kind: SourceKind, content: &str, flavor: Flavor, file_stem: &str) -> Result<Parsed, SourceError> {
+pub fn parse_page(
+    kind: SourceKind,
+    content: &str,
+    flavor: Flavor,
+    file_stem: &str,
+) -> Result<Parsed, SourceError> {
     match kind {
         SourceKind::Markdown => Ok(Parsed::Page(markdown::parse(content, flavor, file_stem))),
         #[cfg(feature = "html")]
@@ -155,7 +160,8 @@ pub fn page_url(rel_path: &str, base_url: Option<&str>, style: UrlStyle) -> Stri
         Some(base) => {
             let base = base.trim_end_matches('/');
             let file = stem.rsplit('/').next().unwrap_or(stem);
-            let is_index = file == "index" || (file.eq_ignore_ascii_case("readme") && kind == Some(SourceKind::Markdown));
+            let is_index = file == "index"
+                || (file.eq_ignore_ascii_case("readme") && kind == Some(SourceKind::Markdown));
             let path = if is_index {
                 let dir = &stem[..stem.len() - file.len()];
                 dir.to_string()
@@ -179,7 +185,12 @@ pub fn page_url(rel_path: &str, base_url: Option<&str>, style: UrlStyle) -> Stri
 ///
 /// Without `base_url` the result is the slug's path with `.html`, like [`page_url`]
 /// (`custom/path.html`, a path ending in `/` gets `index.html`).
-pub fn page_url_with_slug(rel_path: &str, slug: Option<&str>, base_url: Option<&str>, style: UrlStyle) -> String {
+pub fn page_url_with_slug(
+    rel_path: &str,
+    slug: Option<&str>,
+    base_url: Option<&str>,
+    style: UrlStyle,
+) -> String {
     let Some(slug) = slug.map(str::trim).filter(|s| !s.is_empty()) else {
         return page_url(rel_path, base_url, style);
     };
@@ -315,7 +326,12 @@ impl PageBuilder {
             level,
             heading: text,
             anchor: anchor.to_string(),
-            breadcrumb: self.stack.iter().map(|(_, t)| t.clone()).filter(|t| !t.is_empty()).collect(),
+            breadcrumb: self
+                .stack
+                .iter()
+                .map(|(_, t)| t.clone())
+                .filter(|t| !t.is_empty())
+                .collect(),
             blocks: Vec::new(),
         });
     }
@@ -326,7 +342,11 @@ impl PageBuilder {
         if t.is_empty() {
             return;
         }
-        self.sections.last_mut().expect("builder always has a section").blocks.push(Block::Text(t.to_string()));
+        self.sections
+            .last_mut()
+            .expect("builder always has a section")
+            .blocks
+            .push(Block::Text(t.to_string()));
     }
 
     /// A code block (ignored when blank).
@@ -334,11 +354,10 @@ impl PageBuilder {
         if code.trim().is_empty() {
             return;
         }
-        self.sections
-            .last_mut()
-            .expect("builder always has a section")
-            .blocks
-            .push(Block::Code { lang: lang.to_string(), code: code.trim_end().trim_start_matches('\n').to_string() });
+        self.sections.last_mut().expect("builder always has a section").blocks.push(Block::Code {
+            lang: lang.to_string(),
+            code: code.trim_end().trim_start_matches('\n').to_string(),
+        });
     }
 
     /// Finish: the title is `title` if given, else the first h1, else the first heading, else `fallback`.
@@ -387,7 +406,10 @@ mod tests {
 
     #[test]
     fn urls_without_base_are_relative_paths_with_html_extension() {
-        assert_eq!(page_url("ch03-02-data-types.html", None, UrlStyle::Html), "ch03-02-data-types.html");
+        assert_eq!(
+            page_url("ch03-02-data-types.html", None, UrlStyle::Html),
+            "ch03-02-data-types.html"
+        );
         assert_eq!(page_url("guide/intro.md", None, UrlStyle::Html), "guide/intro.html");
         assert_eq!(page_url("guide\\index.mdx", None, UrlStyle::Clean), "guide/index.html");
     }
@@ -395,9 +417,18 @@ mod tests {
     #[test]
     fn urls_with_base_map_index_to_folder_and_honour_clean_urls() {
         let b = Some("https://docs.example.com/");
-        assert_eq!(page_url("guide/intro.md", b, UrlStyle::Clean), "https://docs.example.com/guide/intro");
-        assert_eq!(page_url("guide/intro.md", b, UrlStyle::Html), "https://docs.example.com/guide/intro.html");
-        assert_eq!(page_url("guide/index.md", b, UrlStyle::Html), "https://docs.example.com/guide/");
+        assert_eq!(
+            page_url("guide/intro.md", b, UrlStyle::Clean),
+            "https://docs.example.com/guide/intro"
+        );
+        assert_eq!(
+            page_url("guide/intro.md", b, UrlStyle::Html),
+            "https://docs.example.com/guide/intro.html"
+        );
+        assert_eq!(
+            page_url("guide/index.md", b, UrlStyle::Html),
+            "https://docs.example.com/guide/"
+        );
         assert_eq!(page_url("index.html", b, UrlStyle::Html), "https://docs.example.com/");
         assert_eq!(page_url("README.md", b, UrlStyle::Clean), "https://docs.example.com/");
         assert_eq!(page_url("ch01.html", b, UrlStyle::Clean), "https://docs.example.com/ch01");
@@ -406,31 +437,70 @@ mod tests {
     #[test]
     fn an_absolute_docusaurus_slug_is_the_path_under_the_docs_base_route() {
         let b = Some("https://example.com/docs/");
-        assert_eq!(page_url_with_slug("guide/intro.md", Some("/custom/path"), b, UrlStyle::Clean), "https://example.com/docs/custom/path");
-        assert_eq!(page_url_with_slug("guide/intro.md", Some("/custom/path"), b, UrlStyle::Html), "https://example.com/docs/custom/path.html");
-        assert_eq!(page_url_with_slug("guide/intro.md", Some("/"), b, UrlStyle::Clean), "https://example.com/docs/");
-        assert_eq!(page_url_with_slug("guide/intro.md", Some("/custom/"), b, UrlStyle::Clean), "https://example.com/docs/custom/");
-        assert_eq!(page_url_with_slug("guide/intro.md", Some("/custom/path"), None, UrlStyle::Clean), "custom/path.html");
-        assert_eq!(page_url_with_slug("guide/intro.md", Some("/"), None, UrlStyle::Clean), "index.html");
+        assert_eq!(
+            page_url_with_slug("guide/intro.md", Some("/custom/path"), b, UrlStyle::Clean),
+            "https://example.com/docs/custom/path"
+        );
+        assert_eq!(
+            page_url_with_slug("guide/intro.md", Some("/custom/path"), b, UrlStyle::Html),
+            "https://example.com/docs/custom/path.html"
+        );
+        assert_eq!(
+            page_url_with_slug("guide/intro.md", Some("/"), b, UrlStyle::Clean),
+            "https://example.com/docs/"
+        );
+        assert_eq!(
+            page_url_with_slug("guide/intro.md", Some("/custom/"), b, UrlStyle::Clean),
+            "https://example.com/docs/custom/"
+        );
+        assert_eq!(
+            page_url_with_slug("guide/intro.md", Some("/custom/path"), None, UrlStyle::Clean),
+            "custom/path.html"
+        );
+        assert_eq!(
+            page_url_with_slug("guide/intro.md", Some("/"), None, UrlStyle::Clean),
+            "index.html"
+        );
     }
 
     #[test]
     fn a_relative_docusaurus_slug_replaces_the_file_name_within_its_folder() {
         let b = Some("https://example.com/docs");
-        assert_eq!(page_url_with_slug("guide/intro.md", Some("getting-started"), b, UrlStyle::Clean), "https://example.com/docs/guide/getting-started");
-        assert_eq!(page_url_with_slug("guide/intro.md", Some("more/intro"), b, UrlStyle::Clean), "https://example.com/docs/guide/more/intro");
-        assert_eq!(page_url_with_slug("guide/deep/intro.md", Some("../moved"), b, UrlStyle::Clean), "https://example.com/docs/guide/moved");
-        assert_eq!(page_url_with_slug("intro.md", Some("start"), b, UrlStyle::Clean), "https://example.com/docs/start");
-        assert_eq!(page_url_with_slug("guide\\intro.mdx", Some("./x"), None, UrlStyle::Html), "guide/x.html");
+        assert_eq!(
+            page_url_with_slug("guide/intro.md", Some("getting-started"), b, UrlStyle::Clean),
+            "https://example.com/docs/guide/getting-started"
+        );
+        assert_eq!(
+            page_url_with_slug("guide/intro.md", Some("more/intro"), b, UrlStyle::Clean),
+            "https://example.com/docs/guide/more/intro"
+        );
+        assert_eq!(
+            page_url_with_slug("guide/deep/intro.md", Some("../moved"), b, UrlStyle::Clean),
+            "https://example.com/docs/guide/moved"
+        );
+        assert_eq!(
+            page_url_with_slug("intro.md", Some("start"), b, UrlStyle::Clean),
+            "https://example.com/docs/start"
+        );
+        assert_eq!(
+            page_url_with_slug("guide\\intro.mdx", Some("./x"), None, UrlStyle::Html),
+            "guide/x.html"
+        );
         // `..` never leaves the base route.
-        assert_eq!(page_url_with_slug("a/intro.md", Some("../../x"), b, UrlStyle::Clean), "https://example.com/docs/x");
+        assert_eq!(
+            page_url_with_slug("a/intro.md", Some("../../x"), b, UrlStyle::Clean),
+            "https://example.com/docs/x"
+        );
     }
 
     #[test]
     fn without_a_slug_the_url_is_the_file_path() {
         let b = Some("https://example.com/docs");
         for slug in [None, Some(""), Some("  ")] {
-            assert_eq!(page_url_with_slug("guide/intro.md", slug, b, UrlStyle::Clean), page_url("guide/intro.md", b, UrlStyle::Clean));
+            assert_eq!(
+                page_url_with_slug("guide/intro.md", slug, b, UrlStyle::Clean),
+                page_url("guide/intro.md", b, UrlStyle::Clean)
+            );
         }
     }
 

@@ -99,7 +99,8 @@ pub fn slugify_github(text: &str) -> String {
 pub fn slugify_docsify(text: &str) -> String {
     // re = /[\u2000-\u206F\u2E00-\u2E7F\\'!"#$%&()*+,./:;<=>?@[\]^`{|}~]/g
     fn removed(c: char) -> bool {
-        matches!(c as u32, 0x2000..=0x206F | 0x2E00..=0x2E7F) || "\\'!\"#$%&()*+,./:;<=>?@[]^`{|}~".contains(c)
+        matches!(c as u32, 0x2000..=0x206F | 0x2E00..=0x2E7F)
+            || "\\'!\"#$%&()*+,./:;<=>?@[]^`{|}~".contains(c)
     }
     let trimmed = text.trim();
     // Strip HTML tags first.
