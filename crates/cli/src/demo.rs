@@ -21,7 +21,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use docent_core::source::markdown::{frontmatter, heading_text_and_anchor, split_custom_id};
 use docent_core::source::{Flavor, Slugger};
-use pulldown_cmark::{CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -533,7 +533,7 @@ pub fn render_page(rel_path: &str, source: &str) -> RenderedPage {
                     j += 1;
                 }
                 let (text, id) = heading_text_and_anchor(&raw, &mut slugger);
-                let lvl = heading_level(*level);
+                let lvl = *level as u8;
                 if lvl <= 4 {
                     headings.push((lvl, id.clone(), text.clone()));
                 }
@@ -655,17 +655,6 @@ fn strip_custom_id_suffix(inner: &mut [Event]) {
     }
 }
 
-fn heading_level(l: HeadingLevel) -> u8 {
-    match l {
-        HeadingLevel::H1 => 1,
-        HeadingLevel::H2 => 2,
-        HeadingLevel::H3 => 3,
-        HeadingLevel::H4 => 4,
-        HeadingLevel::H5 => 5,
-        HeadingLevel::H6 => 6,
-    }
-}
-
 /// `:::tip Title` … `:::` blocks (VitePress/Docusaurus admonitions) as styled boxes.
 fn admonitions_to_html(body: &str) -> String {
     let mut out = String::with_capacity(body.len() + 64);
@@ -732,16 +721,7 @@ fn capitalize(s: &str) -> String {
 /// Escapes text for HTML text and attribute values.
 fn escape_html(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
+    docent_core::render::escape_html(s, &mut out);
     out
 }
 

@@ -10,7 +10,7 @@
 //! - Heading anchors follow the [`Flavor`]; a trailing `{#custom-id}` is honoured.
 
 use super::{normalize_ws, Flavor, Page, PageBuilder, Slugger};
-use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
 /// Parse a Markdown/MDX document into a [`Page`].
 pub fn parse(source: &str, flavor: Flavor, file_stem: &str) -> Page {
@@ -69,7 +69,7 @@ pub fn parse(source: &str, flavor: Flavor, file_stem: &str) -> Page {
         match event {
             Event::Start(Tag::Heading { level, .. }) => {
                 flush(&mut b, &mut inline);
-                heading = Some((heading_level(level), String::new()));
+                heading = Some((level as u8, String::new()));
             }
             Event::Start(Tag::CodeBlock(kind)) => {
                 flush(&mut b, &mut inline);
@@ -134,17 +134,6 @@ pub fn parse(source: &str, flavor: Flavor, file_stem: &str) -> Page {
     }
     flush(&mut b, &mut inline);
     b.finish(front_title, file_stem)
-}
-
-fn heading_level(l: HeadingLevel) -> u8 {
-    match l {
-        HeadingLevel::H1 => 1,
-        HeadingLevel::H2 => 2,
-        HeadingLevel::H3 => 3,
-        HeadingLevel::H4 => 4,
-        HeadingLevel::H5 => 5,
-        HeadingLevel::H6 => 6,
-    }
 }
 
 /// A Markdown heading's normalised text and its anchor, from its raw text (text and code spans
