@@ -13,7 +13,11 @@ use crate::query::load_index;
 #[derive(Debug, Clone, Args)]
 #[command(after_help = "Examples:
   docent inspect public/docent.idx
-  docent inspect public/docent.idx --json | jq .sections")]
+  docent inspect public/docent.idx --json | jq .sections
+  docent inspect public/docent.idx --sections | grep install
+
+--sections lists every section once, as a gold entry of an eval set is written
+(namespace/page#anchor), a tab, and its heading path.")]
 pub struct InspectArgs {
     /// The index file.
     #[arg(value_name = "INDEX")]
@@ -21,6 +25,29 @@ pub struct InspectArgs {
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
+    /// List every section (`namespace/page#anchor<TAB>heading path`) instead of the summary.
+    #[arg(long, conflicts_with = "json")]
+    pub sections: bool,
+}
+
+/// Every section of the index once, in index order: its link as an eval gold entry is written
+/// (`namespace/url#anchor`, no namespace prefix when it has none) and its heading path.
+pub fn section_list(index: &Index) -> Vec<(String, String)> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for i in 0..index.len() {
+        let c = index.chunk(i);
+        let link = if c.namespace.is_empty() {
+            c.link()
+        } else {
+            format!("{}/{}", c.namespace, c.link())
+        };
+        if seen.insert(link.clone()) {
+            let path = if c.breadcrumb.is_empty() { c.title.clone() } else { c.breadcrumb_display() };
+            out.push((link, path));
+        }
+    }
+    out
 }
 
 /// Everything `inspect` reports, computed from a loaded index.
@@ -89,6 +116,12 @@ pub fn inspect(index: &Index) -> Inspection {
 /// `docent inspect`.
 pub fn run(args: InspectArgs) -> anyhow::Result<()> {
     let index = load_index(&args.index)?;
+    if args.sections {
+        for (link, path) in section_list(&index) {
+            outln!("{link}\t{path}");
+        }
+        return Ok(());
+    }
     let ins = inspect(&index);
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&ins)?);
