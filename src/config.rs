@@ -255,16 +255,9 @@ pub fn derive_namespace(
     index_namespaces.iter().find(|ns| !ns.is_empty() && segments.iter().any(|s| s == ns)).cloned()
 }
 
-/// True when the question looks non-English (a third of its letters outside ASCII), so a rewrite
-/// into the docs' language helps retrieval.
-pub fn looks_non_english(text: &str) -> bool {
-    let letters: Vec<char> = text.chars().filter(|c| c.is_alphabetic()).collect();
-    if letters.is_empty() {
-        return false;
-    }
-    let non_ascii = letters.iter().filter(|c| !c.is_ascii()).count();
-    non_ascii * 3 >= letters.len()
-}
+/// True when the question looks non-English, so a rewrite into the docs' language helps
+/// retrieval (docent-core's guess, shared with search's relevance floor).
+pub use docent_core::lang::looks_non_english;
 
 fn unknown(key: &str, expected: &str) -> String {
     format!("unknown key `{key}`, expected one of: {expected}")

@@ -8,7 +8,8 @@ use std::rc::Rc;
 
 use docent_core::budget::{self, ModelLimits, PlanRequest, Source};
 use docent_core::prompt::{Message, Template, DEFAULT_SYSTEM, DEFAULT_USER};
-use docent_core::search::{Hit, Query, SearchOptions, SearchResult};
+use docent_core::retrieve::{self, Ask};
+use docent_core::search::{Hit, SearchOptions, SearchResult};
 use docent_core::sse::SseParser;
 use docent_core::tokens::{ByteBound, TokenCounter};
 use docent_core::Index;
@@ -25,7 +26,6 @@ use crate::tokenizer::{self, JsCounter};
 /// Hits offered as "closest sections" when the docs don't cover a question.
 const CLOSEST: usize = 3;
 /// Most recent user turns used for retrieval of follow-ups.
-const RETRIEVAL_HISTORY: usize = 2;
 
 /// One widget's long-lived state outside the reactive graph.
 pub struct Engine {
@@ -155,61 +155,6 @@ fn location() -> (String, String) {
     let href = loc.as_ref().and_then(|l| l.href().ok()).unwrap_or_default();
     let path = loc.as_ref().and_then(|l| l.pathname().ok()).unwrap_or_default();
     (href, path)
-}
-
-/// Fuse two ranked hit lists with reciprocal rank fusion (k = 60), keeping `top_k`.
-pub fn fuse(a: &[Hit], b: &[Hit], top_k: usize) -> Vec<Hit> {
-    let mut merged: Vec<(Hit, f32)> = Vec::new();
-    for list in [a, b] {
-        for (rank, h) in list.iter().enumerate() {
-            let rrf = 1.0 / (60.0 + rank as f32 + 1.0);
-            if let Some((m, s)) = merged.iter_mut().find(|(m, _)| m.chunk == h.chunk) {
-                *s += rrf;
-                m.retrievers.vector |= h.retrievers.vector;
-                m.retrievers.lexical |= h.retrievers.lexical;
-                m.cosine = max_opt(m.cosine, h.cosine);
-                m.bm25 = max_opt(m.bm25, h.bm25);
-            } else {
-                merged.push((h.clone(), rrf));
-            }
-        }
-    }
-    // Merged hits are unique per chunk; ties keep the order they were met in (first list first).
-    docent_core::search::best_first(merged.iter().map(|(_, s)| (*s, 0)))
-        .into_iter()
-        .take(top_k)
-        .map(|i| {
-            let (mut h, s) = merged[i].clone();
-            h.score = s;
-            h
-        })
-        .collect()
-}
-
-fn max_opt(a: Option<f32>, b: Option<f32>) -> Option<f32> {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(x.max(y)),
-        (x, None) => x,
-        (None, y) => y,
-    }
-}
-
-/// Merge the results of the original and the rewritten query.
-pub fn fuse_results(a: SearchResult, b: SearchResult, top_k: usize) -> SearchResult {
-    let abstained = a.abstained && b.abstained;
-    let hits = if abstained {
-        Vec::new()
-    } else {
-        let ha = if a.abstained { &[][..] } else { &a.hits[..] };
-        let hb = if b.abstained { &[][..] } else { &b.hits[..] };
-        fuse(ha, hb, top_k)
-    };
-    SearchResult {
-        hits,
-        confidence: a.confidence.max(b.confidence),
-        abstained,
-        closest: fuse(&a.closest, &b.closest, top_k),
-    }
 }
 
 /// Looked-at rows for a list of hits.
@@ -384,15 +329,7 @@ impl Engine {
         signal: &web_sys::AbortSignal,
     ) -> Result<Option<String>, NetError> {
         let Some(url) = self.cfg.endpoint("/v1/chat/completions") else { return Ok(None) };
-        let mut messages: Vec<Message> =
-            history.messages.iter().rev().take(4).rev().cloned().collect();
-        // Earlier questions that got no model answer still carry the topic.
-        if messages.is_empty() {
-            for q in history.questions.iter().rev().take(RETRIEVAL_HISTORY).rev() {
-                messages.push(Message::user(q.clone()));
-            }
-        }
-        messages.push(Message::user(question.to_string()));
+        let messages = retrieve::rewrite_messages(&history.messages, &history.questions, question);
         let (href, _) = location();
         let body = Obj::new()
             .val("messages", messages_js(&messages))
@@ -405,12 +342,7 @@ impl Engine {
         let content =
             json::string(&json::get(&json::at(&json::get(&v, "choices"), 0), "message"), "content")
                 .unwrap_or_default();
-        let text = content.trim().trim_matches('"').trim();
-        if text.is_empty() || text.len() > 500 || text.eq_ignore_ascii_case(question.trim()) {
-            Ok(None)
-        } else {
-            Ok(Some(text.to_string()))
-        }
+        Ok(retrieve::clean_rewrite(&content, question))
     }
 
     async fn embed(
@@ -475,8 +407,6 @@ impl Engine {
         signal: &web_sys::AbortSignal,
     ) -> Result<Retrieved, Fail> {
         let opts = self.search_options(index);
-        let recent: Vec<String> =
-            history.questions.iter().rev().take(RETRIEVAL_HISTORY).rev().cloned().collect();
         let mut offline_reason = None;
         let mut rewritten = None;
         let online = self.cfg.proxy.is_some();
@@ -503,17 +433,11 @@ impl Engine {
                 }
             }
         }
+        let ask = Ask { question, history: &history.questions, rewritten: rewritten.as_deref() };
         let header = index.header();
         let mut vectors: Vec<Vec<f32>> = Vec::new();
         if online && offline_reason.is_none() && header.dims > 0 && header.provider != "none" {
-            let mut inputs = vec![question.to_string()];
-            if let Some(r) = &rewritten {
-                inputs.push(r.clone());
-            }
-            if let Some(last) = recent.last() {
-                inputs.push(last.clone());
-            }
-            match self.embed(index, &inputs, signal).await {
+            match self.embed(index, &ask.embedding_inputs(), signal).await {
                 Ok(v) => vectors = v,
                 Err(NetError::Aborted) => return Err(Fail::new("Stopped.")),
                 Err(e) if e.is_unreachable() => offline_reason = Some(describe(&e).0),
@@ -523,30 +447,8 @@ impl Engine {
                 }
             }
         }
-        let history_vector = if recent.is_empty() {
-            None
-        } else {
-            vectors.last().filter(|_| vectors.len() > 1 + rewritten.is_some() as usize)
-        };
-        let q = Query {
-            text: question,
-            vector: vectors.first().map(|v| v.as_slice()),
-            history: &recent,
-            history_vector: history_vector.map(|v| v.as_slice()),
-        };
         mark("docent:search");
-        let mut result = index.search(&q, &opts);
-        if let Some(r) = &rewritten {
-            let q2 = Query {
-                text: r,
-                vector: vectors.get(1).filter(|_| vectors.len() > 1).map(|v| v.as_slice()),
-                // the rewrite is already standalone
-                history: &[],
-                history_vector: None,
-            };
-            let r2 = index.search(&q2, &opts);
-            result = fuse_results(result, r2, self.cfg.top_k);
-        }
+        let result = retrieve::retrieve(index, &ask, &vectors, &opts);
         Ok(Retrieved { result, rewritten, offline_reason })
     }
 

@@ -25,7 +25,8 @@ use docent_core::Index;
 use serde::{Deserialize, Serialize};
 
 use crate::query::{embed_texts, load_index, query_embedder, EmbedAccess, ModeArg};
-use docent_core::search::Query;
+use crate::rewrite::{RewriteArgs, Rewriter};
+use docent_core::retrieve::{retrieve, Ask};
 
 /// Arguments of `docent eval`.
 #[derive(Debug, Clone, Args)]
@@ -69,6 +70,9 @@ pub struct EvalArgs {
     /// Embedding access (openai).
     #[command(flatten)]
     pub access: EmbedAccess,
+    /// Query rewriting through a chat model, as the widget does it.
+    #[command(flatten)]
+    pub rewrite: RewriteArgs,
 }
 
 /// One line of the questions file.
@@ -102,6 +106,11 @@ pub struct QuestionResult {
     pub rank: Option<usize>,
     /// 1-based rank ignoring the floor (among the closest hits when abstaining).
     pub rank_without_floor: Option<usize>,
+    /// 1-based rank of the first hit on a gold page among the distinct pages hit.
+    pub page_rank: Option<usize>,
+    /// The rewritten query, when rewriting was on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rewritten: Option<String>,
     /// Whether the search abstained.
     pub abstained: bool,
     /// Search confidence.
@@ -127,6 +136,8 @@ pub struct Metrics {
     pub recall_at_10: f64,
     /// Mean reciprocal rank (rank ≤ 10).
     pub mrr: f64,
+    /// Share of answerable questions with a gold page among the first 5 distinct pages.
+    pub page_recall_at_5: f64,
     /// Unanswerable questions.
     pub unanswerable: usize,
     /// Unanswerable questions where the search abstained.
@@ -212,14 +223,37 @@ fn rank_of(index: &Index, hits: &[docent_core::Hit], gold: &[String]) -> Option<
     None
 }
 
-/// A question's embedding and, for follow-ups, the embedding of its history.
-pub type QuestionVectors = (Vec<f32>, Option<Vec<f32>>);
+fn page_rank_of(index: &Index, hits: &[docent_core::Hit], gold: &[String]) -> Option<usize> {
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for hit in hits {
+        let c = index.chunk_ref(hit.chunk as usize);
+        if !seen.contains(&(c.namespace, c.url)) {
+            seen.push((c.namespace, c.url));
+        }
+        let page_of = |g: &str| g.split('#').next().unwrap_or(g).to_string();
+        if gold.iter().any(|g| gold_matches(&page_of(g), c.namespace, c.url, "")) {
+            return Some(seen.len());
+        }
+    }
+    None
+}
 
-/// Evaluate `questions` against `index` (question vectors already computed, or None).
+/// What the pipeline gets for one question besides its text: the rewritten query (when
+/// rewriting is on) and the embeddings of [`Ask::embedding_inputs`] (empty without vectors).
+#[derive(Debug, Clone, Default)]
+pub struct Prepared {
+    /// The chat model's standalone rewrite of the question.
+    pub rewritten: Option<String>,
+    /// Embeddings of the pipeline's inputs, in its order.
+    pub vectors: Vec<Vec<f32>>,
+}
+
+/// Evaluate `questions` against `index` through the shared retrieval pipeline; `prepared` (one
+/// per question, or None) holds rewrites and embeddings computed beforehand.
 pub fn evaluate(
     index: &Index,
     questions: &[EvalQuestion],
-    vectors: Option<&[QuestionVectors]>,
+    prepared: Option<&[Prepared]>,
     mode: ModeArg,
     floor: Option<f32>,
     namespace: Option<String>,
@@ -233,14 +267,14 @@ pub fn evaluate(
     };
     let mut results = Vec::new();
     for (i, q) in questions.iter().enumerate() {
-        let (qv, hv) = match vectors {
-            Some(vs) => (Some(vs[i].0.as_slice()), vs[i].1.as_deref()),
-            None => (None, None),
-        };
-        let query =
-            Query { text: &q.question, vector: qv, history: &q.history, history_vector: hv };
-        let r = index.search(&query, &opts);
+        let prep = prepared.and_then(|p| p.get(i));
+        let rewritten = prep.and_then(|p| p.rewritten.clone());
+        let ask =
+            Ask { question: &q.question, history: &q.history, rewritten: rewritten.as_deref() };
+        let vectors = prep.map(|p| p.vectors.as_slice()).unwrap_or_default();
+        let r = retrieve(index, &ask, vectors, &opts);
         let rank = rank_of(index, &r.hits, &q.gold);
+        let page_rank = page_rank_of(index, &r.hits, &q.gold);
         let rank_without_floor =
             if r.abstained { rank_of(index, &r.closest, &q.gold) } else { rank };
         let top = r
@@ -267,6 +301,8 @@ pub fn evaluate(
             }),
             rank,
             rank_without_floor,
+            page_rank,
+            rewritten,
             abstained: r.abstained,
             confidence: r.confidence,
             answerable: !q.gold.is_empty(),
@@ -300,13 +336,16 @@ pub fn evaluate(
 
 fn metrics<'a>(rs: impl Iterator<Item = &'a QuestionResult>) -> Metrics {
     let mut m = Metrics::default();
-    let (mut r1, mut r5, mut r10, mut rr) = (0usize, 0usize, 0usize, 0f64);
+    let (mut r1, mut r5, mut r10, mut rr, mut p5) = (0usize, 0usize, 0usize, 0f64, 0usize);
     for r in rs {
         m.n += 1;
         if r.answerable {
             m.answerable += 1;
             if r.abstained {
                 m.false_abstains += 1;
+            }
+            if r.page_rank.is_some_and(|k| k <= 5) {
+                p5 += 1;
             }
             if let Some(k) = r.rank {
                 if k <= 1 {
@@ -333,6 +372,7 @@ fn metrics<'a>(rs: impl Iterator<Item = &'a QuestionResult>) -> Metrics {
         m.recall_at_5 = r5 as f64 / a;
         m.recall_at_10 = r10 as f64 / a;
         m.mrr = rr / a;
+        m.page_recall_at_5 = p5 as f64 / a;
     }
     m
 }
@@ -390,33 +430,39 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     }
     let questions = read_questions(&args.questions)?;
     let embedder = query_embedder(&index, args.mode, &args.access)?;
-    let vectors = match &embedder {
-        Some(e) => {
-            let mut texts: Vec<String> = questions.iter().map(|q| q.question.clone()).collect();
-            let hist_at: Vec<Option<usize>> = questions
-                .iter()
-                .map(|q| {
-                    q.history.last().map(|h| {
-                        texts.push(h.clone());
-                        texts.len() - 1
-                    })
-                })
-                .collect();
-            let vs = embed_texts(e.as_ref(), &texts)?;
-            Some(
-                questions
-                    .iter()
-                    .enumerate()
-                    .map(|(i, _)| (vs[i].clone(), hist_at[i].map(|j| vs[j].clone())))
-                    .collect::<Vec<_>>(),
-            )
+    let rewriter = Rewriter::from_args(&args.rewrite)?;
+    let mut prepared: Vec<Prepared> = Vec::with_capacity(questions.len());
+    for q in &questions {
+        let rewritten = match &rewriter {
+            Some(r) => r.rewrite(&q.question, &q.history)?,
+            None => None,
+        };
+        prepared.push(Prepared { rewritten, vectors: Vec::new() });
+    }
+    if let Some(e) = &embedder {
+        // One batch for every input of every question, split back in order.
+        let inputs: Vec<Vec<String>> = questions
+            .iter()
+            .zip(&prepared)
+            .map(|(q, p)| {
+                Ask {
+                    question: &q.question,
+                    history: &q.history,
+                    rewritten: p.rewritten.as_deref(),
+                }
+                .embedding_inputs()
+            })
+            .collect();
+        let flat: Vec<String> = inputs.iter().flatten().cloned().collect();
+        let mut vs = embed_texts(e.as_ref(), &flat)?.into_iter();
+        for (p, ins) in prepared.iter_mut().zip(&inputs) {
+            p.vectors = vs.by_ref().take(ins.len()).collect();
         }
-        None => None,
-    };
+    }
     let report = evaluate(
         &index,
         &questions,
-        vectors.as_deref(),
+        Some(&prepared),
         args.mode,
         args.floor,
         args.namespace.clone(),
@@ -462,27 +508,29 @@ pub fn print_report(r: &EvalReport, verbose: bool) -> std::io::Result<()> {
     );
     outln!();
     outln!(
-        "{:<16} {:>4} {:>7} {:>7} {:>7} {:>6}  {:>9} {:>9}",
+        "{:<16} {:>4} {:>7} {:>7} {:>7} {:>6} {:>7}  {:>9} {:>9}",
         "kind",
         "n",
         "R@1",
         "R@5",
         "R@10",
         "MRR",
+        "pageR@5",
         "abstain✓",
         "abstain✗"
     );
     let row = |name: &str, m: &Metrics| -> std::io::Result<()> {
         let ans = if m.answerable > 0 {
             format!(
-                "{} {} {} {:>6.3}",
+                "{} {} {} {:>6.3} {}",
                 pct(m.recall_at_1),
                 pct(m.recall_at_5),
                 pct(m.recall_at_10),
-                m.mrr
+                m.mrr,
+                pct(m.page_recall_at_5)
             )
         } else {
-            format!("{:>7} {:>7} {:>7} {:>6}", "-", "-", "-", "-")
+            format!("{:>7} {:>7} {:>7} {:>6} {:>7}", "-", "-", "-", "-", "-")
         };
         let correct = if m.unanswerable > 0 {
             format!("{}/{}", m.correct_abstains, m.unanswerable)
@@ -502,7 +550,10 @@ pub fn print_report(r: &EvalReport, verbose: bool) -> std::io::Result<()> {
     }
     row("ALL", &r.overall)?;
     outln!();
-    outln!("R@k and MRR over answerable questions (an abstain counts as a miss).");
+    outln!(
+        "R@k, MRR and page R@5 (a gold page among the first 5 pages) over answerable questions;"
+    );
+    outln!("an abstain counts as a miss.");
     outln!("abstain✓ = unanswerable questions correctly abstained; abstain✗ = answerable questions wrongly abstained.");
     if let Some((f, acc)) = r.suggested_floor {
         outln!("suggested floor: {f:.3} ({} of abstain/answer decisions right); set it with `docent index --floor {f:.3}` or `floor` in docent.toml", pct(acc).trim());
@@ -521,6 +572,9 @@ pub fn print_report(r: &EvalReport, verbose: bool) -> std::io::Result<()> {
                 (false, _, false) => "ANSWERED (should abstain)".to_string(),
             };
             outln!("[{}] conf {:.3} {status}: {}", q.kind, q.confidence, q.question);
+            if let Some(r) = &q.rewritten {
+                outln!("      rewritten: {r}");
+            }
             if let Some(t) = q.top.first() {
                 outln!("      top: {t}");
             }
@@ -548,6 +602,8 @@ mod tests {
             kind: "k".into(),
             rank: None,
             rank_without_floor: None,
+            page_rank: None,
+            rewritten: None,
             abstained: false,
             confidence: conf,
             answerable,

@@ -30,6 +30,7 @@ pub mod eval;
 pub mod index;
 pub mod inspect;
 pub mod query;
+pub mod rewrite;
 pub mod walk;
 
 use clap::{Parser, Subcommand};

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
-use docent_core::search::{Mode, Query, SearchOptions, SearchResult};
+use docent_core::retrieve::{retrieve, Ask};
+use docent_core::search::{Mode, SearchOptions, SearchResult};
 use docent_core::Index;
 use docent_embed::{EmbedOptions, Embedder};
 
@@ -207,7 +208,8 @@ pub fn history_from_json(v: &serde_json::Value) -> Option<Vec<String>> {
     Some(out)
 }
 
-/// Run one search with optional embeddings of the question and its last history turn.
+/// Run one question through the shared retrieval pipeline (`docent_core::retrieve`), embedding
+/// its inputs when there is an embedder.
 pub fn search_one(
     index: &Index,
     embedder: Option<&dyn Embedder>,
@@ -215,20 +217,12 @@ pub fn search_one(
     history: &[String],
     opts: &SearchOptions,
 ) -> anyhow::Result<SearchResult> {
-    let (qv, hv) = match embedder {
-        Some(e) => {
-            let mut texts = vec![question.to_string()];
-            if let Some(last) = history.last() {
-                texts.push(last.clone());
-            }
-            let mut vs = embed_texts(e, &texts)?;
-            let hv = if vs.len() > 1 { vs.pop() } else { None };
-            (vs.pop(), hv)
-        }
-        None => (None, None),
+    let ask = Ask { question, history, rewritten: None };
+    let vectors = match embedder {
+        Some(e) => embed_texts(e, &ask.embedding_inputs())?,
+        None => Vec::new(),
     };
-    let q = Query { text: question, vector: qv.as_deref(), history, history_vector: hv.as_deref() };
-    Ok(index.search(&q, opts))
+    Ok(retrieve(index, &ask, &vectors, opts))
 }
 
 /// `docent search`.

@@ -6,6 +6,8 @@
 //! - [`chunk`] + [`source`]: Markdown/MDX and built HTML into heading-aware, token-bounded chunks.
 //! - [`format`]: the ONE module that defines the index byte layout, used by writer and reader.
 //! - [`lexical`], [`vector`], [`search`]: BM25, int8 cosine, hybrid fusion, relevance floor.
+//! - [`retrieve`]: the one pipeline (question, history, rewrite → queries → search → fusion)
+//!   that the widget, `docent search` and `docent eval` share.
 //! - [`tokens`], [`budget`], [`prompt`]: token counting, context budgeting, prompt templates.
 //! - [`render`]: safe, incremental Markdown rendering with [n] citations.
 //! - [`extractive`]: answers without a chat model: the best sentences, cited.
@@ -16,10 +18,12 @@ pub mod chunk;
 pub mod extractive;
 pub mod format;
 mod header_json;
+pub mod lang;
 pub mod lexical;
 pub mod model;
 pub mod prompt;
 pub mod render;
+pub mod retrieve;
 pub mod search;
 pub mod source;
 pub mod sse;
