@@ -6,7 +6,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
@@ -20,9 +20,10 @@ use tracing::Instrument;
 use crate::config::{ChatConfig, Cidr, Config, EmbeddingsConfig, ProviderKind};
 use crate::error::{ApiError, ErrorCode};
 use crate::jsonl::JsonlWriter;
-use crate::limits::RateLimiter;
+use crate::limits::{RateLimiter, StreamSlots};
 use crate::local::LocalEmbeddings;
 use crate::metrics::Metrics;
+use crate::redact::Redactor;
 use crate::upstream::Provider;
 
 /// How embeddings are computed.
@@ -41,6 +42,8 @@ pub struct AppState {
     pub metrics: Metrics,
     /// Rate limits.
     pub limiter: RateLimiter,
+    /// `max_concurrent_streams`, reserved before the upstream call.
+    pub streams: Arc<StreamSlots>,
     /// Chat model and provider, when configured.
     pub chat: Option<(ChatConfig, Provider)>,
     /// Embeddings model config and backend, when configured.
@@ -53,6 +56,8 @@ pub struct AppState {
     pub audit: Option<JsonlWriter>,
     /// Feedback log, when configured.
     pub feedback: Option<JsonlWriter>,
+    /// Set when the shutdown grace period is over: open streams end with an error event.
+    pub shutdown: tokio::sync::watch::Sender<bool>,
 }
 
 /// The client's IP (after the trusted-proxy rules), put in request extensions by the middleware.
@@ -74,8 +79,9 @@ pub struct AuditInfo(pub serde_json::Map<String, serde_json::Value>);
 impl AppState {
     /// Build the state from a validated config (reads API keys from the environment).
     pub fn new(cfg: Arc<Config>) -> anyhow::Result<AppState> {
+        let redactor = Arc::new(Redactor::from_config(&cfg));
         let chat = match cfg.chat_provider() {
-            Some((c, p)) => Some((c.clone(), Provider::new(&c.provider, p)?)),
+            Some((c, p)) => Some((c.clone(), Provider::new(&c.provider, p, redactor.clone())?)),
             None => None,
         };
         let embed = match cfg.embeddings_provider() {
@@ -83,13 +89,14 @@ impl AppState {
                 e.clone(),
                 EmbedBackend::Local(LocalEmbeddings::new(&e.model, p.path.clone())),
             )),
-            Some((e, p)) => {
-                Some((e.clone(), EmbedBackend::Remote(Box::new(Provider::new(&e.provider, p)?))))
-            }
+            Some((e, p)) => Some((
+                e.clone(),
+                EmbedBackend::Remote(Box::new(Provider::new(&e.provider, p, redactor.clone())?)),
+            )),
             None => None,
         };
         let moderation = match cfg.moderation_provider() {
-            Some((name, p)) => Some(Provider::new(name, p)?),
+            Some((name, p)) => Some(Provider::new(name, p, redactor.clone())?),
             None => None,
         };
         let open = |p: &Option<std::path::PathBuf>,
@@ -105,9 +112,11 @@ impl AppState {
         Ok(AppState {
             metrics: Metrics::default(),
             limiter: RateLimiter::new(&cfg.limits),
+            streams: StreamSlots::new(cfg.limits.max_concurrent_streams),
             trusted: cfg.trusted_proxies(),
             audit: open(&cfg.serve.audit_log, "audit_log")?,
             feedback: open(&cfg.serve.feedback_log, "feedback_log")?,
+            shutdown: tokio::sync::watch::Sender::new(false),
             chat,
             embed,
             moderation,
@@ -338,8 +347,16 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
 }
 
 /// Read a request body up to `limit` bytes (413 `body_too_large` beyond).
-pub async fn read_body(body: Body, limit: usize) -> Result<axum::body::Bytes, ApiError> {
-    axum::body::to_bytes(body, limit).await.map_err(|_| ApiError::BodyTooLarge { limit })
+/// The request body, at most `max_body_bytes`, all of it within `body_timeout_ms` (a client
+/// trickling its body byte by byte gets 408 instead of holding the connection).
+pub async fn read_body(st: &AppState, body: Body) -> Result<axum::body::Bytes, ApiError> {
+    let limit = st.cfg.limits.max_body_bytes;
+    let within = Duration::from_millis(st.cfg.serve.body_timeout_ms);
+    match tokio::time::timeout(within, axum::body::to_bytes(body, limit)).await {
+        Ok(Ok(b)) => Ok(b),
+        Ok(Err(_)) => Err(ApiError::BodyTooLarge { limit }),
+        Err(_) => Err(ApiError::RequestTimeout),
+    }
 }
 
 /// Current time for log records.

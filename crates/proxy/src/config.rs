@@ -58,6 +58,13 @@ pub struct ServeConfig {
     pub keepalive_secs: u64,
     /// On shutdown, how long in-flight streams may take to finish.
     pub shutdown_grace_secs: u64,
+    /// A client must send its request headers within this time; also how long an idle
+    /// keep-alive (or silent) connection stays open.
+    pub header_timeout_ms: u64,
+    /// A client must send the whole request body within this time (408 otherwise).
+    pub body_timeout_ms: u64,
+    /// Most client connections open at once; more wait in the listen backlog.
+    pub max_connections: usize,
     /// `[serve.chat]`.
     pub chat: Option<ChatConfig>,
     /// `[serve.embeddings]`.
@@ -80,6 +87,9 @@ impl Default for ServeConfig {
             audit_include_content: false,
             keepalive_secs: 15,
             shutdown_grace_secs: 30,
+            header_timeout_ms: 10_000,
+            body_timeout_ms: 10_000,
+            max_connections: 12_000,
             chat: None,
             embeddings: None,
             otlp_endpoint: None,
@@ -249,6 +259,9 @@ pub struct LimitsConfig {
     pub tokens_per_minute: u32,
     /// Most streams open at once; more get 429.
     pub max_concurrent_streams: usize,
+    /// IPv6 clients share per-IP buckets by this prefix (one /64 is usually one subscriber,
+    /// who can pick any address in it). 32-128; 128 = per address.
+    pub ipv6_prefix: u8,
 }
 
 impl Default for LimitsConfig {
@@ -265,6 +278,7 @@ impl Default for LimitsConfig {
             requests_per_minute: 1_200,
             tokens_per_minute: 2_000_000,
             max_concurrent_streams: 10_000,
+            ipv6_prefix: 64,
         }
     }
 }
@@ -484,6 +498,17 @@ impl Config {
         if self.serve.keepalive_secs == 0 {
             return bad("[serve] keepalive_secs must be at least 1".into());
         }
+        for (v, name) in [
+            (self.serve.header_timeout_ms, "header_timeout_ms"),
+            (self.serve.body_timeout_ms, "body_timeout_ms"),
+        ] {
+            if v == 0 {
+                return bad(format!("[serve] {name} = 0 would cut every client off; use a positive number of milliseconds (default 10000)"));
+            }
+        }
+        if self.serve.max_connections == 0 {
+            return bad("[serve] max_connections = 0 would accept no client; use a positive number (default 12000) and raise the open-file limit (ulimit -n) above it".into());
+        }
         for (name, p) in &self.providers {
             self.validate_provider(name, p)?;
         }
@@ -553,6 +578,33 @@ impl Config {
             if v == 0 {
                 return bad(format!(
                     "[limits] {name} = 0 would refuse every request; use a positive number"
+                ));
+            }
+        }
+        if !(32..=128).contains(&l.ipv6_prefix) {
+            return bad(format!(
+                "[limits] ipv6_prefix = {} is out of range; use 32-128 (64, the default, groups one subscriber's addresses; 128 limits every address on its own)",
+                l.ipv6_prefix
+            ));
+        }
+        // Every request is charged its input plus max_output_tokens up front: a bucket smaller
+        // than the largest allowed request would refuse it forever, with a Retry-After that lies.
+        let largest_chat = l.max_input_tokens as u64 + u64::from(l.max_output_tokens);
+        let largest_embed = l.max_embedding_inputs as u64 * l.max_embedding_tokens as u64;
+        for (v, name) in [
+            (l.tokens_per_minute_per_ip, "tokens_per_minute_per_ip"),
+            (l.tokens_per_minute, "tokens_per_minute"),
+        ] {
+            if u64::from(v) < largest_chat {
+                return bad(format!(
+                    "[limits] {name} = {v} is below the largest chat request it must admit (max_input_tokens {} + max_output_tokens {} = {largest_chat}), so such requests would be refused forever; raise {name} to at least {largest_chat} or lower max_input_tokens / max_output_tokens",
+                    l.max_input_tokens, l.max_output_tokens
+                ));
+            }
+            if u64::from(v) < largest_embed {
+                return bad(format!(
+                    "[limits] {name} = {v} is below the largest embeddings request it must admit (max_embedding_inputs {} x max_embedding_tokens {} = {largest_embed}); raise {name} to at least {largest_embed} or lower those limits",
+                    l.max_embedding_inputs, l.max_embedding_tokens
                 ));
             }
         }
@@ -683,6 +735,24 @@ mod tests {
         let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("NAME of an environment variable"), "{e}");
         assert!(!e.contains("sk-abc123"), "the error must not echo the key: {e}");
+    }
+
+    #[test]
+    fn a_token_bucket_smaller_than_one_allowed_request_is_refused_at_start() {
+        let c = Config::from_toml_str(
+            "[limits]\nmax_output_tokens = 1024\nmax_input_tokens = 6000\ntokens_per_minute_per_ip = 1000\n",
+        )
+        .unwrap();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("tokens_per_minute_per_ip") && e.contains("at least 7024"),
+            "the message says what to change: {e}"
+        );
+        let c = Config::from_toml_str("[limits]\ntokens_per_minute = 5000\n").unwrap();
+        assert!(c.validate().unwrap_err().to_string().contains("tokens_per_minute = 5000"));
+        let c = Config::from_toml_str("[limits]\nipv6_prefix = 0\n").unwrap();
+        assert!(c.validate().unwrap_err().to_string().contains("32-128"));
+        Config::default().validate().unwrap();
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub async fn embeddings(
     Extension(ClientIp(ip)): Extension<ClientIp>,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let bytes = read_body(body, st.cfg.limits.max_body_bytes).await?;
+    let bytes = read_body(&st, body).await?;
     let req: Value = serde_json::from_slice(&bytes)
         .map_err(|e| ApiError::InvalidRequest(format!("invalid embeddings request: {e}")))?;
     let Some((ecfg, backend)) = &st.embed else {
@@ -167,7 +167,7 @@ pub async fn moderations(
     State(st): State<Arc<AppState>>,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let bytes = read_body(body, st.cfg.limits.max_body_bytes).await?;
+    let bytes = read_body(&st, body).await?;
     let req: Value = serde_json::from_slice(&bytes)
         .map_err(|e| ApiError::InvalidRequest(format!("invalid moderation request: {e}")))?;
     let Some(p) = &st.moderation else {
@@ -196,7 +196,13 @@ pub async fn feedback(
     Extension(RequestId(rid)): Extension<RequestId>,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let bytes = read_body(body, st.cfg.limits.max_body_bytes).await?;
+    // Feedback is cheap but still a write: charged against the client's request budget before
+    // anything is read or validated, so invalid bodies are rate-limited too.
+    if let Err(r) = st.limiter.take(ip, 0) {
+        st.metrics.inc("docent_rate_limited_total", &[("scope", r.scope), ("what", r.what)], 1);
+        return Err(ApiError::RateLimited { retry_after: r.retry_after, what: r.what });
+    }
+    let bytes = read_body(&st, body).await?;
     let req: Value = serde_json::from_slice(&bytes)
         .map_err(|e| ApiError::InvalidRequest(format!("invalid feedback: {e}")))?;
     let Some(obj) = req.as_object() else {
@@ -231,11 +237,6 @@ pub async fn feedback(
             ))
         }
     };
-    // Feedback is cheap but still a write: count it against the client's request budget.
-    if let Err(r) = st.limiter.take(ip, 0) {
-        st.metrics.inc("docent_rate_limited_total", &[("scope", r.scope), ("what", r.what)], 1);
-        return Err(ApiError::RateLimited { retry_after: r.retry_after, what: r.what });
-    }
     let record = json!({
         "ts": crate::app::timestamp(),
         "request_id": rid,

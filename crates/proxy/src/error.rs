@@ -57,10 +57,14 @@ pub enum ApiError {
     InvalidRequest(String),
     /// 403 `origin_not_allowed`.
     OriginNotAllowed,
+    /// 408 `request_timeout`: the body did not arrive within `body_timeout_ms`.
+    RequestTimeout,
     /// 502 `upstream_error`.
     Upstream(String),
     /// 504 `upstream_timeout`.
     UpstreamTimeout(&'static str),
+    /// 502 `moderation_failed`: moderation gave no usable verdict, so the request is refused.
+    ModerationFailed(&'static str),
     /// 400 `embedding_model_mismatch`.
     EmbeddingModelMismatch {
         /// The model the proxy embeds with.
@@ -91,7 +95,8 @@ impl ApiError {
             RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             OriginNotAllowed => StatusCode::FORBIDDEN,
-            Upstream(_) => StatusCode::BAD_GATEWAY,
+            RequestTimeout => StatusCode::REQUEST_TIMEOUT,
+            Upstream(_) | ModerationFailed(_) => StatusCode::BAD_GATEWAY,
             UpstreamTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             NotFound => StatusCode::NOT_FOUND,
             MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
@@ -114,8 +119,10 @@ impl ApiError {
             InvalidRole { .. } => "invalid_role",
             InvalidRequest(_) => "invalid_request",
             OriginNotAllowed => "origin_not_allowed",
+            RequestTimeout => "request_timeout",
             Upstream(_) => "upstream_error",
             UpstreamTimeout(_) => "upstream_timeout",
+            ModerationFailed(_) => "moderation_failed",
             EmbeddingModelMismatch { .. } => "embedding_model_mismatch",
             NotFound => "not_found",
             MethodNotAllowed => "method_not_allowed",
@@ -130,7 +137,7 @@ impl ApiError {
             NoChatModel | NoEmbeddingModel | NoModerationModel => "service_unavailable",
             RateLimited { .. } => "rate_limit_error",
             OriginNotAllowed => "permission_error",
-            Upstream(_) | UpstreamTimeout(_) | Internal => "server_error",
+            Upstream(_) | UpstreamTimeout(_) | ModerationFailed(_) | Internal => "server_error",
             NotFound => "not_found_error",
             _ => "invalid_request_error",
         }
@@ -151,8 +158,10 @@ impl ApiError {
             InvalidRole { role } => format!("role \"{role}\" is not accepted; clients may only send \"user\" and \"assistant\" messages (the server sets the system prompt)"),
             InvalidRequest(m) => m.clone(),
             OriginNotAllowed => "this origin is not allowed to use this server; add it to [serve] allow_origins".into(),
+            RequestTimeout => "the request body did not arrive in time; send it again".into(),
             Upstream(m) => m.clone(),
             UpstreamTimeout(what) => format!("the model provider did not answer in time ({what}); try again"),
+            ModerationFailed(why) => format!("{why}, so the conversation could not be checked and was not answered; try again later"),
             EmbeddingModelMismatch { server, client } => format!(
                 "this server embeds with \"{server}\" but the request asked for \"{client}\"; rebuild the index with the server's model or change [serve.embeddings] model"
             ),

@@ -27,6 +27,7 @@ pub mod metrics;
 #[cfg(feature = "otel")]
 pub mod otel;
 pub mod prompt;
+pub mod redact;
 pub mod serve;
 pub mod sse;
 pub mod tokens;

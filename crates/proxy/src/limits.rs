@@ -2,7 +2,8 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::config::LimitsConfig;
@@ -87,8 +88,25 @@ impl RateLimiter {
         )
     }
 
+    /// The bucket an address counts against: IPv4 (and IPv4-mapped) per address, IPv6 by its
+    /// `ipv6_prefix` network, since one subscriber holds a whole /64.
+    fn key(&self, ip: IpAddr) -> IpAddr {
+        match ip {
+            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => IpAddr::V4(v4),
+                None => {
+                    let prefix = u32::from(self.cfg.ipv6_prefix.clamp(1, 128));
+                    let mask = u128::MAX << (128 - prefix);
+                    IpAddr::V6((u128::from(v6) & mask).into())
+                }
+            },
+            v4 => v4,
+        }
+    }
+
     /// Take one request (and `tokens` tokens, may be 0) for `ip`. All-or-nothing.
     pub fn take(&self, ip: IpAddr, tokens: u64) -> Result<(), Refusal> {
+        let ip = self.key(ip);
         let (ip_req_cap, ip_tok_cap, g_req_cap, g_tok_cap) = self.caps();
         let now = Instant::now();
         let mut b = self.inner.lock().unwrap_or_else(|e| e.into_inner());
@@ -145,12 +163,50 @@ impl RateLimiter {
             return;
         }
         let (_, ip_tok_cap, _, g_tok_cap) = self.caps();
+        let ip = self.key(ip);
         let mut b = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let t = tokens as f64;
         if let Some((_, tb)) = b.per_ip.get_mut(&ip) {
             tb.tokens = (tb.tokens + t).min(ip_tok_cap);
         }
         b.global_tok.tokens = (b.global_tok.tokens + t).min(g_tok_cap);
+    }
+}
+
+/// The server's stream slots (`max_concurrent_streams`), taken before the upstream is called.
+#[derive(Debug)]
+pub struct StreamSlots {
+    max: usize,
+    used: AtomicUsize,
+}
+
+/// One taken slot; given back on drop.
+#[derive(Debug)]
+pub struct StreamSlot(Arc<StreamSlots>);
+
+impl StreamSlots {
+    /// `max` slots, all free.
+    pub fn new(max: usize) -> Arc<StreamSlots> {
+        Arc::new(StreamSlots { max, used: AtomicUsize::new(0) })
+    }
+
+    /// Take a slot, atomically; `None` when all are taken.
+    pub fn try_take(self: &Arc<Self>) -> Option<StreamSlot> {
+        self.used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < self.max).then_some(n + 1))
+            .ok()
+            .map(|_| StreamSlot(self.clone()))
+    }
+
+    /// Slots taken now.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        self.0.used.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -188,6 +244,18 @@ mod tests {
         assert_eq!(l.take(a, 200).unwrap_err().what, "tokens");
         l.refund(a, 500);
         l.take(a, 200).unwrap();
+    }
+
+    #[test]
+    fn ipv6_addresses_in_one_64_share_a_bucket() {
+        let l = RateLimiter::new(&cfg(1, 1_000));
+        l.take("2001:db8:1:2::1".parse().unwrap(), 0).unwrap();
+        let r = l.take("2001:db8:1:2:ffff::9".parse().unwrap(), 0).unwrap_err();
+        assert_eq!((r.scope, r.what), ("ip", "requests"));
+        l.take("2001:db8:1:3::1".parse().unwrap(), 0).unwrap();
+        let per_address = RateLimiter::new(&LimitsConfig { ipv6_prefix: 128, ..cfg(1, 1_000) });
+        per_address.take("2001:db8::1".parse().unwrap(), 0).unwrap();
+        per_address.take("2001:db8::2".parse().unwrap(), 0).unwrap();
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! | `docent_upstream_retries_total` | counter | op |
 //! | `docent_upstream_errors_total` | counter | op, kind (status, timeout, connect, stream) |
 //! | `docent_client_disconnects_total` | counter | — (streams cancelled because the client went away) |
+//! | `docent_streams_cut_at_shutdown_total` | counter | — (still open when the shutdown grace period ran out) |
 //! | `docent_feedback_total` | counter | rating (up, down) |
 //! | `docent_open_streams` | gauge | — |
 
@@ -66,7 +67,7 @@ fn labels(pairs: &[(&str, &str)]) -> String {
     s
 }
 
-const HELP: [(&str, &str, &str); 12] = [
+const HELP: [(&str, &str, &str); 13] = [
     ("docent_requests_total", "counter", "HTTP requests by route and status."),
     (
         "docent_request_duration_seconds",
@@ -100,6 +101,11 @@ const HELP: [(&str, &str, &str); 12] = [
         "docent_client_disconnects_total",
         "counter",
         "Streams cancelled because the client went away.",
+    ),
+    (
+        "docent_streams_cut_at_shutdown_total",
+        "counter",
+        "Streams ended by the server because the shutdown grace period ran out.",
     ),
     ("docent_feedback_total", "counter", "Feedback received, by rating."),
     ("docent_open_streams", "gauge", "Streams currently open."),

@@ -1,7 +1,6 @@
 //! `docent serve`: command-line arguments, start-up checks, and serving with graceful shutdown.
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -182,35 +181,111 @@ pub async fn serve(
         tracing::warn!("[serve] otlp_endpoint is set but this binary was built without the `otel` feature; traces are off");
     }
     let app = router(state.clone());
-    let (tx, mut rx) = tokio::sync::watch::channel(false);
-    // Streams are many small writes (a few tokens each): without TCP_NODELAY, Nagle's algorithm
-    // holds a chunk back until the client's (delayed, up to 40 ms) ACK of the previous one.
-    use axum::serve::ListenerExt;
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "cannot set TCP_NODELAY on a client connection");
-        }
-    });
-    let server = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            let _ = tx.send(true);
-        });
-    let server = std::future::IntoFuture::into_future(server);
-    tokio::pin!(server);
-    tokio::select! {
-        r = &mut server => r?,
-        _ = async {
-            let _ = rx.wait_for(|v| *v).await;
-            tracing::info!(open_streams = state.metrics.open_streams(), grace_secs = grace.as_secs(), "shutting down: draining in-flight requests");
-            tokio::time::sleep(grace).await;
-        } => {
-            tracing::warn!(open_streams = state.metrics.open_streams(), "grace period over; closing the remaining streams");
-        }
-    }
+    serve_connections(app, listener, &state, grace, shutdown).await;
     #[cfg(feature = "otel")]
     crate::otel::flush().await;
     Ok(())
+}
+
+/// How long streams cut at the end of the grace period get to send their last event.
+const CUT_FLUSH: Duration = Duration::from_secs(2);
+
+/// The accept loop: at most `[serve] max_connections` connections at once (further clients
+/// wait in the listen backlog), TCP_NODELAY, a header-read deadline that also closes idle
+/// keep-alive and silent connections (`header_timeout_ms`), and graceful shutdown: stop
+/// accepting, let in-flight requests finish for `grace`, then end the streams still open with
+/// an error event.
+async fn serve_connections(
+    app: axum::Router,
+    listener: tokio::net::TcpListener,
+    state: &AppState,
+    grace: Duration,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    use hyper::server::conn::http1;
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::service::TowerToHyperService;
+    use tower::ServiceExt;
+
+    let serve_cfg = &state.cfg.serve;
+    let slots = Arc::new(tokio::sync::Semaphore::new(serve_cfg.max_connections));
+    let header_timeout = Duration::from_millis(serve_cfg.header_timeout_ms);
+    let (close_tx, close_rx) = tokio::sync::watch::channel(false);
+    // Every connection task holds a sender; `recv` returns None once all have ended.
+    let (alive_tx, mut alive_rx) = tokio::sync::mpsc::channel::<()>(1);
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            _ = &mut shutdown => break,
+            p = slots.clone().acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+        };
+        let (tcp, peer) = tokio::select! {
+            _ = &mut shutdown => break,
+            r = listener.accept() => match r {
+                Ok(c) => c,
+                Err(e) => {
+                    // EMFILE and friends: back off instead of spinning.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        // Streams are many small writes (a few tokens each): without TCP_NODELAY, Nagle's
+        // algorithm holds a chunk back until the client's (delayed, up to 40 ms) ACK.
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY on a client connection");
+        }
+        let svc =
+            app.clone().map_request(move |req: axum::http::Request<hyper::body::Incoming>| {
+                let mut req = req.map(axum::body::Body::new);
+                req.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+                req
+            });
+        let mut close = close_rx.clone();
+        let closing = async move {
+            let _ = close.wait_for(|c| *c).await;
+        };
+        let alive = alive_tx.clone();
+        tokio::spawn(async move {
+            let _permit = permit;
+            let _alive = alive;
+            let mut builder = http1::Builder::new();
+            builder.timer(TokioTimer::new()).header_read_timeout(header_timeout);
+            let conn = builder.serve_connection(TokioIo::new(tcp), TowerToHyperService::new(svc));
+            tokio::pin!(conn);
+            tokio::select! {
+                r = conn.as_mut() => {
+                    if let Err(e) = r {
+                        tracing::debug!(peer = %peer, error = %e, "connection ended with an error");
+                    }
+                }
+                _ = closing => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+        });
+    }
+    drop(listener);
+    drop(alive_tx);
+    let _ = close_tx.send(true);
+    tracing::info!(
+        open_streams = state.metrics.open_streams(),
+        grace_secs = grace.as_secs(),
+        "shutting down: draining in-flight requests"
+    );
+    if tokio::time::timeout(grace, alive_rx.recv()).await.is_err() {
+        tracing::warn!(
+            open_streams = state.metrics.open_streams(),
+            "grace period over; ending the remaining streams"
+        );
+        state.shutdown.send_replace(true);
+        let _ = tokio::time::timeout(CUT_FLUSH, alive_rx.recv()).await;
+    }
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -1,4 +1,13 @@
-//! Splitting an upstream `text/event-stream` into events, without re-chunking their payloads.
+//! Splitting an upstream `text/event-stream` into events, without re-chunking their payloads,
+//! and telling chunks from errors and garbage.
+
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+
+/// The largest upstream event (or line) the proxy holds in memory. OpenAI's chunks are a few
+/// hundred bytes; anything near this is an upstream fault, and buffering it without bound would
+/// let one upstream line take the server's memory.
+pub const MAX_EVENT_BYTES: usize = 1 << 20;
 
 /// One upstream event's `data` (multi-line data joined with '\n').
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,18 +42,48 @@ impl Event {
 /// It runs for every chunk of every stream, so it works on bytes: `memchr` finds line ends, a
 /// `data` line's value is appended to the pending event as bytes, and the event's UTF-8 is
 /// checked once when its blank line arrives (invalid bytes become U+FFFD, never an error).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Splitter {
     buf: Vec<u8>,
     /// The pending event's data lines, joined with '\n'.
     data: Vec<u8>,
     /// At least one `data` line is pending (an empty `data:` line still makes an event).
     has_data: bool,
+    /// Most bytes of one event (or of one unfinished line).
+    max: usize,
+    /// An event grew past `max`: everything from then on is dropped.
+    overflowed: bool,
+}
+
+impl Default for Splitter {
+    fn default() -> Self {
+        Splitter::with_limit(MAX_EVENT_BYTES)
+    }
 }
 
 impl Splitter {
-    /// Feed bytes; returns the events completed by them.
+    /// A splitter that gives up on events (or lines) longer than `max` bytes.
+    pub fn with_limit(max: usize) -> Self {
+        Splitter { buf: Vec::new(), data: Vec::new(), has_data: false, max, overflowed: false }
+    }
+
+    /// An event or line was longer than the limit: the stream must end (with an error).
+    pub fn overflowed(&self) -> bool {
+        self.overflowed
+    }
+
+    fn overflow(&mut self) {
+        self.overflowed = true;
+        self.buf = Vec::new();
+        self.data = Vec::new();
+        self.has_data = false;
+    }
+
+    /// Feed bytes; returns the events completed by them (none once [`Self::overflowed`]).
     pub fn push(&mut self, bytes: &[u8]) -> Vec<Event> {
+        if self.overflowed {
+            return Vec::new();
+        }
         self.buf.extend_from_slice(bytes);
         let mut out = Vec::new();
         let mut start = 0;
@@ -70,16 +109,26 @@ impl Splitter {
                     }
                     self.data.extend_from_slice(value);
                     self.has_data = true;
+                    if self.data.len() > self.max {
+                        self.overflow();
+                        return out;
+                    }
                 }
             }
             start = end + 1;
         }
         self.buf.drain(..start);
+        if self.buf.len() + self.data.len() > self.max {
+            self.overflow();
+        }
         out
     }
 
     /// At end of stream: an event whose blank line never came.
     pub fn finish(&mut self) -> Option<Event> {
+        if self.overflowed {
+            return None;
+        }
         if !self.buf.is_empty() {
             let rest = std::mem::take(&mut self.buf);
             let mut ev = self.push(&rest);
@@ -91,6 +140,63 @@ impl Splitter {
         }
         self.has_data = false;
         Some(Event { data: lossy_string(std::mem::take(&mut self.data)) })
+    }
+}
+
+/// What an upstream event is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    /// `[DONE]`.
+    Done,
+    /// A completion chunk: forwarded.
+    Chunk {
+        /// `usage` (prompt, completion), when the chunk carries it.
+        usage: Option<(u64, u64)>,
+        /// `choices` is empty: the usage-only chunk (forwarded only when the client asked).
+        only_usage: bool,
+    },
+    /// `{"error": …}` or `{"type": "error", …}`: never forwarded, only logged (redacted).
+    Error,
+    /// Not a JSON object with `choices` (empty `data:`, `{not json`, …).
+    Malformed,
+}
+
+#[derive(Deserialize)]
+struct Probe {
+    #[serde(default)]
+    error: Option<IgnoredAny>,
+    #[serde(default, rename = "type")]
+    kind: Option<serde_json::Value>,
+    #[serde(default)]
+    choices: Option<Vec<IgnoredAny>>,
+    #[serde(default)]
+    usage: Option<serde_json::Value>,
+}
+
+impl Event {
+    /// Classify the event (one pass over its JSON, nothing kept but the usage numbers).
+    pub fn kind(&self) -> Kind {
+        let data = self.data.trim();
+        if data == "[DONE]" {
+            return Kind::Done;
+        }
+        // (serde would read a JSON array into the struct field by field)
+        if !data.starts_with('{') {
+            return Kind::Malformed;
+        }
+        let Ok(p) = serde_json::from_str::<Probe>(data) else { return Kind::Malformed };
+        if p.error.is_some() || p.kind.as_ref().and_then(|k| k.as_str()) == Some("error") {
+            return Kind::Error;
+        }
+        let Some(choices) = p.choices else { return Kind::Malformed };
+        let usage = p.usage.as_ref().and_then(|u| {
+            let g = |k: &str| u.get(k).and_then(serde_json::Value::as_u64);
+            match (g("prompt_tokens"), g("completion_tokens")) {
+                (None, None) => None,
+                (a, b) => Some((a.unwrap_or(0), b.unwrap_or(0))),
+            }
+        });
+        Kind::Chunk { usage, only_usage: choices.is_empty() && p.usage.is_some() }
     }
 }
 
@@ -126,6 +232,41 @@ mod tests {
         let e = s.push(b"data:\n\nevent: x\nid: 1\n\ndata: caf\xc3\xa9 \xff\n\n");
         assert_eq!(e, vec![Event { data: String::new() }, Event { data: "café \u{fffd}".into() }]);
         assert_eq!(s.finish(), None);
+    }
+
+    #[test]
+    fn a_line_longer_than_the_limit_overflows_instead_of_growing_without_bound() {
+        let mut s = Splitter::with_limit(64);
+        assert_eq!(s.push(b"data: ok\n\n").len(), 1);
+        for _ in 0..100 {
+            assert!(s.push(&[b'a'; 16]).is_empty());
+        }
+        assert!(s.overflowed());
+        assert!(s.buf.capacity() < 1024, "nothing is kept after the overflow");
+        assert!(s.push(b"\n\ndata: late\n\n").is_empty());
+        assert_eq!(s.finish(), None);
+        let mut s = Splitter::with_limit(64);
+        s.push(format!("data: {}\ndata: {}\n", "b".repeat(40), "c".repeat(40)).as_bytes());
+        assert!(s.overflowed(), "many short data lines of one event count together");
+    }
+
+    #[test]
+    fn events_are_told_apart_from_errors_and_garbage() {
+        let ev = |d: &str| Event { data: d.into() }.kind();
+        assert_eq!(ev("[DONE]"), Kind::Done);
+        assert_eq!(
+            ev(r#"{"choices":[{"delta":{"content":"x"}}],"usage":null}"#),
+            Kind::Chunk { usage: None, only_usage: false }
+        );
+        assert_eq!(
+            ev(r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7}}"#),
+            Kind::Chunk { usage: Some((5, 7)), only_usage: true }
+        );
+        assert_eq!(ev(r#"{"error":{"message":"boom"}}"#), Kind::Error);
+        assert_eq!(ev(r#"{"type":"error","message":"boom"}"#), Kind::Error);
+        for bad in ["", "{not json", "[1,2]", "\"text\"", r#"{"id":"x"}"#] {
+            assert_eq!(ev(bad), Kind::Malformed, "{bad:?}");
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Calling a named provider: URL and auth per kind, timeouts, and retries before the first byte.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
@@ -9,6 +10,11 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use crate::config::{ProviderConfig, ProviderKind};
 use crate::error::ApiError;
 use crate::metrics::Metrics;
+use crate::redact::Redactor;
+
+/// The longest `Retry-After` passed on from an upstream, in seconds: a provider's "come back
+/// tomorrow" is not a promise docent can make to a reader.
+pub const MAX_RETRY_AFTER_SECS: u64 = 60;
 
 /// The operations a provider can do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +54,7 @@ pub struct Provider {
     pub cfg: ProviderConfig,
     client: reqwest::Client,
     headers: HeaderMap,
+    redactor: Arc<Redactor>,
 }
 
 /// A successful upstream answer: status 2xx, headers received, body not read yet.
@@ -58,24 +65,19 @@ pub struct Answer {
     pub started: Instant,
 }
 
-fn redact(s: &str) -> String {
-    // Remove anything that looks like a key before it reaches a log line.
-    let mut out = String::with_capacity(s.len().min(600));
-    for word in s.split_inclusive(char::is_whitespace).take(120) {
-        if word.trim_start_matches(['"', '\'']).starts_with("sk-") {
-            out.push_str("[redacted] ");
-        } else {
-            out.push_str(word);
-        }
-    }
-    out.chars().take(500).collect()
-}
-
 impl Provider {
-    /// Build the client; reads the key from the env var named in the config.
-    pub fn new(name: &str, cfg: &ProviderConfig) -> anyhow::Result<Provider> {
+    /// Build the client; reads the key from the env var named in the config. Text from this
+    /// upstream is logged through `redactor` (which should know every configured key).
+    pub fn new(
+        name: &str,
+        cfg: &ProviderConfig,
+        redactor: Arc<Redactor>,
+    ) -> anyhow::Result<Provider> {
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_millis(cfg.connect_timeout_ms))
+            // A redirect would re-send the key (Azure's api-key header), the system prompt and
+            // the whole conversation to another host: it is reported as an upstream error.
+            .redirect(reqwest::redirect::Policy::none())
             .pool_idle_timeout(Duration::from_secs(60))
             .pool_max_idle_per_host(1024)
             .tcp_nodelay(true)
@@ -104,7 +106,12 @@ impl Provider {
                 headers.insert("openai-organization", v);
             }
         }
-        Ok(Provider { name: name.to_string(), cfg: cfg.clone(), client, headers })
+        Ok(Provider { name: name.to_string(), cfg: cfg.clone(), client, headers, redactor })
+    }
+
+    /// Text from this upstream, safe to log: no configured key, nothing shaped like one.
+    pub fn redact(&self, text: &str) -> String {
+        self.redactor.redact(text)
     }
 
     /// The URL for `op` with `model` (Azure puts the deployment in the path).
@@ -137,7 +144,8 @@ impl Provider {
     }
 
     /// POST `body` for `op`, retrying (connect errors, 429, 5xx, timeouts) with backoff while
-    /// nothing has been sent to the client. Returns once 2xx headers arrived.
+    /// nothing has been sent to the client. Returns once 2xx headers arrived. The first-byte
+    /// budget is one deadline for all attempts together, backoffs included.
     pub async fn send(
         &self,
         op: Op,
@@ -148,6 +156,7 @@ impl Provider {
         let url = self.url(op, model);
         let started = Instant::now();
         let first_byte = Duration::from_millis(self.cfg.first_byte_timeout_ms);
+        let deadline = tokio::time::Instant::now() + first_byte;
         let mut attempt: u32 = 0;
         loop {
             let t0 = Instant::now();
@@ -158,7 +167,7 @@ impl Provider {
                 .header("content-type", "application/json")
                 .body(body.clone())
                 .send();
-            let outcome = tokio::time::timeout(first_byte, req).await;
+            let outcome = tokio::time::timeout_at(deadline, req).await;
             let (retryable, err, retry_after) = match outcome {
                 Ok(Ok(resp)) if resp.status().is_success() => {
                     metrics.observe(
@@ -184,11 +193,13 @@ impl Provider {
                         .headers()
                         .get("retry-after")
                         .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<u64>().ok());
+                        .and_then(|v| v.trim().parse::<u64>().ok())
+                        .map(|s| s.min(MAX_RETRY_AFTER_SECS));
                     let text = read_capped(resp, 4096).await;
-                    tracing::warn!(provider = %self.name, op = op.as_str(), status = status.as_u16(), body = %redact(&text), "upstream refused");
+                    tracing::warn!(provider = %self.name, op = op.as_str(), status = status.as_u16(), body = %self.redact(&text), "upstream refused");
                     let err = match status.as_u16() {
                         429 => ApiError::RateLimited { retry_after: retry_after.unwrap_or(10).max(1), what: "requests for the model provider" },
+                        300..=399 => ApiError::Upstream("the model provider answered with a redirect, which docent does not follow; the operator must fix the provider's base_url or endpoint".into()),
                         401 | 403 => ApiError::Upstream("the model provider refused the server's credentials; the operator must check the API key".into()),
                         s => ApiError::Upstream(format!("the model provider answered HTTP {s}")),
                     };
@@ -202,7 +213,7 @@ impl Provider {
                         &[("op", op.as_str()), ("kind", kind)],
                         1,
                     );
-                    tracing::warn!(provider = %self.name, op = op.as_str(), error = %redact(&e.to_string()), "upstream request failed");
+                    tracing::warn!(provider = %self.name, op = op.as_str(), error = %self.redact(&e.to_string()), "upstream request failed");
                     let err = if e.is_timeout() {
                         ApiError::UpstreamTimeout("connect")
                     } else {
@@ -224,8 +235,8 @@ impl Provider {
                 return Err(err);
             }
             let backoff = self.backoff(attempt, retry_after);
-            // Don't wait longer than the provider's whole first-byte budget.
-            if backoff > first_byte {
+            // Don't retry when the wait alone would use up the first-byte budget.
+            if tokio::time::Instant::now() + backoff >= deadline {
                 return Err(err);
             }
             attempt += 1;
@@ -278,7 +289,7 @@ impl Provider {
                         &[("op", op.as_str()), ("kind", "stream")],
                         1,
                     );
-                    tracing::warn!(provider = %self.name, error = %redact(&e.to_string()), "upstream body failed");
+                    tracing::warn!(provider = %self.name, error = %self.redact(&e.to_string()), "upstream body failed");
                     return Err(ApiError::Upstream("the model provider's answer broke off".into()));
                 }
                 Ok(Some(Ok(b))) => {
@@ -326,7 +337,7 @@ mod tests {
         c.endpoint = Some("https://res.openai.azure.com/".into());
         c.api_version = Some("2024-10-21".into());
         c.deployments.insert("gpt-4o-mini".into(), "prod-mini".into());
-        let p = Provider::new("az", &c).unwrap();
+        let p = Provider::new("az", &c, Arc::default()).unwrap();
         assert_eq!(
             p.url(Op::Chat, "gpt-4o-mini"),
             "https://res.openai.azure.com/openai/deployments/prod-mini/chat/completions?api-version=2024-10-21"
@@ -339,13 +350,9 @@ mod tests {
 
     #[test]
     fn openai_urls_default_to_api_openai_com() {
-        let p = Provider::new("o", &ProviderConfig::new(ProviderKind::Openai, None)).unwrap();
+        let p =
+            Provider::new("o", &ProviderConfig::new(ProviderKind::Openai, None), Arc::default())
+                .unwrap();
         assert_eq!(p.url(Op::Chat, "m"), "https://api.openai.com/v1/chat/completions");
-    }
-
-    #[test]
-    fn keys_are_redacted_from_log_text() {
-        let s = redact("Incorrect API key provided: sk-abc123xyz. Find your key");
-        assert!(!s.contains("sk-abc"), "{s}");
     }
 }
