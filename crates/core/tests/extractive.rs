@@ -59,7 +59,7 @@ fn corpus() -> Vec<Chunk> {
 }
 
 fn result(hits: Vec<Hit>) -> SearchResult {
-    SearchResult { hits, confidence: 0.8, abstained: false, closest: Vec::new() }
+    SearchResult { hits, confidence: 0.8, abstained: false, closest: Vec::new(), ..Default::default() }
 }
 
 #[test]
@@ -69,17 +69,18 @@ fn the_most_relevant_sentences_are_quoted_with_citations() {
     let ex =
         answer_from(&chunks, &r, "How do I change the target directory (CARGO_TARGET_DIR)?", 3);
     let md = &ex.markdown;
-    assert!(md.starts_with(EXCERPTS_LABEL), "{md}");
     assert!(md.contains("CARGO\\_TARGET\\_DIR"), "{md}");
-    // Quotes are labelled excerpts, each ending with its source's citation.
-    let quotes: Vec<&str> = md.lines().filter(|l| l.starts_with("> ")).collect();
-    assert!(!quotes.is_empty() && quotes.len() <= 3, "{md}");
-    for q in &quotes {
-        assert!(q.ends_with(']'), "{q}");
+    // Each source opens with its title and its citation; sentences follow in paragraphs.
+    let titles: Vec<&str> = md.lines().filter(|l| l.starts_with("**")).collect();
+    assert_eq!(titles.len(), ex.sources.len(), "{md}");
+    for (t, s) in titles.iter().zip(&ex.sources) {
+        assert!(t.ends_with(&format!("** [{}]", s.n)), "{t}");
     }
+    let sentences = md.lines().filter(|l| !l.is_empty() && !l.starts_with("**")).count();
+    assert!(sentences >= 1 && sentences <= 3, "{md}");
     // Sources are grouped per page and numbered in citation order from 1.
     let urls: Vec<&str> = ex.sources.iter().map(|s| s.url.as_str()).collect();
-    assert_eq!(urls[0], "config.html#build-target-dir");
+    assert!(urls.contains(&"config.html#build-target-dir"), "{urls:?}");
     assert!(urls.contains(&"env.html"), "{urls:?}");
     for (i, s) in ex.sources.iter().enumerate() {
         assert_eq!(s.n, i + 1);
@@ -100,7 +101,11 @@ fn the_answer_renders_with_working_citation_links() {
         &ex.markdown,
         &RenderOptions { sources: ex.sources.clone(), ..RenderOptions::default() },
     );
-    assert!(html.html.contains("<blockquote>"), "{}", html.html);
+    assert!(
+        html.html.contains("<p><strong>Configuration › build.target-dir</strong> <a"),
+        "{}",
+        html.html
+    );
     assert!(
         html.html.contains("class=\"docent-cite\" href=\"config.html#build-target-dir\""),
         "{}",
@@ -158,7 +163,11 @@ fn max_sentences_is_respected_and_output_is_deterministic() {
         .map(|w| all.markdown.find(w).unwrap())
         .collect();
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{}", all.markdown);
-    assert!(all.markdown.contains("Alpha widget one. Beta widget two. [1]"), "{}", all.markdown);
+    assert!(
+        all.markdown.starts_with("**A › One** [1]\n\nAlpha widget one. Beta widget two.\n\n**B"),
+        "{}",
+        all.markdown
+    );
     assert_eq!(all.sources.len(), 2);
 }
 
@@ -166,7 +175,7 @@ fn max_sentences_is_respected_and_output_is_deterministic() {
 fn a_question_in_another_language_still_quotes_the_best_section() {
     let chunks = corpus();
     let ex = answer_from(&chunks, &result(vec![hit(1, 1.0)]), "¿cuántos trabajos?", 2);
-    assert!(ex.markdown.starts_with(EXCERPTS_LABEL));
+    assert!(ex.markdown.starts_with("**Configuration › build.jobs** [1]"), "{}", ex.markdown);
     assert!(ex.markdown.contains("The jobs key"), "{}", ex.markdown);
     assert_eq!(ex.sources.len(), 1);
 }
@@ -179,6 +188,7 @@ fn no_hits_says_the_docs_do_not_cover_it_and_offers_the_closest_sections() {
         confidence: 0.1,
         abstained: true,
         closest: vec![hit(3, 0.2), hit(1, 0.1)],
+        ..Default::default()
     };
     let ex = answer_from(&chunks, &r, "how do I bake bread?", 3);
     assert!(ex.markdown.starts_with(NOT_COVERED), "{}", ex.markdown);
@@ -203,4 +213,171 @@ fn extractive_answers_work_over_a_real_index_file() {
     let ex = answer(&index, &r, "CARGO_HOME registry", 2);
     assert_eq!(ex, answer_from(&chunks, &r, "CARGO_HOME registry", 2));
     assert!(ex.markdown.contains("CARGO\\_HOME"), "{}", ex.markdown);
+}
+
+fn render(ex: &docent_core::extractive::Extractive) -> String {
+    render_markdown(
+        &ex.markdown,
+        &RenderOptions { sources: ex.sources.clone(), ..RenderOptions::default() },
+    )
+    .html
+}
+
+/// Chunks of one Markdown page, as `docent index` makes them.
+fn chunks_of(md: &str) -> Vec<Chunk> {
+    use docent_core::chunk::{cl100k_tokens, ChunkOptions, Chunker};
+    use docent_core::source::{parse_page, Flavor, Parsed, SourceKind};
+    let Ok(Parsed::Page(page)) = parse_page(SourceKind::Markdown, md, Flavor::default(), "page")
+    else {
+        panic!("the page parses");
+    };
+    let count = |s: &str| cl100k_tokens(s);
+    Chunker { opts: ChunkOptions::default(), count: &count, fits: None }
+        .chunk_page(&page, "configuration.html", "")
+        .expect("chunks")
+}
+
+const PROVIDERS_MD: &str = "# Configuration\n\n## Providers\n\n\
+    Each provider has a type. `api_key_env` is the name of an environment variable; the key \
+    itself never goes in the file. The widget loads `<baseUrl>docent/` assets.\n\n\
+    | type | for | keys |\n|---|---|---|\n\
+    | `openai` | api.openai.com | `api_key_env` |\n\
+    | `azure-openai` | Azure OpenAI | `endpoint`, `api_version`, `api_key_env` |\n\
+    | `openai-compatible` | Ollama, vLLM | `base_url` |\n\n\
+    ```toml\n[providers.main]\ntype = \"openai\"\napi_key_env = \"OPENAI_API_KEY\"\n```\n";
+
+#[test]
+fn code_spans_in_excerpts_keep_their_text_without_backslashes() {
+    let chunks = chunks_of(PROVIDERS_MD);
+    let r = result(vec![hit(0, 1.0)]);
+    let ex = answer_from(&chunks, &r, "What is api_key_env? Where does the widget load assets?", 4);
+    assert!(ex.markdown.contains("`api_key_env`"), "{}", ex.markdown);
+    assert!(ex.markdown.contains("`<baseUrl>docent/`"), "{}", ex.markdown);
+    let html = render(&ex);
+    assert!(html.contains("<code>api_key_env</code>"), "{html}");
+    assert!(html.contains("<code>&lt;baseUrl&gt;docent/</code>"), "{html}");
+    assert!(!html.contains('\\'), "no escapes shown: {html}");
+}
+
+#[test]
+fn markdown_characters_outside_code_spans_stay_literal_text() {
+    let chunks = vec![chunk(
+        "a.html",
+        "x",
+        "Globs",
+        "Patterns",
+        "Patterns like *.md and **/_drafts/* match files; use `a_b` or a_b_c with [1] # and | too.",
+    )];
+    let ex = answer_from(&chunks, &result(vec![hit(0, 1.0)]), "patterns match files", 2);
+    let html = render(&ex);
+    assert!(html.contains("Patterns like *.md and **/_drafts/* match files"), "{html}");
+    assert!(html.contains("<code>a_b</code> or a_b_c with [1] # and | too."), "{html}");
+    assert!(!html.contains("<em>") && !html.contains("<strong>Patterns"), "{html}");
+}
+
+#[test]
+fn an_unmatched_backtick_in_docs_text_stays_a_backtick() {
+    let chunks = vec![chunk(
+        "a.html",
+        "x",
+        "Quoting",
+        "Shell",
+        "Quote the word with a ` mark and *stars* in the shell quoting rules.",
+    )];
+    let ex = answer_from(&chunks, &result(vec![hit(0, 1.0)]), "shell quoting", 2);
+    let html = render(&ex);
+    assert!(html.contains("with a ` mark and *stars* in"), "{html}");
+    assert!(!html.contains("<code>"), "{html}");
+}
+
+#[test]
+fn a_code_span_with_a_full_stop_is_not_split_into_two_sentences() {
+    let chunks = vec![chunk(
+        "a.html",
+        "x",
+        "Files",
+        "Names",
+        "Unrelated opening words here. The index file is called `docent. index.bin` in the output folder. More.",
+    )];
+    let ex = answer_from(&chunks, &result(vec![hit(0, 1.0)]), "index file output folder", 1);
+    let html = render(&ex);
+    assert!(html.contains("<code>docent. index.bin</code> in the output folder."), "{html}");
+}
+
+#[test]
+fn table_rows_in_excerpts_render_as_a_table() {
+    let chunks = chunks_of(PROVIDERS_MD);
+    let r = result(vec![hit(0, 1.0)]);
+    let ex = answer_from(&chunks, &r, "Which keys does the azure-openai type need?", 4);
+    let html = render(&ex);
+    assert!(html.contains("<table>"), "{}\n{html}", ex.markdown);
+    assert!(html.contains("<th>type</th><th>for</th><th>keys</th>"), "{html}");
+    assert!(
+        html.contains(
+            "<td><code>azure-openai</code></td><td>Azure OpenAI</td><td><code>endpoint</code>, \
+             <code>api_version</code>, <code>api_key_env</code></td>"
+        ),
+        "{html}"
+    );
+    assert!(!html.contains(" | "), "no rows as pipe-separated text: {html}");
+}
+
+#[test]
+fn html_table_rows_without_a_trailing_pipe_and_empty_cells_render_as_a_table() {
+    let chunks = vec![chunk(
+        "a.html",
+        "x",
+        "Limits",
+        "Rate limits",
+        "The limits apply per client.\n\nlimit | default | note\n\nrequests_per_minute | 60 | \n\nburst | 10 | per second",
+    )];
+    let ex = answer_from(&chunks, &result(vec![hit(0, 1.0)]), "burst limit default", 3);
+    let html = render(&ex);
+    assert!(html.contains("<th>limit</th><th>default</th><th>note</th>"), "{html}");
+    assert!(html.contains("<td>burst</td><td>10</td><td>per second</td>"), "{html}");
+}
+
+#[test]
+fn a_short_code_example_after_the_answer_is_kept_as_code() {
+    let chunks = chunks_of(PROVIDERS_MD);
+    let r = result(vec![hit(0, 1.0)]);
+    let ex = answer_from(&chunks, &r, "How do I configure an openai provider type?", 4);
+    let html = render(&ex);
+    assert!(html.contains("<pre><code class=\"language-toml\">[providers.main]"), "{html}");
+    assert!(html.contains("api_key_env = &quot;OPENAI_API_KEY&quot;"), "{html}");
+}
+
+#[test]
+fn the_answer_leads_with_its_section_title_and_carries_no_label_of_its_own() {
+    let chunks = corpus();
+    let r = result(vec![hit(2, 3.0), hit(0, 2.0)]);
+    let ex = answer_from(&chunks, &r, "Where does the target-dir key put compiled artifacts?", 2);
+    let md = &ex.markdown;
+    // The best sentence comes from the second-ranked section: its source leads.
+    assert!(
+        md.starts_with("**Configuration › build.target-dir** [1]\n\nThe target-dir key sets"),
+        "{md}"
+    );
+    assert!(!md.contains(EXCERPTS_LABEL) && !md.contains("excerpts"), "{md}");
+    assert_eq!(ex.sources[0].url, "config.html#build-target-dir");
+}
+
+#[test]
+fn hostile_docs_text_in_excerpts_never_becomes_markup() {
+    let chunks = vec![chunk(
+        "a.html",
+        "x",
+        "Evil <img src=x onerror=alert(1)>",
+        "Attack",
+        "Attack one <script>alert(1)</script> here. Attack two [click](javascript:alert(1)) here. \
+         Attack three `</code><script>alert(1)</script>` here. Attack four ![x](https://evil.example/x.png) here.\n\n\
+         attack | <img src=x onerror=alert(1)> | `<script>` \n\n attack | [a](javascript:alert(1)) | ``x|y``\n\n\
+         ```html\n<script>alert('attack')</script>\n```",
+    )];
+    let ex = answer_from(&chunks, &result(vec![hit(0, 1.0)]), "attack", 10);
+    let html = render(&ex);
+    for bad in ["<script", "<img", "href=\"javascript", "=\"https://evil"] {
+        assert!(!html.contains(bad), "{bad}: {html}");
+    }
+    assert!(html.contains("&lt;script&gt;"), "{html}");
 }
