@@ -272,7 +272,7 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
             // 2. Per-IP and global request limits.
             match st.limiter.take(ip, 0) {
                 Err(r) => {
-                    st.metrics.inc("docent_rate_limited_total", &[("scope", r.scope), ("what", r.what)], 1);
+                    st.metrics.rate_limited(r.scope, r.what);
                     tracing::warn!(scope = r.scope, what = r.what, retry_after = r.retry_after, "rate limited");
                     ApiError::RateLimited { retry_after: r.retry_after, what: r.what }.into_response()
                 }
@@ -304,9 +304,9 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
         let status = resp.status().as_u16();
         let streaming = resp.extensions().get::<StreamingResponse>().is_some();
         let code = resp.extensions().get::<ErrorCode>().map(|c| c.0);
-        st.metrics.inc("docent_requests_total", &[("route", route), ("status", &status.to_string())], 1);
+        st.metrics.request_done(route, status);
         if !streaming {
-            st.metrics.observe("docent_request_duration_seconds", &[("route", route)], started.elapsed());
+            st.metrics.request_duration(route, started.elapsed());
         }
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         if status >= 500 {

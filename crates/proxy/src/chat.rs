@@ -251,11 +251,7 @@ pub async fn moderate(st: &AppState, texts: &[String]) -> Result<(), ApiError> {
         }
     };
     let refuse = |why: &'static str| {
-        st.metrics.inc(
-            "docent_upstream_errors_total",
-            &[("op", "moderation"), ("kind", "answer")],
-            1,
-        );
+        st.metrics.upstream_error("moderation", "answer");
         tracing::warn!(answer = %p.redact(&String::from_utf8_lossy(&bytes)), why, "unusable moderation answer; refusing the request");
         Err(ApiError::ModerationFailed(why))
     };
@@ -287,7 +283,7 @@ pub async fn moderate(st: &AppState, texts: &[String]) -> Result<(), ApiError> {
     }
     if flagged {
         cats.sort();
-        st.metrics.inc("docent_moderation_flagged_total", &[], 1);
+        st.metrics.moderation_flagged();
         return Err(ApiError::ContentFlagged { categories: cats });
     }
     Ok(())
@@ -348,7 +344,7 @@ pub async fn chat(
         .clamp(1, limits.max_output_tokens);
     let charge = est_input as u64 + u64::from(max_out);
     if let Err(r) = st.limiter.take(ip, charge) {
-        st.metrics.inc("docent_rate_limited_total", &[("scope", r.scope), ("what", r.what)], 1);
+        st.metrics.rate_limited(r.scope, r.what);
         return Err(ApiError::RateLimited { retry_after: r.retry_after, what: r.what });
     }
     // From here on, unused tokens are refunded whatever happens.
@@ -424,11 +420,7 @@ pub async fn chat(
     // The slot is taken before the upstream call and held until the stream ends, so
     // concurrent requests can never open more than max_concurrent_streams.
     let Some(slot) = st.streams.try_take() else {
-        st.metrics.inc(
-            "docent_rate_limited_total",
-            &[("scope", "streams"), ("what", "streams")],
-            1,
-        );
+        st.metrics.rate_limited("streams", "streams");
         return Err(ApiError::RateLimited { retry_after: 5, what: "open streams on this server" });
     };
     let answer = provider.send(Op::Chat, &model, upstream_body, &st.metrics).await?;
@@ -443,11 +435,7 @@ pub async fn chat(
     while first.is_empty() && !ended {
         match tokio::time::timeout_at(deadline, upstream.next()).await {
             Err(_) => {
-                st.metrics.inc(
-                    "docent_upstream_errors_total",
-                    &[("op", "chat"), ("kind", "timeout")],
-                    1,
-                );
+                st.metrics.upstream_error("chat", "timeout");
                 return Err(ApiError::UpstreamTimeout("first token"));
             }
             Ok(None) => {
@@ -455,11 +443,7 @@ pub async fn chat(
                 ended = true;
             }
             Ok(Some(Err(_))) => {
-                st.metrics.inc(
-                    "docent_upstream_errors_total",
-                    &[("op", "chat"), ("kind", "stream")],
-                    1,
-                );
+                st.metrics.upstream_error("chat", "stream");
                 return Err(ApiError::Upstream(
                     "the model provider's stream broke off before the first token".into(),
                 ));
@@ -475,7 +459,7 @@ pub async fn chat(
     if first.is_empty() {
         return Err(ApiError::Upstream("the model provider sent an empty stream".into()));
     }
-    st.metrics.observe("docent_time_to_first_token_seconds", &[], started.elapsed());
+    st.metrics.time_to_first_token(started.elapsed());
     st.metrics.streams(1);
     refund.amount = 0; // the stream settles it
     let state = StreamState {
@@ -578,11 +562,7 @@ impl Drop for StreamGuard {
     fn drop(&mut self) {
         let m = &self.st.metrics;
         m.streams(-1);
-        m.observe(
-            "docent_request_duration_seconds",
-            &[("route", "/v1/chat/completions")],
-            self.started.elapsed(),
-        );
+        m.request_duration("/v1/chat/completions", self.started.elapsed());
         let used = self.usage.map(|(a, b)| a + b).unwrap_or(0);
         if let Some((pin, pout)) = self.usage {
             m.tokens(pin, pout);
@@ -591,10 +571,10 @@ impl Drop for StreamGuard {
             self.st.limiter.refund(self.ip, self.charge.saturating_sub(used));
         }
         if self.cut {
-            m.inc("docent_streams_cut_at_shutdown_total", &[], 1);
+            m.stream_cut_at_shutdown();
             tracing::warn!(request_id = %self.rid, "stream cut at shutdown after the grace period");
         } else if !self.completed {
-            m.inc("docent_client_disconnects_total", &[], 1);
+            m.client_disconnect();
             tracing::info!(request_id = %self.rid, provider = %self.provider.name, "client went away; upstream request cancelled");
         }
         if let Some(audit) = &self.st.audit {
@@ -646,7 +626,7 @@ impl StreamFault {
     }
 
     fn log(self, st: &AppState, provider: &Provider, rid: &str, ev: Option<&Event>) {
-        st.metrics.inc("docent_upstream_errors_total", &[("op", "chat"), ("kind", "stream")], 1);
+        st.metrics.upstream_error("chat", "stream");
         let upstream_text = ev.map(|e| provider.redact(&e.data)).unwrap_or_default();
         tracing::warn!(request_id = %rid, provider = %provider.name, fault = ?self, upstream = %upstream_text, "upstream stream fault");
     }
@@ -726,11 +706,7 @@ impl StreamState {
                 }
                 if !self.finished {
                     // Upstream closed without [DONE]: tell the client instead of pretending it completed.
-                    self.guard.st.metrics.inc(
-                        "docent_upstream_errors_total",
-                        &[("op", "chat"), ("kind", "stream")],
-                        1,
-                    );
+                    self.guard.st.metrics.upstream_error("chat", "stream");
                     self.finished = true;
                     self.guard.completed = true;
                     self.queue.push_back(Self::error_frame(
@@ -742,11 +718,7 @@ impl StreamState {
             }
             let silent = self.last.elapsed();
             if silent >= self.idle {
-                self.guard.st.metrics.inc(
-                    "docent_upstream_errors_total",
-                    &[("op", "chat"), ("kind", "timeout")],
-                    1,
-                );
+                self.guard.st.metrics.upstream_error("chat", "timeout");
                 self.finished = true;
                 self.guard.completed = true;
                 self.queue.push_back(Self::error_frame(

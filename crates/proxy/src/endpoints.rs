@@ -93,7 +93,7 @@ pub async fn embeddings(
         },
     };
     if let Err(r) = st.limiter.take(ip, est as u64) {
-        st.metrics.inc("docent_rate_limited_total", &[("scope", r.scope), ("what", r.what)], 1);
+        st.metrics.rate_limited(r.scope, r.what);
         return Err(ApiError::RateLimited { retry_after: r.retry_after, what: r.what });
     }
     let mut audit = serde_json::Map::new();
@@ -199,7 +199,7 @@ pub async fn feedback(
     // Feedback is cheap but still a write: charged against the client's request budget before
     // anything is read or validated, so invalid bodies are rate-limited too.
     if let Err(r) = st.limiter.take(ip, 0) {
-        st.metrics.inc("docent_rate_limited_total", &[("scope", r.scope), ("what", r.what)], 1);
+        st.metrics.rate_limited(r.scope, r.what);
         return Err(ApiError::RateLimited { retry_after: r.retry_after, what: r.what });
     }
     let bytes = read_body(&st, body).await?;
@@ -255,7 +255,7 @@ pub async fn feedback(
         }
         None => false,
     };
-    st.metrics.inc("docent_feedback_total", &[("rating", rating)], 1);
+    st.metrics.feedback(rating);
     Ok((StatusCode::OK, Json(json!({"ok": true, "stored": stored}))).into_response())
 }
 

@@ -112,23 +112,78 @@ const HELP: [(&str, &str, &str); 13] = [
 ];
 
 impl Metrics {
-    /// Add `n` to a counter.
-    pub fn inc(&self, name: &'static str, pairs: &[(&str, &str)], n: u64) {
+    /// Add `n` to a counter (the typed methods below are the only callers, so every metric
+    /// name and label set is written once).
+    fn inc(&self, name: &'static str, pairs: &[(&str, &str)], n: u64) {
         let mut c = self.counters.lock().unwrap_or_else(|e| e.into_inner());
         *c.entry((name, labels(pairs))).or_insert(0) += n;
     }
 
     /// Observe a duration in a histogram.
-    pub fn observe(&self, name: &'static str, pairs: &[(&str, &str)], d: Duration) {
+    fn observe(&self, name: &'static str, pairs: &[(&str, &str)], d: Duration) {
         let mut h = self.hists.lock().unwrap_or_else(|e| e.into_inner());
         h.entry((name, labels(pairs))).or_default().observe(d.as_secs_f64());
     }
 
     /// Count a finished request.
     pub fn request(&self, route: &str, status: u16, d: Duration) {
-        let s = status.to_string();
-        self.inc("docent_requests_total", &[("route", route), ("status", &s)], 1);
+        self.request_done(route, status);
+        self.request_duration(route, d);
+    }
+
+    /// `docent_requests_total{route, status}` + 1.
+    pub fn request_done(&self, route: &str, status: u16) {
+        self.inc("docent_requests_total", &[("route", route), ("status", &status.to_string())], 1);
+    }
+
+    /// `docent_request_duration_seconds{route}` (streams: when the stream ends).
+    pub fn request_duration(&self, route: &str, d: Duration) {
         self.observe("docent_request_duration_seconds", &[("route", route)], d);
+    }
+
+    /// `docent_upstream_latency_seconds{op}`: time to the upstream's response headers.
+    pub fn upstream_latency(&self, op: &str, d: Duration) {
+        self.observe("docent_upstream_latency_seconds", &[("op", op)], d);
+    }
+
+    /// `docent_time_to_first_token_seconds`.
+    pub fn time_to_first_token(&self, d: Duration) {
+        self.observe("docent_time_to_first_token_seconds", &[], d);
+    }
+
+    /// `docent_rate_limited_total{scope, what}` + 1.
+    pub fn rate_limited(&self, scope: &str, what: &str) {
+        self.inc("docent_rate_limited_total", &[("scope", scope), ("what", what)], 1);
+    }
+
+    /// `docent_moderation_flagged_total` + 1.
+    pub fn moderation_flagged(&self) {
+        self.inc("docent_moderation_flagged_total", &[], 1);
+    }
+
+    /// `docent_upstream_retries_total{op}` + 1.
+    pub fn upstream_retry(&self, op: &str) {
+        self.inc("docent_upstream_retries_total", &[("op", op)], 1);
+    }
+
+    /// `docent_upstream_errors_total{op, kind}` + 1.
+    pub fn upstream_error(&self, op: &str, kind: &str) {
+        self.inc("docent_upstream_errors_total", &[("op", op), ("kind", kind)], 1);
+    }
+
+    /// `docent_client_disconnects_total` + 1.
+    pub fn client_disconnect(&self) {
+        self.inc("docent_client_disconnects_total", &[], 1);
+    }
+
+    /// `docent_streams_cut_at_shutdown_total` + 1.
+    pub fn stream_cut_at_shutdown(&self) {
+        self.inc("docent_streams_cut_at_shutdown_total", &[], 1);
+    }
+
+    /// `docent_feedback_total{rating}` + 1.
+    pub fn feedback(&self, rating: &str) {
+        self.inc("docent_feedback_total", &[("rating", rating)], 1);
     }
 
     /// Add upstream-reported token usage.
@@ -216,7 +271,8 @@ mod tests {
     fn exposition_has_counters_histograms_and_the_gauge() {
         let m = Metrics::default();
         m.request("/v1/chat/completions", 200, Duration::from_millis(3));
-        m.inc("docent_rate_limited_total", &[("scope", "ip"), ("what", "requests")], 2);
+        m.rate_limited("ip", "requests");
+        m.rate_limited("ip", "requests");
         m.streams(1);
         let t = m.render();
         assert!(

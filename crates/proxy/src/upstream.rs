@@ -170,25 +170,13 @@ impl Provider {
             let outcome = tokio::time::timeout_at(deadline, req).await;
             let (retryable, err, retry_after) = match outcome {
                 Ok(Ok(resp)) if resp.status().is_success() => {
-                    metrics.observe(
-                        "docent_upstream_latency_seconds",
-                        &[("op", op.as_str())],
-                        t0.elapsed(),
-                    );
+                    metrics.upstream_latency(op.as_str(), t0.elapsed());
                     return Ok(Answer { response: resp, started });
                 }
                 Ok(Ok(resp)) => {
                     let status = resp.status();
-                    metrics.observe(
-                        "docent_upstream_latency_seconds",
-                        &[("op", op.as_str())],
-                        t0.elapsed(),
-                    );
-                    metrics.inc(
-                        "docent_upstream_errors_total",
-                        &[("op", op.as_str()), ("kind", "status")],
-                        1,
-                    );
+                    metrics.upstream_latency(op.as_str(), t0.elapsed());
+                    metrics.upstream_error(op.as_str(), "status");
                     let retry_after = resp
                         .headers()
                         .get("retry-after")
@@ -208,11 +196,7 @@ impl Provider {
                 }
                 Ok(Err(e)) => {
                     let kind = if e.is_connect() { "connect" } else { "request" };
-                    metrics.inc(
-                        "docent_upstream_errors_total",
-                        &[("op", op.as_str()), ("kind", kind)],
-                        1,
-                    );
+                    metrics.upstream_error(op.as_str(), kind);
                     tracing::warn!(provider = %self.name, op = op.as_str(), error = %self.redact(&e.to_string()), "upstream request failed");
                     let err = if e.is_timeout() {
                         ApiError::UpstreamTimeout("connect")
@@ -222,11 +206,7 @@ impl Provider {
                     (true, err, None)
                 }
                 Err(_) => {
-                    metrics.inc(
-                        "docent_upstream_errors_total",
-                        &[("op", op.as_str()), ("kind", "timeout")],
-                        1,
-                    );
+                    metrics.upstream_error(op.as_str(), "timeout");
                     tracing::warn!(provider = %self.name, op = op.as_str(), "upstream first-byte timeout");
                     (true, ApiError::UpstreamTimeout("first byte"), None)
                 }
@@ -240,7 +220,7 @@ impl Provider {
                 return Err(err);
             }
             attempt += 1;
-            metrics.inc("docent_upstream_retries_total", &[("op", op.as_str())], 1);
+            metrics.upstream_retry(op.as_str());
             tracing::info!(provider = %self.name, op = op.as_str(), attempt, backoff_ms = backoff.as_millis() as u64, "retrying upstream");
             tokio::time::sleep(backoff).await;
         }
@@ -275,20 +255,12 @@ impl Provider {
         loop {
             match tokio::time::timeout(idle, stream.next()).await {
                 Err(_) => {
-                    metrics.inc(
-                        "docent_upstream_errors_total",
-                        &[("op", op.as_str()), ("kind", "timeout")],
-                        1,
-                    );
+                    metrics.upstream_error(op.as_str(), "timeout");
                     return Err(ApiError::UpstreamTimeout("reading the answer"));
                 }
                 Ok(None) => break,
                 Ok(Some(Err(e))) => {
-                    metrics.inc(
-                        "docent_upstream_errors_total",
-                        &[("op", op.as_str()), ("kind", "stream")],
-                        1,
-                    );
+                    metrics.upstream_error(op.as_str(), "stream");
                     tracing::warn!(provider = %self.name, error = %self.redact(&e.to_string()), "upstream body failed");
                     return Err(ApiError::Upstream("the model provider's answer broke off".into()));
                 }
