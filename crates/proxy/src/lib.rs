@@ -28,6 +28,7 @@ pub mod metrics;
 pub mod otel;
 pub mod prompt;
 pub mod redact;
+pub mod relay;
 pub mod serve;
 pub mod sse;
 pub mod tokens;

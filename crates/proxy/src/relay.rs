@@ -1,0 +1,355 @@
+//! The stream relay: waits for the upstream's first event (failures up to there are still HTTP
+//! errors), then forwards every event as it completes, ends the stream with docent's own error
+//! event on upstream errors, garbage, oversized events, silence or shutdown, and settles the
+//! token charge, metrics and audit line when the stream ends (or the client leaves).
+
+use std::collections::VecDeque;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::http::{header, HeaderValue};
+use axum::response::Response;
+use futures::StreamExt;
+use serde_json::{json, Value};
+
+use crate::app::{AppState, StreamingResponse};
+use crate::error::ApiError;
+use crate::limits::StreamSlot;
+use crate::sse::{Event, Kind, Splitter};
+use crate::upstream::{Answer, Provider};
+
+/// What the relay needs from the chat handler besides the upstream's answer.
+pub struct Relay {
+    /// The server.
+    pub st: Arc<AppState>,
+    /// The chat provider (its idle timeout, name, redaction).
+    pub provider: Provider,
+    /// The client (for the token refund).
+    pub ip: IpAddr,
+    /// Tokens charged up front; settled against the upstream's usage at the end.
+    pub charge: u64,
+    /// When the request arrived.
+    pub started: Instant,
+    /// The request id.
+    pub rid: String,
+    /// Audit details collected so far.
+    pub audit: serde_json::Map<String, Value>,
+    /// The client asked for the usage chunk.
+    pub client_usage: bool,
+    /// The stream slot taken before the upstream call.
+    pub slot: StreamSlot,
+}
+
+/// Wait for the first upstream event, then answer with the SSE stream.
+pub async fn start(answer: Answer, relay: Relay) -> Result<Response, ApiError> {
+    let Relay { st, provider, ip, charge, started, rid, audit, client_usage, slot } = relay;
+    let provider = &provider;
+    let mut upstream = answer.response.bytes_stream().boxed();
+    // Wait for the first event before answering the client: failures up to here are still HTTP errors.
+    let first_byte = Duration::from_millis(provider.cfg.first_byte_timeout_ms)
+        .saturating_sub(answer.started.elapsed());
+    let mut splitter = Splitter::default();
+    let mut first: VecDeque<Event> = VecDeque::new();
+    let deadline = tokio::time::Instant::now() + first_byte.max(Duration::from_millis(1));
+    let mut ended = false;
+    while first.is_empty() && !ended {
+        match tokio::time::timeout_at(deadline, upstream.next()).await {
+            Err(_) => {
+                st.metrics.upstream_error("chat", "timeout");
+                return Err(ApiError::UpstreamTimeout("first token"));
+            }
+            Ok(None) => {
+                first.extend(splitter.finish());
+                ended = true;
+            }
+            Ok(Some(Err(_))) => {
+                st.metrics.upstream_error("chat", "stream");
+                return Err(ApiError::Upstream(
+                    "the model provider's stream broke off before the first token".into(),
+                ));
+            }
+            Ok(Some(Ok(b))) => first.extend(splitter.push(&b)),
+        }
+        if let Some(fault) = StreamFault::before(&splitter, first.front()) {
+            // Nothing was sent yet: a proper HTTP error, the upstream's text only in the log.
+            fault.log(&st, provider, &rid, first.front());
+            return Err(ApiError::Upstream(fault.message().into()));
+        }
+    }
+    if first.is_empty() {
+        return Err(ApiError::Upstream("the model provider sent an empty stream".into()));
+    }
+    st.metrics.time_to_first_token(started.elapsed());
+    st.metrics.streams(1);
+    let state = StreamState {
+        upstream,
+        splitter,
+        queue: VecDeque::new(),
+        ended,
+        finished: false,
+        client_usage,
+        keepalive: Duration::from_secs(st.cfg.serve.keepalive_secs),
+        idle: Duration::from_millis(provider.cfg.idle_timeout_ms),
+        last: Instant::now(),
+        cut: st.shutdown.subscribe(),
+        guard: StreamGuard {
+            st: st.clone(),
+            ip,
+            charge,
+            started,
+            rid,
+            usage: None,
+            completed: false,
+            audit,
+            provider: provider.clone(),
+            cut: false,
+            _slot: slot,
+        },
+    };
+    let mut state = state;
+    for ev in first {
+        state.accept(ev);
+    }
+    let stream = futures::stream::unfold(state, |mut s| async move {
+        s.next_frame().await.map(|f| (Ok::<Bytes, std::io::Error>(f), s))
+    });
+    let mut resp = Response::new(Body::from_stream(stream));
+    let h = resp.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream; charset=utf-8"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    resp.extensions_mut().insert(StreamingResponse);
+    Ok(resp)
+}
+
+/// Lives as long as the client's stream: on drop it records metrics, the audit line, refunds
+/// unused tokens, and — when the stream did not complete — counts a client disconnect (the
+/// upstream request is cancelled by dropping its response in the same moment).
+struct StreamGuard {
+    st: Arc<AppState>,
+    ip: IpAddr,
+    charge: u64,
+    started: Instant,
+    rid: String,
+    usage: Option<(u64, u64)>,
+    completed: bool,
+    audit: serde_json::Map<String, Value>,
+    provider: Provider,
+    /// Ended by the server at shutdown (not by the client, not by the upstream).
+    cut: bool,
+    /// Released (after the fields above) when the stream ends.
+    _slot: StreamSlot,
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        let m = &self.st.metrics;
+        m.streams(-1);
+        m.request_duration("/v1/chat/completions", self.started.elapsed());
+        let used = self.usage.map(|(a, b)| a + b).unwrap_or(0);
+        if let Some((pin, pout)) = self.usage {
+            m.tokens(pin, pout);
+        }
+        if self.usage.is_some() {
+            self.st.limiter.refund(self.ip, self.charge.saturating_sub(used));
+        }
+        if self.cut {
+            m.stream_cut_at_shutdown();
+            tracing::warn!(request_id = %self.rid, "stream cut at shutdown after the grace period");
+        } else if !self.completed {
+            m.client_disconnect();
+            tracing::info!(request_id = %self.rid, provider = %self.provider.name, "client went away; upstream request cancelled");
+        }
+        if let Some(audit) = &self.st.audit {
+            let mut rec = json!({
+                "ts": crate::app::timestamp(), "request_id": self.rid, "route": "/v1/chat/completions", "status": 200,
+                "client_ip": self.ip.to_string(), "duration_ms": self.started.elapsed().as_secs_f64() * 1000.0,
+                "completed": self.completed,
+                "tokens_in": self.usage.map(|u| u.0), "tokens_out": self.usage.map(|u| u.1),
+            });
+            for (k, v) in std::mem::take(&mut self.audit) {
+                rec[k] = v;
+            }
+            audit.append(&rec);
+        }
+    }
+}
+
+/// Why an upstream stream is given up on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StreamFault {
+    /// `{"error": …}` / `{"type": "error"}` from the upstream.
+    ErrorEvent,
+    /// Not an OpenAI chunk.
+    Malformed,
+    /// An event or line over [`crate::sse::MAX_EVENT_BYTES`].
+    Oversized,
+}
+
+impl StreamFault {
+    /// The fault shown by the splitter state and the first event, if any.
+    fn before(splitter: &Splitter, first: Option<&Event>) -> Option<StreamFault> {
+        if splitter.overflowed() {
+            return Some(StreamFault::Oversized);
+        }
+        match first.map(Event::kind) {
+            Some(Kind::Error) => Some(StreamFault::ErrorEvent),
+            Some(Kind::Malformed) => Some(StreamFault::Malformed),
+            _ => None,
+        }
+    }
+
+    /// What the client is told: docent's words, never the upstream's.
+    fn message(self) -> &'static str {
+        match self {
+            StreamFault::ErrorEvent => "the model provider reported an error; try again",
+            StreamFault::Malformed => "the model provider sent an unreadable stream event",
+            StreamFault::Oversized => "the model provider sent a stream event over the size limit",
+        }
+    }
+
+    fn log(self, st: &AppState, provider: &Provider, rid: &str, ev: Option<&Event>) {
+        st.metrics.upstream_error("chat", "stream");
+        let upstream_text = ev.map(|e| provider.redact(&e.data)).unwrap_or_default();
+        tracing::warn!(request_id = %rid, provider = %provider.name, fault = ?self, upstream = %upstream_text, "upstream stream fault");
+    }
+}
+
+struct StreamState {
+    upstream: futures::stream::BoxStream<'static, reqwest::Result<Bytes>>,
+    splitter: Splitter,
+    queue: VecDeque<Bytes>,
+    /// Upstream closed.
+    ended: bool,
+    /// Nothing more will be sent after the queue.
+    finished: bool,
+    client_usage: bool,
+    keepalive: Duration,
+    idle: Duration,
+    last: Instant,
+    /// Becomes true when the shutdown grace period is over.
+    cut: tokio::sync::watch::Receiver<bool>,
+    guard: StreamGuard,
+}
+
+impl StreamState {
+    /// Take one upstream event: forward it (framing unchanged) unless it is a usage chunk the
+    /// client did not ask for. An upstream error or a malformed event ends the stream with
+    /// docent's own error event; the upstream's text goes to the (redacted) log only.
+    fn accept(&mut self, ev: Event) {
+        if self.finished {
+            return;
+        }
+        match ev.kind() {
+            Kind::Done => {
+                self.guard.completed = true;
+                self.finished = true;
+                self.queue.push_back(Bytes::from_static(b"data: [DONE]\n\n"));
+            }
+            Kind::Error => self.fail(StreamFault::ErrorEvent, Some(&ev)),
+            Kind::Malformed => self.fail(StreamFault::Malformed, Some(&ev)),
+            Kind::Chunk { usage, only_usage } => {
+                if let Some((pin, pout)) = usage.filter(|(a, b)| a + b > 0) {
+                    self.guard.usage = Some((pin, pout));
+                }
+                if only_usage && !self.client_usage {
+                    return;
+                }
+                self.queue.push_back(Bytes::from(ev.frame()));
+            }
+        }
+    }
+
+    /// End the stream with docent's error event for `fault`.
+    fn fail(&mut self, fault: StreamFault, ev: Option<&Event>) {
+        fault.log(&self.guard.st, &self.guard.provider, &self.guard.rid, ev);
+        self.finished = true;
+        self.guard.completed = true;
+        self.queue.push_back(Self::error_frame("upstream_error", fault.message()));
+    }
+
+    fn error_frame(code: &str, message: &str) -> Bytes {
+        Bytes::from(format!(
+            "data: {}\n\n",
+            json!({"error": {"message": message, "type": "server_error", "code": code, "param": null}})
+        ))
+    }
+
+    async fn next_frame(&mut self) -> Option<Bytes> {
+        loop {
+            if let Some(f) = self.queue.pop_front() {
+                return Some(f);
+            }
+            if self.finished {
+                return None;
+            }
+            if self.ended {
+                if let Some(ev) = self.splitter.finish() {
+                    self.accept(ev);
+                }
+                if !self.finished {
+                    // Upstream closed without [DONE]: tell the client instead of pretending it completed.
+                    self.guard.st.metrics.upstream_error("chat", "stream");
+                    self.finished = true;
+                    self.guard.completed = true;
+                    self.queue.push_back(Self::error_frame(
+                        "upstream_error",
+                        "the model provider ended the stream early",
+                    ));
+                }
+                continue;
+            }
+            let silent = self.last.elapsed();
+            if silent >= self.idle {
+                self.guard.st.metrics.upstream_error("chat", "timeout");
+                self.finished = true;
+                self.guard.completed = true;
+                self.queue.push_back(Self::error_frame(
+                    "upstream_timeout",
+                    "the model provider went silent mid-answer",
+                ));
+                continue;
+            }
+            let wait = self.keepalive.min(self.idle - silent);
+            let next = tokio::select! {
+                biased;
+                _ = self.cut.wait_for(|c| *c) => None,
+                n = tokio::time::timeout(wait, self.upstream.next()) => Some(n),
+            };
+            let Some(next) = next else {
+                // Shutdown and the grace period is over: say so instead of just closing.
+                self.finished = true;
+                self.guard.completed = true;
+                self.guard.cut = true;
+                self.queue.push_back(Self::error_frame(
+                    "server_shutting_down",
+                    "the server is restarting and ended this answer; ask again",
+                ));
+                continue;
+            };
+            match next {
+                Err(_) => {
+                    if self.last.elapsed() < self.idle {
+                        return Some(Bytes::from_static(b": keep-alive\n\n"));
+                    }
+                }
+                Ok(None) => self.ended = true,
+                Ok(Some(Err(e))) => {
+                    tracing::warn!(request_id = %self.guard.rid, error = %e, "upstream stream failed");
+                    self.ended = true;
+                }
+                Ok(Some(Ok(b))) => {
+                    self.last = Instant::now();
+                    for ev in self.splitter.push(&b) {
+                        self.accept(ev);
+                    }
+                    if self.splitter.overflowed() {
+                        self.fail(StreamFault::Oversized, None);
+                    }
+                }
+            }
+        }
+    }
+}
