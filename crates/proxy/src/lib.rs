@@ -31,6 +31,7 @@ pub mod redact;
 pub mod relay;
 pub mod serve;
 pub mod sse;
+pub mod state;
 pub mod tokens;
 pub mod upstream;
 

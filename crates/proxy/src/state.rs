@@ -1,0 +1,112 @@
+//! The state every handler shares ([`AppState`]: config, providers, limits, metrics, logs, the
+//! shutdown signal) and the small types the guard puts on requests and responses.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use crate::config::{ChatConfig, Cidr, Config, EmbeddingsConfig, ProviderKind};
+use crate::jsonl::JsonlWriter;
+use crate::limits::{RateLimiter, StreamSlots};
+use crate::local::LocalEmbeddings;
+use crate::metrics::Metrics;
+use crate::redact::Redactor;
+use crate::upstream::Provider;
+
+/// How embeddings are computed.
+pub enum EmbedBackend {
+    /// An HTTP provider.
+    Remote(Box<Provider>),
+    /// The in-process model, loaded on first use (or at start by [`crate::serve`]).
+    Local(LocalEmbeddings),
+}
+
+/// Everything the handlers share.
+pub struct AppState {
+    /// The validated config.
+    pub cfg: Arc<Config>,
+    /// Metrics registry.
+    pub metrics: Metrics,
+    /// Rate limits.
+    pub limiter: RateLimiter,
+    /// `max_concurrent_streams`, reserved before the upstream call.
+    pub streams: Arc<StreamSlots>,
+    /// Chat model and provider, when configured.
+    pub chat: Option<(ChatConfig, Provider)>,
+    /// Embeddings model config and backend, when configured.
+    pub embed: Option<(EmbeddingsConfig, EmbedBackend)>,
+    /// Moderation provider, when configured.
+    pub moderation: Option<Provider>,
+    /// Parsed `trusted_proxies`.
+    pub trusted: Vec<Cidr>,
+    /// Audit log, when configured.
+    pub audit: Option<JsonlWriter>,
+    /// Feedback log, when configured.
+    pub feedback: Option<JsonlWriter>,
+    /// Set when the shutdown grace period is over: open streams end with an error event.
+    pub shutdown: tokio::sync::watch::Sender<bool>,
+}
+
+/// The client's IP (after the trusted-proxy rules), put in request extensions by the middleware.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientIp(pub IpAddr);
+
+/// The request id (client's `x-request-id` when sane, else generated).
+#[derive(Debug, Clone)]
+pub struct RequestId(pub String);
+
+/// Put on streaming responses: the stream records its own duration when it ends.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamingResponse;
+
+/// Details a handler wants in the audit log.
+#[derive(Debug, Clone, Default)]
+pub struct AuditInfo(pub serde_json::Map<String, serde_json::Value>);
+
+impl AppState {
+    /// Build the state from a validated config (reads API keys from the environment).
+    pub fn new(cfg: Arc<Config>) -> anyhow::Result<AppState> {
+        let redactor = Arc::new(Redactor::from_config(&cfg));
+        let chat = match cfg.chat_provider() {
+            Some((c, p)) => Some((c.clone(), Provider::new(&c.provider, p, redactor.clone())?)),
+            None => None,
+        };
+        let embed = match cfg.embeddings_provider() {
+            Some((e, p)) if p.kind == ProviderKind::Local => Some((
+                e.clone(),
+                EmbedBackend::Local(LocalEmbeddings::new(&e.model, p.path.clone())),
+            )),
+            Some((e, p)) => Some((
+                e.clone(),
+                EmbedBackend::Remote(Box::new(Provider::new(&e.provider, p, redactor.clone())?)),
+            )),
+            None => None,
+        };
+        let moderation = match cfg.moderation_provider() {
+            Some((name, p)) => Some(Provider::new(name, p, redactor.clone())?),
+            None => None,
+        };
+        let open = |p: &Option<std::path::PathBuf>,
+                    what: &str|
+         -> anyhow::Result<Option<JsonlWriter>> {
+            match p {
+                Some(p) => Ok(Some(JsonlWriter::open(p).map_err(|e| {
+                    anyhow::anyhow!("cannot open the {what} file {}: {e}; fix [serve] {what} or the folder's permissions", p.display())
+                })?)),
+                None => Ok(None),
+            }
+        };
+        Ok(AppState {
+            metrics: Metrics::default(),
+            limiter: RateLimiter::new(&cfg.limits),
+            streams: StreamSlots::new(cfg.limits.max_concurrent_streams),
+            trusted: cfg.trusted_proxies(),
+            audit: open(&cfg.serve.audit_log, "audit_log")?,
+            feedback: open(&cfg.serve.feedback_log, "feedback_log")?,
+            shutdown: tokio::sync::watch::Sender::new(false),
+            chat,
+            embed,
+            moderation,
+            cfg,
+        })
+    }
+}
