@@ -337,7 +337,7 @@ impl StreamState {
                 }
                 Ok(None) => self.ended = true,
                 Ok(Some(Err(e))) => {
-                    tracing::warn!(request_id = %self.guard.rid, error = %e, "upstream stream failed");
+                    tracing::warn!(request_id = %self.guard.rid, error = %self.guard.provider.redact(&e.to_string()), "upstream stream failed");
                     self.ended = true;
                 }
                 Ok(Some(Ok(b))) => {
