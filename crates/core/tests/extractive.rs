@@ -59,7 +59,13 @@ fn corpus() -> Vec<Chunk> {
 }
 
 fn result(hits: Vec<Hit>) -> SearchResult {
-    SearchResult { hits, confidence: 0.8, abstained: false, closest: Vec::new(), ..Default::default() }
+    SearchResult {
+        hits,
+        confidence: 0.8,
+        abstained: false,
+        closest: Vec::new(),
+        ..Default::default()
+    }
 }
 
 #[test]
@@ -77,7 +83,7 @@ fn the_most_relevant_sentences_are_quoted_with_citations() {
         assert!(t.ends_with(&format!("** [{}]", s.n)), "{t}");
     }
     let sentences = md.lines().filter(|l| !l.is_empty() && !l.starts_with("**")).count();
-    assert!(sentences >= 1 && sentences <= 3, "{md}");
+    assert!((1..=3).contains(&sentences), "{md}");
     // Sources are grouped per page and numbered in citation order from 1.
     let urls: Vec<&str> = ex.sources.iter().map(|s| s.url.as_str()).collect();
     assert!(urls.contains(&"config.html#build-target-dir"), "{urls:?}");
