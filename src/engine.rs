@@ -25,7 +25,6 @@ use crate::tokenizer::{self, JsCounter};
 
 /// Hits offered as "closest sections" when the docs don't cover a question.
 const CLOSEST: usize = 3;
-/// Most recent user turns used for retrieval of follow-ups.
 
 /// One widget's long-lived state outside the reactive graph.
 pub struct Engine {
