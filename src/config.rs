@@ -83,7 +83,7 @@ pub struct WidgetConfig {
     pub prompt: Prompt,
     /// Number of sections retrieved per search.
     pub top_k: usize,
-    /// Sentences in an extractive (offline) answer.
+    /// Units (sentences; a table or code block counts as one) in an extractive (offline) answer.
     pub extractive_sentences: usize,
     /// Origin of the docs, so same-origin images in answers may load (default: the page's origin).
     pub docs_origin: Option<String>,

@@ -12,6 +12,7 @@
 //! [`classify_url`](docent_core::render::classify_url) accepts it (http(s), relative or
 //! `#fragment`), so even a tampered index cannot put a `javascript:` link in front of a reader.
 
+use docent_core::extractive::EXCERPTS_LABEL;
 use docent_core::render::{classify_url, escape_html};
 
 use crate::conversation::{AnswerKind, LookedAt, SourceView, Status};
@@ -187,19 +188,20 @@ pub fn status_line(status: &Status) -> String {
     h.0
 }
 
-/// The lines above an answer: the pipeline's notice (e.g. why the answer is excerpts), the
-/// "Excerpts" label, and, once done, the "docs don't cover this" line.
+/// The lines above an answer. Excerpts get one label, [`EXCERPTS_LABEL`], with the reason there
+/// is no AI answer (the pipeline's notice) after it in the same line; other answers show the
+/// notice on its own line. Once done, a not-covered answer says so.
 pub fn labels(notice: Option<&str>, kind: AnswerKind, done: bool) -> String {
     let mut h = Html(String::new());
-    if let Some(n) = notice {
-        h.element("p", &[("class", "docent-notice"), ("data-testid", "docent-notice")], n);
-    }
     if kind == AnswerKind::Excerpts {
-        h.element(
-            "p",
-            &[("class", "docent-excerpt-label"), ("data-testid", "docent-excerpt-label")],
-            "Excerpts",
-        );
+        h.open("p", &[("class", "docent-excerpt-label"), ("data-testid", "docent-excerpt-label")])
+            .element("strong", &[], EXCERPTS_LABEL);
+        if let Some(n) = notice {
+            h.text(". ").element("span", &[("data-testid", "docent-notice")], n);
+        }
+        h.close("p");
+    } else if let Some(n) = notice {
+        h.element("p", &[("class", "docent-notice"), ("data-testid", "docent-notice")], n);
     }
     if kind == AnswerKind::NotCovered && done {
         h.element(

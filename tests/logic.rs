@@ -389,6 +389,23 @@ fn status_and_label_lines_follow_the_turn_and_escape_the_notice() {
 }
 
 #[wasm_bindgen_test]
+fn an_excerpt_answer_has_one_label_that_gives_the_reason_once() {
+    use docent_core::extractive::EXCERPTS_LABEL;
+    use docent_widget::conversation::AnswerKind;
+    use docent_widget::html::labels;
+    let reason = "The answer service has no chat model.";
+    let l = labels(Some(reason), AnswerKind::Excerpts, true);
+    assert_eq!(l.matches("<p").count(), 1, "one line: {l}");
+    assert_eq!(l.matches("docent-excerpt-label").count(), 2, "class and test id: {l}");
+    assert!(l.contains(EXCERPTS_LABEL), "{l}");
+    assert_eq!(l.matches("chat model").count(), 1, "the reason once: {l}");
+    assert!(!l.contains("class=\"docent-notice\""), "no second notice line: {l}");
+    // Without a reason the label stands alone; other answers keep their notice line.
+    assert_eq!(labels(None, AnswerKind::Excerpts, true).matches("<p").count(), 1);
+    assert!(labels(Some("Counting tokens"), AnswerKind::Model, false).contains("docent-notice"));
+}
+
+#[wasm_bindgen_test]
 fn error_and_action_buttons_carry_their_action_and_state() {
     use docent_widget::html::{actions, error_block};
     let e = error_block("Too many questions <now>", Some(30));

@@ -252,6 +252,63 @@ async fn with_no_proxy_a_question_gets_cited_excerpts() {
         .any(|a| a.get_attribute("href").as_deref() == Some("/docs/install.html#linux")));
 }
 
+/// An index with a section whose text has code spans and a table, as `docent index` stores them.
+fn providers_index() -> Vec<u8> {
+    let text = "Each provider has a kind. `api_key_env` names the environment variable that holds \
+                the key; assets load from `<baseUrl>docent/`.\n\n\
+                kind | for | required keys |\n\n\
+                `openai` | api.openai.com | `api_key_env` |\n\n\
+                `azure-openai` | Azure OpenAI | `endpoint`, `api_version` |";
+    let chunks = vec![Chunk {
+        url: "/docs/configuration.html".into(),
+        anchor: "providers".into(),
+        title: "Configuration".into(),
+        breadcrumb: vec!["Configuration".into(), "Providers".into()],
+        namespace: String::new(),
+        text: text.into(),
+        tokens: (text.len() / 4) as u32,
+        hash: 0,
+    }];
+    let header = IndexHeader {
+        provider: "none".into(),
+        tokenizer: "cl100k_base".into(),
+        ..IndexHeader::default()
+    };
+    write_index(&header, &chunks, None).expect("index")
+}
+
+#[wasm_bindgen_test]
+async fn an_excerpt_answer_reads_like_a_snippet_with_one_label() {
+    let url = blob_url(&providers_index());
+    let (_host, shadow, root) = shadow_host();
+    // A one-section index: no floor, so the answer is about layout, not abstention.
+    let cfg = serde_json::json!({ "index": url, "mode": "inline", "persist": false, "floor": 0 });
+    let w = mount(root, &cfg.to_string()).expect("mounts");
+    w.ask("Which keys does the azure-openai kind need, and what is api_key_env?");
+    let done = until(|| {
+        q(&shadow, "[data-testid=docent-excerpt-label]").is_some()
+            || q(&shadow, "[data-testid=docent-error]").is_some()
+    })
+    .await;
+    assert!(done && q(&shadow, "[data-testid=docent-error]").is_none(), "{}", shadow.inner_html());
+    // One label, with the reason in it, and no other notice line.
+    assert_eq!(q_all(&shadow, "[data-testid=docent-excerpt-label]").len(), 1);
+    assert!(q_all(&shadow, "p.docent-notice").is_empty(), "{}", shadow.inner_html());
+    let label = q(&shadow, "[data-testid=docent-excerpt-label]").unwrap().text_content().unwrap();
+    assert!(label.contains("no AI answer") && label.contains("Offline mode"), "{label}");
+    // The answer leads with the section's title, keeps code spans and the table.
+    let answer = q(&shadow, "[data-testid=docent-answer]").unwrap();
+    let html = answer.inner_html();
+    let text = answer.text_content().unwrap();
+    assert!(!text.contains("no AI answer") && !text.contains("excerpts"), "label repeated: {html}");
+    assert!(html.contains("<p><strong>Configuration › Providers</strong> <a"), "{html}");
+    assert!(html.contains("<code>api_key_env</code>"), "{html}");
+    assert!(html.contains("<code>&lt;baseUrl&gt;docent/</code>"), "{html}");
+    assert!(!text.contains('\\'), "no backslashes: {html}");
+    assert!(html.contains("<th>required keys</th>"), "{html}");
+    assert!(html.contains("<td><code>azure-openai</code></td><td>Azure OpenAI</td>"), "{html}");
+}
+
 #[wasm_bindgen_test]
 async fn a_question_outside_the_docs_offers_the_closest_sections_without_a_model_call() {
     let url = blob_url(&tiny_index());
