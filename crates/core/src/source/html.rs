@@ -323,7 +323,37 @@ fn heading_id(el: ElementRef<'_>) -> String {
             }
         }
     }
-    String::new()
+    section_id(el).unwrap_or_default()
+}
+
+/// The id of the section element this heading is the title of, as DocBook writes them
+/// (PostgreSQL's manual: `<div class="sect2" id="X"><div class="titlepage"><div><div><h3>`), or
+/// `<section id="X"><h2>`: the nearest such ancestor whose first heading is this one.
+fn section_id(el: ElementRef<'_>) -> Option<String> {
+    let is_heading =
+        |e: &ElementRef<'_>| matches!(e.value().name(), "h1" | "h2" | "h3" | "h4" | "h5" | "h6");
+    for anc in el.ancestors().filter_map(ElementRef::wrap) {
+        let first = anc.descendent_elements().find(is_heading)?;
+        if first.id() != el.id() {
+            return None;
+        }
+        let v = anc.value();
+        let section_like = v.name() == "section"
+            || (v.name() == "div"
+                && v.attr("class").is_some_and(|c| {
+                    c.split_ascii_whitespace().any(|c| {
+                        c.starts_with("sect")
+                            || c.starts_with("refsect")
+                            || matches!(c, "chapter" | "appendix" | "preface" | "refentry")
+                    })
+                }));
+        if section_like {
+            if let Some(id) = v.id() {
+                return Some(id.to_string());
+            }
+        }
+    }
+    None
 }
 
 /// Code text without mdBook's hidden lines; `<br>` as newlines.
@@ -371,6 +401,25 @@ fn code_lang(pre: ElementRef<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn docbook_sections_give_their_heading_the_sections_id() {
+        let html = r#"<html><head><title>Continuous Archiving</title></head><body>
+            <div class="sect1" id="CONTINUOUS-ARCHIVING"><div class="titlepage"><div><div>
+              <h2 class="title">26.3. Continuous Archiving</h2></div></div></div>
+              <p>Intro text about archiving.</p>
+              <div class="sect2" id="BACKUP-ARCHIVING-WAL"><div class="titlepage"><div><div>
+                <h3 class="title">26.3.1. Setting Up WAL Archiving</h3></div></div></div>
+                <p>Set archive_command.</p></div>
+              <div class="navfooter"><h3>Not a section title</h3><p>x</p></div>
+            </div></body></html>"#;
+        let p = page(html);
+        let anchors: Vec<&str> = p.sections.iter().map(|s| s.anchor.as_str()).collect();
+        assert!(anchors.contains(&"CONTINUOUS-ARCHIVING"), "{anchors:?}");
+        assert!(anchors.contains(&"BACKUP-ARCHIVING-WAL"), "{anchors:?}");
+        // A heading that is not the first heading of an id'd section gets no borrowed id.
+        assert_eq!(anchors.iter().filter(|a| **a == "CONTINUOUS-ARCHIVING").count(), 1);
+    }
     use crate::source::{Block, Page};
 
     fn page(html: &str) -> Page {
