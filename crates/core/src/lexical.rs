@@ -3,8 +3,9 @@
 //! Tokens are lowercased. A "compound" such as `foo::bar`, `CARGO_HOME`, `--locked`,
 //! `build.target-dir`, `snake_case` or `[patch]` is kept whole AND split into its parts, so both
 //! `cargo_home` and `home` find it. CJK text becomes unigrams plus bigrams. English stop words
-//! are dropped (they carry no signal and would bloat the postings); a light plural stemmer
-//! folds `closures` into `closure`. The same function tokenizes documents and queries.
+//! are dropped (they carry no signal and would bloat the postings); the Snowball English
+//! stemmer folds `closures` into `closur` like `closure`, and `tried` like `trying`. The same
+//! function tokenizes documents and queries.
 
 /// BM25 term-frequency saturation.
 pub const BM25_K1: f32 = 1.2;
@@ -80,24 +81,23 @@ fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() && !is_cjk(c)
 }
 
-/// Light stemming for plain English words, in place: plurals only (safe and cheap).
+/// Stemming for plain English words, in place: the Snowball (Porter 2) English stemmer, so
+/// `tried`, `tries` and `trying` all become `tri` and a question's inflection need not match the
+/// docs'. Words with digits, capitals, non-ASCII letters or of three letters or less are left as
+/// they are (identifiers, versions, short names).
 fn stem_in_place(w: &mut String) {
     if w.len() <= 3 || !w.bytes().all(|b| b.is_ascii_lowercase()) {
         return;
     }
-    let n = w.len();
-    if w.ends_with("ies") && n - 3 >= 2 {
-        w.truncate(n - 3);
-        w.push('y');
-    } else if w.ends_with("sses")
-        || w.ends_with("xes")
-        || w.ends_with("ches")
-        || w.ends_with("shes")
-    {
-        w.truncate(n - 2);
-    } else if w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is") {
-        w.truncate(n - 1);
+    thread_local! {
+        static ENGLISH: rust_stemmers::Stemmer =
+            rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
     }
+    ENGLISH.with(|st| {
+        if let std::borrow::Cow::Owned(stem) = st.stem(w) {
+            *w = stem;
+        }
+    });
 }
 
 /// Lowercase `s` into `buf` (cleared first); ASCII takes a fast path.
@@ -455,7 +455,8 @@ mod tests {
             "cargo_home",
             "home",
             "--locked",
-            "locked",
+            // the part is a plain word: stemmed
+            "lock",
             "foo::bar",
             "foo",
             "bar",
@@ -489,9 +490,20 @@ mod tests {
     }
 
     #[test]
-    fn plurals_fold_and_stop_words_drop() {
-        assert_eq!(tokenize("The closures"), vec!["closure"]);
-        assert_eq!(tokenize("libraries"), vec!["library"]);
+    fn inflections_fold_and_stop_words_drop() {
+        for (a, b) in [
+            ("The closures", "closure"),
+            ("libraries", "library"),
+            ("tried", "trying"),
+            ("returned", "returns"),
+            ("putting", "puts"),
+        ] {
+            assert_eq!(tokenize(a), tokenize(b), "{a} / {b}");
+            assert_eq!(tokenize(a).len(), 1, "{a}");
+        }
+        // Identifiers, versions and short words are not stemmed.
+        assert_eq!(tokenize("Ks"), vec!["ks"]);
+        assert_eq!(tokenize("utf8s"), vec!["utf8s"]);
         assert!(tokenize("what is the").is_empty());
     }
 
