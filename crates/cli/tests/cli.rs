@@ -426,45 +426,95 @@ fn packed_vectors_are_reused_when_fine_enough_and_re_embedded_when_not() {
     assert!(err.contains("use binary, int4 or int8"), "{err}");
 }
 
-/// Every gold section of the open eval set exists as a chunk anchor of its page.
-#[test]
-fn every_gold_anchor_of_the_rust_docs_eval_set_exists() {
+/// Check every gold entry of an eval set: `namespace/page#anchor` must be a chunk anchor of that
+/// page (a gold entry without `#` names a whole page, which must exist and not be skipped).
+/// `root` maps a namespace to the folder its pages are in.
+fn check_gold_anchors(set: &str, root: &dyn Fn(&str) -> PathBuf) {
     use docent_core::chunk::{cl100k_tokens, ChunkOptions, Chunker};
     use docent_core::source::{parse_page, Flavor, Parsed, SourceKind};
-    let Some(root) = rust_html() else { return };
-    let set = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../eval/rust-docs.jsonl");
-    let questions = docent_cli::eval::read_questions(&set).unwrap();
-    assert!(questions.len() >= 60, "{} questions", questions.len());
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../eval").join(set);
+    let questions = docent_cli::eval::read_questions(&path).unwrap();
+    assert!(questions.len() >= 60, "{set}: {} questions", questions.len());
     let unanswerable = questions.iter().filter(|q| q.gold.is_empty()).count();
-    assert!(unanswerable >= 8);
+    assert!(unanswerable >= 8, "{set}: {unanswerable} unanswerable questions");
     let count = |s: &str| cl100k_tokens(s);
     let chunker = Chunker { opts: ChunkOptions::default(), count: &count, fits: None };
     let mut cache: std::collections::HashMap<String, Vec<String>> = Default::default();
     for q in &questions {
         for g in &q.gold {
-            let (path, anchor) =
-                g.split_once('#').unwrap_or_else(|| panic!("gold {g} has no #anchor"));
-            let anchors = cache.entry(path.to_string()).or_insert_with(|| {
-                let file = root.join(path);
+            let (page, anchor) = g.split_once('#').unwrap_or((g, ""));
+            let (ns, rel) =
+                page.split_once('/').unwrap_or_else(|| panic!("{set}: gold {g} has no namespace"));
+            let anchors = cache.entry(page.to_string()).or_insert_with(|| {
+                let file = root(ns).join(rel);
                 let html = std::fs::read_to_string(&file)
-                    .unwrap_or_else(|e| panic!("{g}: {}: {e}", file.display()));
+                    .unwrap_or_else(|e| panic!("{set}: {g}: {}: {e}", file.display()));
                 match parse_page(SourceKind::Html, &html, Flavor::default(), "p").unwrap() {
                     Parsed::Page(p) => chunker
-                        .chunk_page(&p, path, "")
+                        .chunk_page(&p, rel, "")
                         .unwrap()
                         .into_iter()
                         .map(|c| c.anchor)
                         .collect(),
-                    Parsed::Skipped(r) => panic!("{g}: page is skipped ({r})"),
+                    Parsed::Skipped(r) => panic!("{set}: {g}: page is skipped ({r})"),
                 }
             });
             assert!(
-                anchors.iter().any(|a| a == anchor),
-                "gold {g} is not a chunk anchor of its page (question: {})",
+                anchor.is_empty() || anchors.iter().any(|a| a == anchor),
+                "{set}: gold {g} is not a chunk anchor of its page (question: {})",
                 q.question
             );
         }
     }
+}
+
+/// A Debian documentation folder, or None (skip) when the package is missing outside CI; in CI
+/// (where scripts/setup installs it) a missing package fails the test.
+fn debian_docs(dir: &str, package: &str) -> Option<PathBuf> {
+    let found = std::fs::read_dir("/usr/share/doc").ok()?.flatten().map(|e| e.path()).find(|p| {
+        let name = p.file_name().unwrap_or_default().to_string_lossy().to_string();
+        name == dir || (dir.ends_with('*') && name.starts_with(dir.trim_end_matches('*')))
+    });
+    let found = found.map(|p| if package == "postgresql-doc" { p.join("html") } else { p });
+    match found.filter(|p| p.is_dir()) {
+        Some(p) => Some(p),
+        None if std::env::var_os("CI").is_some() => {
+            panic!(
+                "{package} is not installed: scripts/setup installs it (apt-get install {package})"
+            )
+        }
+        None => {
+            eprintln!("skipping: {package} not installed (apt-get install {package})");
+            None
+        }
+    }
+}
+
+/// Every gold section of the open eval sets (eval/README.md) exists as a chunk anchor of its page.
+#[test]
+fn every_gold_anchor_of_the_rust_docs_eval_sets_exists() {
+    let Some(root) = rust_html() else { return };
+    check_gold_anchors("rust-docs.jsonl", &|ns| root.join(ns));
+    check_gold_anchors("edition.jsonl", &|_| root.join("edition-guide"));
+    check_gold_anchors("rustdoc.jsonl", &|_| root.join("rustdoc"));
+}
+
+#[test]
+fn every_gold_anchor_of_the_python_eval_set_exists() {
+    let Some(root) = debian_docs("python3-doc", "python3-doc") else { return };
+    check_gold_anchors("python.jsonl", &|_| root.join("html"));
+}
+
+#[test]
+fn every_gold_anchor_of_the_postgresql_eval_set_exists() {
+    let Some(root) = debian_docs("postgresql-doc-*", "postgresql-doc") else { return };
+    check_gold_anchors("pg.jsonl", &|_| root.clone());
+}
+
+#[test]
+fn every_gold_anchor_of_the_git_eval_set_exists() {
+    let Some(root) = debian_docs("git-doc", "git-doc") else { return };
+    check_gold_anchors("git.jsonl", &|_| root.clone());
 }
 
 /// Run docent with its stdout connected to a pipe whose reading end is already closed (like
