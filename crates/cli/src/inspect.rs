@@ -37,13 +37,11 @@ pub fn section_list(index: &Index) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for i in 0..index.len() {
         let c = index.chunk(i);
-        let link = if c.namespace.is_empty() {
-            c.link()
-        } else {
-            format!("{}/{}", c.namespace, c.link())
-        };
+        let link =
+            if c.namespace.is_empty() { c.link() } else { format!("{}/{}", c.namespace, c.link()) };
         if seen.insert(link.clone()) {
-            let path = if c.breadcrumb.is_empty() { c.title.clone() } else { c.breadcrumb_display() };
+            let path =
+                if c.breadcrumb.is_empty() { c.title.clone() } else { c.breadcrumb_display() };
             out.push((link, path));
         }
     }
