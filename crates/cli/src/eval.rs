@@ -115,6 +115,8 @@ pub struct QuestionResult {
     pub abstained: bool,
     /// Search confidence.
     pub confidence: f32,
+    /// The evidence behind the confidence (best cosine, known and covered term shares).
+    pub signals: docent_core::search::Signals,
     /// Whether the question is answerable (non-empty gold).
     pub answerable: bool,
     /// Top hits (links).
@@ -305,6 +307,7 @@ pub fn evaluate(
             rewritten,
             abstained: r.abstained,
             confidence: r.confidence,
+            signals: r.signals,
             answerable: !q.gold.is_empty(),
             top: top.collect(),
         });
@@ -606,6 +609,7 @@ mod tests {
             rewritten: None,
             abstained: false,
             confidence: conf,
+            signals: Default::default(),
             answerable,
             top: vec![],
         }

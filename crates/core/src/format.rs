@@ -830,6 +830,16 @@ impl Index {
         self.string(rd_u32(&self.bytes, page + 8))
     }
 
+    /// The section (page + anchor) chunk `i` (< len()) belongs to: chunks of one section share it.
+    pub fn section_of(&self, i: usize) -> u32 {
+        self.record(i).0 as u32
+    }
+
+    /// The page chunk `i` (< len()) is on: chunks of one page (url + namespace) share it.
+    pub fn page_of(&self, i: usize) -> u32 {
+        rd_u32(&self.bytes, self.places + self.record(i).0 * PLACE_RECORD)
+    }
+
     /// Url of chunk `i` (< len()) without building the rest of the view.
     pub(crate) fn url_of(&self, i: usize) -> &str {
         let page = self.page_of_place(self.record(i).0);

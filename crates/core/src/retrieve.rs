@@ -14,7 +14,7 @@
 
 use crate::format::Index;
 use crate::prompt::Message;
-use crate::search::{best_first, Hit, Query, SearchOptions, SearchResult};
+use crate::search::{best_first, Hit, Query, SearchOptions, SearchResult, Signals};
 
 /// Earlier user turns that take part in retrieval: the most recent ones only; older turns rarely
 /// help a follow-up and often mislead it.
@@ -133,9 +133,17 @@ pub fn merge(a: SearchResult, b: SearchResult, top_k: usize) -> SearchResult {
         let hb = if b.abstained { &[][..] } else { &b.hits[..] };
         fuse(ha, hb, top_k)
     };
+    let max = |x: Option<f32>, y: Option<f32>| max_opt(x, y);
+    let signals = Signals {
+        top_cosine: max(a.signals.top_cosine, b.signals.top_cosine),
+        known: max(a.signals.known, b.signals.known),
+        coverage: max(a.signals.coverage, b.signals.coverage),
+        follow_up: a.signals.follow_up || b.signals.follow_up,
+    };
     SearchResult {
         hits,
         confidence: a.confidence.max(b.confidence),
+        signals,
         abstained,
         closest: fuse(&a.closest, &b.closest, top_k),
     }

@@ -47,7 +47,8 @@ pub struct SearchOptions {
     /// Relevance floor on [`SearchResult::confidence`]; below it the result is empty (abstain).
     /// `None` = use the index header's calibrated floor, or the built-in default.
     pub floor: Option<f32>,
-    /// Weight of the conversation history (previous user turns) in retrieval, 0..1 (default 0.5).
+    /// Weight of the conversation history (previous user turns) in retrieval, relative to the
+    /// question (default 1.0: as much as the question, the best of 0.3-2 on the open eval sets).
     pub history_weight: f32,
 }
 
@@ -62,7 +63,7 @@ impl Default for SearchOptions {
             namespace: None,
             url_prefix: None,
             floor: None,
-            history_weight: 0.5,
+            history_weight: 1.0,
         }
     }
 }
@@ -113,17 +114,81 @@ pub struct Hit {
     pub bm25: Option<f32>,
 }
 
+/// What a search saw of the question, beyond its ranking: the evidence the relevance floor
+/// weighs (see [`Signals::confidence`]), also reported per question by `docent eval --json`.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct Signals {
+    /// Best cosine similarity of the question to a chunk, when the vector retriever ran.
+    pub top_cosine: Option<f32>,
+    /// Share of the question's idf-weighted terms that the docs use at all (0..1), when the
+    /// lexical retriever ran. Questions the docs don't answer tend to name things the docs never
+    /// mention ("Kubernetes", "pandas"); answerable ones rarely do once words are stemmed.
+    pub known: Option<f32>,
+    /// Best share of the question's idf-weighted terms that one of the top 5 chunks contains.
+    pub coverage: Option<f32>,
+    /// The question came with earlier turns (a follow-up).
+    pub follow_up: bool,
+}
+
+/// A lexical `known` share at or below this is no evidence at all (confidence 0).
+const KNOWN_NONE: f32 = 0.3;
+/// The lexical `known` share that maps to [`DEFAULT_FLOOR`] (tuned on the open eval sets, see
+/// BENCHMARKS.md §2).
+const KNOWN_AT_FLOOR: f32 = 0.65;
+
+impl Signals {
+    /// 0..1: how sure the search is that the docs cover the question; the relevance floor is
+    /// compared with this.
+    ///
+    /// - vectors only: the best cosine on the [`cosine_confidence`] scale;
+    /// - words only: the `known` share, scaled so that [`KNOWN_AT_FLOOR`] sits at
+    ///   [`DEFAULT_FLOOR`]. Coverage of the best chunk is no good here: answerable questions
+    ///   paraphrase the docs, so half of them share fewer than half their words with the right
+    ///   section;
+    /// - both: the lower of the two, so a question is turned away when it sits far from every
+    ///   section or when it names things the docs never mention; a follow-up is judged by the
+    ///   words alone.
+    pub fn confidence(&self) -> f32 {
+        let lexical = self.known.map(known_confidence);
+        match (self.top_cosine.map(cosine_confidence), lexical) {
+            // A follow-up's own words ("and how do I stop it?") embed far from every section
+            // however well the docs cover it; its words and the conversation's are judged.
+            (Some(_), Some(l)) if self.follow_up => l,
+            (Some(v), Some(l)) => v.min(l),
+            (Some(v), None) => v,
+            (None, Some(l)) => l,
+            (None, None) => 0.0,
+        }
+    }
+}
+
+/// Map the lexical `known` share onto the confidence scale: [`KNOWN_NONE`] → 0,
+/// [`KNOWN_AT_FLOOR`] → [`DEFAULT_FLOOR`], 1 → 1, linear in between.
+pub fn known_confidence(known: f32) -> f32 {
+    let c = if known >= KNOWN_AT_FLOOR {
+        DEFAULT_FLOOR + (known - KNOWN_AT_FLOOR) / (1.0 - KNOWN_AT_FLOOR) * (1.0 - DEFAULT_FLOOR)
+    } else {
+        (known - KNOWN_NONE) / (KNOWN_AT_FLOOR - KNOWN_NONE) * DEFAULT_FLOOR
+    };
+    c.clamp(0.0, 1.0)
+}
+
 /// The hits plus how confident the search is that the docs cover the question.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SearchResult {
     pub hits: Vec<Hit>,
-    /// 0..1: best cosine (vector) and/or share of the query's informative terms matched (lexical).
+    /// 0..1: how sure the search is that the docs cover the question ([`Signals::confidence`]).
     pub confidence: f32,
+    /// The evidence behind `confidence`.
+    pub signals: Signals,
     /// True when confidence fell below the floor: `hits` is empty, say "the docs don't cover this".
     pub abstained: bool,
     /// The closest hits even when abstaining (to offer as "closest sections").
     pub closest: Vec<Hit>,
 }
+
+/// Hits of one section at most, so one long section cannot fill the answer's sources.
+pub const CHUNKS_PER_SECTION: usize = 3;
 
 /// Default relevance floor on [`SearchResult::confidence`] (calibrated on eval/rust-docs.jsonl;
 /// see BENCHMARKS.md). Overridden by [`SearchOptions::floor`] or the index header.
@@ -257,6 +322,8 @@ fn top_m(v: impl IntoIterator<Item = (u32, f32)>, m: usize) -> Vec<(u32, f32)> {
 struct LexicalOutcome {
     ranked: Vec<(u32, f32)>,
     coverage: f32,
+    /// Share of the query's idf-weighted terms the docs use at all.
+    known: f32,
 }
 
 impl Index {
@@ -355,16 +422,19 @@ impl Index {
         let lx = self.lexical();
         let n = lx.len() as u32;
         if weighted.is_empty() || n == 0 {
-            return LexicalOutcome { ranked: Vec::new(), coverage: 0.0 };
+            return LexicalOutcome { ranked: Vec::new(), coverage: 0.0, known: 0.0 };
         }
         let mut scores = vec![0f32; lx.len()];
         let mut lists: Vec<(f32, &[u32])> = Vec::with_capacity(weighted.len());
         let mut total_weight = 0.0;
+        // The part of total_weight that comes from terms the docs use.
+        let mut known_w = 0.0f32;
         for (term, w) in &weighted {
             match lx.term_id(term) {
                 Some(t) => {
                     let idf = lx.add_scores(t, *w, &mut scores, mask);
                     total_weight += w * idf;
+                    known_w += w * idf;
                     lists.push((w * idf, lx.postings(t).0));
                 }
                 // A term the docs never use: counts against coverage with the highest idf.
@@ -397,7 +467,105 @@ impl Index {
                 }
             })
             .fold(0.0f32, f32::max);
-        LexicalOutcome { ranked, coverage }
+        let known = if total_weight > 0.0 { known_w / total_weight } else { 0.0 };
+        LexicalOutcome { ranked, coverage, known }
+    }
+
+    /// Fuse the two ranked chunk lists at the level of sections.
+    ///
+    /// Each list is read as a ranking of sections (a section ranks where its best chunk does), so
+    /// a section whose one chunk the vectors like and whose other chunk BM25 likes gets both
+    /// votes; fusing chunks would split them. The sections come out best first, each with its
+    /// chunks that either list found (best first, at most [`CHUNKS_PER_SECTION`]), until `top_k`
+    /// hits. Every hit of a section carries the section's fused score and retrievers.
+    fn fuse_sections(
+        &self,
+        vec_list: &[(u32, f32)],
+        lex_list: &[(u32, f32)],
+        opts: &SearchOptions,
+        top_k: usize,
+    ) -> Vec<Hit> {
+        struct Section {
+            id: u32,
+            score: f32,
+            retrievers: Retriever,
+            /// (chunk, best rank of the chunk in either list, cosine, bm25)
+            chunks: Vec<(u32, usize, Option<f32>, Option<f32>)>,
+        }
+        let mut sections: Vec<Section> = Vec::new();
+        let lists = [(vec_list, true, opts.vector_weight), (lex_list, false, opts.lexical_weight)];
+        for (list, is_vector, weight) in lists {
+            let (max, min) =
+                (list.first().map(|x| x.1).unwrap_or(0.0), list.last().map(|x| x.1).unwrap_or(0.0));
+            let mut section_rank = 0usize;
+            for (rank, &(chunk, score)) in list.iter().enumerate() {
+                let id = self.section_of(chunk as usize);
+                let at = match sections.iter().position(|s| s.id == id) {
+                    Some(p) => p,
+                    None => {
+                        sections.push(Section {
+                            id,
+                            score: 0.0,
+                            retrievers: Retriever::default(),
+                            chunks: Vec::new(),
+                        });
+                        sections.len() - 1
+                    }
+                };
+                let sec = &mut sections[at];
+                let first_in_list =
+                    if is_vector { !sec.retrievers.vector } else { !sec.retrievers.lexical };
+                if first_in_list {
+                    section_rank += 1;
+                    sec.score += match opts.fusion {
+                        Fusion::Rrf { k } => weight / (k + section_rank as f32),
+                        Fusion::Weighted => {
+                            weight * if max > min { (score - min) / (max - min) } else { 1.0 }
+                        }
+                    };
+                    if is_vector {
+                        sec.retrievers.vector = true;
+                    } else {
+                        sec.retrievers.lexical = true;
+                    }
+                }
+                match sec.chunks.iter_mut().find(|c| c.0 == chunk) {
+                    Some(c) => {
+                        c.1 = c.1.min(rank);
+                        if is_vector {
+                            c.2 = Some(score);
+                        } else {
+                            c.3 = Some(score);
+                        }
+                    }
+                    None => sec.chunks.push((
+                        chunk,
+                        rank,
+                        is_vector.then_some(score),
+                        (!is_vector).then_some(score),
+                    )),
+                }
+            }
+        }
+        let order = best_first(sections.iter().map(|s| (s.score, s.id as usize)));
+        let mut hits = Vec::with_capacity(top_k);
+        for i in order {
+            let sec = &mut sections[i];
+            sec.chunks.sort_unstable_by_key(|c| (c.1, c.0));
+            for &(chunk, _, cosine, bm25) in sec.chunks.iter().take(CHUNKS_PER_SECTION) {
+                if hits.len() == top_k {
+                    return hits;
+                }
+                hits.push(Hit {
+                    chunk,
+                    score: sec.score,
+                    retrievers: sec.retrievers,
+                    cosine,
+                    bm25,
+                });
+            }
+        }
+        hits
     }
 
     /// Search the index. See [`SearchOptions`].
@@ -424,76 +592,29 @@ impl Index {
         let lex = if run_lexical {
             self.lexical_ranked(query.text, query.history, opts.history_weight, mask, pool)
         } else {
-            LexicalOutcome { ranked: Vec::new(), coverage: 0.0 }
+            LexicalOutcome { ranked: Vec::new(), coverage: 0.0, known: 0.0 }
         };
 
-        let top_cos = vec_list.first().map(|x| x.1);
-        let confidence = match (run_vector, run_lexical) {
-            (true, true) => cosine_confidence(top_cos.unwrap_or(0.0)).max(lex.coverage),
-            (true, false) => cosine_confidence(top_cos.unwrap_or(0.0)),
-            _ => lex.coverage,
+        let signals = Signals {
+            top_cosine: run_vector.then(|| vec_list.first().map(|x| x.1).unwrap_or(0.0)),
+            known: run_lexical.then_some(lex.known),
+            coverage: run_lexical.then_some(lex.coverage),
+            follow_up: !query.history.is_empty(),
         };
+        let confidence = signals.confidence();
 
-        // Fuse.
-        let mut fused: Vec<Hit> = Vec::new();
-        fn slot(fused: &mut Vec<Hit>, id: u32) -> usize {
-            match fused.iter().position(|h| h.chunk == id) {
-                Some(p) => p,
-                None => {
-                    fused.push(Hit {
-                        chunk: id,
-                        score: 0.0,
-                        retrievers: Retriever::default(),
-                        cosine: None,
-                        bm25: None,
-                    });
-                    fused.len() - 1
-                }
-            }
-        }
-        let (vmax, vmin) = (
-            vec_list.first().map(|x| x.1).unwrap_or(0.0),
-            vec_list.last().map(|x| x.1).unwrap_or(0.0),
-        );
-        let (lmax, lmin) = (
-            lex.ranked.first().map(|x| x.1).unwrap_or(0.0),
-            lex.ranked.last().map(|x| x.1).unwrap_or(0.0),
-        );
-        let norm =
-            |s: f32, max: f32, min: f32| if max > min { (s - min) / (max - min) } else { 1.0 };
-        for (rank, &(id, cos)) in vec_list.iter().enumerate() {
-            let p = slot(&mut fused, id);
-            let h = &mut fused[p];
-            h.retrievers.vector = true;
-            h.cosine = Some(cos);
-            h.score += match opts.fusion {
-                Fusion::Rrf { k } => opts.vector_weight / (k + rank as f32 + 1.0),
-                Fusion::Weighted => opts.vector_weight * norm(cos, vmax, vmin),
-            };
-        }
-        for (rank, &(id, bm)) in lex.ranked.iter().enumerate() {
-            let p = slot(&mut fused, id);
-            let h = &mut fused[p];
-            h.retrievers.lexical = true;
-            h.bm25 = Some(bm);
-            h.score += match opts.fusion {
-                Fusion::Rrf { k } => opts.lexical_weight / (k + rank as f32 + 1.0),
-                Fusion::Weighted => opts.lexical_weight * norm(bm, lmax, lmin),
-            };
-        }
-        // Chunks are unique here, so the chunk breaks every tie.
-        let mut fused: Vec<Hit> = best_first(fused.iter().map(|h| (h.score, h.chunk as usize)))
-            .into_iter()
-            .take(top_k)
-            .map(|i| fused[i].clone())
-            .collect();
-
+        let mut fused = self.fuse_sections(&vec_list, &lex.ranked, opts, top_k);
         let floor = opts.floor.or(self.header().relevance_floor).unwrap_or(DEFAULT_FLOOR);
-        if confidence < floor || fused.is_empty() {
+        // A question in another language than the docs shares few words with them and sits far
+        // from them in an English embedding space whether or not they answer it: its confidence
+        // says nothing, so it is answered from the closest sections (a chat model's rewrite into
+        // the docs' language is judged on its own, see retrieve.rs).
+        let judged = !crate::lang::looks_non_english(query.text);
+        if (judged && confidence < floor) || fused.is_empty() {
             fused.truncate(3);
-            SearchResult { hits: Vec::new(), confidence, abstained: true, closest: fused }
+            SearchResult { hits: Vec::new(), confidence, signals, abstained: true, closest: fused }
         } else {
-            SearchResult { hits: fused, confidence, abstained: false, closest: Vec::new() }
+            SearchResult { hits: fused, confidence, signals, abstained: false, closest: Vec::new() }
         }
     }
 }
@@ -615,12 +736,55 @@ mod tests {
             None,
         );
         let r = index.search(
-            &Query { text: "where does CARGO_HOME point", ..Default::default() },
+            &Query { text: "where does CARGO_HOME put the cache", ..Default::default() },
             &SearchOptions::default(),
         );
         assert!(!r.abstained, "{r:?}");
         assert_eq!(r.hits[0].chunk, 0);
         assert!(r.hits[0].retrievers.lexical && !r.hits[0].retrievers.vector);
+    }
+
+    #[test]
+    fn the_floor_weighs_how_much_of_the_question_the_docs_use_at_all() {
+        let index = idx(
+            &[
+                ("", "Set CARGO_HOME to move the cache of downloaded crates."),
+                ("", "Vectors store values."),
+                ("", "The borrow checker checks references."),
+            ],
+            None,
+        );
+        let ask = |text: &str| {
+            index.search(&Query { text, ..Default::default() }, &SearchOptions::default())
+        };
+        // Every word is in the docs: known share 1, answered.
+        let r = ask("move the crates cache");
+        assert_eq!(r.signals.known, Some(1.0));
+        assert!(!r.abstained, "{r:?}");
+        // One shared word among names the docs never use: turned away, closest still offered.
+        let r = ask("kubernetes ingress helm cache");
+        assert!(r.signals.known.unwrap() < 0.5, "{r:?}");
+        assert!(r.abstained && r.closest[0].chunk == 0, "{r:?}");
+        assert!(r.signals.top_cosine.is_none() && !r.signals.follow_up);
+    }
+
+    #[test]
+    fn signals_combine_into_one_confidence() {
+        let lexical = |known| Signals { known: Some(known), ..Default::default() };
+        // The lexical scale puts KNOWN_AT_FLOOR on the default floor.
+        assert!((lexical(KNOWN_AT_FLOOR).confidence() - DEFAULT_FLOOR).abs() < 1e-6);
+        assert_eq!(lexical(KNOWN_NONE).confidence(), 0.0);
+        assert_eq!(lexical(1.0).confidence(), 1.0);
+        // Hybrid: the lower of the two; a follow-up by its words alone.
+        let both = |cos, known, follow_up| {
+            Signals { top_cosine: Some(cos), known: Some(known), follow_up, ..Default::default() }
+                .confidence()
+        };
+        assert!(both(0.6, 1.0, false) > DEFAULT_FLOOR);
+        assert!(both(0.2, 1.0, false) < DEFAULT_FLOOR, "far from every section");
+        assert!(both(0.6, 0.4, false) < DEFAULT_FLOOR, "names what the docs never mention");
+        assert!(both(0.2, 1.0, true) > DEFAULT_FLOOR, "a follow-up's words are in the docs");
+        assert_eq!(Signals::default().confidence(), 0.0);
     }
 
     #[test]
