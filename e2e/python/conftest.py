@@ -145,6 +145,9 @@ def docent_offline(workdir):
 
 
 MOCK_ANSWER = "According to the docs, LiteLLM answered this [1]. See also [2]."
+# What LiteLLM's `mock-rewrite` model answers to every request: a standalone English query, as a
+# chat model rewriting a German question for `docent eval --rewrite-url` would.
+MOCK_REWRITE = "Which caching headers should the static index file be served with?"
 
 
 @pytest.fixture(scope="session")
@@ -160,6 +163,11 @@ def litellm(workdir):
       model: openai/mock-chat
       api_key: sk-not-used
       mock_response: "{MOCK_ANSWER}"
+  - model_name: mock-rewrite
+    litellm_params:
+      model: openai/mock-rewrite
+      api_key: sk-not-used
+      mock_response: "{MOCK_REWRITE}"
 general_settings:
   master_key: sk-e2e-litellm-master
 """

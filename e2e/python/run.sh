@@ -13,6 +13,6 @@ fi
 # litellm's proxy extras (uvicorn, fastapi, ...) must be importable.
 python3 -c "import litellm.proxy.proxy_server" 2>/dev/null || timeout 600 python3 -m pip install -q 'litellm[proxy]'
 
-(cd "$ROOT" && timeout 1800 cargo build -q -p docent-bench --bin docent-upstream-double && timeout 1800 cargo build -q -p docent-proxy --bin docent-proxy)
+(cd "$ROOT" && timeout 1800 cargo build -q -p docent-bench --bin docent-upstream-double && timeout 1800 cargo build -q -p docent-proxy --bin docent-proxy && timeout 1800 cargo build -q -p docent-cli --bin docent)
 
 timeout 600 python3 -m pytest -q -p no:cacheprovider "$@" .
