@@ -347,17 +347,24 @@ pub async fn chat(
     // From here on, unused tokens are refunded whatever happens.
     let mut refund = Refund { st: st.clone(), ip, amount: charge };
 
-    if st.cfg.moderation.enabled {
-        let all: Vec<String> = messages.iter().map(|(_, c)| c.clone()).collect();
-        moderate(&st, &all).await?;
-    }
-
     let model = match (task, &req.model) {
         ("rewrite", _) => chat_cfg.rewrite_model.clone().unwrap_or_else(|| chat_cfg.model.clone()),
         (_, Some(m)) if chat_cfg.allowed_models.iter().any(|a| a == m) => m.clone(),
         _ => chat_cfg.model.clone(),
     };
     let system = system_prompt(&st, task, req.docent.as_ref())?;
+    // The widget cannot see this system prompt: fit the whole request to the model's window
+    // here (oldest turns out first), before anything is moderated or forwarded.
+    let window = crate::budget::context_window(&st.cfg, &model);
+    let fit = crate::budget::fit(&system, &mut messages, max_out as usize, window)?;
+    if fit.dropped > 0 {
+        tracing::info!(request_id = %rid, dropped = fit.dropped, window, system_tokens = fit.system_tokens, "older turns left out to fit the context window");
+    }
+
+    if st.cfg.moderation.enabled {
+        let all: Vec<String> = messages.iter().map(|(_, c)| c.clone()).collect();
+        moderate(&st, &all).await?;
+    }
     let mut upstream_messages = Vec::with_capacity(messages.len() + 1);
     upstream_messages.push(json!({"role": "system", "content": system}));
     for (role, content) in &messages {
@@ -377,6 +384,7 @@ pub async fn chat(
     audit.insert("model".into(), json!(model));
     audit.insert("task".into(), json!(task));
     audit.insert("messages".into(), json!(messages.len()));
+    audit.insert("dropped_messages".into(), json!(fit.dropped));
     audit.insert("stream".into(), json!(req.stream));
     if st.cfg.serve.audit_include_content {
         audit.insert(
@@ -411,6 +419,7 @@ pub async fn chat(
         let mut r =
             (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], bytes).into_response();
         r.extensions_mut().insert(AuditInfo(audit));
+        budget_headers(&mut r, &fit);
         return Ok(r);
     }
 
@@ -433,9 +442,24 @@ pub async fn chat(
         client_usage,
         slot,
     };
-    let resp = crate::relay::start(answer, relay).await?;
+    let mut resp = crate::relay::start(answer, relay).await?;
     refund.amount = 0; // the stream settles it
+    budget_headers(&mut resp, &fit);
     Ok(resp)
+}
+
+/// Tell the client what the server's system prompt cost and what was left out
+/// ([`crate::budget`]), so its next plan counts them.
+fn budget_headers(r: &mut Response, fit: &crate::budget::Fit) {
+    use crate::budget::{CONTEXT_WINDOW_HEADER, DROPPED_HEADER, SYSTEM_TOKENS_HEADER};
+    let h = r.headers_mut();
+    for (name, v) in [
+        (SYSTEM_TOKENS_HEADER, fit.system_tokens),
+        (CONTEXT_WINDOW_HEADER, fit.window),
+        (DROPPED_HEADER, fit.dropped),
+    ] {
+        h.insert(name, header::HeaderValue::from(v));
+    }
 }
 
 /// The text of a non-streamed answer's choices, if there is any.

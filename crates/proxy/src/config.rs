@@ -245,6 +245,10 @@ pub struct LimitsConfig {
     pub max_input_tokens: usize,
     /// Cap on `max_tokens` / `max_completion_tokens` (also the default when the client sends none).
     pub max_output_tokens: u32,
+    /// The chat model's context window in tokens (system prompt + conversation + answer).
+    /// Unset: docent-core's default for the model's name (`ModelLimits::for_model`; 8192 for a
+    /// name it doesn't know). Requests that would overflow it lose their oldest turns.
+    pub context_window: Option<usize>,
     /// Most inputs in one embeddings or moderation request.
     pub max_embedding_inputs: usize,
     /// Most tokens per embeddings input.
@@ -271,6 +275,7 @@ impl Default for LimitsConfig {
             max_messages: 20,
             max_input_tokens: 6_000,
             max_output_tokens: 1_024,
+            context_window: None,
             max_embedding_inputs: 16,
             max_embedding_tokens: 512,
             requests_per_minute_per_ip: 30,
@@ -581,6 +586,14 @@ impl Config {
                 ));
             }
         }
+        if let Some(w) = l.context_window {
+            if w <= l.max_output_tokens as usize {
+                return bad(format!(
+                    "[limits] context_window = {w} leaves no room for a prompt next to max_output_tokens = {}; set context_window to the chat model's real window (e.g. 128000 for gpt-4o-mini) or lower max_output_tokens",
+                    l.max_output_tokens
+                ));
+            }
+        }
         if !(32..=128).contains(&l.ipv6_prefix) {
             return bad(format!(
                 "[limits] ipv6_prefix = {} is out of range; use 32-128 (64, the default, groups one subscriber's addresses; 128 limits every address on its own)",
@@ -753,6 +766,19 @@ mod tests {
         let c = Config::from_toml_str("[limits]\nipv6_prefix = 0\n").unwrap();
         assert!(c.validate().unwrap_err().to_string().contains("32-128"));
         Config::default().validate().unwrap();
+    }
+
+    #[test]
+    fn a_context_window_without_room_beside_the_answer_is_refused_at_start() {
+        let e = Config::from_toml_str("[limits]\ncontext_window = 1024\n")
+            .unwrap()
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("context_window = 1024") && e.contains("max_output_tokens"), "{e}");
+        let ok = Config::from_toml_str("[limits]\ncontext_window = 128000\n").unwrap();
+        ok.validate().unwrap();
+        assert_eq!(ok.limits.context_window, Some(128_000));
     }
 
     #[test]

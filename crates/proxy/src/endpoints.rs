@@ -264,7 +264,7 @@ pub async fn healthz(State(st): State<Arc<AppState>>) -> Json<Value> {
     Json(json!({
         "status": "ok",
         "version": env!("CARGO_PKG_VERSION"),
-        "chat": st.chat.as_ref().map(|(c, p)| json!({"provider": c.provider, "kind": p.cfg.kind.as_str(), "model": c.model})),
+        "chat": st.chat.as_ref().map(|(c, p)| json!({"provider": c.provider, "kind": p.cfg.kind.as_str(), "model": c.model, "context_window": crate::budget::context_window(&st.cfg, &c.model)})),
         "embeddings": st.embed.as_ref().map(|(e, _)| json!({"provider": e.provider, "model": e.model})),
         "moderation": st.cfg.moderation.enabled,
         "open_streams": st.metrics.open_streams(),

@@ -48,6 +48,16 @@ pub enum ApiError {
         /// The limit.
         limit: usize,
     },
+    /// 400 `context_length_exceeded`: the system prompt, the question and the answer's room
+    /// do not fit the model's context window even with every older turn left out.
+    ContextTooLong {
+        /// Tokens the request needs (prompt + answer room).
+        needed: usize,
+        /// The model's context window.
+        window: usize,
+        /// Tokens of the server's system prompt (part of `needed`).
+        system: usize,
+    },
     /// 400 `invalid_role`: only `user` and `assistant` are accepted from clients.
     InvalidRole {
         /// The role sent.
@@ -89,6 +99,7 @@ impl ApiError {
             ContentFlagged { .. }
             | TooManyMessages { .. }
             | InputTooLong { .. }
+            | ContextTooLong { .. }
             | InvalidRole { .. }
             | InvalidRequest(_)
             | EmbeddingModelMismatch { .. } => StatusCode::BAD_REQUEST,
@@ -116,6 +127,7 @@ impl ApiError {
             BodyTooLarge { .. } => "body_too_large",
             TooManyMessages { .. } => "too_many_messages",
             InputTooLong { .. } => "input_too_long",
+            ContextTooLong { .. } => "context_length_exceeded",
             InvalidRole { .. } => "invalid_role",
             InvalidRequest(_) => "invalid_request",
             OriginNotAllowed => "origin_not_allowed",
@@ -155,6 +167,7 @@ impl ApiError {
             BodyTooLarge { limit } => format!("request body is larger than {limit} bytes; send fewer or shorter messages"),
             TooManyMessages { got, limit } => format!("{got} messages sent, at most {limit} allowed; drop older turns"),
             InputTooLong { got, limit } => format!("input is {got} tokens, at most {limit} allowed; send fewer sources or older turns"),
+            ContextTooLong { needed, window, system } => format!("the request needs {needed} tokens (the server's {system}-token system prompt, the conversation and room for the answer) but the model's context window is {window}; shorten the question or send fewer sources (server operators: set [limits] context_window if the model's window is larger, or shorten [prompt] system)"),
             InvalidRole { role } => format!("role \"{role}\" is not accepted; clients may only send \"user\" and \"assistant\" messages (the server sets the system prompt)"),
             InvalidRequest(m) => m.clone(),
             OriginNotAllowed => "this origin is not allowed to use this server; add it to [serve] allow_origins".into(),

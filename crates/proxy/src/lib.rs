@@ -6,7 +6,8 @@
 //! - Guards: origin allowlist (checked before anything else), per-IP and global token buckets
 //!   (requests and tokens per minute), body size, message count, input tokens (tiktoken),
 //!   `max_tokens` cap, server-chosen model, user/assistant roles only, opt-in moderation of the
-//!   whole conversation.
+//!   whole conversation, and the model's context window ([`budget`]: the oldest turns are left
+//!   out when the server's system prompt + conversation + answer would overflow it).
 //! - Upstream: named providers (`openai`, `azure-openai`, `openai-compatible`, `local`
 //!   embeddings), connect / first-byte / idle timeouts, retries only before the first byte,
 //!   chunks forwarded as they arrive, upstream cancelled when the client disconnects.
@@ -16,6 +17,7 @@
 //! User documentation: docs/proxy.md.
 
 pub mod app;
+pub mod budget;
 pub mod chat;
 pub mod config;
 pub mod endpoints;

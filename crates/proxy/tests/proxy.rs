@@ -180,6 +180,7 @@ async fn healthz_reports_what_is_configured_without_secrets() {
     assert_eq!(r.status(), StatusCode::OK);
     let v = body_json(r).await;
     assert_eq!(v["chat"]["model"], "test-model");
+    assert_eq!(v["chat"]["context_window"], 8192, "core's default for a model it doesn't know");
     assert_eq!(v["embeddings"]["model"], "test-embed");
     assert_eq!(v["moderation"], true);
 }
@@ -476,6 +477,120 @@ async fn too_many_input_tokens_is_400_input_too_long() {
         .unwrap();
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
     assert_eq!(body_json(r).await["error"]["code"], "input_too_long");
+}
+
+/// The test config with a ~1800-token `[prompt] system` (when `custom`) and a 4000-token window.
+fn small_window_config(up: SocketAddr, custom: bool) -> Config {
+    let mut text = config_text(up, "").replace("[limits]", "[limits]\ncontext_window = 4000");
+    if custom {
+        let rules = "Always cite the numbered sources and follow the house style. ".repeat(150);
+        text.push_str(&format!("\n[prompt]\nsystem = \"You answer for {{site}}. {rules}\"\n"));
+    }
+    let c = Config::from_toml_str(&text).unwrap();
+    c.validate().unwrap();
+    c
+}
+
+/// Four ~600-token turns and a short question: under `max_input_tokens` (3000), but with the
+/// custom system prompt and the answer's 256 tokens over a 4000-token window.
+fn long_conversation() -> Value {
+    let turn = |role: &str, i: usize| json!({"role": role, "content": format!("turn {i}: {}", "word ".repeat(600))});
+    json!([
+        turn("user", 1),
+        turn("assistant", 2),
+        turn("user", 3),
+        turn("assistant", 4),
+        {"role": "user", "content": "So which option do I set?"}
+    ])
+}
+
+/// Prompt tokens of a forwarded chat body, OpenAI cookbook accounting (as the widget budgets).
+fn prompt_tokens(sent: &Value) -> usize {
+    let msgs = sent["messages"].as_array().unwrap();
+    docent_proxy::tokens::count_messages(msgs.iter().map(|m| m["content"].as_str().unwrap()))
+}
+
+#[tokio::test]
+async fn a_custom_system_prompt_is_counted_and_the_oldest_turns_make_room_for_it() {
+    let header = |r: &axum::response::Response, name: &str| -> usize {
+        r.headers()[name].to_str().unwrap().parse().unwrap()
+    };
+    // The default prompt: everything fits, nothing is left out.
+    let up = start_double(0).await;
+    let r = app(Arc::new(small_window_config(up, false)))
+        .oneshot(post("/v1/chat/completions", &chat_body(long_conversation(), false)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(header(&r, "x-docent-dropped-messages"), 0);
+    assert_eq!(header(&r, "x-docent-context-window"), 4000);
+    let default_cost = header(&r, "x-docent-system-tokens");
+    assert_eq!(chat_requests(up).await[0]["body"]["messages"].as_array().unwrap().len(), 6);
+
+    // The custom prompt: the widget never saw it, so the proxy counts it and trims.
+    let up = start_double(0).await;
+    let r = app(Arc::new(small_window_config(up, true)))
+        .oneshot(post("/v1/chat/completions", &chat_body(long_conversation(), false)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let sent = chat_requests(up).await[0]["body"].clone();
+    let system = sent["messages"][0]["content"].as_str().unwrap();
+    assert!(system.starts_with("You answer for Example Docs."), "{system}");
+    assert_eq!(
+        header(&r, "x-docent-system-tokens"),
+        docent_proxy::tokens::count(system),
+        "the header reports what the rendered system prompt costs"
+    );
+    assert!(header(&r, "x-docent-system-tokens") > default_cost + 1_000);
+    assert_eq!(header(&r, "x-docent-dropped-messages"), 2, "the oldest user/answer pair goes");
+    let msgs = sent["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 4, "system + the last three messages");
+    assert_eq!(msgs[1]["role"], "user");
+    assert!(msgs[1]["content"].as_str().unwrap().starts_with("turn 3:"));
+    assert_eq!(msgs[3]["content"], "So which option do I set?");
+    let max_tokens = sent["max_tokens"].as_u64().unwrap() as usize;
+    assert!(
+        prompt_tokens(&sent) + max_tokens <= 4000,
+        "prompt {} + answer {max_tokens} must fit the 4000-token window",
+        prompt_tokens(&sent)
+    );
+}
+
+#[tokio::test]
+async fn budget_headers_reach_a_browser_on_a_streamed_answer() {
+    let up = start_double(0).await;
+    let p = start_proxy(small_window_config(up, true)).await;
+    let r = stream_chat(p.addr, &chat_body(long_conversation(), true)).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["x-docent-dropped-messages"], "2");
+    assert!(
+        r.headers()["x-docent-system-tokens"].to_str().unwrap().parse::<usize>().unwrap() > 1_000
+    );
+    let exposed = r.headers()["access-control-expose-headers"].to_str().unwrap().to_string();
+    for h in ["x-docent-system-tokens", "x-docent-context-window", "x-docent-dropped-messages"] {
+        assert!(exposed.contains(h), "{h} must be readable from the widget: {exposed}");
+    }
+    assert_eq!(frames(&r.text().await.unwrap()).last().unwrap(), "[DONE]");
+}
+
+#[tokio::test]
+async fn a_question_that_cannot_fit_beside_the_system_prompt_is_400_context_length_exceeded() {
+    let up = start_double(0).await;
+    let question = format!("Why? {}", "word ".repeat(2_200));
+    let r = app(Arc::new(small_window_config(up, true)))
+        .oneshot(post("/v1/chat/completions", &chat_body(user(&question), true)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let v = body_json(r).await;
+    assert_eq!(v["error"]["code"], "context_length_exceeded");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("context window is 4000") && msg.contains("[limits] context_window"),
+        "{msg}"
+    );
+    assert!(requests(up).await.is_empty(), "nothing is moderated or forwarded");
 }
 
 #[tokio::test]
