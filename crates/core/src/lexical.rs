@@ -90,8 +90,8 @@ fn stem_in_place(w: &mut String) {
         return;
     }
     thread_local! {
-        static ENGLISH: rust_stemmers::Stemmer =
-            rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+        static ENGLISH: pagefind_stem::Stemmer =
+            pagefind_stem::Stemmer::create(pagefind_stem::Algorithm::English);
     }
     ENGLISH.with(|st| {
         if let std::borrow::Cow::Owned(stem) = st.stem(w) {
