@@ -46,7 +46,8 @@ pub fn looks_non_english(text: &str) -> bool {
         if w.is_empty() || w.len() > 8 {
             continue;
         }
-        let w = w.to_lowercase();
+        // Per character: `str::to_lowercase` would add its own code to the widget's wasm.
+        let w: String = w.chars().flat_map(char::to_lowercase).collect();
         // "qu'est-ce", "l'option": the part before the apostrophe is the function word.
         let w = w.split('\'').next().unwrap_or("");
         if FOREIGN.contains(&w) {
