@@ -115,8 +115,12 @@ pub fn describe(err: &NetError) -> (String, Option<u32>) {
                     }
                 }
                 "upstream_error" => "The language model behind the answer service failed. Try again in a moment.".into(),
+                "moderation_failed" => "The answer service could not check the question with its content filter, so it was not answered. Try again in a moment.".into(),
+                "request_timeout" => "The question took too long to reach the answer service (a slow or interrupted connection). Try again.".into(),
+                "server_shutting_down" => "The answer service is restarting. Ask again in a moment.".into(),
                 "upstream_timeout" => "The language model took too long to answer. Try again in a moment.".into(),
-                "body_too_large" | "too_many_messages" | "input_too_long" => {
+                "body_too_large" | "too_many_messages" | "input_too_long"
+                | "context_length_exceeded" => {
                     "The conversation is too long for the answer service. Start a new conversation and ask again.".into()
                 }
                 "origin_not_allowed" => {
@@ -754,7 +758,10 @@ impl Engine {
                 match parse_chat_chunk(&ev.data) {
                     Ok(delta) => {
                         if let Some(message) = delta.error {
-                            failure = Some(format!("The language model failed mid-answer ({message}). The partial answer is kept; try again."));
+                            failure = Some(describe_stream_error(
+                                delta.error_code.as_deref().unwrap_or(""),
+                                &message,
+                            ));
                             break;
                         }
                         if let Some(c) = delta.content {
@@ -826,6 +833,18 @@ pub struct ChunkDelta {
     pub done: bool,
     /// An `{"error": {...}}` event's message.
     pub error: Option<String>,
+    /// An `{"error": {...}}` event's `code`, when it has one.
+    pub error_code: Option<String>,
+}
+
+/// The reader-facing message for an error event that ended a stream after the answer began
+/// (docs/proxy.md, "Errors"): the partial answer stays on screen.
+pub fn describe_stream_error(code: &str, message: &str) -> String {
+    match code {
+        "server_shutting_down" => "The answer service restarted and stopped this answer. The partial answer is kept; ask again in a moment.".into(),
+        "upstream_timeout" => "The language model went silent mid-answer. The partial answer is kept; try again.".into(),
+        _ => format!("The language model failed mid-answer ({message}). The partial answer is kept; try again."),
+    }
 }
 
 /// Decode one `data:` payload of an OpenAI chat completion stream with the browser's JSON.parse
@@ -858,8 +877,10 @@ pub fn parse_chat_chunk(data: &str) -> Result<ChunkDelta, String> {
         } else {
             text(&err).or_else(|| Some(json::stringify(&err)))
         };
+        let code = if json::is_object(&err) { json::string(&err, "code") } else { None };
         return Ok(ChunkDelta {
             error: Some(message.unwrap_or_else(|| "unknown error".into())),
+            error_code: code,
             ..ChunkDelta::default()
         });
     }

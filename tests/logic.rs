@@ -44,6 +44,50 @@ fn content_flags_and_upstream_errors_have_their_own_messages() {
 }
 
 #[wasm_bindgen_test]
+fn the_proxys_newer_error_codes_get_their_own_honest_messages() {
+    let said = |status: u16, code: &str| {
+        let body = format!(r#"{{"error":{{"message":"internal words","code":"{code}"}}}}"#);
+        describe(&parse_error_body(status, &body, None)).0
+    };
+    let moderation = said(502, "moderation_failed");
+    assert!(
+        moderation.contains("content filter") && moderation.contains("not answered"),
+        "{moderation}"
+    );
+    let timeout = said(408, "request_timeout");
+    assert!(
+        timeout.contains("took too long to reach") && timeout.contains("connection"),
+        "{timeout}"
+    );
+    assert!(said(503, "server_shutting_down").contains("restarting"));
+    assert!(said(502, "upstream_error").contains("language model"));
+    assert!(said(400, "context_length_exceeded").contains("Start a new conversation"));
+    for code in ["moderation_failed", "request_timeout", "server_shutting_down", "upstream_error"] {
+        let m = said(502, code);
+        assert!(!m.contains("internal words") && !m.contains("HTTP"), "{code}: {m}");
+    }
+}
+
+#[wasm_bindgen_test]
+fn stream_error_events_are_worded_by_their_code() {
+    use docent_widget::engine::{describe_stream_error, parse_chat_chunk};
+    let ev = |code: &str| {
+        let c = parse_chat_chunk(&format!(
+            r#"{{"error":{{"message":"the server is restarting","type":"server_error","code":"{code}"}}}}"#
+        ))
+        .unwrap();
+        assert_eq!(c.error_code.as_deref(), Some(code));
+        describe_stream_error(c.error_code.as_deref().unwrap_or(""), c.error.as_deref().unwrap())
+    };
+    let shutdown = ev("server_shutting_down");
+    assert!(shutdown.contains("restarted") && !shutdown.contains("language model"), "{shutdown}");
+    assert!(ev("upstream_timeout").contains("went silent"));
+    assert!(ev("upstream_error").contains("failed mid-answer"));
+    assert!(shutdown.contains("partial answer is kept"));
+    assert_eq!(parse_chat_chunk(r#"{"error":"overloaded"}"#).unwrap().error_code, None);
+}
+
+#[wasm_bindgen_test]
 fn namespace_comes_from_config_or_the_page_path() {
     let ns = vec!["v1".to_string(), "v2".to_string()];
     assert_eq!(derive_namespace(Some("v1"), &ns, "/v2/guide/"), Some("v1".into()));
