@@ -36,6 +36,11 @@ pub struct Engine {
     bpe: RefCell<Option<Rc<JsCounter>>>,
     ranks_loading: Cell<bool>,
     controller: RefCell<Option<AbortController>>,
+    /// What the proxy said its system prompt costs (`x-docent-system-tokens`); None = not yet
+    /// asked, so core's default prompt is counted.
+    proxy_system_tokens: Cell<Option<usize>>,
+    /// The context window the proxy fits requests to (`x-docent-context-window`).
+    proxy_window: Cell<Option<usize>>,
 }
 
 /// Earlier turns, for follow-ups.
@@ -256,7 +261,30 @@ impl Engine {
             bpe: RefCell::new(None),
             ranks_loading: Cell::new(false),
             controller: RefCell::new(None),
+            proxy_system_tokens: Cell::new(None),
+            proxy_window: Cell::new(None),
         }
+    }
+
+    /// Learn the proxy's budget from a chat answer's headers (docs/proxy.md, "Context window"):
+    /// its system prompt's cost and its context window, used by every later plan. Returns how
+    /// many of the oldest messages the proxy left out of this request to fit.
+    pub fn learn_budget(&self, headers: &web_sys::Headers) -> usize {
+        let num = |name: &str| {
+            headers.get(name).ok().flatten().and_then(|v| v.trim().parse::<usize>().ok())
+        };
+        if let Some(n) = num("x-docent-system-tokens") {
+            self.proxy_system_tokens.set(Some(n));
+        }
+        if let Some(w) = num("x-docent-context-window").filter(|w| *w > 0) {
+            self.proxy_window.set(Some(w));
+        }
+        num("x-docent-dropped-messages").unwrap_or(0)
+    }
+
+    /// Tokens of the system prompt the proxy adds: what it reported, else core's default prompt.
+    pub fn system_tokens(&self, counter: &dyn TokenCounter) -> usize {
+        self.proxy_system_tokens.get().unwrap_or_else(|| counter.count(DEFAULT_SYSTEM))
     }
 
     /// Abort the running request, if any (Stop, new conversation, unmount).
@@ -266,7 +294,9 @@ impl Engine {
         }
     }
 
-    fn limits(&self) -> ModelLimits {
+    /// The model's limits: the configured model's defaults, the site's overrides, and never a
+    /// bigger context window than the proxy said it fits requests to.
+    pub fn limits(&self) -> ModelLimits {
         let mut l = ModelLimits::for_model(&self.cfg.model);
         if let Some(v) = self.cfg.limits.context_window {
             l.context_window = v;
@@ -276,6 +306,9 @@ impl Engine {
         }
         if let Some(v) = self.cfg.limits.docs_cap {
             l.docs_cap = v;
+        }
+        if let Some(w) = self.proxy_window.get() {
+            l.context_window = l.context_window.min(w);
         }
         l
     }
@@ -516,7 +549,7 @@ impl Engine {
     ) -> Result<budget::Plan, budget::BudgetError> {
         let template =
             Template::new(self.cfg.prompt.user.clone().unwrap_or_else(|| DEFAULT_USER.to_string()));
-        let system_tokens = counter.count(DEFAULT_SYSTEM);
+        let system_tokens = self.system_tokens(counter);
         budget::plan(&PlanRequest {
             index,
             hits,
@@ -654,13 +687,10 @@ impl Engine {
             t.sources = sources;
             t.status = Status::Thinking;
             if plan.dropped_turns > 0 {
-                t.notice = Some(format!(
-                    "Older parts of the conversation ({} messages) were left out to fit the model.",
-                    plan.dropped_turns
-                ));
+                t.notice = Some(left_out_notice(plan.dropped_turns));
             }
         });
-        match self.stream(turn, &plan.messages, signal, live).await {
+        match self.stream(turn, &plan.messages, plan.dropped_turns, signal, live).await {
             Ok(()) => {
                 self.maybe_prefetch_ranks(plan.prompt_tokens);
                 Ok(())
@@ -697,6 +727,7 @@ impl Engine {
         &self,
         turn: RwSignal<TurnData>,
         messages: &[Message],
+        dropped_turns: usize,
         signal: &web_sys::AbortSignal,
         live: RwSignal<String>,
     ) -> Result<(), StreamFail> {
@@ -721,6 +752,12 @@ impl Engine {
                 return Err(StreamFail::Fail(Fail { message, retry_after }));
             }
         };
+        // The proxy fits requests to the model with its own system prompt counted; what it left
+        // out is reported like the widget's own trimming.
+        let dropped = dropped_turns + self.learn_budget(&resp.headers());
+        if dropped > dropped_turns {
+            turn.update(|t| t.notice = Some(left_out_notice(dropped)));
+        }
         let mut reader =
             BodyReader::new(&resp).map_err(|e| StreamFail::Fail(Fail::new(describe(&e).0)))?;
         let mut parser = SseParser::default();
@@ -813,6 +850,10 @@ impl Engine {
         turn.update(|t| t.status = Status::Done);
         Ok(())
     }
+}
+
+fn left_out_notice(messages: usize) -> String {
+    format!("Older parts of the conversation ({messages} messages) were left out to fit the model.")
 }
 
 /// Chat messages as OpenAI's `[{"role", "content"}]`.
