@@ -224,9 +224,12 @@ test('Stop aborts the stream and keeps the partial answer', async () => {
 test('hostile model output executes nothing and loads nothing from other sites', async () => {
   await page.goto(pageUrl({ proxy: PROXY }));
   await openWidget();
-  await ask('HOSTILE how do I set the FROB_LOG logging level for Frobnicator logs?');
+  await ask('HOSTILE how do I use the FROB_LOG environment variable to debug Frobnicator?');
   const turn = await lastTurnSettled();
   await page.waitForTimeout(300);
+  // The hostile output must actually have been streamed (no abstain, no fallback to excerpts).
+  assert.equal(await turn.locator(tid('docent-not-covered')).count(), 0, 'the question was answered');
+  assert.match(await turn.locator(tid('docent-answer')).innerText(), /Here is the answer/);
   assert.equal(await page.evaluate(() => typeof window.__pwned), 'undefined', 'model output ran script');
   const answer = turn.locator(tid('docent-answer'));
   assert.equal(await answer.locator('img, script, iframe, object, embed, svg').count(), 0);
