@@ -4,6 +4,8 @@
 //! sockets, more connections than allowed). Every test here failed before its fix
 //! (docs/security.md lists which defence each one covers).
 
+mod common;
+
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -11,7 +13,8 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode};
-use docent_proxy::{app, serve, Config};
+use common::start_proxy;
+use docent_proxy::{app, Config};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -735,22 +738,6 @@ async fn invalid_feedback_is_rate_limited_too() {
 }
 
 // ---------------------------------------------------------------- 8, 15: hostile clients, shutdown
-
-struct Running {
-    addr: SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<anyhow::Result<()>>,
-}
-
-async fn start_proxy(cfg: Config) -> Running {
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap();
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(serve(cfg, l, async move {
-        let _ = rx.await;
-    }));
-    Running { addr, stop: Some(tx), task }
-}
 
 /// Reads until the server closes the connection; what it sent, or None if it stayed open.
 async fn read_until_closed(sock: &mut tokio::net::TcpStream, within: Duration) -> Option<String> {

@@ -1,6 +1,8 @@
 //! docent serve against the upstream test double (bench's `docent-upstream-double`), in-process
 //! (`app(cfg).oneshot`) and over real sockets (streaming, disconnects, shutdown), plus abuse tests.
 
+mod common;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,8 +11,9 @@ use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode};
 use base64::Engine;
+use common::start_proxy;
 use docent_bench::double::{self, DoubleOptions, DEFAULT_ANSWER};
-use docent_proxy::{app, serve, Config};
+use docent_proxy::{app, Config};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use tower::ServiceExt;
@@ -136,22 +139,6 @@ fn streamed_content(frames: &[String]) -> String {
             v.pointer("/choices/0/delta/content").and_then(Value::as_str).map(str::to_string)
         })
         .collect()
-}
-
-struct Running {
-    addr: SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<anyhow::Result<()>>,
-}
-
-async fn start_proxy(cfg: Config) -> Running {
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap();
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(serve(cfg, l, async move {
-        let _ = rx.await;
-    }));
-    Running { addr, stop: Some(tx), task }
 }
 
 fn client() -> reqwest::Client {
