@@ -121,7 +121,7 @@ pub struct Signals {
     /// Best cosine similarity of the question to a chunk, when the vector retriever ran.
     pub top_cosine: Option<f32>,
     /// Share of the question's idf-weighted terms that the docs use at all (0..1), when the
-    /// lexical retriever ran. Questions the docs don't answer tend to name things the docs never
+    /// lexical retriever ran (the question's own terms; the history's only when it has none). Questions the docs don't answer tend to name things the docs never
     /// mention ("Kubernetes", "pandas"); answerable ones rarely do once words are stemmed.
     pub known: Option<f32>,
     /// Best share of the question's idf-weighted terms that one of the top 5 chunks contains.
@@ -417,6 +417,8 @@ impl Index {
         for t in crate::lexical::tokenize(text) {
             add(&mut weighted, t, 1.0);
         }
+        // The question's own terms come first in `weighted`.
+        let own = weighted.len();
         if hw > 0.0 {
             // The two most recent turns; older ones rarely help and often mislead.
             for turn in history.iter().rev().take(2) {
@@ -436,20 +438,27 @@ impl Index {
         // For `known`: the idf-weighted terms the docs use, the weight of those they never use, and
         // the rarest used term's idf (what an unused term weighs: in a small site every common
         // word has a low idf, and one unknown word at the highest idf would outweigh them all).
+        // Only the question's own terms count (all terms when it has none, as in "and then?"):
+        // a follow-up is not turned away for a name an earlier turn used.
         let (mut known_w, mut unknown_w, mut rarest) = (0.0f32, 0.0f32, 0.0f32);
-        for (term, w) in &weighted {
+        for (i, (term, w)) in weighted.iter().enumerate() {
+            let counts = i < own || own == 0;
             match lx.term_id(term) {
                 Some(t) => {
                     let idf = lx.add_scores(t, *w, &mut scores, mask);
                     total_weight += w * idf;
-                    known_w += w * idf;
-                    rarest = rarest.max(idf);
                     lists.push((w * idf, lx.postings(t).0));
+                    if counts {
+                        known_w += w * idf;
+                        rarest = rarest.max(idf);
+                    }
                 }
                 // A term the docs never use: counts against coverage with the highest idf.
                 None => {
                     total_weight += w * crate::lexical::idf(n, 0);
-                    unknown_w += w;
+                    if counts {
+                        unknown_w += w;
+                    }
                 }
             }
         }
@@ -782,6 +791,18 @@ mod tests {
         assert!(r.signals.known.unwrap() < 0.5, "{r:?}");
         assert!(r.abstained && r.closest[0].chunk == 0, "{r:?}");
         assert!(r.signals.top_cosine.is_none() && !r.signals.follow_up);
+        // A follow-up is judged by its own words, not by names an earlier turn used.
+        let history = vec!["how do I run kubernetes helm charts".to_string()];
+        let r = index.search(
+            &Query {
+                text: "and how do I move the crates cache",
+                history: &history,
+                ..Default::default()
+            },
+            &SearchOptions::default(),
+        );
+        assert!(!r.abstained && r.signals.follow_up, "{r:?}");
+        assert_eq!(r.signals.known, Some(1.0));
     }
 
     #[test]
