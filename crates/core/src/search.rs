@@ -152,7 +152,7 @@ impl Signals {
         let lexical = self.known.map(known_confidence);
         match (self.top_cosine.map(cosine_confidence), lexical) {
             // A follow-up's own words ("and how do I stop it?") embed far from every section
-            // however well the docs cover it; its words and the conversation's are judged.
+            // however well the docs cover it; its words are judged.
             (Some(_), Some(l)) if self.follow_up => l,
             (Some(v), Some(l)) => v.min(l),
             (Some(v), None) => v,
