@@ -209,31 +209,29 @@ pub fn gold_matches(gold: &str, namespace: &str, url: &str, anchor: &str) -> boo
     }
 }
 
-fn rank_of(index: &Index, hits: &[docent_core::Hit], gold: &[String]) -> Option<usize> {
-    // Rank among distinct sections: several chunks of one section count once.
-    let mut seen: Vec<String> = Vec::new();
-    for hit in hits {
-        let c = index.chunk_ref(hit.chunk as usize);
-        let key = format!("{}\u{0}{}#{}", c.namespace, c.url, c.anchor);
-        if !seen.contains(&key) {
-            seen.push(key);
-        }
-        if gold.iter().any(|g| gold_matches(g, c.namespace, c.url, c.anchor)) {
-            return Some(seen.len());
-        }
-    }
-    None
+/// What a rank counts: distinct sections, or distinct pages.
+#[derive(Clone, Copy, PartialEq)]
+enum Unit {
+    Section,
+    Page,
 }
 
-fn page_rank_of(index: &Index, hits: &[docent_core::Hit], gold: &[String]) -> Option<usize> {
-    let mut seen: Vec<(&str, &str)> = Vec::new();
+/// 1-based rank of the first hit on a gold entry among the distinct units hit (several chunks
+/// of one section, or sections of one page, count once). By page, a gold entry's anchor is
+/// ignored.
+fn rank_of(index: &Index, hits: &[docent_core::Hit], gold: &[String], unit: Unit) -> Option<usize> {
+    let mut seen: Vec<(&str, &str, &str)> = Vec::new();
     for hit in hits {
         let c = index.chunk_ref(hit.chunk as usize);
-        if !seen.contains(&(c.namespace, c.url)) {
-            seen.push((c.namespace, c.url));
+        let anchor = if unit == Unit::Page { "" } else { c.anchor };
+        if !seen.contains(&(c.namespace, c.url, anchor)) {
+            seen.push((c.namespace, c.url, anchor));
         }
-        let page_of = |g: &str| g.split('#').next().unwrap_or(g).to_string();
-        if gold.iter().any(|g| gold_matches(&page_of(g), c.namespace, c.url, "")) {
+        let is_gold = |g: &String| match unit {
+            Unit::Section => gold_matches(g, c.namespace, c.url, anchor),
+            Unit::Page => gold_matches(g.split('#').next().unwrap_or(g), c.namespace, c.url, ""),
+        };
+        if gold.iter().any(is_gold) {
             return Some(seen.len());
         }
     }
@@ -275,10 +273,10 @@ pub fn evaluate(
             Ask { question: &q.question, history: &q.history, rewritten: rewritten.as_deref() };
         let vectors = prep.map(|p| p.vectors.as_slice()).unwrap_or_default();
         let r = retrieve(index, &ask, vectors, &opts);
-        let rank = rank_of(index, &r.hits, &q.gold);
-        let page_rank = page_rank_of(index, &r.hits, &q.gold);
+        let rank = rank_of(index, &r.hits, &q.gold, Unit::Section);
+        let page_rank = rank_of(index, &r.hits, &q.gold, Unit::Page);
         let rank_without_floor =
-            if r.abstained { rank_of(index, &r.closest, &q.gold) } else { rank };
+            if r.abstained { rank_of(index, &r.closest, &q.gold, Unit::Section) } else { rank };
         let top = r
             .hits
             .iter()
