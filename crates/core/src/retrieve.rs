@@ -133,11 +133,10 @@ pub fn merge(a: SearchResult, b: SearchResult, top_k: usize) -> SearchResult {
         let hb = if b.abstained { &[][..] } else { &b.hits[..] };
         fuse(ha, hb, top_k)
     };
-    let max = |x: Option<f32>, y: Option<f32>| max_opt(x, y);
     let signals = Signals {
-        top_cosine: max(a.signals.top_cosine, b.signals.top_cosine),
-        known: max(a.signals.known, b.signals.known),
-        coverage: max(a.signals.coverage, b.signals.coverage),
+        top_cosine: max_opt(a.signals.top_cosine, b.signals.top_cosine),
+        known: max_opt(a.signals.known, b.signals.known),
+        coverage: max_opt(a.signals.coverage, b.signals.coverage),
         follow_up: a.signals.follow_up || b.signals.follow_up,
     };
     SearchResult {

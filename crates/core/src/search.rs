@@ -121,8 +121,9 @@ pub struct Signals {
     /// Best cosine similarity of the question to a chunk, when the vector retriever ran.
     pub top_cosine: Option<f32>,
     /// Share of the question's idf-weighted terms that the docs use at all (0..1), when the
-    /// lexical retriever ran (the question's own terms; the history's only when it has none). Questions the docs don't answer tend to name things the docs never
-    /// mention ("Kubernetes", "pandas"); answerable ones rarely do once words are stemmed.
+    /// lexical retriever ran (the question's own terms; the history's only when it has none).
+    /// Questions the docs don't answer tend to name things the docs never mention
+    /// ("Kubernetes", "pandas"); answerable ones rarely do once words are stemmed.
     pub known: Option<f32>,
     /// Best share of the question's idf-weighted terms that one of the top 5 chunks contains.
     pub coverage: Option<f32>,
@@ -571,9 +572,13 @@ impl Index {
         let order = best_first(sections.iter().map(|s| (s.score, s.id as usize)));
         let mut hits = Vec::with_capacity(top_k);
         for i in order {
-            let sec = &mut sections[i];
-            sec.chunks.sort_unstable_by_key(|c| (c.1, c.0));
-            for &(chunk, _, cosine, bm25) in sec.chunks.iter().take(CHUNKS_PER_SECTION) {
+            let sec = &sections[i];
+            // Best rank first, then lower chunk: the crate's one SortKey sort (see best_first).
+            let mut keys: Vec<SortKey> =
+                sec.chunks.iter().enumerate().map(|(j, c)| (c.1, c.0 as usize, j, 0)).collect();
+            keys.sort_unstable();
+            for key in keys.iter().take(CHUNKS_PER_SECTION) {
+                let (chunk, _, cosine, bm25) = sec.chunks[key.2];
                 if hits.len() == top_k {
                     return hits;
                 }
