@@ -167,12 +167,8 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
             r
         } else if is_api && method == Method::POST && route != "/v1/feedback" && route != "other" {
             // 2. Per-IP and global request limits.
-            match st.limiter.take(ip, 0) {
-                Err(r) => {
-                    st.metrics.rate_limited(r.scope, r.what);
-                    tracing::warn!(scope = r.scope, what = r.what, retry_after = r.retry_after, "rate limited");
-                    ApiError::RateLimited { retry_after: r.retry_after, what: r.what }.into_response()
-                }
+            match st.limits.take(ip, 0, &st.metrics).await {
+                Err(e) => e.into_response(),
                 Ok(()) => {
                     req.extensions_mut().insert(ClientIp(ip));
                     req.extensions_mut().insert(RequestId(rid.clone()));

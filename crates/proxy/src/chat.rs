@@ -340,10 +340,7 @@ pub async fn chat(
         .unwrap_or(limits.max_output_tokens)
         .clamp(1, limits.max_output_tokens);
     let charge = est_input as u64 + u64::from(max_out);
-    if let Err(r) = st.limiter.take(ip, charge) {
-        st.metrics.rate_limited(r.scope, r.what);
-        return Err(ApiError::RateLimited { retry_after: r.retry_after, what: r.what });
-    }
+    st.limits.take(ip, charge, &st.metrics).await?;
     // From here on, unused tokens are refunded whatever happens.
     let mut refund = Refund { st: st.clone(), ip, amount: charge };
 
@@ -425,10 +422,7 @@ pub async fn chat(
 
     // The slot is taken before the upstream call and held until the stream ends, so
     // concurrent requests can never open more than max_concurrent_streams.
-    let Some(slot) = st.streams.try_take() else {
-        st.metrics.rate_limited("streams", "streams");
-        return Err(ApiError::RateLimited { retry_after: 5, what: "open streams on this server" });
-    };
+    let slot = st.limits.take_stream(&st.metrics).await?;
     let answer = provider.send(Op::Chat, &model, upstream_body, &st.metrics).await?;
     let client_usage = req.stream_options.as_ref().map(|o| o.include_usage).unwrap_or(false);
     let relay = Relay {
@@ -494,7 +488,7 @@ impl Refund {
 
 impl Drop for Refund {
     fn drop(&mut self) {
-        self.st.limiter.refund(self.ip, self.amount);
+        self.st.limits.refund(self.ip, self.amount);
     }
 }
 

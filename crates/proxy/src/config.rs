@@ -266,6 +266,33 @@ pub struct LimitsConfig {
     /// IPv6 clients share per-IP buckets by this prefix (one /64 is usually one subscriber,
     /// who can pick any address in it). 32-128; 128 = per address.
     pub ipv6_prefix: u8,
+    /// Where the buckets and stream slots live: unset (default) = in this process; a
+    /// `redis://host:port[/db]` URL = in Redis, shared by every replica using the same URL
+    /// (and `store_prefix`).
+    pub store: Option<String>,
+    /// Longest wait for the store per operation (connect included); past it the store counts as
+    /// unreachable for that request and `store_unavailable` applies.
+    pub store_timeout_ms: u64,
+    /// What happens while the store is unreachable: "local" (default) = each replica falls back
+    /// to its own in-process buckets (a warning and `docent_limit_store_failures_total`);
+    /// "closed" = every limited request is refused with 503 `limits_unavailable`.
+    pub store_unavailable: StoreUnavailable,
+    /// Prefix of every key docent writes in the store (several sites can share one Redis).
+    pub store_prefix: String,
+    /// A stream slot in the shared store is a lease renewed while the stream lasts: a replica
+    /// that dies mid-stream gives its slots back at most this many seconds later.
+    pub stream_lease_secs: u64,
+}
+
+/// `[limits] store_unavailable`: the behaviour while the shared store cannot be reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreUnavailable {
+    /// Fall back to this replica's in-process buckets (limits then hold per replica).
+    #[default]
+    Local,
+    /// Refuse limited requests (503 `limits_unavailable`) until the store answers again.
+    Closed,
 }
 
 impl Default for LimitsConfig {
@@ -284,6 +311,11 @@ impl Default for LimitsConfig {
             tokens_per_minute: 2_000_000,
             max_concurrent_streams: 10_000,
             ipv6_prefix: 64,
+            store: None,
+            store_timeout_ms: 100,
+            store_unavailable: StoreUnavailable::Local,
+            store_prefix: "docent".into(),
+            stream_lease_secs: 30,
         }
     }
 }
@@ -594,6 +626,33 @@ impl Config {
                 ));
             }
         }
+        if let Some(url) = &l.store {
+            if !url.starts_with("redis://") {
+                return bad(format!(
+                    "[limits] store = \"{url}\" is not supported; use a redis://host:port[/db] URL (e.g. \"redis://127.0.0.1:6379\"), or remove store to keep the limits in this process"
+                ));
+            }
+            if let Err(e) = ::redis::Client::open(url.as_str()) {
+                return bad(format!("[limits] store = \"{url}\" is not a usable Redis URL ({e}); write it like \"redis://127.0.0.1:6379/0\""));
+            }
+        }
+        if l.store_timeout_ms == 0 || l.store_timeout_ms > 10_000 {
+            return bad(format!("[limits] store_timeout_ms = {} is out of range; use 1-10000 (default 100): a request never waits longer than this for the store", l.store_timeout_ms));
+        }
+        if l.stream_lease_secs == 0 || l.stream_lease_secs > 3_600 {
+            return bad(format!(
+                "[limits] stream_lease_secs = {} is out of range; use 1-3600 (default 30)",
+                l.stream_lease_secs
+            ));
+        }
+        if l.store_prefix.is_empty()
+            || !l.store_prefix.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
+        {
+            return bad(format!(
+                "[limits] store_prefix = \"{}\" must be non-empty letters, digits, - _ . or :",
+                l.store_prefix
+            ));
+        }
         if !(32..=128).contains(&l.ipv6_prefix) {
             return bad(format!(
                 "[limits] ipv6_prefix = {} is out of range; use 32-128 (64, the default, groups one subscriber's addresses; 128 limits every address on its own)",
@@ -779,6 +838,22 @@ mod tests {
         let ok = Config::from_toml_str("[limits]\ncontext_window = 128000\n").unwrap();
         ok.validate().unwrap();
         assert_eq!(ok.limits.context_window, Some(128_000));
+    }
+
+    #[test]
+    fn a_bad_limit_store_is_explained_at_start() {
+        let c = Config::from_toml_str("[limits]\nstore = \"memcached://x\"\n").unwrap();
+        assert!(c.validate().unwrap_err().to_string().contains("redis://host:port"));
+        let c = Config::from_toml_str("[limits]\nstore_unavailable = \"maybe\"\n").unwrap_err();
+        assert!(c.to_string().contains("store_unavailable"), "{c}");
+        let c = Config::from_toml_str(
+            "[limits]\nstore = \"redis://127.0.0.1:6390/2\"\nstore_unavailable = \"closed\"\n",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.limits.store_unavailable, StoreUnavailable::Closed);
+        let c = Config::from_toml_str("[limits]\nstream_lease_secs = 0\n").unwrap();
+        assert!(c.validate().unwrap_err().to_string().contains("stream_lease_secs"));
     }
 
     #[test]

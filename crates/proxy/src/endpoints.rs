@@ -92,10 +92,7 @@ pub async fn embeddings(
             }
         },
     };
-    if let Err(r) = st.limiter.take(ip, est as u64) {
-        st.metrics.rate_limited(r.scope, r.what);
-        return Err(ApiError::RateLimited { retry_after: r.retry_after, what: r.what });
-    }
+    st.limits.take(ip, est as u64, &st.metrics).await?;
     let mut audit = serde_json::Map::new();
     audit.insert("model".into(), json!(ecfg.model));
     audit.insert("inputs".into(), json!(inputs.len()));
@@ -198,10 +195,7 @@ pub async fn feedback(
 ) -> Result<Response, ApiError> {
     // Feedback is cheap but still a write: charged against the client's request budget before
     // anything is read or validated, so invalid bodies are rate-limited too.
-    if let Err(r) = st.limiter.take(ip, 0) {
-        st.metrics.rate_limited(r.scope, r.what);
-        return Err(ApiError::RateLimited { retry_after: r.retry_after, what: r.what });
-    }
+    st.limits.take(ip, 0, &st.metrics).await?;
     let bytes = read_body(&st, body).await?;
     let req: Value = serde_json::from_slice(&bytes)
         .map_err(|e| ApiError::InvalidRequest(format!("invalid feedback: {e}")))?;

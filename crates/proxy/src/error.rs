@@ -82,6 +82,9 @@ pub enum ApiError {
         /// The model the client asked for.
         client: String,
     },
+    /// 503 `limits_unavailable`: the shared limit store (`[limits] store`) cannot be reached and
+    /// `store_unavailable = "closed"`, so nothing is admitted; comes with `Retry-After`.
+    LimitsUnavailable,
     /// 404 `not_found`.
     NotFound,
     /// 405 `method_not_allowed`.
@@ -95,7 +98,9 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         use ApiError::*;
         match self {
-            NoChatModel | NoEmbeddingModel | NoModerationModel => StatusCode::SERVICE_UNAVAILABLE,
+            NoChatModel | NoEmbeddingModel | NoModerationModel | LimitsUnavailable => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             ContentFlagged { .. }
             | TooManyMessages { .. }
             | InputTooLong { .. }
@@ -120,6 +125,7 @@ impl ApiError {
         use ApiError::*;
         match self {
             NoChatModel => "no_chat_model",
+            LimitsUnavailable => "limits_unavailable",
             NoEmbeddingModel => "no_embedding_model",
             NoModerationModel => "no_moderation_model",
             ContentFlagged { .. } => "content_flagged",
@@ -146,7 +152,9 @@ impl ApiError {
     pub fn kind(&self) -> &'static str {
         use ApiError::*;
         match self {
-            NoChatModel | NoEmbeddingModel | NoModerationModel => "service_unavailable",
+            NoChatModel | NoEmbeddingModel | NoModerationModel | LimitsUnavailable => {
+                "service_unavailable"
+            }
             RateLimited { .. } => "rate_limit_error",
             OriginNotAllowed => "permission_error",
             Upstream(_) | UpstreamTimeout(_) | ModerationFailed(_) | Internal => "server_error",
@@ -159,6 +167,7 @@ impl ApiError {
     pub fn message(&self) -> String {
         use ApiError::*;
         match self {
+            LimitsUnavailable => "the rate-limit store is unreachable, so no request is admitted (store_unavailable = \"closed\"); retry shortly".into(),
             NoChatModel => "no chat model is configured on this server; configure [serve.chat] in docent.toml (clients fall back to extractive answers)".into(),
             NoEmbeddingModel => "no embeddings provider is configured on this server; configure [serve.embeddings] in docent.toml".into(),
             NoModerationModel => "no moderation provider is configured on this server; set [moderation] provider in docent.toml".into(),
@@ -209,6 +218,9 @@ impl IntoResponse for ApiError {
             if let Ok(v) = HeaderValue::from_str(&retry_after.to_string()) {
                 r.headers_mut().insert("retry-after", v);
             }
+        }
+        if self == ApiError::LimitsUnavailable {
+            r.headers_mut().insert("retry-after", HeaderValue::from_static("1"));
         }
         r.extensions_mut().insert(ErrorCode(self.code()));
         r

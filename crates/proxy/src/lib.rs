@@ -34,6 +34,7 @@ pub mod relay;
 pub mod serve;
 pub mod sse;
 pub mod state;
+pub mod store;
 pub mod tokens;
 pub mod upstream;
 

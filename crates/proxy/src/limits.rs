@@ -90,7 +90,7 @@ impl RateLimiter {
 
     /// The bucket an address counts against: IPv4 (and IPv4-mapped) per address, IPv6 by its
     /// `ipv6_prefix` network, since one subscriber holds a whole /64.
-    fn key(&self, ip: IpAddr) -> IpAddr {
+    pub fn key(&self, ip: IpAddr) -> IpAddr {
         match ip {
             IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
                 Some(v4) => IpAddr::V4(v4),

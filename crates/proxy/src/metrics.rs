@@ -15,6 +15,7 @@
 //! | `docent_streams_cut_at_shutdown_total` | counter | — (still open when the shutdown grace period ran out) |
 //! | `docent_feedback_total` | counter | rating (up, down) |
 //! | `docent_open_streams` | gauge | — |
+//! | `docent_limit_store_failures_total` | counter | op (take, stream), outcome (local: fell back to in-process limits, refused) |
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -67,7 +68,7 @@ fn labels(pairs: &[(&str, &str)]) -> String {
     s
 }
 
-const HELP: [(&str, &str, &str); 13] = [
+const HELP: [(&str, &str, &str); 14] = [
     ("docent_requests_total", "counter", "HTTP requests by route and status."),
     (
         "docent_request_duration_seconds",
@@ -109,6 +110,11 @@ const HELP: [(&str, &str, &str); 13] = [
     ),
     ("docent_feedback_total", "counter", "Feedback received, by rating."),
     ("docent_open_streams", "gauge", "Streams currently open."),
+    (
+        "docent_limit_store_failures_total",
+        "counter",
+        "Shared limit store unreachable: requests that fell back to local limits or were refused.",
+    ),
 ];
 
 impl Metrics {
@@ -184,6 +190,11 @@ impl Metrics {
     /// `docent_feedback_total{rating}` + 1.
     pub fn feedback(&self, rating: &str) {
         self.inc("docent_feedback_total", &[("rating", rating)], 1);
+    }
+
+    /// `docent_limit_store_failures_total{op, outcome}` + 1.
+    pub fn limit_store_failure(&self, op: &str, outcome: &str) {
+        self.inc("docent_limit_store_failures_total", &[("op", op), ("outcome", outcome)], 1);
     }
 
     /// Add upstream-reported token usage.

@@ -16,8 +16,8 @@ use serde_json::{json, Value};
 
 use crate::app::{AppState, StreamingResponse};
 use crate::error::ApiError;
-use crate::limits::StreamSlot;
 use crate::sse::{Event, Kind, Splitter};
+use crate::store::StreamSlot;
 use crate::upstream::{Answer, Provider};
 
 /// What the relay needs from the chat handler besides the upstream's answer.
@@ -153,7 +153,7 @@ impl Drop for StreamGuard {
             m.tokens(pin, pout);
         }
         if self.usage.is_some() {
-            self.st.limiter.refund(self.ip, self.charge.saturating_sub(used));
+            self.st.limits.refund(self.ip, self.charge.saturating_sub(used));
         }
         if self.cut {
             m.stream_cut_at_shutdown();

@@ -174,6 +174,14 @@ pub async fn serve(
         check_local_dims(e, info.dims, &local.location()).map_err(anyhow::Error::msg)?;
         tracing::info!(model = %e.model, dims = info.dims, "local embedding model loaded");
     }
+    if let Some(r) = state.limits.redis() {
+        match r.ping().await {
+            Ok(()) => tracing::info!("limits shared in Redis ([limits] store)"),
+            Err(e) => {
+                tracing::warn!(error = %e, on_failure = ?cfg.limits.store_unavailable, "the Redis limit store does not answer yet; [limits] store_unavailable applies until it does")
+            }
+        }
+    }
     #[cfg(feature = "otel")]
     crate::otel::init(&cfg);
     #[cfg(not(feature = "otel"))]

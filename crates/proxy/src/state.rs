@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use crate::config::{ChatConfig, Cidr, Config, EmbeddingsConfig, ProviderKind};
 use crate::jsonl::JsonlWriter;
-use crate::limits::{RateLimiter, StreamSlots};
 use crate::local::LocalEmbeddings;
 use crate::metrics::Metrics;
 use crate::redact::Redactor;
+use crate::store::Limits;
 use crate::upstream::Provider;
 
 /// How embeddings are computed.
@@ -26,10 +26,9 @@ pub struct AppState {
     pub cfg: Arc<Config>,
     /// Metrics registry.
     pub metrics: Metrics,
-    /// Rate limits.
-    pub limiter: RateLimiter,
-    /// `max_concurrent_streams`, reserved before the upstream call.
-    pub streams: Arc<StreamSlots>,
+    /// Rate limits and stream slots (`max_concurrent_streams`, reserved before the upstream
+    /// call), in this process or in the shared store.
+    pub limits: Arc<Limits>,
     /// Chat model and provider, when configured.
     pub chat: Option<(ChatConfig, Provider)>,
     /// Embeddings model config and backend, when configured.
@@ -97,8 +96,7 @@ impl AppState {
         };
         Ok(AppState {
             metrics: Metrics::default(),
-            limiter: RateLimiter::new(&cfg.limits),
-            streams: StreamSlots::new(cfg.limits.max_concurrent_streams),
+            limits: Arc::new(Limits::new(&cfg.limits)?),
             trusted: cfg.trusted_proxies(),
             audit: open(&cfg.serve.audit_log, "audit_log")?,
             feedback: open(&cfg.serve.feedback_log, "feedback_log")?,
