@@ -175,7 +175,7 @@ pub async fn serve(
         tracing::info!(model = %e.model, dims = info.dims, "local embedding model loaded");
     }
     if let Some(r) = state.limits.redis() {
-        match r.ping().await {
+        match r.warm().await {
             Ok(()) => tracing::info!("limits shared in Redis ([limits] store)"),
             Err(e) => {
                 tracing::warn!(error = %e, on_failure = ?cfg.limits.store_unavailable, "the Redis limit store does not answer yet; [limits] store_unavailable applies until it does")

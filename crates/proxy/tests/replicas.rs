@@ -74,7 +74,8 @@ async fn status_of(c: &reqwest::Client, r: &Replica, path: &str, body: &Value, i
 async fn one_client_spread_over_three_replicas_gets_the_per_ip_limit_once() {
     let Some(redis) = redis_server() else { return };
     let up = start_double(0).await;
-    let cfg = config(up, &redis.url(), "requests_per_minute_per_ip = 12");
+    // A generous store timeout: this test is about sharing, not about a slow store falling back.
+    let cfg = config(up, &redis.url(), "requests_per_minute_per_ip = 12\nstore_timeout_ms = 2000");
     let replicas =
         [Replica::start(&cfg).await, Replica::start(&cfg).await, Replica::start(&cfg).await];
     let c = reqwest::Client::new();
@@ -99,6 +100,12 @@ async fn one_client_spread_over_three_replicas_gets_the_per_ip_limit_once() {
         (12..=allowed).contains(&ok),
         "{ok} of 36 admitted over 3 replicas in {secs:.1} s; the per-IP limit is 12/min (at most {allowed} with refill)"
     );
+    let fallbacks: usize = futures::future::join_all(replicas.iter().map(Replica::metrics))
+        .await
+        .iter()
+        .filter(|m| m.contains("docent_limit_store_failures_total{"))
+        .count();
+    assert_eq!(fallbacks, 0, "no replica fell back to its own buckets");
     // Another client is not affected.
     let other = status_of(&c, &replicas[0], "/v1/chat/completions", &body, "198.51.100.8");
     assert_eq!(other.await, 200);
@@ -108,7 +115,7 @@ async fn one_client_spread_over_three_replicas_gets_the_per_ip_limit_once() {
 async fn the_global_token_limit_holds_across_replicas() {
     let Some(redis) = redis_server() else { return };
     let up = start_double(0).await;
-    let cfg = config(up, &redis.url(), "tokens_per_minute = 9000");
+    let cfg = config(up, &redis.url(), "tokens_per_minute = 9000\nstore_timeout_ms = 2000");
     let replicas = [Replica::start(&cfg).await, Replica::start(&cfg).await];
     // Two inputs of a known token count per request; many client addresses, so only the global
     // bucket binds.
@@ -143,7 +150,8 @@ async fn a_replica_killed_mid_stream_gives_its_stream_slots_back_after_the_lease
     let Some(redis) = redis_server() else { return };
     // ~37 chunks 300 ms apart: every stream stays open for about 11 s.
     let up = start_double(300).await;
-    let cfg = config(up, &redis.url(), "max_concurrent_streams = 2\nstream_lease_secs = 2");
+    let limits = "max_concurrent_streams = 2\nstream_lease_secs = 2\nstore_timeout_ms = 2000";
+    let cfg = config(up, &redis.url(), limits);
     let mut a = Replica::start(&cfg).await;
     let b = Replica::start(&cfg).await;
     let c = reqwest::Client::new();

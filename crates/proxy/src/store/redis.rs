@@ -128,7 +128,6 @@ pub struct RedisStore {
     caps: [u64; 4],
     max_streams: usize,
     lease: Duration,
-    timeout: Duration,
     /// This process' lease ids: a random instance part and a counter.
     instance: u64,
     next: AtomicU64,
@@ -175,7 +174,6 @@ impl RedisStore {
             ],
             max_streams: cfg.max_concurrent_streams,
             lease: Duration::from_secs(cfg.stream_lease_secs),
-            timeout,
             instance: h.finish(),
             next: AtomicU64::new(0),
         })
@@ -191,13 +189,19 @@ impl RedisStore {
         &self.prefix
     }
 
-    /// Check the store answers (`PING`), within the timeout.
-    pub async fn ping(&self) -> Result<(), StoreError> {
+    /// Connect and load the scripts (so the first requests do not pay for either); at most
+    /// one second.
+    pub async fn warm(&self) -> Result<(), StoreError> {
         let mut c = self.conn.clone();
-        match tokio::time::timeout(self.timeout, redis::cmd("PING").query_async::<String>(&mut c))
-            .await
-        {
-            Ok(Ok(_)) => Ok(()),
+        let s = &self.scripts;
+        let work = async {
+            for script in [&s.take, &s.refund, &s.acquire, &s.renew] {
+                script.load_async(&mut c).await?;
+            }
+            Ok::<(), redis::RedisError>(())
+        };
+        match tokio::time::timeout(Duration::from_secs(1), work).await {
+            Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(redis_err(e)),
             Err(_) => Err(StoreError::Timeout),
         }
