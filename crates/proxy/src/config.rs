@@ -1,5 +1,5 @@
 //! `docent.toml` sections owned by the proxy: `[serve]`, `[providers.<name>]`, `[limits]`,
-//! `[moderation]`, `[prompt]`. Other sections (`[index]`, `[widget]`) are ignored here.
+//! `[moderation]`, `[prompt]`, `[cache]`. Other sections (`[index]`, `[widget]`) are ignored here.
 //!
 //! Every section denies unknown fields, so a typo is reported instead of silently ignored.
 //! [`Config::validate`] checks the whole file at start and every error says what to fix.
@@ -28,6 +28,9 @@ pub struct Config {
     /// `[prompt]`: server-side system prompt templates.
     #[serde(default)]
     pub prompt: PromptConfig,
+    /// `[cache]`: the opt-in answer cache.
+    #[serde(default)]
+    pub cache: CacheConfig,
 }
 
 /// `[serve]`.
@@ -268,7 +271,7 @@ pub struct LimitsConfig {
     pub ipv6_prefix: u8,
     /// Where the buckets and stream slots live: unset (default) = in this process; a
     /// `redis://host:port[/db]` URL = in Redis, shared by every replica using the same URL
-    /// (and `store_prefix`).
+    /// (and `store_prefix`). The answer cache (`[cache]`) lives there too.
     pub store: Option<String>,
     /// Longest wait for the store per operation (connect included); past it the store counts as
     /// unreachable for that request and `store_unavailable` applies.
@@ -293,6 +296,25 @@ pub enum StoreUnavailable {
     Local,
     /// Refuse limited requests (503 `limits_unavailable`) until the store answers again.
     Closed,
+}
+
+/// `[cache]`: the opt-in answer cache for single-turn questions.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CacheConfig {
+    /// Cache complete answers to single-turn questions (default false).
+    pub enabled: bool,
+    /// How long an answer is kept, in seconds (default one day).
+    pub ttl_secs: u64,
+    /// Most answers kept by the in-process store (Redis, when `[limits] store` is set, evicts by
+    /// TTL and its own `maxmemory` policy).
+    pub max_entries: usize,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig { enabled: false, ttl_secs: 86_400, max_entries: 10_000 }
+    }
 }
 
 impl Default for LimitsConfig {
@@ -653,6 +675,12 @@ impl Config {
                 l.store_prefix
             ));
         }
+        if self.cache.enabled && self.cache.ttl_secs == 0 {
+            return bad("[cache] ttl_secs = 0 would keep nothing; use a positive number of seconds (default 86400) or enabled = false".into());
+        }
+        if self.cache.enabled && self.cache.max_entries == 0 {
+            return bad("[cache] max_entries = 0 would keep nothing; use a positive number (default 10000) or enabled = false".into());
+        }
         if !(32..=128).contains(&l.ipv6_prefix) {
             return bad(format!(
                 "[limits] ipv6_prefix = {} is out of range; use 32-128 (64, the default, groups one subscriber's addresses; 128 limits every address on its own)",
@@ -841,7 +869,7 @@ mod tests {
     }
 
     #[test]
-    fn a_bad_limit_store_is_explained_at_start() {
+    fn a_bad_limit_store_or_cache_setting_is_explained_at_start() {
         let c = Config::from_toml_str("[limits]\nstore = \"memcached://x\"\n").unwrap();
         assert!(c.validate().unwrap_err().to_string().contains("redis://host:port"));
         let c = Config::from_toml_str("[limits]\nstore_unavailable = \"maybe\"\n").unwrap_err();
@@ -854,6 +882,10 @@ mod tests {
         assert_eq!(c.limits.store_unavailable, StoreUnavailable::Closed);
         let c = Config::from_toml_str("[limits]\nstream_lease_secs = 0\n").unwrap();
         assert!(c.validate().unwrap_err().to_string().contains("stream_lease_secs"));
+        let c = Config::from_toml_str("[cache]\nenabled = true\nttl_secs = 0\n").unwrap();
+        assert!(c.validate().unwrap_err().to_string().contains("[cache] ttl_secs = 0"));
+        let e = Config::from_toml_str("[cache]\nenable = true\n").unwrap_err().to_string();
+        assert!(e.contains("enable"), "{e}");
     }
 
     #[test]

@@ -186,7 +186,9 @@ pub async fn moderations(
 }
 
 /// The handler for `/v1/feedback`: `{"rating": "up"|"down", "comment"?, "question"?, "answer"?,
-/// "page"?, "sources"?: [url], "request_id"?}`, appended as one JSON line when `feedback_log` is set.
+/// "page"?, "sources"?: [url], "request_id"?, "cache_key"?}`, appended as one JSON line when
+/// `feedback_log` is set. "down" with the answer's `cache_key` (`x-docent-cache-key`) removes the
+/// answer from the answer cache.
 pub async fn feedback(
     State(st): State<Arc<AppState>>,
     Extension(ClientIp(ip)): Extension<ClientIp>,
@@ -250,7 +252,18 @@ pub async fn feedback(
         None => false,
     };
     st.metrics.feedback(rating);
-    Ok((StatusCode::OK, Json(json!({"ok": true, "stored": stored}))).into_response())
+    let mut evicted = false;
+    if let (Some(cache), "down", Some(key)) =
+        (&st.cache, rating, obj.get("cache_key").and_then(Value::as_str))
+    {
+        if crate::cache::is_key(key) && cache.evict(key).await {
+            evicted = true;
+            st.metrics.cache_eviction("feedback");
+            tracing::info!(request_id = %rid, "cached answer evicted after \"not helpful\" feedback");
+        }
+    }
+    Ok((StatusCode::OK, Json(json!({"ok": true, "stored": stored, "evicted": evicted})))
+        .into_response())
 }
 
 /// `GET /healthz`: what is configured (never secrets).

@@ -11,6 +11,8 @@
 //! - Upstream: named providers (`openai`, `azure-openai`, `openai-compatible`, `local`
 //!   embeddings), connect / first-byte / idle timeouts, retries only before the first byte,
 //!   chunks forwarded as they arrive, upstream cancelled when the client disconnects.
+//! - Opt-in answer cache ([`cache`]) for single-turn questions, in-process or in Redis.
+//! - Limits in-process or shared by replicas in Redis ([`store`]).
 //! - Observability: Prometheus metrics, structured logs with request ids, optional audit log,
 //!   optional OpenTelemetry traces (cargo feature `otel`, OTLP/HTTP JSON).
 //!
@@ -18,6 +20,7 @@
 
 pub mod app;
 pub mod budget;
+pub mod cache;
 pub mod chat;
 pub mod config;
 pub mod endpoints;

@@ -16,6 +16,9 @@
 //! | `docent_feedback_total` | counter | rating (up, down) |
 //! | `docent_open_streams` | gauge | — |
 //! | `docent_limit_store_failures_total` | counter | op (take, stream), outcome (local: fell back to in-process limits, refused) |
+//! | `docent_cache_requests_total` | counter | result (hit, miss) — cacheable questions only |
+//! | `docent_cache_tokens_saved_total` | counter | — (upstream tokens the cache hits did not spend) |
+//! | `docent_cache_evictions_total` | counter | reason (feedback) |
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -68,7 +71,7 @@ fn labels(pairs: &[(&str, &str)]) -> String {
     s
 }
 
-const HELP: [(&str, &str, &str); 14] = [
+const HELP: [(&str, &str, &str); 17] = [
     ("docent_requests_total", "counter", "HTTP requests by route and status."),
     (
         "docent_request_duration_seconds",
@@ -115,6 +118,13 @@ const HELP: [(&str, &str, &str); 14] = [
         "counter",
         "Shared limit store unreachable: requests that fell back to local limits or were refused.",
     ),
+    ("docent_cache_requests_total", "counter", "Cacheable questions, by result (hit, miss)."),
+    (
+        "docent_cache_tokens_saved_total",
+        "counter",
+        "Upstream tokens (prompt + completion) not spent thanks to cache hits.",
+    ),
+    ("docent_cache_evictions_total", "counter", "Cached answers removed, by reason."),
 ];
 
 impl Metrics {
@@ -195,6 +205,21 @@ impl Metrics {
     /// `docent_limit_store_failures_total{op, outcome}` + 1.
     pub fn limit_store_failure(&self, op: &str, outcome: &str) {
         self.inc("docent_limit_store_failures_total", &[("op", op), ("outcome", outcome)], 1);
+    }
+
+    /// `docent_cache_requests_total{result}` + 1 ("hit" or "miss").
+    pub fn cache_result(&self, hit: bool) {
+        self.inc("docent_cache_requests_total", &[("result", if hit { "hit" } else { "miss" })], 1);
+    }
+
+    /// `docent_cache_tokens_saved_total` + `tokens`.
+    pub fn cache_tokens_saved(&self, tokens: u64) {
+        self.inc("docent_cache_tokens_saved_total", &[], tokens);
+    }
+
+    /// `docent_cache_evictions_total{reason}` + 1.
+    pub fn cache_eviction(&self, reason: &str) {
+        self.inc("docent_cache_evictions_total", &[("reason", reason)], 1);
     }
 
     /// Add upstream-reported token usage.

@@ -40,11 +40,13 @@ pub struct Relay {
     pub client_usage: bool,
     /// The stream slot taken before the upstream call.
     pub slot: StreamSlot,
+    /// The answer-cache key and model, when this answer is to be cached once it completes.
+    pub cache: Option<(String, String)>,
 }
 
 /// Wait for the first upstream event, then answer with the SSE stream.
 pub async fn start(answer: Answer, relay: Relay) -> Result<Response, ApiError> {
-    let Relay { st, provider, ip, charge, started, rid, audit, client_usage, slot } = relay;
+    let Relay { st, provider, ip, charge, started, rid, audit, client_usage, slot, cache } = relay;
     let provider = &provider;
     let mut upstream = answer.response.bytes_stream().boxed();
     // Wait for the first event before answering the client: failures up to here are still HTTP errors.
@@ -94,6 +96,8 @@ pub async fn start(answer: Answer, relay: Relay) -> Result<Response, ApiError> {
         idle: Duration::from_millis(provider.cfg.idle_timeout_ms),
         last: Instant::now(),
         cut: st.shutdown.subscribe(),
+        capture: cache.map(|(key, model)| Capture { key, model, text: String::new() }),
+        store: None,
         guard: StreamGuard {
             st: st.clone(),
             ip,
@@ -231,7 +235,18 @@ struct StreamState {
     last: Instant,
     /// Becomes true when the shutdown grace period is over.
     cut: tokio::sync::watch::Receiver<bool>,
+    /// The answer's text so far, when it is to be cached.
+    capture: Option<Capture>,
+    /// A completed answer to put in the cache before `[DONE]` is sent.
+    store: Option<(String, crate::cache::Cached)>,
     guard: StreamGuard,
+}
+
+/// A cacheable answer being collected.
+struct Capture {
+    key: String,
+    model: String,
+    text: String,
 }
 
 impl StreamState {
@@ -246,6 +261,16 @@ impl StreamState {
             Kind::Done => {
                 self.guard.completed = true;
                 self.finished = true;
+                if let Some(c) = self.capture.take().filter(|c| !c.text.is_empty()) {
+                    let (pin, pout) = self.guard.usage.unwrap_or((0, 0));
+                    let cached = crate::cache::Cached {
+                        content: c.text,
+                        prompt_tokens: pin,
+                        completion_tokens: pout,
+                        model: c.model,
+                    };
+                    self.store = Some((c.key, cached));
+                }
                 self.queue.push_back(Bytes::from_static(b"data: [DONE]\n\n"));
             }
             Kind::Error => self.fail(StreamFault::ErrorEvent, Some(&ev)),
@@ -253,6 +278,15 @@ impl StreamState {
             Kind::Chunk { usage, only_usage } => {
                 if let Some((pin, pout)) = usage.filter(|(a, b)| a + b > 0) {
                     self.guard.usage = Some((pin, pout));
+                }
+                if let Some(c) = &mut self.capture {
+                    if let Ok(v) = serde_json::from_str::<Value>(&ev.data) {
+                        if let Some(t) =
+                            v.pointer("/choices/0/delta/content").and_then(Value::as_str)
+                        {
+                            c.text.push_str(t);
+                        }
+                    }
                 }
                 if only_usage && !self.client_usage {
                     return;
@@ -279,6 +313,12 @@ impl StreamState {
 
     async fn next_frame(&mut self) -> Option<Bytes> {
         loop {
+            if let Some((key, cached)) = self.store.take() {
+                // Stored before `[DONE]` goes out: the same question asked right after is a hit.
+                if let Some(cache) = &self.guard.st.cache {
+                    cache.put(&key, &cached).await;
+                }
+            }
             if let Some(f) = self.queue.pop_front() {
                 return Some(f);
             }

@@ -4,6 +4,7 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use crate::cache::AnswerCache;
 use crate::config::{ChatConfig, Cidr, Config, EmbeddingsConfig, ProviderKind};
 use crate::jsonl::JsonlWriter;
 use crate::local::LocalEmbeddings;
@@ -29,6 +30,8 @@ pub struct AppState {
     /// Rate limits and stream slots (`max_concurrent_streams`, reserved before the upstream
     /// call), in this process or in the shared store.
     pub limits: Arc<Limits>,
+    /// The answer cache, when `[cache] enabled` (in Redis when the limits are).
+    pub cache: Option<AnswerCache>,
     /// Chat model and provider, when configured.
     pub chat: Option<(ChatConfig, Provider)>,
     /// Embeddings model config and backend, when configured.
@@ -94,9 +97,15 @@ impl AppState {
                 None => Ok(None),
             }
         };
+        let limits = Arc::new(Limits::new(&cfg.limits)?);
+        let cache = cfg.cache.enabled.then(|| match limits.redis() {
+            Some(r) => AnswerCache::redis(&cfg.cache, r.connection(), r.prefix(), limits.timeout()),
+            None => AnswerCache::local(&cfg.cache),
+        });
         Ok(AppState {
             metrics: Metrics::default(),
-            limits: Arc::new(Limits::new(&cfg.limits)?),
+            limits,
+            cache,
             trusted: cfg.trusted_proxies(),
             audit: open(&cfg.serve.audit_log, "audit_log")?,
             feedback: open(&cfg.serve.feedback_log, "feedback_log")?,

@@ -1,16 +1,20 @@
 //! Several `docent serve` replicas (real `docent-proxy` processes on loopback) sharing one real
 //! redis-server through `[limits] store`, with the upstream test double behind them: the per-IP
 //! and global limits hold once across the replicas, a killed replica's stream slots come back
-//! after the lease, and a Redis outage gives the configured behaviour without hanging.
+//! after the lease, a Redis outage gives the configured behaviour without hanging, and the
+//! answer cache in Redis serves one replica's answer from another.
 //!
 //! Outside CI these tests skip when redis-server is missing; in CI (`CI` set) they fail.
 
+#[path = "common/cache.rs"]
+mod cache_common;
 #[path = "common/redis.rs"]
 mod redis_common;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use cache_common::{ask, chat_calls, feedback, question};
 use docent_bench::double::{self, DoubleOptions};
 use redis_common::{redis_server, Replica};
 use serde_json::{json, Value};
@@ -251,4 +255,30 @@ async fn redis_stopped_mid_run_falls_back_or_fails_closed_as_configured_without_
         assert!(back.elapsed() < Duration::from_secs(10), "still refusing after Redis came back");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_cached_by_one_replica_is_served_by_the_other_until_not_helpful() {
+    let Some(redis) = redis_server() else { return };
+    let up = start_double(0).await;
+    let cfg = config(up, &redis.url(), "") + "\n[cache]\nenabled = true\nttl_secs = 60\n";
+    let (a, b) = (Replica::start(&cfg).await, Replica::start(&cfg).await);
+    let (base_a, base_b) = (a.url(""), b.url(""));
+    let q = question("Where does the setting live?", "c0ffee00");
+    let (first, key, answer, _) = ask(&base_a, &q).await;
+    assert_eq!(first.as_deref(), Some("miss"));
+    let (second, key_b, replayed, done) = ask(&base_b, &q).await;
+    assert_eq!((second.as_deref(), done), (Some("hit"), true));
+    assert_eq!((key_b, replayed), (key.clone(), answer));
+    assert_eq!(chat_calls(up).await, 1, "the second replica made no upstream call");
+    // Another index version: a miss.
+    assert_eq!(
+        ask(&base_b, &question("Where does the setting live?", "c0ffee01")).await.0.as_deref(),
+        Some("miss")
+    );
+    // "Not helpful" on replica b removes it for replica a too.
+    let r = feedback(&base_b, "down", key.as_deref()).await;
+    assert_eq!(r["evicted"], true);
+    assert_eq!(ask(&base_a, &q).await.0.as_deref(), Some("miss"));
+    assert_eq!(chat_calls(up).await, 3);
 }
