@@ -91,7 +91,8 @@ requests_per_minute_per_ip = 10000000
 tokens_per_minute_per_ip = 2000000000
 requests_per_minute = 10000000
 tokens_per_minute = 2000000000
-max_concurrent_streams = 20000
+# every open stream is one client connection: stay within [serve] max_connections (12000)
+max_concurrent_streams = 10000
 TOML
 RUST_LOG=warn "${PIN_PROXY[@]}" "$BIN/docent-proxy" --config "$WORK/docent.toml" >"$WORK/docent.log" 2>&1 &
 PROXY_PID=$!
