@@ -6,6 +6,10 @@
 //!   the added latency, and the LiteLLM/docent overhead ratio.
 //! - `streams --proxy URL --pid PID`: opens `--count` (default 5000) concurrent streams through
 //!   the proxy, holds them, and reports the proxy process's RSS.
+//! - `compare --a URL --b URL`: two docent serve setups (e.g. in-process vs Redis limits) in
+//!   alternating rounds of the same run; the stamped time to first chunk of each, and b − a.
+//! - `throughput --url URL [--url URL ...]`: requests/s with the load spread evenly over one or
+//!   more replicas.
 //!
 //! Only loopback URLs are accepted; counts and durations are bounded.
 
@@ -55,6 +59,51 @@ enum Cmd {
         /// Rounds: direct and proxy alternate this many times (all rounds' samples are pooled).
         #[arg(long, default_value_t = 2)]
         rounds: usize,
+    },
+    /// Two docent serve setups in alternating rounds: the time b adds over a.
+    Compare {
+        /// Chat URL of setup a.
+        #[arg(long)]
+        a: String,
+        /// Chat URL of setup b.
+        #[arg(long)]
+        b: String,
+        /// Names of a and b in the output.
+        #[arg(long, default_value = "a")]
+        a_label: String,
+        /// Name of b.
+        #[arg(long, default_value = "b")]
+        b_label: String,
+        /// Model name.
+        #[arg(long, default_value = "bench-model")]
+        model: String,
+        /// Concurrent streams.
+        #[arg(long, default_value_t = 64)]
+        concurrency: usize,
+        /// Requests per setup and round (at most 20000).
+        #[arg(long, default_value_t = 2000)]
+        requests: usize,
+        /// Warm-up requests per setup.
+        #[arg(long, default_value_t = 200)]
+        warmup: usize,
+        /// Rounds (a and b alternate; samples pooled).
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+    },
+    /// Requests per second, spread evenly over the given replicas.
+    Throughput {
+        /// Chat URL of a replica (repeat for several).
+        #[arg(long = "url", required = true)]
+        urls: Vec<String>,
+        /// Model name.
+        #[arg(long, default_value = "bench-model")]
+        model: String,
+        /// Concurrent streams in total.
+        #[arg(long, default_value_t = 64)]
+        concurrency: usize,
+        /// Requests in total (at most 50000).
+        #[arg(long, default_value_t = 4000)]
+        requests: usize,
     },
     /// Many concurrent open streams through the proxy, with its RSS.
     Streams {
@@ -124,6 +173,76 @@ fn stamped(name: &str, l: &Latencies) -> String {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.cmd {
+        Cmd::Compare { a, b, a_label, b_label, model, concurrency, requests, warmup, rounds } => {
+            anyhow::ensure!(
+                (100..=20_000).contains(&requests) && concurrency <= 1_000 && rounds <= 5,
+                "counts are bounded: 100 <= requests <= 20000, concurrency <= 1000, rounds <= 5"
+            );
+            run_latency(&a, &model, None, concurrency, warmup).await?;
+            run_latency(&b, &model, None, concurrency, warmup).await?;
+            let (mut la, mut lb) = (Latencies::default(), Latencies::default());
+            for _ in 0..rounds.max(1) {
+                la.extend(run_latency(&a, &model, None, concurrency, requests).await?);
+                lb.extend(run_latency(&b, &model, None, concurrency, requests).await?);
+            }
+            la.sort();
+            lb.sort();
+            anyhow::ensure!(
+                !la.first_chunk_ns.is_empty() && !lb.first_chunk_ns.is_empty(),
+                "no stamps came through: start docent-upstream-double with --stamp"
+            );
+            println!("{concurrency} concurrent streams, {} rounds alternating a and b, pooled, after {warmup} warm-up requests each; stamped time to first chunk (client send → first chunk, minus the upstream's own time).", rounds.max(1));
+            println!();
+            println!("| setup | requests | errors | time to first chunk p50 (ms) | p99 (ms) | streams/s |");
+            println!("|---|---|---|---|---|---|");
+            for (name, l) in [(&a_label, &la), (&b_label, &lb)] {
+                println!(
+                    "| {name} | {} | {} | {} | {} | {:.0} |",
+                    l.first_chunk_ns.len(),
+                    l.errors,
+                    ms_ns(quantile(&l.first_chunk_ns, 0.5)),
+                    ms_ns(quantile(&l.first_chunk_ns, 0.99)),
+                    l.total_us.len() as f64 / l.wall.as_secs_f64().max(1e-9),
+                );
+            }
+            let d = |q| quantile(&lb.first_chunk_ns, q) - quantile(&la.first_chunk_ns, q);
+            println!();
+            println!(
+                "ADDED LATENCY {b_label} − {a_label} (time to first chunk): p50 {} ms, p99 {} ms",
+                signed_ms_ns(d(0.5)),
+                signed_ms_ns(d(0.99))
+            );
+        }
+        Cmd::Throughput { urls, model, concurrency, requests } => {
+            anyhow::ensure!(
+                (100..=50_000).contains(&requests) && (1..=1_000).contains(&concurrency),
+                "counts are bounded: 100 <= requests <= 50000, 1 <= concurrency <= 1000"
+            );
+            let n = urls.len();
+            let per = |i: usize, total: usize| total / n + usize::from(i < total % n);
+            // Warm-up, then every replica gets its share of the streams and requests at once.
+            for u in &urls {
+                run_latency(u, &model, None, concurrency.div_ceil(n), 100).await?;
+            }
+            let started = std::time::Instant::now();
+            let runs = urls.iter().enumerate().map(|(i, u)| {
+                run_latency(u, &model, None, per(i, concurrency).max(1), per(i, requests))
+            });
+            let mut all = Latencies::default();
+            for l in futures::future::try_join_all(runs).await? {
+                all.extend(l);
+            }
+            let wall = started.elapsed();
+            all.sort();
+            println!(
+                "| {n} | {} | {} | {:.0} | {} | {} |",
+                all.total_us.len(),
+                all.errors,
+                all.total_us.len() as f64 / wall.as_secs_f64().max(1e-9),
+                ms(quantile(&all.total_us, 0.5)),
+                ms(quantile(&all.total_us, 0.99)),
+            );
+        }
         Cmd::Latency {
             direct,
             proxy,
