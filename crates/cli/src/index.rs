@@ -33,6 +33,7 @@ use docent_core::Index;
 use docent_embed::{EmbedOptions, Embedder};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::anchors::AnchorChecker;
 use crate::config::{load_index_section, split_namespace};
 use crate::walk::{detect_flavor, find_files, globset};
 
@@ -112,6 +113,11 @@ pub struct IndexArgs {
     /// docent.toml to read the [index] section from (default: ./docent.toml if present).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Check that every link a hit can show (`url#anchor`) lands on an existing element of the
+    /// built site: `--check-anchors` for built HTML sources, `--check-anchors=DIR` with the
+    /// built site's folder for Markdown sources.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true)]
+    pub check_anchors: Option<Option<PathBuf>>,
     /// No progress bars.
     #[arg(long, short)]
     pub quiet: bool,
@@ -168,6 +174,9 @@ pub struct IndexSettings {
     pub floor: Option<f32>,
     /// Show progress bars.
     pub progress: bool,
+    /// Check links against the built site: None = no check, Some("") = each HTML source
+    /// folder, Some(dir) = that folder (`--check-anchors[=DIR]`, see `anchors.rs`).
+    pub check_anchors: Option<PathBuf>,
 }
 
 impl Default for IndexSettings {
@@ -189,6 +198,7 @@ impl Default for IndexSettings {
             embed_options: EmbedOptions::default(),
             floor: None,
             progress: false,
+            check_anchors: None,
         }
     }
 }
@@ -389,6 +399,7 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
         embed_options,
         floor: args.floor.or(section.floor),
         progress: !args.quiet,
+        check_anchors: args.check_anchors.clone().map(Option::unwrap_or_default),
     })
 }
 
@@ -435,8 +446,10 @@ pub fn build_index_with(
             );
         }
         let flavor = settings.flavor.unwrap_or_else(|| detect_flavor(&src.path));
-        files.extend(found.into_iter().map(|f| (f, src.namespace.clone(), flavor)));
+        files.extend(found.into_iter().map(|f| (f, src.namespace.clone(), flavor, &src.path)));
     }
+    let mut anchors =
+        settings.check_anchors.as_ref().map(|_| AnchorChecker::new(settings.base_url.as_deref()));
 
     // 2. Parse and chunk.
     let info = embedder.map(|e| e.info());
@@ -463,7 +476,7 @@ pub fn build_index_with(
     let bar = progress(settings.progress, files.len() as u64, "chunking");
     let mut chunks: Vec<Chunk> = Vec::new();
     let mut pages: HashSet<(String, String)> = HashSet::new();
-    for (file, namespace, flavor) in &files {
+    for (file, namespace, flavor, src_dir) in &files {
         bar.set_message(file.rel.clone());
         let bytes = std::fs::read(&file.path)
             .with_context(|| format!("cannot read {}", file.path.display()))?;
@@ -486,6 +499,16 @@ pub fn build_index_with(
         let url =
             page_url_with_slug(&file.rel, slug.as_deref(), settings.base_url.as_deref(), style);
         let page_chunks = chunker.chunk_page(&page, &url, namespace)?;
+        if let (Some(checker), Some(dir)) = (anchors.as_mut(), &settings.check_anchors) {
+            let site = if !dir.as_os_str().is_empty() {
+                dir.as_path()
+            } else if file.kind == SourceKind::Html {
+                src_dir.as_path()
+            } else {
+                bail!("--check-anchors needs the built site for Markdown sources: pass --check-anchors=BUILD_DIR (the generator's output folder), or index the built HTML");
+            };
+            checker.check_page(site, &file.rel, &page_chunks);
+        }
         if page_chunks.is_empty() {
             report.skipped += 1;
         } else {
@@ -495,6 +518,13 @@ pub fn build_index_with(
         bar.inc(1);
     }
     bar.finish_and_clear();
+    if let Some(checker) = &anchors {
+        checker.finish()?;
+        report.notes.push(format!(
+            "--check-anchors: all {} links land on an existing heading",
+            checker.checked()
+        ));
+    }
     if chunks.is_empty() {
         bail!("the site is empty: no page had any text to index ({} pages skipped as noindex, redirects or empty)", report.skipped);
     }

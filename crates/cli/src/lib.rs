@@ -24,6 +24,7 @@ macro_rules! out {
     }};
 }
 
+pub mod anchors;
 pub mod config;
 pub mod demo;
 pub mod eval;
