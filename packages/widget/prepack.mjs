@@ -1,20 +1,27 @@
-// Copies the built widget (scripts/build-widget → dist/widget/) into this package's dist/.
-// Fails with a clear message when the widget has not been built.
+// Copies the built widget (scripts/build-widget → dist/widget/) into this package's dist/ (or
+// the folder after `--out`): every asset the plugins publish (integration.js's isWidgetAsset),
+// including the lazily loaded tokenizer module. Fails with a clear message when the widget has
+// not been built.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { REQUIRED_WIDGET_FILES, isWidgetAsset } from './integration.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const built = path.resolve(here, '../../dist/widget');
-const out = path.join(here, 'dist');
-const files = ['docent.js', 'docent-widget.js', 'docent-widget_bg.wasm', 'docent.css', 'cl100k_base.tiktoken'];
+const at = process.argv.indexOf('--out');
+const out = at > 0 && process.argv[at + 1] ? path.resolve(process.argv[at + 1]) : path.join(here, 'dist');
 
-for (const f of files) {
+for (const f of REQUIRED_WIDGET_FILES) {
   if (!fs.existsSync(path.join(built, f))) {
     console.error(`docent-widget: ${path.join(built, f)} is missing; run scripts/build-widget first`);
     process.exit(1);
   }
 }
+const files = fs
+  .readdirSync(built, { withFileTypes: true })
+  .filter((e) => e.isFile() && isWidgetAsset(e.name))
+  .map((e) => e.name);
 fs.mkdirSync(out, { recursive: true });
 for (const f of files) fs.copyFileSync(path.join(built, f), path.join(out, f));
 console.log(`docent-widget: copied ${files.length} files into ${out}`);
