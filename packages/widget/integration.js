@@ -44,7 +44,10 @@ const ATTRIBUTES = {
   launcher: 'data-launcher',
 };
 
-const KNOWN_OPTIONS = new Set(['index', 'widgetDir', 'path', ...Object.keys(ATTRIBUTES)]);
+/** Options of the index the plugins build from the built site (when `index` is not given). */
+const BUILD_OPTIONS = ['embed', 'exclude', 'indexArgs', 'checkAnchors'];
+const KNOWN_OPTIONS = new Set(['index', 'widgetDir', 'path', ...BUILD_OPTIONS, ...Object.keys(ATTRIBUTES)]);
+const EMBEDDERS = new Set(['none', 'local', 'openai']);
 const THEMES = new Set(['auto', 'light', 'dark']);
 const POSITIONS = new Set(['bottom-right', 'bottom-left']);
 const REWRITES = new Set(['auto', 'always', 'off']);
@@ -74,11 +77,36 @@ export function normalizeOptions(options = {}, cwd = process.cwd()) {
       );
     }
   }
-  if (typeof options.index !== 'string' || options.index.trim() === '') {
+  if (options.index !== undefined && (typeof options.index !== 'string' || options.index.trim() === '')) {
     throw new DocentOptionsError(
-      'the "index" option is required: the path of the file written by ' +
-        '`docent index docs --out <file>`',
+      'the "index" option is the path of a prebuilt index file (`docent index docs --out <file>`); ' +
+        'leave it out to have the plugin index the built site',
     );
+  }
+  const embed = options.embed ?? 'none';
+  if (!EMBEDDERS.has(embed)) {
+    throw new DocentOptionsError(`embed must be one of none, local, openai (got "${embed}")`);
+  }
+  if (options.index !== undefined) {
+    for (const key of BUILD_OPTIONS) {
+      if (options[key] !== undefined) {
+        throw new DocentOptionsError(
+          `"${key}" only applies when the plugin builds the index; with a prebuilt "index" pass it to \`docent index\` instead`,
+        );
+      }
+    }
+  }
+  const stringList = (key) => {
+    const v = options[key] ?? [];
+    if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) {
+      throw new DocentOptionsError(`${key} must be an array of strings (got ${JSON.stringify(v)})`);
+    }
+    return v;
+  };
+  const exclude = stringList('exclude');
+  const indexArgs = stringList('indexArgs');
+  if (options.checkAnchors !== undefined && typeof options.checkAnchors !== 'boolean') {
+    throw new DocentOptionsError(`checkAnchors must be true or false (got ${JSON.stringify(options.checkAnchors)})`);
   }
   if (options.theme !== undefined && !THEMES.has(options.theme)) {
     throw new DocentOptionsError(`theme must be one of auto, light, dark (got "${options.theme}")`);
@@ -116,10 +144,11 @@ export function normalizeOptions(options = {}, cwd = process.cwd()) {
     attrs[attr] = String(value);
   }
   return {
-    index: path.resolve(cwd, options.index),
+    index: options.index === undefined ? null : path.resolve(cwd, options.index),
     widgetDir: options.widgetDir ? path.resolve(cwd, options.widgetDir) : null,
     path: publicPath,
     attrs,
+    build: { embed, exclude, indexArgs, checkAnchors: options.checkAnchors ?? true },
   };
 }
 
@@ -201,10 +230,10 @@ export function contentType(file) {
 }
 
 /**
- * The files to publish: name under the public folder → absolute source path. Throws a clear
- * error when the index or a required widget file is missing.
+ * The widget's files alone: name → absolute path (a dev server serves them before its index
+ * exists). Throws a clear error when a required file is missing.
  */
-export function assetMap(opts, cwd = process.cwd()) {
+export function widgetAssetMap(opts, cwd = process.cwd()) {
   const widgetDir = resolveWidgetDir(opts, cwd);
   for (const name of REQUIRED_WIDGET_FILES) {
     const src = path.join(widgetDir, name);
@@ -220,26 +249,195 @@ export function assetMap(opts, cwd = process.cwd()) {
       map.set(entry.name, path.join(widgetDir, entry.name));
     }
   }
-  if (!fs.existsSync(opts.index)) {
-    throw new DocentOptionsError(
-      `index file ${opts.index} not found: run \`docent index <docs folder> --out ${opts.index}\` first`,
-    );
-  }
-  map.set('index.bin', opts.index);
   return map;
 }
 
 /**
- * Copies the widget assets and the index into `<outDir>/<path>/`. Returns the copied names.
+ * The files to publish: name under the public folder → absolute source path. Throws a clear
+ * error when the index or a required widget file is missing. `indexFile` defaults to the
+ * prebuilt `index` option.
  */
-export async function copyAssets(opts, outDir, cwd = process.cwd()) {
-  const map = assetMap(opts, cwd);
+export function assetMap(opts, cwd = process.cwd(), indexFile = opts.index) {
+  const map = widgetAssetMap(opts, cwd);
+  if (!indexFile) {
+    throw new DocentOptionsError('no index to publish: the plugin builds one during the site build');
+  }
+  if (!fs.existsSync(indexFile)) {
+    throw new DocentOptionsError(
+      `index file ${indexFile} not found: run \`docent index <docs folder> --out ${indexFile}\` first`,
+    );
+  }
+  checkIndexFormat(indexFile, resolveWidgetDir(opts, cwd));
+  map.set('index.bin', indexFile);
+  return map;
+}
+
+/** The index format versions this package's widget reads (package.json `docent.indexFormats`). */
+export function widgetIndexFormats(widgetDir) {
+  const own = path.join(path.dirname(fileURLToPath(import.meta.url)), 'package.json');
+  for (const file of [path.join(widgetDir, '..', 'package.json'), path.join(widgetDir, 'package.json'), own]) {
+    try {
+      const pkg = JSON.parse(fs.readFileSync(file, 'utf8'));
+      if (pkg.name === 'docent-widget' && pkg.docent?.indexFormats) return { ...pkg.docent.indexFormats, version: pkg.version };
+    } catch {
+      // not there: try the next
+    }
+  }
+  return null;
+}
+
+/**
+ * Throws when the index file is not a docent index, or its format version is one the widget
+ * cannot read (a docent CLI newer or older than the widget).
+ */
+export function checkIndexFormat(indexFile, widgetDir) {
+  const fd = fs.openSync(indexFile, 'r');
+  const head = Buffer.alloc(12);
+  let n;
+  try {
+    n = fs.readSync(fd, head, 0, 12, 0);
+  } finally {
+    fs.closeSync(fd);
+  }
+  if (n < 12 || head.toString('latin1', 0, 8) !== 'DOCENTIX') {
+    throw new DocentOptionsError(`${indexFile} is not a docent index: build it with \`docent index\``);
+  }
+  const version = head.readUInt32LE(8);
+  const formats = widgetIndexFormats(widgetDir);
+  if (formats && (version < formats.min || version > formats.max)) {
+    throw new DocentOptionsError(
+      `${indexFile} has index format ${version} but docent-widget ${formats.version} reads formats ` +
+        `${formats.min}-${formats.max}: install the docent CLI and docent-widget of the same version ` +
+        '(npm install docent@<v> docent-widget@<v>) and rebuild',
+    );
+  }
+}
+
+/**
+ * Copies the widget assets and the index into `<outDir>/<path>/`: first into a temp folder next
+ * to it, then renamed into place, so a failure leaves no half-written folder. Returns the copied
+ * names.
+ */
+export async function copyAssets(opts, outDir, cwd = process.cwd(), indexFile = opts.index) {
+  const map = assetMap(opts, cwd, indexFile);
   const dest = path.join(outDir, opts.path);
-  await fsp.mkdir(dest, { recursive: true });
+  const tmp = path.join(path.dirname(dest), `.${path.basename(dest)}.tmp-${process.pid}`);
+  await fsp.rm(tmp, { recursive: true, force: true });
+  await fsp.mkdir(tmp, { recursive: true });
   const copied = [];
-  for (const [name, src] of map) {
-    await fsp.copyFile(src, path.join(dest, name));
-    copied.push(name);
+  try {
+    for (const [name, src] of map) {
+      await fsp.copyFile(src, path.join(tmp, name));
+      copied.push(name);
+    }
+    await fsp.rm(dest, { recursive: true, force: true });
+    await fsp.rename(tmp, dest);
+  } catch (err) {
+    await fsp.rm(tmp, { recursive: true, force: true });
+    throw err;
   }
   return copied;
+}
+
+/** A failed index build: the message carries docent's own error and the command. */
+export class DocentBuildError extends Error {
+  constructor(message) {
+    super(`docent: ${message}`);
+    this.name = 'DocentBuildError';
+  }
+}
+
+/**
+ * Runs `docent index` through `run` (the docent npm package's `run`, or a test double) and
+ * returns docent's one-line summary. The index is written to `out` (docent writes a temp file
+ * and renames it, so a failed build leaves the previous index in place, and unchanged chunks
+ * keep their vectors on the next build).
+ * @param {(args: string[]) => Promise<{code: number, stdout: string, stderr: string}>} run
+ * @param {{sources: string[], out: string, baseUrl?: string, cleanUrls?: boolean,
+ *   flavor?: string, exclude?: string[], checkAnchors?: boolean,
+ *   build: {embed: string, exclude: string[], indexArgs: string[], checkAnchors: boolean}}} job
+ */
+export async function buildIndex(run, job) {
+  await fsp.mkdir(path.dirname(job.out), { recursive: true });
+  const args = ['index', ...job.sources, '--out', job.out, '--embed', job.build.embed, '--quiet'];
+  if (job.baseUrl) args.push('--base-url', job.baseUrl);
+  if (job.cleanUrls) args.push('--clean-urls');
+  if (job.flavor) args.push('--flavor', job.flavor);
+  for (const glob of [...(job.exclude ?? []), ...job.build.exclude]) args.push('--exclude', glob);
+  if (job.checkAnchors && job.build.checkAnchors) args.push('--check-anchors');
+  args.push(...job.build.indexArgs);
+  const r = await run(args);
+  if (r.code !== 0) {
+    throw new DocentBuildError(
+      `docent index failed (exit ${r.code}):\n${(r.stderr || r.stdout).trim()}\n` +
+        `(command: docent ${args.join(' ')})`,
+    );
+  }
+  return r.stdout.trim().split('\n').map((l) => l.trim()).join('; ');
+}
+
+/**
+ * Keeps a dev server's index fresh: `schedule()` after a page changed rebuilds it (debounced,
+ * one build at a time, the next one queued), `ready()` resolves with the index file once the
+ * latest scheduled build is done (rejects with its error while the last build failed).
+ */
+export class DevIndexer {
+  /**
+   * @param {() => Promise<string>} build runs one build, resolves with a summary line
+   * @param {string} file the index file the build writes
+   * @param {{delayMs?: number, log?: (line: string) => void}} [o]
+   */
+  constructor(build, file, o = {}) {
+    this.build = build;
+    this.file = file;
+    this.delayMs = o.delayMs ?? 200;
+    this.log = o.log ?? ((line) => console.log(line));
+    this.current = null;
+    this.timer = null;
+    this.dirty = false;
+    this.waiters = [];
+    this.error = null;
+  }
+
+  /** Rebuild soon (after `delayMs` without further calls). */
+  schedule() {
+    this.dirty = true;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.kick(), this.delayMs);
+    this.timer.unref?.();
+  }
+
+  /** Rebuild now (when no build is running; else right after it). */
+  kick() {
+    this.timer = null;
+    if (this.current) return;
+    this.dirty = false;
+    this.current = this.build()
+      .then((summary) => {
+        this.error = null;
+        this.log(`docent: dev index rebuilt: ${summary}`);
+      })
+      .catch((err) => {
+        this.error = err;
+        this.log(`${err.message}`);
+      })
+      .finally(() => {
+        this.current = null;
+        if (this.dirty && !this.timer) this.kick();
+        if (!this.dirty && !this.current) this.settle();
+      });
+  }
+
+  settle() {
+    const waiters = this.waiters.splice(0);
+    for (const w of waiters) (this.error ? w.reject(this.error) : w.resolve(this.file));
+  }
+
+  /** Resolves with the index file once no build is pending. */
+  ready() {
+    if (!this.current && !this.dirty) {
+      return this.error ? Promise.reject(this.error) : Promise.resolve(this.file);
+    }
+    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+  }
 }

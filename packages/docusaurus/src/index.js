@@ -3,8 +3,7 @@
 //   // docusaurus.config.js
 //   plugins: [
 //     ['docusaurus-plugin-docent', {
-//       index: 'docent/index.bin',          // `docent index docs --out docent/index.bin`
-//       widgetDir: '../dist/widget',        // or npm install docent-widget
+//       embed: 'none',                      // or 'local' / 'openai': vectors for hybrid search
 //       proxy: 'https://ask.example.com',   // optional: without it answers are extractive
 //       title: 'Ask the docs',
 //     }],
@@ -13,14 +12,21 @@
 // What it does:
 //   - injectHtmlTags: one <script type="module" src="<baseUrl>docent/docent.js" ...> at the end
 //     of <body> on every page
-//   - postBuild (`docusaurus build`): copies the widget files and the index into <outDir>/docent/
-//   - `docusaurus start`: the dev server serves the same files under <baseUrl>docent/
+//   - postBuild (`docusaurus build`, once per locale): `docent index` over the HTML just built
+//     for that locale (the anchors are Docusaurus's own), then the widget files and the index
+//     into <outDir>/docent/
+//   - `docusaurus start`: indexes the docs' Markdown (again when a doc changes) and serves the
+//     widget files and the index under <baseUrl>docent/
+//   - with the `index` option it publishes that prebuilt index instead of building one
+import fs from 'node:fs';
 import path from 'node:path';
 import {
   assetMap,
+  buildIndex,
   copyAssets,
   normalizeOptions,
   scriptAttributes,
+  widgetAssetMap,
   joinBase,
   DocentOptionsError,
   REQUIRED_WIDGET_FILES,
@@ -37,8 +43,25 @@ export default function docentPlugin(context = {}, options = {}) {
   const siteDir = context.siteDir ?? process.cwd();
   const opts = normalizeOptions(options, siteDir);
   const baseUrl = context.baseUrl ?? '/';
+  const dev = opts.index ? null : devIndexJob(opts, context);
   return {
     name: 'docusaurus-plugin-docent',
+
+    getPathsToWatch() {
+      return dev ? dev.sources.map((dir) => path.join(dir, '**/*.{md,mdx}')) : [];
+    },
+
+    async loadContent() {
+      // `docusaurus start` re-runs this when a watched doc changes: re-index (unchanged chunks
+      // keep their vectors). A failed build is reported, the dev server keeps running.
+      if (!dev || process.env.NODE_ENV === 'production') return;
+      try {
+        const { run } = await import('docent');
+        console.log(`docent: dev index: ${await buildIndex(run, dev.job)}`);
+      } catch (err) {
+        console.warn(err.message);
+      }
+    },
 
     injectHtmlTags() {
       return {
@@ -51,7 +74,7 @@ export default function docentPlugin(context = {}, options = {}) {
       // `docusaurus start`: serve the assets from where they are, without copying
       let dirs;
       try {
-        dirs = devStaticDirs(opts, siteDir, baseUrl);
+        dirs = devStaticDirs(opts, siteDir, baseUrl, dev?.job.out);
       } catch (err) {
         console.warn(`${err.message} (the widget will not load in the dev server)`);
         return {};
@@ -59,11 +82,31 @@ export default function docentPlugin(context = {}, options = {}) {
       return { devServer: { static: dirs } };
     },
 
-    async postBuild({ outDir }) {
+    async postBuild(props) {
+      const { outDir } = props;
       if (!outDir) {
         throw new DocentOptionsError('postBuild got no outDir from Docusaurus; cannot copy the widget');
       }
-      const copied = await copyAssets(opts, outDir, siteDir);
+      let indexFile = opts.index;
+      if (!indexFile) {
+        const i18n = props.i18n ?? context.i18n;
+        const locale = i18n?.currentLocale ?? 'default';
+        indexFile = path.join(generatedDir(context), 'docent', 'build', locale, 'index.bin');
+        // the default locale's build folder holds the other locales' folders: not this index's
+        const others = (i18n?.locales ?? []).filter((l) => l !== locale).map((l) => `${l}/**`);
+        const { run } = await import('docent');
+        const summary = await buildIndex(run, {
+          sources: [outDir],
+          out: indexFile,
+          baseUrl: props.baseUrl ?? baseUrl,
+          cleanUrls: true,
+          exclude: ['404.html', `${opts.path}/**`, ...others],
+          checkAnchors: true,
+          build: opts.build,
+        });
+        console.log(`docent: indexed the built site (${locale}): ${summary}`);
+      }
+      const copied = await copyAssets(opts, outDir, siteDir, indexFile);
       console.log(`docent: copied ${copied.length} files to ${path.join(outDir, opts.path)}`);
     },
   };
@@ -73,16 +116,50 @@ export default function docentPlugin(context = {}, options = {}) {
  * webpack-dev-server `static` entries for `docusaurus start`: the widget folder and the index's
  * folder, both published under `<baseUrl><path>/`. Exported for tests.
  */
-export function devStaticDirs(opts, siteDir, baseUrl = '/') {
-  const map = assetMap(opts, siteDir);
+export function devStaticDirs(opts, siteDir, baseUrl = '/', devIndex = undefined) {
+  const index = devIndex ?? opts.index;
+  if (devIndex) fs.mkdirSync(path.dirname(devIndex), { recursive: true });
+  const map = devIndex ? widgetAssetMap(opts, siteDir) : assetMap(opts, siteDir);
   const publicPath = `${joinBase(baseUrl, opts.path)}/`;
   const dirs = new Set([...map.values()].map((f) => path.dirname(f)));
-  if (path.basename(opts.index) !== 'index.bin') {
+  dirs.add(path.dirname(index));
+  if (path.basename(index) !== 'index.bin') {
     throw new DocentOptionsError(
-      `for \`docusaurus start\` the index file must be named index.bin (got ${opts.index})`,
+      `for \`docusaurus start\` the index file must be named index.bin (got ${index})`,
     );
   }
   return [...dirs].map((directory) => ({ directory, publicPath, watch: false }));
+}
+
+/** Where Docusaurus keeps generated files (`.docusaurus`). */
+function generatedDir(context) {
+  return context.generatedFilesDir ?? path.join(context.siteDir ?? process.cwd(), '.docusaurus');
+}
+
+/**
+ * The dev server's index job: the docs of the locale being served (the translated docs of
+ * i18n/<locale>/ when they exist, else docs/), Docusaurus anchor rules, URLs under
+ * `<baseUrl>docs/`.
+ */
+function devIndexJob(opts, context) {
+  const siteDir = context.siteDir ?? process.cwd();
+  const i18n = context.i18n;
+  const locale = i18n?.currentLocale;
+  const translated = path.join(siteDir, 'i18n', locale ?? '', 'docusaurus-plugin-content-docs', 'current');
+  const docs = locale && locale !== i18n?.defaultLocale && fs.existsSync(translated)
+    ? translated
+    : path.join(siteDir, 'docs');
+  return {
+    sources: [docs],
+    job: {
+      sources: [docs],
+      out: path.join(generatedDir(context), 'docent', 'dev', 'index.bin'),
+      baseUrl: `${joinBase(context.baseUrl ?? '/', 'docs')}`,
+      cleanUrls: true,
+      flavor: 'docusaurus',
+      build: opts.build,
+    },
+  };
 }
 
 /** Docusaurus calls this to check options before the plugin is created. */

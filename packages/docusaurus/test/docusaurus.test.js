@@ -15,7 +15,8 @@ async function fixture() {
   }
   await fsp.mkdir(path.join(dir, 'docent'));
   const index = path.join(dir, 'docent', 'index.bin');
-  await fsp.writeFile(index, Buffer.from('DOCN-test-index'));
+  // a docent index header: magic, then format version 3 (u32 LE); the body is not read
+  await fsp.writeFile(index, Buffer.concat([Buffer.from('DOCENTIX'), Buffer.from([3, 0, 0, 0]), Buffer.from('test-index')]));
   return { dir, widget, index };
 }
 
@@ -69,7 +70,7 @@ test('postBuild copies the widget and the index into the build output', async ()
     'docent.js',
     'index.bin',
   ]);
-  assert.equal(await fsp.readFile(path.join(outDir, 'docent', 'index.bin'), 'utf8'), 'DOCN-test-index');
+  assert.deepEqual(await fsp.readFile(path.join(outDir, 'docent', 'index.bin')), await fsp.readFile(path.join(dir, 'docent', 'index.bin')));
 });
 
 test('postBuild fails clearly when the index is missing', async () => {
@@ -104,7 +105,8 @@ test('configureWebpack adds nothing for the server bundle or a production build'
 });
 
 test('invalid options are rejected by validateOptions with a helpful message', () => {
-  assert.throws(() => validateOptions({ options: {} }), /"index" option is required/);
+  assert.equal(validateOptions({ options: {} }).index, undefined, 'without "index" the plugin builds one');
+  assert.throws(() => validateOptions({ options: { embed: 'bert' } }), /embed must be one of none, local, openai/);
   assert.throws(() => validateOptions({ options: { index: 'i', colour: 'red' } }), /unknown option "colour"/);
   const ok = { index: 'i', theme: 'auto' };
   assert.equal(validateOptions({ options: ok }), ok);

@@ -4,22 +4,26 @@
 //   import { defineConfig } from 'vitepress'
 //   import { withDocent } from 'docent-vitepress'
 //   export default withDocent(defineConfig({ title: 'My docs' }), {
-//     index: 'docent/index.bin',          // written by `docent index docs --out docent/index.bin`
-//     widgetDir: '../dist/widget',        // or npm install docent-widget
+//     embed: 'none',                      // or 'local' / 'openai': vectors for hybrid search
 //     proxy: 'https://ask.example.com',   // optional: without it answers are extractive
 //     title: 'Ask the docs',
 //   })
 //
 // What it does:
 //   - head: one <script type="module" src="<base>docent/docent.js" data-index=...> on every page
-//   - dev server (`vitepress dev`): serves the widget files and the index under <base>docent/
-//   - build (`vitepress build`): copies them into <outDir>/docent/ (the buildEnd hook)
+//   - build (`vitepress build`, the buildEnd hook): `docent index` over the HTML just built (the
+//     anchors are VitePress's own), then the widget files and the index into <outDir>/docent/
+//   - dev server (`vitepress dev`): indexes the Markdown sources, re-indexes when a page changes,
+//     and serves the widget files and the index under <base>docent/
+//   - with the `index` option it publishes that prebuilt index instead of building one
 import fs from 'node:fs';
 import path from 'node:path';
 import {
   assetMap,
+  buildIndex,
   contentType,
   copyAssets,
+  DevIndexer,
   normalizeOptions,
   scriptAttributes,
   scriptTagHtml,
@@ -27,6 +31,7 @@ import {
   DocentOptionsError,
   REQUIRED_WIDGET_FILES,
   isWidgetAsset,
+  widgetAssetMap,
 } from 'docent-widget/integration';
 
 export { normalizeOptions, scriptAttributes, scriptTagHtml, copyAssets, DocentOptionsError, REQUIRED_WIDGET_FILES };
@@ -55,24 +60,55 @@ function vitePlugin(opts, base) {
     name: 'docent-assets',
     apply: 'serve',
     configureServer(server) {
-      server.middlewares.use(docentMiddleware(opts, prefix));
+      let indexFile;
+      if (!opts.index) {
+        const dev = devIndexer(opts, server.config.vitepress, server.config.root, base);
+        dev.indexer.kick();
+        server.watcher.on('all', (_event, file) => {
+          if (/\.md$/.test(file) && file.startsWith(dev.srcDir)) dev.indexer.schedule();
+        });
+        indexFile = () => dev.indexer.ready();
+      }
+      server.middlewares.use(docentMiddleware(opts, prefix, indexFile));
     },
   };
 }
 
+/** The dev server's indexer: the Markdown sources (VitePress anchor rules) into the cache. */
+function devIndexer(opts, siteConfig, root, base) {
+  const srcDir = siteConfig?.srcDir ?? root;
+  const cacheDir = siteConfig?.cacheDir ?? path.join(srcDir, '.vitepress', 'cache');
+  const out = path.join(cacheDir, 'docent', 'dev', 'index.bin');
+  const build = async () => {
+    const { run } = await import('docent');
+    return buildIndex(run, {
+      sources: [srcDir],
+      out,
+      baseUrl: siteConfig?.site?.base ?? base,
+      cleanUrls: Boolean(siteConfig?.cleanUrls),
+      flavor: 'vitepress',
+      build: opts.build,
+    });
+  };
+  return { srcDir, indexer: new DevIndexer(build, out) };
+}
+
 /**
  * A connect/express-style middleware that serves `<prefix><file>` from the widget folder and
- * the index; anything else goes to `next()`. Exported for tests and custom servers.
+ * the index; anything else goes to `next()`. `indexFile` (optional) resolves with the index to
+ * serve, e.g. once the dev server's re-indexing is done; default: the `index` option. Exported
+ * for tests and custom servers.
  */
-export function docentMiddleware(opts, prefix) {
-  return function docentAssets(req, res, next) {
+export function docentMiddleware(opts, prefix, indexFile) {
+  return async function docentAssets(req, res, next) {
     const url = (req.url || '').split('?')[0];
     if (!url.startsWith(prefix)) return next();
     const name = decodeURIComponent(url.slice(prefix.length));
     if (name !== 'index.bin' && !isWidgetAsset(name)) return next();
     let map;
     try {
-      map = assetMap(opts);
+      const index = indexFile && name === 'index.bin' ? await indexFile() : opts.index;
+      map = name === 'index.bin' ? assetMap(opts, undefined, index) : widgetAssetMap(opts);
     } catch (err) {
       res.statusCode = 404;
       res.setHeader('Content-Type', 'text/plain; charset=utf-8');
@@ -91,8 +127,8 @@ export function docentMiddleware(opts, prefix) {
 
 /**
  * Wraps a VitePress config: adds the script tag to `head`, the dev-server plugin to
- * `vite.plugins`, and chains `buildEnd` to copy the assets into the build output. An existing
- * `head`, `vite.plugins` and `buildEnd` are kept.
+ * `vite.plugins`, and chains `buildEnd` to index the built pages and copy the widget and the
+ * index into the build output. An existing `head`, `vite.plugins` and `buildEnd` are kept.
  * @param {object} config a VitePress config (what `defineConfig` returns)
  * @param {object} options plugin options (see README)
  */
@@ -114,7 +150,22 @@ export function withDocent(config = {}, options) {
       if (!outDir) {
         throw new DocentOptionsError('buildEnd got no outDir from VitePress; cannot copy the widget');
       }
-      const copied = await copyAssets(opts, outDir, root);
+      let indexFile = opts.index;
+      if (!indexFile) {
+        indexFile = path.join(siteConfig.cacheDir ?? path.join(outDir, '..', 'cache'), 'docent', 'index.bin');
+        const { run } = await import('docent');
+        const summary = await buildIndex(run, {
+          sources: [outDir],
+          out: indexFile,
+          baseUrl: siteConfig.site?.base ?? base,
+          cleanUrls: Boolean(siteConfig.cleanUrls),
+          exclude: ['404.html', `${opts.path}/**`],
+          checkAnchors: true,
+          build: opts.build,
+        });
+        console.log(`docent: indexed the built site: ${summary}`);
+      }
+      const copied = await copyAssets(opts, outDir, root, indexFile);
       console.log(`docent: copied ${copied.length} files to ${path.join(outDir, opts.path)}`);
     },
   };

@@ -24,7 +24,8 @@ async function fixture() {
     await fsp.writeFile(path.join(widget, f), `/* ${f} */`);
   }
   const index = path.join(dir, 'index.bin');
-  await fsp.writeFile(index, Buffer.from([0x44, 0x4f, 0x43, 0x4e, 1, 2, 3]));
+  // a docent index header: magic, then format version 3 (u32 LE); the body is not read
+  await fsp.writeFile(index, Buffer.concat([Buffer.from('DOCENTIX'), Buffer.from([3, 0, 0, 0, 1, 2, 3])]));
   return { dir, widget, index };
 }
 
@@ -85,7 +86,11 @@ test('the html form escapes attribute values', () => {
 });
 
 test('bad options give errors that say what to do', () => {
-  assert.throws(() => normalizeOptions({}), /"index" option is required.*docent index/);
+  assert.throws(() => normalizeOptions({ index: ' ' }), /prebuilt index file.*leave it out/);
+  assert.throws(() => normalizeOptions({ embed: 'bert' }), /embed must be one of none, local, openai/);
+  assert.throws(() => normalizeOptions({ index: 'i', embed: 'local' }), /"embed" only applies when the plugin builds the index/);
+  assert.throws(() => normalizeOptions({ exclude: 'drafts' }), /exclude must be an array of strings/);
+  assert.throws(() => normalizeOptions({ checkAnchors: 'yes' }), /checkAnchors must be true or false/);
   assert.throws(() => normalizeOptions({ index: 'i', thme: 'dark' }), /unknown option "thme"/);
   assert.throws(() => normalizeOptions({ index: 'i', theme: 'purple' }), /theme must be one of/);
   assert.throws(() => normalizeOptions({ index: 'i', position: 'top' }), /position must be/);

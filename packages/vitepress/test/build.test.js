@@ -1,0 +1,108 @@
+// The shared build steps of both plugins (docent-widget/integration): running `docent index`,
+// the dev server's re-indexing, the index format check and the all-or-nothing copy.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { tempDir } from '../../test-support/temp-dir.js';
+import {
+  buildIndex,
+  copyAssets,
+  checkIndexFormat,
+  DevIndexer,
+  DocentBuildError,
+  normalizeOptions,
+} from 'docent-widget/integration';
+
+const header = (version) => Buffer.concat([Buffer.from('DOCENTIX'), Buffer.from([version, 0, 0, 0])]);
+
+async function widgetDir() {
+  const dir = await tempDir('docent-build-');
+  const widget = path.join(dir, 'widget');
+  await fsp.mkdir(widget);
+  for (const f of ['docent.js', 'docent-widget.js', 'docent-widget_bg.wasm', 'docent.css']) {
+    await fsp.writeFile(path.join(widget, f), `/* ${f} */`);
+  }
+  return { dir, widget };
+}
+
+test('buildIndex runs docent index with the site settings and the user options', async () => {
+  const { dir } = await widgetDir();
+  const opts = normalizeOptions({ embed: 'local', exclude: ['drafts/**'], indexArgs: ['--max-tokens', '200'] }, dir);
+  let got;
+  const run = async (args) => {
+    got = args;
+    return { code: 0, stdout: 'wrote x (2 KiB)\n  pages    3 indexed\n', stderr: '' };
+  };
+  const out = path.join(dir, 'cache', 'index.bin');
+  const summary = await buildIndex(run, {
+    sources: ['/site/dist'], out, baseUrl: '/docs/', cleanUrls: true, exclude: ['404.html'], checkAnchors: true, build: opts.build,
+  });
+  assert.equal(summary, 'wrote x (2 KiB); pages    3 indexed');
+  assert.deepEqual(got, [
+    'index', '/site/dist', '--out', out, '--embed', 'local', '--quiet', '--base-url', '/docs/', '--clean-urls',
+    '--exclude', '404.html', '--exclude', 'drafts/**', '--check-anchors', '--max-tokens', '200',
+  ]);
+  assert.ok(fs.existsSync(path.dirname(out)), 'the output folder is created');
+  const off = normalizeOptions({ checkAnchors: false }, dir);
+  await buildIndex(run, { sources: ['s'], out, checkAnchors: true, build: off.build });
+  assert.ok(!got.includes('--check-anchors'), 'checkAnchors: false turns the check off');
+});
+
+test('a failed docent index is a build error with docent\'s message and the command', async () => {
+  const { dir } = await widgetDir();
+  const run = async () => ({ code: 1, stdout: '', stderr: 'error: --check-anchors: 1 of 4 links would not land on a heading\n' });
+  await assert.rejects(
+    buildIndex(run, { sources: ['/site/dist'], out: path.join(dir, 'i.bin'), build: normalizeOptions({}).build }),
+    (e) => e instanceof DocentBuildError && /docent index failed \(exit 1\):\nerror: --check-anchors.*\n\(command: docent index \/site\/dist/s.test(e.message),
+  );
+});
+
+test('the dev indexer rebuilds once per burst of edits and waits for the build in ready()', async () => {
+  let builds = 0;
+  let release;
+  const build = () => {
+    builds += 1;
+    return new Promise((r) => (release = () => r(`build ${builds}`)));
+  };
+  const logs = [];
+  const dev = new DevIndexer(build, '/cache/index.bin', { delayMs: 20, log: (l) => logs.push(l) });
+  dev.kick();
+  const first = dev.ready();
+  dev.schedule();
+  dev.schedule();
+  release();
+  await new Promise((r) => setTimeout(r, 60));
+  assert.equal(builds, 2, 'the edits during the first build give one more build');
+  release();
+  assert.equal(await first, '/cache/index.bin');
+  assert.deepEqual(logs, ['docent: dev index rebuilt: build 1', 'docent: dev index rebuilt: build 2']);
+  assert.equal(await dev.ready(), '/cache/index.bin');
+});
+
+test('an index of a format the widget cannot read is refused with what to install', async () => {
+  const { dir, widget } = await widgetDir();
+  const file = path.join(dir, 'index.bin');
+  await fsp.writeFile(file, header(9));
+  assert.throws(() => checkIndexFormat(file, widget), /index format 9 but docent-widget 0\.1\.0 reads formats 2-3: install the docent CLI and docent-widget of the same version/);
+  await fsp.writeFile(file, Buffer.from('<!doctype html>'));
+  assert.throws(() => checkIndexFormat(file, widget), /is not a docent index/);
+  await fsp.writeFile(file, header(3));
+  checkIndexFormat(file, widget);
+});
+
+test('a failed copy leaves no half-written docent folder and keeps the previous one', async () => {
+  const { dir, widget } = await widgetDir();
+  const out = path.join(dir, 'out');
+  const index = path.join(dir, 'index.bin');
+  await fsp.writeFile(index, header(3));
+  const opts = normalizeOptions({ index, widgetDir: widget }, dir);
+  await copyAssets(opts, out, dir);
+  assert.ok(fs.existsSync(path.join(out, 'docent', 'index.bin')));
+  // the next build's index is broken: the copy fails before anything is replaced
+  await fsp.writeFile(index, Buffer.from('broken'));
+  await assert.rejects(copyAssets(opts, out, dir), /not a docent index/);
+  assert.deepEqual((await fsp.readdir(out)).sort(), ['docent'], 'no temp folder left behind');
+  assert.deepEqual(await fsp.readFile(path.join(out, 'docent', 'index.bin')), header(3));
+});
