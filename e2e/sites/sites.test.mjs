@@ -1,0 +1,187 @@
+// docent in real VitePress and Docusaurus sites, driven with playwright-core and Debian's
+// chromium. Run via e2e/sites/run.sh: it packs docent, installs the generators from the npm
+// registry and docent from the tarballs, runs the real builds, serves them and sets:
+//   DOCENT_SITES_VP, DOCENT_SITES_VP_DEV, DOCENT_SITES_VP_DIR   the VitePress build, `vitepress dev`, its folder
+//   DOCENT_SITES_DU, DOCENT_SITES_DU_DEV, DOCENT_SITES_DU_DIR   the same for Docusaurus
+// A site whose variables are unset (DOCENT_SITES=vitepress) has its tests skipped.
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const VP = process.env.DOCENT_SITES_VP;
+const VP_DEV = process.env.DOCENT_SITES_VP_DEV;
+const VP_DIR = process.env.DOCENT_SITES_VP_DIR;
+const DU = process.env.DOCENT_SITES_DU;
+const DU_DEV = process.env.DOCENT_SITES_DU_DEV;
+const DU_DIR = process.env.DOCENT_SITES_DU_DIR;
+if (!VP && !DU) throw new Error('run these tests with e2e/sites/run.sh (no site variables set)');
+
+const T = 30_000;
+const tid = (id) => `[data-testid="${id}"]`;
+let browser;
+let context;
+let page;
+
+before(async () => {
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+beforeEach(async () => {
+  await context?.close();
+  context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+  page = await context.newPage();
+  page.on('pageerror', (e) => console.error('page error:', e.message));
+});
+
+async function openWidget() {
+  await page.locator(tid('docent-launcher')).click({ timeout: T });
+  await page.locator(tid('docent-dialog')).waitFor({ state: 'visible', timeout: T });
+}
+
+/** Asks a question and waits for the answer to settle; returns the turn. */
+async function ask(question) {
+  const input = page.locator(tid('docent-input'));
+  await input.fill(question);
+  await input.press('Enter');
+  await page.waitForFunction(() => {
+    const sr = document.querySelector('[data-docent-host]')?.shadowRoot;
+    const turns = sr ? sr.querySelectorAll('[data-testid="docent-turn"]') : [];
+    const t = turns[turns.length - 1];
+    return !!(t && (t.querySelector('[data-testid="docent-feedback-up"]') || t.querySelector('[data-testid="docent-error"]')));
+  }, null, { timeout: T });
+  const turn = page.locator(tid('docent-turn')).last();
+  assert.equal(await turn.locator(tid('docent-error')).count(), 0, await turn.innerText());
+  return turn;
+}
+
+/** The hrefs of a turn's citations and sources. */
+async function citedLinks(turn) {
+  const cites = await turn.locator(`${tid('docent-answer')} a.docent-cite`).evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+  const sources = await turn.locator(tid('docent-source')).evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+  return { cites, sources, all: [...new Set([...cites, ...sources])] };
+}
+
+/** Opens every link in a fresh page and checks it lands on an existing heading. */
+async function assertLandOnHeadings(links, site) {
+  const p = await context.newPage();
+  try {
+    for (const href of links) {
+      const url = new URL(href, site);
+      assert.ok(url.hash.length > 1, `the link points at a section: ${href}`);
+      const res = await p.goto(url.href, { waitUntil: 'domcontentloaded' });
+      assert.equal(res.status(), 200, `${href} is a page of the built site`);
+      const id = decodeURIComponent(url.hash.slice(1));
+      const tag = await p.evaluate((i) => {
+        const el = document.getElementById(i);
+        return el ? el.tagName : null;
+      }, id);
+      assert.match(String(tag), /^H[1-6]$/, `${href}: #${id} is a heading of the page (found ${tag})`);
+    }
+  } finally {
+    await p.close();
+  }
+}
+
+async function indexBytes(site, prefix = '') {
+  const r = await fetch(`${site}${prefix}/docent/index.bin`);
+  assert.equal(r.status, 200, `${site}${prefix}/docent/index.bin is served`);
+  return Buffer.from(await r.arrayBuffer());
+}
+
+/** Polls the served index until it holds `word` (the dev server re-indexed an edit). */
+async function waitForIndexed(site, word, seconds) {
+  const deadline = Date.now() + seconds * 1000;
+  while (Date.now() < deadline) {
+    const bytes = await indexBytes(site).catch(() => Buffer.alloc(0));
+    if (bytes.includes(word)) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  assert.fail(`the dev server's index never picked up "${word}" within ${seconds} s`);
+}
+
+function appendToFile(file, text) {
+  const before = fs.readFileSync(file, 'utf8');
+  fs.writeFileSync(file, `${before}\n${text}\n`);
+  return () => fs.writeFileSync(file, before);
+}
+
+// ------------------------------------------------------------------------------- VitePress
+
+test('vitepress build: the launcher appears and the answer cites headings of the built pages', { skip: !VP }, async () => {
+  const html = await (await fetch(`${VP}/guide/install`)).text();
+  assert.match(html, /<script type="module" src="\/docent\/docent\.js" data-index="\/docent\/index\.bin"/);
+  assert.ok((await indexBytes(VP)).subarray(0, 8).equals(Buffer.from('DOCENTIX')));
+  await page.goto(`${VP}/guide/install`);
+  await page.locator(tid('docent-launcher')).waitFor({ state: 'visible', timeout: T });
+  await openWidget();
+  const turn = await ask('How do I install Frobnicator on Linux?');
+  const { cites, all } = await citedLinks(turn);
+  assert.ok(cites.length >= 1, `a cited answer: ${await turn.innerText()}`);
+  assert.ok(all.includes('/guide/install#install-on-linux'), `the Linux section is cited: ${all.join(', ')}`);
+  await assertLandOnHeadings(all, VP);
+});
+
+test('vitepress dev: the dev server serves the widget and re-indexes an edited page', { skip: !VP_DEV }, async () => {
+  await page.goto(`${VP_DEV}/guide/configure`);
+  await page.locator(tid('docent-launcher')).waitFor({ state: 'visible', timeout: T });
+  assert.ok((await indexBytes(VP_DEV)).subarray(0, 8).equals(Buffer.from('DOCENTIX')));
+  const restore = appendToFile(path.join(VP_DIR, 'docs/guide/configure.md'),
+    '## Zanzibar mode\n\nZanzibar mode frobnicates quietly at night.');
+  try {
+    await waitForIndexed(VP_DEV, 'Zanzibar', 60);
+    await page.reload();
+    await openWidget();
+    const turn = await ask('What does zanzibar mode do?');
+    const { all } = await citedLinks(turn);
+    assert.ok(all.includes('/guide/configure#zanzibar-mode'), `the new section is cited: ${all.join(', ')}`);
+  } finally {
+    restore();
+  }
+});
+
+// ------------------------------------------------------------------------------- Docusaurus
+
+test('docusaurus build: the launcher appears and the answer cites headings of the built pages', { skip: !DU }, async () => {
+  assert.ok((await indexBytes(DU)).subarray(0, 8).equals(Buffer.from('DOCENTIX')));
+  await page.goto(`${DU}/docs/install`);
+  await page.locator(tid('docent-launcher')).waitFor({ state: 'visible', timeout: T });
+  await openWidget();
+  const turn = await ask('How do I install Frobnicator on Linux?');
+  const { cites, all } = await citedLinks(turn);
+  assert.ok(cites.length >= 1, `a cited answer: ${await turn.innerText()}`);
+  assert.ok(all.some((h) => /^\/docs\/install\/?#install-on-linux$/.test(h)), `the Linux section is cited: ${all.join(', ')}`);
+  assert.ok(all.every((h) => !h.startsWith('/fr/')), `no French page in an English answer: ${all.join(', ')}`);
+  await assertLandOnHeadings(all, DU);
+});
+
+test('docusaurus build: a French page answers from the French docs', { skip: !DU }, async () => {
+  await page.goto(`${DU}/fr/docs/install`);
+  await openWidget();
+  const turn = await ask("Comment faire l'installation sous Linux ?");
+  const { cites, all } = await citedLinks(turn);
+  assert.ok(cites.length >= 1, `a cited answer: ${await turn.innerText()}`);
+  assert.ok(all.every((h) => h.startsWith('/fr/docs/')), `only French pages: ${all.join(', ')}`);
+  await assertLandOnHeadings(all, DU);
+});
+
+test('docusaurus start: the dev server serves the widget and re-indexes an edited doc', { skip: !DU_DEV }, async () => {
+  await page.goto(`${DU_DEV}/docs/install`);
+  await page.locator(tid('docent-launcher')).waitFor({ state: 'visible', timeout: T });
+  assert.ok((await indexBytes(DU_DEV)).subarray(0, 8).equals(Buffer.from('DOCENTIX')));
+  const restore = appendToFile(path.join(DU_DIR, 'docs/install.md'),
+    '## Zanzibar mode\n\nZanzibar mode frobnicates quietly at night.');
+  try {
+    await waitForIndexed(DU_DEV, 'Zanzibar', 90);
+  } finally {
+    restore();
+  }
+});
