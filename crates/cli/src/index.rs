@@ -86,6 +86,11 @@ pub struct IndexArgs {
     /// Namespace for sources given without `namespace=`.
     #[arg(long, value_name = "NAME")]
     pub namespace: Option<String>,
+    /// Pages under this folder of a source get this namespace: `DIR=NAME`, e.g. `fr=fr` or
+    /// `docs/1.0=1.0` (repeatable; the longest matching folder wins). For locales and versions
+    /// laid out as folders of one built site.
+    #[arg(long, value_name = "DIR=NAME")]
+    pub namespace_dir: Vec<String>,
     /// Previous index to reuse vectors from (default: the existing --out file).
     #[arg(long, value_name = "OLD")]
     pub previous: Option<PathBuf>,
@@ -139,6 +144,38 @@ pub struct SourceSpec {
     pub namespace: String,
 }
 
+/// `--namespace-dir DIR=NAME`: pages under `dir` (a folder of a source, `/`-separated, no
+/// leading or trailing `/`) get `namespace`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NamespaceDir {
+    /// The folder, relative to the source folder.
+    pub dir: String,
+    /// The namespace of the pages under it.
+    pub namespace: String,
+}
+
+impl NamespaceDir {
+    /// Parses `DIR=NAME`; the error says what the flag wants.
+    pub fn parse(s: &str) -> anyhow::Result<NamespaceDir> {
+        let (dir, ns) = s.split_once('=').unwrap_or(("", ""));
+        let dir = dir.trim().trim_matches('/').replace('\\', "/");
+        let ns = ns.trim();
+        if dir.is_empty() || ns.is_empty() || dir.split('/').any(|p| p == ".." || p == ".") {
+            bail!("--namespace-dir {s:?}: write FOLDER=NAMESPACE with a folder inside the source, e.g. --namespace-dir fr=fr or --namespace-dir docs/1.0=1.0");
+        }
+        Ok(NamespaceDir { dir, namespace: ns.to_string() })
+    }
+
+    /// The namespace of the deepest entry whose folder holds `rel` (a path relative to the
+    /// source folder), if any.
+    pub fn lookup<'a>(dirs: &'a [NamespaceDir], rel: &str) -> Option<&'a str> {
+        dirs.iter()
+            .filter(|d| rel.strip_prefix(d.dir.as_str()).is_some_and(|rest| rest.starts_with('/')))
+            .max_by_key(|d| d.dir.len())
+            .map(|d| d.namespace.as_str())
+    }
+}
+
 /// Everything `build_index` needs.
 #[derive(Debug, Clone)]
 pub struct IndexSettings {
@@ -174,6 +211,8 @@ pub struct IndexSettings {
     pub floor: Option<f32>,
     /// Show progress bars.
     pub progress: bool,
+    /// Namespaces by folder (`--namespace-dir`), over each source's own namespace.
+    pub namespace_dirs: Vec<NamespaceDir>,
     /// Check links against the built site: None = no check, Some("") = each HTML source
     /// folder, Some(dir) = that folder (`--check-anchors[=DIR]`, see `anchors.rs`).
     pub check_anchors: Option<PathBuf>,
@@ -198,6 +237,7 @@ impl Default for IndexSettings {
             embed_options: EmbedOptions::default(),
             floor: None,
             progress: false,
+            namespace_dirs: Vec::new(),
             check_anchors: None,
         }
     }
@@ -399,6 +439,11 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
         embed_options,
         floor: args.floor.or(section.floor),
         progress: !args.quiet,
+        namespace_dirs: args
+            .namespace_dir
+            .iter()
+            .map(|s| NamespaceDir::parse(s))
+            .collect::<anyhow::Result<_>>()?,
         check_anchors: args.check_anchors.clone().map(Option::unwrap_or_default),
     })
 }
@@ -446,7 +491,11 @@ pub fn build_index_with(
             );
         }
         let flavor = settings.flavor.unwrap_or_else(|| detect_flavor(&src.path));
-        files.extend(found.into_iter().map(|f| (f, src.namespace.clone(), flavor, &src.path)));
+        files.extend(found.into_iter().map(|f| {
+            let ns = NamespaceDir::lookup(&settings.namespace_dirs, &f.rel)
+                .map_or_else(|| src.namespace.clone(), str::to_string);
+            (f, ns, flavor, &src.path)
+        }));
     }
     let mut anchors =
         settings.check_anchors.as_ref().map(|_| AnchorChecker::new(settings.base_url.as_deref()));

@@ -620,3 +620,77 @@ fn docusaurus_slug_frontmatter_sets_the_page_url_and_vitepress_ignores_it() {
         "VitePress has no slug"
     );
 }
+
+#[test]
+fn namespace_dirs_put_locale_and_version_folders_of_one_site_in_their_namespaces() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = |rel: &str, text: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    w(
+        "guide/install.html",
+        "<main><h1 id=\"install\">Install</h1><p>The zorblatt installer.</p></main>",
+    );
+    w(
+        "v1/guide/install.html",
+        "<main><h1 id=\"install\">Install</h1><p>The zorblatt package.</p></main>",
+    );
+    w(
+        "fr/guide/install.html",
+        "<main><h1 id=\"installer\">Installer</h1><p>Le zorblatt.</p></main>",
+    );
+    w(
+        "fr/v1/install.html",
+        "<main><h1 id=\"installer\">Installer</h1><p>Le zorblatt 1.</p></main>",
+    );
+    let out = dir.path().join("site.idx");
+    let (src, idx) = (dir.path().to_str().unwrap(), out.to_str().unwrap());
+    ok(&[
+        "index",
+        src,
+        "--out",
+        idx,
+        "--namespace",
+        "en",
+        "--namespace-dir",
+        "fr=fr",
+        "--namespace-dir",
+        "/v1/=v1",
+        "--namespace-dir",
+        "fr/v1=fr-v1",
+        "--base-url",
+        "/",
+        "--check-anchors",
+        "--quiet",
+    ]);
+    let urls_in = |ns: &str| -> Vec<String> {
+        let json = ok(&[
+            "search",
+            idx,
+            "zorblatt",
+            "--json",
+            "--floor",
+            "0",
+            "--mode",
+            "lexical",
+            "--namespace",
+            ns,
+        ]);
+        json.lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["url"].as_str().unwrap().to_string()
+            })
+            .collect()
+    };
+    assert_eq!(urls_in("en"), ["/guide/install.html#install"]);
+    assert_eq!(urls_in("v1"), ["/v1/guide/install.html#install"]);
+    assert_eq!(urls_in("fr"), ["/fr/guide/install.html#installer"]);
+    assert_eq!(urls_in("fr-v1"), ["/fr/v1/install.html#installer"], "the deepest folder wins");
+    let info = ok(&["inspect", idx]);
+    assert!(info.contains("fr-v1"), "the header lists the namespaces: {info}");
+    let err = fails(&["index", src, "--out", idx, "--namespace-dir", "../up=x"]);
+    assert!(err.contains("write FOLDER=NAMESPACE"), "{err}");
+}
