@@ -83,6 +83,7 @@ export default function docentPlugin(context = {}, options = {}) {
     },
 
     async postBuild(props) {
+      const started = Date.now();
       const { outDir } = props;
       if (!outDir) {
         throw new DocentOptionsError('postBuild got no outDir from Docusaurus; cannot copy the widget');
@@ -107,7 +108,8 @@ export default function docentPlugin(context = {}, options = {}) {
         console.log(`docent: indexed the built site (${locale}): ${summary}`);
       }
       const copied = await copyAssets(opts, outDir, siteDir, indexFile);
-      console.log(`docent: copied ${copied.length} files to ${path.join(outDir, opts.path)}`);
+      const secs = ((Date.now() - started) / 1000).toFixed(2);
+      console.log(`docent: copied ${copied.length} files to ${path.join(outDir, opts.path)} (docent's build step: ${secs} s)`);
     },
   };
 }

@@ -146,6 +146,7 @@ export function withDocent(config = {}, options) {
     },
     async buildEnd(siteConfig) {
       if (previousBuildEnd) await previousBuildEnd(siteConfig);
+      const started = Date.now();
       const outDir = siteConfig?.outDir;
       if (!outDir) {
         throw new DocentOptionsError('buildEnd got no outDir from VitePress; cannot copy the widget');
@@ -166,9 +167,17 @@ export function withDocent(config = {}, options) {
         console.log(`docent: indexed the built site: ${summary}`);
       }
       const copied = await copyAssets(opts, outDir, root, indexFile);
-      console.log(`docent: copied ${copied.length} files to ${path.join(outDir, opts.path)}`);
+      console.log(
+        `docent: copied ${copied.length} files to ${path.join(outDir, opts.path)} ` +
+          `(docent's build step: ${secondsSince(started)} s)`,
+      );
     },
   };
+}
+
+/** Seconds since `t0` (ms), two decimals. */
+function secondsSince(t0) {
+  return ((Date.now() - t0) / 1000).toFixed(2);
 }
 
 /** The tag as HTML, for sites that write their own layout: `<script type="module" ...>`. */
