@@ -132,36 +132,30 @@ wait_http() {
   die "$1 did not come up in $3 s"
 }
 
-if want vitepress; then
-  prepare_site vitepress docent-vitepress
-  secs="$(build_site vitepress "$VP_OUT" node_modules/.bin/vitepress build docs)"
-  say "vitepress: built in ${secs}s; $(grep -o 'docent: indexed.*' "$CACHE/vitepress/build.log" | head -c 300)"
+# run_site NAME PLUGIN VAR OUT "BUILD CMD" "DEV CMD": install, build, serve the output statically,
+# start the dev server (its command gets --host and --port); exports DOCENT_SITES_<VAR>[_DEV|_DIR]
+run_site() {
+  local name="$1" plugin="$2" var="$3" out="$4" build="$5" dev="$6" secs port w="$CACHE/$1"
+  prepare_site "$name" "$plugin"
+  # shellcheck disable=SC2086
+  secs="$(build_site "$name" "$out" $build)"
+  say "$name: built in ${secs}s; $(grep -o 'docent: indexed.*' "$w/build.log" | head -c 600)"
   port="$(free_port)"
-  node "$HERE/serve.mjs" "$CACHE/vitepress/$VP_OUT" "$port" >"$WORK/vp-static.log" 2>&1 & PIDS+=($!)
-  export DOCENT_SITES_VP="http://127.0.0.1:$port"
-  export DOCENT_SITES_VP_DIR="$CACHE/vitepress"
+  node "$HERE/serve.mjs" "$w/$out" "$port" >"$WORK/$name-static.log" 2>&1 & PIDS+=($!)
+  export "DOCENT_SITES_$var=http://127.0.0.1:$port" "DOCENT_SITES_${var}_DIR=$w"
   port="$(free_port)"
-  (cd "$CACHE/vitepress" && exec node_modules/.bin/vitepress dev docs --host 127.0.0.1 --port "$port" --strictPort) \
-    >"$WORK/vp-dev.log" 2>&1 & PIDS+=($!)
-  export DOCENT_SITES_VP_DEV="http://127.0.0.1:$port"
-fi
-if want docusaurus; then
-  prepare_site docusaurus docusaurus-plugin-docent
-  secs="$(build_site docusaurus "$DU_OUT" node_modules/.bin/docusaurus build)"
-  say "docusaurus: built in ${secs}s; $(grep -o 'docent: indexed.*' "$CACHE/docusaurus/build.log" | head -c 600)"
-  port="$(free_port)"
-  node "$HERE/serve.mjs" "$CACHE/docusaurus/$DU_OUT" "$port" >"$WORK/du-static.log" 2>&1 & PIDS+=($!)
-  export DOCENT_SITES_DU="http://127.0.0.1:$port"
-  export DOCENT_SITES_DU_DIR="$CACHE/docusaurus"
-  port="$(free_port)"
-  (cd "$CACHE/docusaurus" && exec node_modules/.bin/docusaurus start --host 127.0.0.1 --port "$port" --no-open) \
-    >"$WORK/du-dev.log" 2>&1 & PIDS+=($!)
-  export DOCENT_SITES_DU_DEV="http://127.0.0.1:$port"
-fi
-[[ -n "${DOCENT_SITES_VP:-}" ]] && wait_http "$DOCENT_SITES_VP/" "$WORK/vp-static.log" 30
-[[ -n "${DOCENT_SITES_VP_DEV:-}" ]] && wait_http "$DOCENT_SITES_VP_DEV/" "$WORK/vp-dev.log" 60
-[[ -n "${DOCENT_SITES_DU:-}" ]] && wait_http "$DOCENT_SITES_DU/docs/intro" "$WORK/du-static.log" 30
-[[ -n "${DOCENT_SITES_DU_DEV:-}" ]] && wait_http "$DOCENT_SITES_DU_DEV/docs/intro" "$WORK/du-dev.log" 240
+  # shellcheck disable=SC2086
+  (cd "$w" && exec $dev --host 127.0.0.1 --port "$port") >"$WORK/$name-dev.log" 2>&1 & PIDS+=($!)
+  export "DOCENT_SITES_${var}_DEV=http://127.0.0.1:$port"
+}
+want vitepress && run_site vitepress docent-vitepress VP "$VP_OUT" \
+  "node_modules/.bin/vitepress build docs" "node_modules/.bin/vitepress dev docs --strictPort"
+want docusaurus && run_site docusaurus docusaurus-plugin-docent DU "$DU_OUT" \
+  "node_modules/.bin/docusaurus build" "node_modules/.bin/docusaurus start --no-open"
+[[ -n "${DOCENT_SITES_VP:-}" ]] && wait_http "$DOCENT_SITES_VP/" "$WORK/vitepress-static.log" 30
+[[ -n "${DOCENT_SITES_VP_DEV:-}" ]] && wait_http "$DOCENT_SITES_VP_DEV/" "$WORK/vitepress-dev.log" 60
+[[ -n "${DOCENT_SITES_DU:-}" ]] && wait_http "$DOCENT_SITES_DU/docs/intro" "$WORK/docusaurus-static.log" 30
+[[ -n "${DOCENT_SITES_DU_DEV:-}" ]] && wait_http "$DOCENT_SITES_DU_DEV/docs/intro" "$WORK/docusaurus-dev.log" 240
 
 say "running the browser tests"
 export NODE_PATH="$ROOT/e2e/node_modules"
