@@ -1,4 +1,4 @@
-//! The `docent` command line: `index`, `search`, `inspect`, `eval`, `serve`, `demo`.
+//! The `docent` command line: `index`, `search`, `inspect`, `eval`, `serve`, `mcp`, `demo`.
 //!
 //! `main.rs` only calls [`main`]; everything else lives here so other crates (and tests) can use
 //! the library API, e.g. [`index::build_index`].
@@ -30,6 +30,7 @@ pub mod demo;
 pub mod eval;
 pub mod index;
 pub mod inspect;
+pub mod mcp;
 pub mod query;
 pub mod rewrite;
 pub mod walk;
@@ -44,6 +45,7 @@ use clap::{Parser, Subcommand};
   docent inspect public/docent.idx
   docent eval public/docent.idx eval/questions.jsonl
   docent serve --config docent.toml
+  docent mcp public/docent.idx
   docent demo
 
 Run `docent <command> --help` for each command's options and examples.")]
@@ -66,6 +68,8 @@ pub enum Command {
     Eval(eval::EvalArgs),
     /// Run the proxy (moderation, query embeddings, streamed chat completions).
     Serve(docent_proxy::ServeArgs),
+    /// Serve the index to AI agents over MCP on stdin/stdout (search_docs, read_section, ...).
+    Mcp(mcp::McpArgs),
     /// Run docent's own docs as a demo site with the widget.
     Demo(demo::DemoArgs),
 }
@@ -81,6 +85,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let rt = tokio::runtime::Runtime::new()?;
             rt.block_on(docent_proxy::run(a))
         }
+        Command::Mcp(a) => mcp::run(a),
         Command::Demo(a) => {
             let rt = tokio::runtime::Runtime::new()?;
             rt.block_on(demo::run(a))

@@ -1,0 +1,170 @@
+//! `docent mcp` end to end: the binary on an index of docs/ (the project's own docs), driven
+//! over stdin/stdout with raw JSON-RPC lines as an MCP client sends them.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde_json::{json, Value};
+
+fn docs_index(dir: &Path) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
+    let out = dir.join("docs.idx");
+    let st = Command::new(env!("CARGO_BIN_EXE_docent"))
+        .args(["index", root.to_str().unwrap(), "--out", out.to_str().unwrap(), "--embed", "none"])
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    out.to_str().unwrap().to_string()
+}
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl Server {
+    fn start(index: &str) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_docent"))
+            .args(["mcp", index, "--name", "the docent docs"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut s = Server { child, stdin, stdout, next_id: 1 };
+        let init = s.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "cli-test", "version": "0"}}),
+        );
+        assert!(
+            init["result"]["instructions"].as_str().unwrap().contains("the docent docs"),
+            "{init}"
+        );
+        s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        s
+    }
+
+    fn send(&mut self, v: &Value) {
+        writeln!(self.stdin, "{v}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Send a request and read lines until its response.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the server closed stdout");
+            let v: Value = serde_json::from_str(&line).expect("every stdout line is JSON-RPC");
+            if v["id"] == json!(id) {
+                return v;
+            }
+        }
+    }
+
+    fn call(&mut self, tool: &str, args: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": args}))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn mcp_over_stdio_lists_the_tools_and_finds_the_expected_sections() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Server::start(&docs_index(dir.path()));
+    let tools = s.request("tools/list", json!({}));
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for t in ["search_docs", "read_section", "read_page", "list_namespaces"] {
+        assert!(names.contains(&t), "{t} missing from {names:?}");
+    }
+
+    let r =
+        s.call("search_docs", json!({"query": "how do I set the per-IP rate limits", "top": 5}));
+    let sc = &r["result"]["structuredContent"];
+    assert_eq!(r["result"]["isError"], json!(false), "{r}");
+    let urls: Vec<&str> =
+        sc["results"].as_array().unwrap().iter().map(|h| h["url"].as_str().unwrap()).collect();
+    assert!(urls.contains(&"configuration.html#limits"), "{urls:?}");
+    assert!(urls.len() <= 5 && !urls.is_empty());
+    let mut dedup = urls.clone();
+    dedup.dedup();
+    assert_eq!(dedup.len(), urls.len(), "one result per section: {urls:?}");
+    assert!(r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("url: configuration.html#limits"));
+
+    let r = s.call("read_section", json!({"url": "configuration.html#limits"}));
+    let sec = &r["result"]["structuredContent"];
+    assert_eq!(sec["heading_path"], json!(["Configuration", "[limits]"]), "{r}");
+    assert!(sec["text"].as_str().unwrap().contains("requests_per_minute_per_ip"));
+
+    let r = s.call("read_page", json!({"url": "configuration.html#limits"}));
+    let page = &r["result"]["structuredContent"];
+    assert_eq!(page["title"], json!("Configuration"));
+    assert!(page["sections"].as_array().unwrap().len() > 3);
+
+    let r = s.call("list_namespaces", json!({}));
+    assert_eq!(r["result"]["structuredContent"]["namespaces"], json!([]));
+}
+
+#[test]
+fn mcp_bad_input_gets_mcp_errors_and_the_server_keeps_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Server::start(&docs_index(dir.path()));
+    let error_text = |r: &Value| -> String {
+        assert_eq!(r["result"]["isError"], json!(true), "{r}");
+        r["result"]["content"][0]["text"].as_str().unwrap().to_string()
+    };
+
+    let r = s.call("no_such_tool", json!({}));
+    assert_eq!(r["error"]["code"], json!(-32602), "{r}");
+
+    let r = s.call("search_docs", json!({}));
+    assert!(error_text(&r).contains("query"));
+    let r = s.call("search_docs", json!({"query": "x ".repeat(100_000)}));
+    assert!(error_text(&r).contains("the limit is 1000"));
+    let r = s.call("search_docs", json!({"query": "limits", "top": 0}));
+    assert!(error_text(&r).contains("1 to 20"));
+    let r = s.call("search_docs", json!({"query": "limits", "namespace": "v9"}));
+    assert!(error_text(&r).contains("no namespaces"));
+    let r = s.call("read_section", json!({"url": "configuration.html#no-such-anchor"}));
+    let t = error_text(&r);
+    assert!(t.contains("did you mean") && t.contains("configuration.html#limits"), "{t}");
+    let r = s.call("read_page", json!({"url": "https://nowhere.example/x"}));
+    assert!(error_text(&r).contains("search_docs first"));
+
+    // Still answering.
+    let r = s.call("search_docs", json!({"query": "trusted proxies"}));
+    assert_eq!(r["result"]["isError"], json!(false), "{r}");
+}
+
+#[test]
+fn mcp_refuses_a_missing_index_with_a_clear_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_docent"))
+        .args(["mcp", "/nonexistent/docs.idx"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("build one with `docent index`") && !err.contains("panicked"), "{err}");
+}
