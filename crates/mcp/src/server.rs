@@ -172,21 +172,24 @@ fn tool_error(e: &ToolError) -> CallToolResult {
 
 fn render_search(query: &str, o: &SearchOutcome) -> String {
     let mut s = String::new();
-    if o.results.is_empty() {
-        let _ = write!(s, "No sections match \"{query}\".");
-        return s;
-    }
     if o.abstained {
         let _ = writeln!(
             s,
-            "The docs don't seem to cover \"{query}\" (confidence {:.2} is below the relevance floor). The closest sections, which probably do not answer it:\n",
+            "The docs don't seem to cover \"{query}\" (confidence {:.2} is below the relevance floor).",
             o.confidence
         );
+        if !o.results.is_empty() {
+            s.push_str("The closest sections, which probably do not answer it:\n\n");
+        }
+    } else if o.results.is_empty() {
+        let _ = write!(s, "No sections match \"{query}\".");
+        return s;
     } else {
         let _ = writeln!(
             s,
-            "{} sections for \"{query}\" ({} search, confidence {:.2}):\n",
+            "{} section{} for \"{query}\" ({} search, confidence {:.2}):\n",
             o.results.len(),
+            if o.results.len() == 1 { "" } else { "s" },
             o.retrieval,
             o.confidence
         );
