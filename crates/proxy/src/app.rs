@@ -24,13 +24,14 @@ pub use crate::state::{AppState, AuditInfo, ClientIp, EmbedBackend, RequestId, S
 
 /// Build the router over an existing state.
 pub fn router(state: Arc<AppState>) -> Router {
-    Router::new()
+    let api = Router::new()
         .route("/v1/chat/completions", post(crate::chat::chat))
         .route("/v1/embeddings", post(crate::endpoints::embeddings))
         .route("/v1/moderations", post(crate::endpoints::moderations))
         .route("/v1/feedback", post(crate::endpoints::feedback))
         .route("/healthz", get(crate::endpoints::healthz))
-        .route("/metrics", get(crate::endpoints::metrics))
+        .route("/metrics", get(crate::endpoints::metrics));
+    crate::mcp::route(api, &state)
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(middleware::from_fn_with_state(state.clone(), guard))
@@ -108,6 +109,7 @@ fn route_label(path: &str) -> &'static str {
         "/v1/feedback" => "/v1/feedback",
         "/healthz" => "/healthz",
         "/metrics" => "/metrics",
+        "/mcp" => "/mcp",
         _ => "other",
     }
 }
@@ -143,11 +145,12 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
         tracing::info_span!("request", request_id = %rid, method = %method, route, client_ip = %ip);
 
     async move {
-        let is_api = path.starts_with("/v1/");
-        // 1. Origin allowlist: refused before anything else happens (no upstream call).
+        let is_api = path.starts_with("/v1/") || route == "/mcp";
+        // 1. Origin allowlist: refused before anything else happens (no upstream call). MCP
+        // clients are not browsers: /mcp needs no Origin even with require_origin.
         let origin_ok = match &origin {
             Some(o) => origin_allowed(&st.cfg, o),
-            None => !st.cfg.serve.require_origin,
+            None => !st.cfg.serve.require_origin || route == "/mcp",
         };
         let mut resp = if is_api && !origin_ok {
             tracing::warn!(origin = origin.as_deref().unwrap_or("<none>"), "origin not allowed");

@@ -1,5 +1,6 @@
 //! `docent.toml` sections owned by the proxy: `[serve]`, `[providers.<name>]`, `[limits]`,
-//! `[moderation]`, `[prompt]`, `[cache]`. Other sections (`[index]`, `[widget]`) are ignored here.
+//! `[moderation]`, `[prompt]`, `[cache]`, `[mcp]`. Other sections (`[index]`, `[widget]`) are
+//! ignored here.
 //!
 //! Every section denies unknown fields, so a typo is reported instead of silently ignored.
 //! [`Config::validate`] checks the whole file at start and every error says what to fix.
@@ -31,6 +32,9 @@ pub struct Config {
     /// `[cache]`: the opt-in answer cache.
     #[serde(default)]
     pub cache: CacheConfig,
+    /// `[mcp]`: the docs tools for AI agents at `/mcp`; absent = no `/mcp` route.
+    #[serde(default)]
+    pub mcp: Option<crate::mcp::McpConfig>,
 }
 
 /// `[serve]`.

@@ -2,7 +2,8 @@
 //! defends itself.
 //!
 //! - [`app`]: `POST /v1/chat/completions` (streamed and not), `POST /v1/embeddings`,
-//!   `POST /v1/moderations`, `POST /v1/feedback`, `GET /healthz`, `GET /metrics`.
+//!   `POST /v1/moderations`, `POST /v1/feedback`, `GET /healthz`, `GET /metrics`, and `/mcp`
+//!   (the docs tools for AI agents over MCP, [`mcp`]) when `[mcp] index` is set.
 //! - Guards: origin allowlist (checked before anything else), per-IP and global token buckets
 //!   (requests and tokens per minute), body size, message count, input tokens (tiktoken),
 //!   `max_tokens` cap, server-chosen model, user/assistant roles only, opt-in moderation of the
@@ -28,6 +29,7 @@ pub mod error;
 pub mod jsonl;
 pub mod limits;
 pub mod local;
+pub mod mcp;
 pub mod metrics;
 #[cfg(feature = "otel")]
 pub mod otel;

@@ -72,8 +72,10 @@ pub fn load_config(args: &ServeArgs) -> anyhow::Result<Config> {
 
 /// Read the index header (when `[serve] index` is set) and check it against the embeddings
 /// config. With no embeddings configured and a `local` index, configures that local model.
+/// Without `[serve] index`, `[mcp] index` is the one checked.
 pub fn check_index(cfg: &mut Config) -> anyhow::Result<()> {
-    let Some(path) = cfg.serve.index.clone() else { return Ok(()) };
+    let mcp_index = cfg.mcp.as_ref().map(|m| m.index.clone());
+    let Some(path) = cfg.serve.index.clone().or(mcp_index) else { return Ok(()) };
     let bytes = std::fs::read(&path).with_context(|| {
         format!(
             "cannot read the index {}; pass the file `docent index` wrote with --index",

@@ -1,0 +1,152 @@
+//! `/mcp`: docent-mcp's docs tools over MCP's Streamable HTTP transport, when `[mcp] index` is
+//! set. The guard in [`crate::app`] treats `/mcp` like the API routes: per-IP and global
+//! request limits on POST, and the origin allowlist for requests that carry an `Origin` (a
+//! browser); requests without one (agents, IDEs) pass even with `require_origin`, since MCP
+//! clients are not browsers. Queries are embedded with `[serve.embeddings]` when its model is
+//! the one the index was built with; otherwise the search is lexical (logged at start).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::Router;
+use docent_embed::{BoxFuture, EmbedError, EmbedInfo, Embedder};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::error::ApiError;
+use crate::state::{AppState, EmbedBackend};
+use crate::upstream::Op;
+
+/// `[mcp]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpConfig {
+    /// The index file to serve at `/mcp`.
+    pub index: PathBuf,
+    /// `Host` header values accepted on `/mcp` (DNS-rebinding protection), e.g.
+    /// `["ask.example.com"]`. Empty (the default) = any host.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// What the docs are called in the instructions agents get; default `[serve] site`.
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// Add the `/mcp` route to `router` when `[mcp]` is configured. An index that cannot be read
+/// makes `/mcp` answer 500 (and is logged); `serve` refuses to start with one anyway.
+pub fn route(router: Router<Arc<AppState>>, st: &Arc<AppState>) -> Router<Arc<AppState>> {
+    let Some(cfg) = &st.cfg.mcp else { return router };
+    match load(cfg, st) {
+        Ok(docs) => {
+            let opts = docent_mcp::HttpOptions {
+                allowed_hosts: cfg.allowed_hosts.clone(),
+                max_body_bytes: st.cfg.limits.max_body_bytes,
+            };
+            router.nest_service("/mcp", docent_mcp::http_service(Arc::new(docs), opts))
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "[mcp] index is not usable; /mcp will answer 500");
+            router.route("/mcp", axum::routing::any(|| async { ApiError::Internal }))
+        }
+    }
+}
+
+/// Read `[mcp] index` and pick the query embedder.
+pub fn load(cfg: &McpConfig, st: &Arc<AppState>) -> anyhow::Result<docent_mcp::Docs> {
+    let bytes = std::fs::read(&cfg.index).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read the [mcp] index {}: {e}; set [mcp] index to the file `docent index` wrote",
+            cfg.index.display()
+        )
+    })?;
+    let index = docent_core::Index::from_bytes(bytes).map_err(|e| {
+        anyhow::anyhow!("the [mcp] index {} is not usable: {e}", cfg.index.display())
+    })?;
+    let h = index.header();
+    let embedder: Option<Arc<dyn Embedder>> = match &st.embed {
+        _ if h.provider == "none" || h.dims == 0 => None,
+        Some((e, _)) if e.model == h.model => Some(Arc::new(StateEmbedder {
+            st: st.clone(),
+            info: EmbedInfo {
+                provider: h.provider.clone(),
+                model: h.model.clone(),
+                dims: h.dims as usize,
+                max_input_tokens: None,
+            },
+        })),
+        _ => {
+            tracing::warn!(index = %cfg.index.display(), model = %h.model, "[mcp] the index has vectors but [serve.embeddings] is not its model; /mcp searches lexically");
+            None
+        }
+    };
+    let name = cfg.name.clone().unwrap_or_else(|| st.cfg.serve.site.clone());
+    Ok(docent_mcp::Docs::new(index, embedder, &name))
+}
+
+/// Embeds queries with the proxy's own embeddings backend (`[serve.embeddings]`).
+struct StateEmbedder {
+    st: Arc<AppState>,
+    info: EmbedInfo,
+}
+
+impl Embedder for StateEmbedder {
+    fn info(&self) -> EmbedInfo {
+        self.info.clone()
+    }
+
+    fn count_tokens(&self, _text: &str) -> Option<usize> {
+        None
+    }
+
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+        Box::pin(async move {
+            let failed = |e: ApiError| EmbedError::Inference(e.to_string());
+            match &self.st.embed {
+                Some((_, EmbedBackend::Local(l))) => {
+                    l.embed(texts).await.map(|(v, _)| v).map_err(failed)
+                }
+                Some((e, EmbedBackend::Remote(p))) => {
+                    let mut body =
+                        json!({"model": e.model, "input": texts, "encoding_format": "float"});
+                    if let Some(d) = e.dimensions {
+                        body["dimensions"] = json!(d);
+                    }
+                    let bytes = p
+                        .call_json(
+                            Op::Embeddings,
+                            &e.model,
+                            Bytes::from(body.to_string()),
+                            64 << 20,
+                            &self.st.metrics,
+                        )
+                        .await
+                        .map_err(failed)?;
+                    vectors(&bytes, texts.len())
+                }
+                None => Err(EmbedError::Inference("no embeddings backend".into())),
+            }
+        })
+    }
+}
+
+/// The vectors of an OpenAI embeddings answer, in input order.
+fn vectors(bytes: &[u8], n: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
+    let bad = || EmbedError::Inference("the embeddings provider sent an unreadable answer".into());
+    let v: Value = serde_json::from_slice(bytes).map_err(|_| bad())?;
+    let data = v.get("data").and_then(Value::as_array).ok_or_else(bad)?;
+    let mut out = vec![Vec::new(); n];
+    for (i, d) in data.iter().enumerate() {
+        let at = d.get("index").and_then(Value::as_u64).map(|x| x as usize).unwrap_or(i);
+        let e = d.get("embedding").and_then(Value::as_array).ok_or_else(bad)?;
+        let slot = out.get_mut(at).ok_or_else(bad)?;
+        *slot = e.iter().map(|x| x.as_f64().unwrap_or(0.0) as f32).collect();
+    }
+    if out.iter().any(Vec::is_empty) {
+        return Err(bad());
+    }
+    Ok(out)
+}
