@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Python end-to-end tests: the openai SDK against docent serve, and LiteLLM proxy as upstream.
+# Python end-to-end tests: the openai SDK against docent serve, LiteLLM proxy as upstream, and the
+# mcp SDK against `docent mcp` (stdio) and `docent serve` (/mcp).
 # Installs requirements idempotently, builds the binaries, runs pytest (processes are started and
 # stopped by the fixtures on 127.0.0.1). Bounded: pip 600 s, build 1800 s, tests 600 s.
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT="$(cd ../.. && pwd)"
 
-if ! python3 -c "import openai, pytest, httpx, litellm" 2>/dev/null || ! command -v litellm >/dev/null; then
+if ! python3 -c "import openai, pytest, httpx, litellm, mcp" 2>/dev/null || ! command -v litellm >/dev/null; then
   echo "installing e2e/python/requirements.txt"
   timeout 600 python3 -m pip install -q -r requirements.txt
 fi
