@@ -21,7 +21,7 @@ def anyio_backend():
 
 # Known questions and the section that answers them (docs/*.md).
 KNOWN = [
-    ("how do I set the per-IP rate limits", "configuration.html#limits"),
+    ("what is the default max_body_bytes", "configuration.html#limits"),
     ("which caching headers should the index file be served with", "deployment.html#caching-headers"),
     ("X-Forwarded-For behind a reverse proxy", "deployment.html#trusted-proxies"),
 ]

@@ -96,8 +96,7 @@ fn mcp_over_stdio_lists_the_tools_and_finds_the_expected_sections() {
         assert!(names.contains(&t), "{t} missing from {names:?}");
     }
 
-    let r =
-        s.call("search_docs", json!({"query": "how do I set the per-IP rate limits", "top": 5}));
+    let r = s.call("search_docs", json!({"query": "what is the default max_body_bytes", "top": 5}));
     let sc = &r["result"]["structuredContent"];
     assert_eq!(r["result"]["isError"], json!(false), "{r}");
     let urls: Vec<&str> =
