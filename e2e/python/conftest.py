@@ -27,6 +27,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def docent_cli() -> str:
+    """The `docent` CLI binary (DOCENT_CLI_BIN, else target/debug/docent)."""
+    binary = os.environ.get("DOCENT_CLI_BIN", str(TARGET / "debug" / "docent"))
+    if not os.path.exists(binary):
+        pytest.exit(f"{binary} not found: run `cargo build -p docent-cli` (e2e/python/run.sh does)", 2)
+    return binary
+
+
 def serve_command() -> list:
     """`docent serve` if the CLI has it, else the standalone docent-proxy binary."""
     explicit = os.environ.get("DOCENT_BIN")

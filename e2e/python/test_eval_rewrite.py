@@ -8,18 +8,12 @@ import subprocess
 
 import pytest
 
-from conftest import MOCK_REWRITE, ROOT, TARGET
+from conftest import MOCK_REWRITE, ROOT, docent_cli
 
 # German, and sharing no word with the section it asks about (docs/deployment.md).
 QUESTION = "Wie lange dürfen Browser die Dateien zwischenspeichern?"
 GOLD = "deployment.html#caching-headers"
 
-
-def docent_cli() -> str:
-    binary = os.environ.get("DOCENT_CLI_BIN", str(TARGET / "debug" / "docent"))
-    if not os.path.exists(binary):
-        pytest.exit(f"{binary} not found: run `cargo build -p docent-cli` (e2e/python/run.sh does)", 2)
-    return binary
 
 
 @pytest.fixture(scope="module")

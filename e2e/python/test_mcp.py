@@ -1,14 +1,13 @@
 """A real MCP client (the `mcp` Python SDK) drives docent's docs tools over stdio (`docent mcp`)
 and over Streamable HTTP (`docent serve` with `[mcp]`, at /mcp), on an index of docs/."""
 
-import os
 import subprocess
 
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from conftest import ROOT, TARGET, start_docent
+from conftest import ROOT, docent_cli, start_docent
 
 # The SDK is async; anyio's pytest plugin (anyio comes with mcp) runs the tests on asyncio.
 pytestmark = pytest.mark.anyio
@@ -26,12 +25,6 @@ KNOWN = [
     ("X-Forwarded-For behind a reverse proxy", "deployment.html#trusted-proxies"),
 ]
 
-
-def docent_cli() -> str:
-    binary = os.environ.get("DOCENT_CLI_BIN", str(TARGET / "debug" / "docent"))
-    if not os.path.exists(binary):
-        pytest.exit(f"{binary} not found: run `cargo build -p docent-cli` (e2e/python/run.sh does)", 2)
-    return binary
 
 
 @pytest.fixture(scope="module")
