@@ -13,7 +13,7 @@ use scraper::node::Element;
 use scraper::{ElementRef, Html, Node, Selector};
 
 /// Content roots, most specific first.
-const ROOTS: &[&str] =
+pub(crate) const ROOTS: &[&str] =
     &[".vp-doc", ".theme-doc-markdown", "main", "article", "[role=main]", "#content", "body"];
 
 /// Elements never indexed.
@@ -60,7 +60,7 @@ const SKIP_CLASSES: &[&str] = &[
     "DocSearch-Button",
 ];
 
-fn sel(s: &str) -> Selector {
+pub(crate) fn sel(s: &str) -> Selector {
     // The selectors used here are constants known to parse.
     Selector::parse(s).unwrap_or_else(|_| Selector::parse("*").expect("universal selector parses"))
 }
@@ -103,7 +103,7 @@ pub fn parse(content: &str, file_stem: &str) -> Parsed {
 }
 
 /// "Data Types - The Rust Programming Language" → "Data Types"; "Intro | My Docs" → "Intro".
-fn strip_site_suffix(t: &str) -> String {
+pub(crate) fn strip_site_suffix(t: &str) -> String {
     for sep in [" | ", " - ", " — ", " · "] {
         if let Some(pos) = t.rfind(sep) {
             let head = t[..pos].trim();
@@ -115,7 +115,7 @@ fn strip_site_suffix(t: &str) -> String {
     t.to_string()
 }
 
-fn skipped(e: &Element, is_body: bool) -> bool {
+pub(crate) fn skipped(e: &Element, is_body: bool) -> bool {
     let name = e.name();
     if SKIP_TAGS.contains(&name) || (is_body && name == "header") {
         return true;
@@ -282,7 +282,7 @@ impl Walker {
 }
 
 /// Heading text without permalink anchors (VitePress `.header-anchor`, Docusaurus `.hash-link`).
-fn heading_text(el: ElementRef<'_>) -> String {
+pub(crate) fn heading_text(el: ElementRef<'_>) -> String {
     let mut out = String::new();
     fn rec(el: ElementRef<'_>, out: &mut String) {
         for child in el.children() {
@@ -305,7 +305,7 @@ fn heading_text(el: ElementRef<'_>) -> String {
 }
 
 /// The heading's id, or an id on a child anchor, or mdBook's `<a class="header" href="#id">`.
-fn heading_id(el: ElementRef<'_>) -> String {
+pub(crate) fn heading_id(el: ElementRef<'_>) -> String {
     if let Some(id) = el.value().id() {
         return id.to_string();
     }
@@ -357,7 +357,7 @@ fn section_id(el: ElementRef<'_>) -> Option<String> {
 }
 
 /// Code text without mdBook's hidden lines; `<br>` as newlines.
-fn code_text(el: ElementRef<'_>, out: &mut String) {
+pub(crate) fn code_text(el: ElementRef<'_>, out: &mut String) {
     for child in el.children() {
         match child.value() {
             Node::Text(t) => out.push_str(t),
@@ -381,7 +381,7 @@ fn code_text(el: ElementRef<'_>, out: &mut String) {
 }
 
 /// `language-*` class on the `pre`, its `code`, or the wrapping `div` (VitePress).
-fn code_lang(pre: ElementRef<'_>) -> String {
+pub(crate) fn code_lang(pre: ElementRef<'_>) -> String {
     let mut candidates: Vec<&Element> = vec![pre.value()];
     candidates
         .extend(pre.child_elements().filter(|c| c.value().name() == "code").map(|c| c.value()));

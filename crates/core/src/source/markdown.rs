@@ -179,6 +179,8 @@ pub struct Frontmatter {
     /// `slug`: Docusaurus' URL override (see [`super::page_url_with_slug`]); VitePress and Docsify
     /// have no such key.
     pub slug: Option<String>,
+    /// `description`: the page's one-line summary (llms.txt link descriptions).
+    pub description: Option<String>,
 }
 
 /// Split off YAML (`---`) or TOML (`+++`) frontmatter; return the keys docent uses and the body
@@ -200,6 +202,7 @@ pub fn frontmatter(source: &str) -> (Frontmatter, &str) {
                 let fm = Frontmatter {
                     title: frontmatter_value(front, "title"),
                     slug: frontmatter_value(front, "slug"),
+                    description: frontmatter_value(front, "description"),
                 };
                 return (fm, body);
             }
@@ -466,7 +469,8 @@ mod tests {
             fm,
             Frontmatter {
                 title: Some("Intro: the basics".into()),
-                slug: Some("/custom/path".into())
+                slug: Some("/custom/path".into()),
+                description: None,
             }
         );
         assert_eq!(body, "# Hi\n");

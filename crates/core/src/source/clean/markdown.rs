@@ -1,0 +1,168 @@
+//! A Markdown/MDX source as clean Markdown: the body without frontmatter, MDX statements and
+//! components, scripts, styles and HTML comments; every h1–h4 heading ends with its index
+//! anchor as `{#anchor}`.
+
+use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag};
+
+use super::CleanPage;
+use crate::source::markdown::{frontmatter, parse, preprocess_mdx, split_custom_id};
+use crate::source::Flavor;
+
+/// Clean a Markdown/MDX page (see the module docs).
+pub fn clean(content: &str, flavor: Flavor, file_stem: &str) -> CleanPage {
+    let page = parse(content, flavor, file_stem);
+    let (fm, body) = frontmatter(content);
+    let body = drop_raw_blocks(&preprocess_mdx(body));
+    // The parser's sections, in order, carry the anchors the index uses.
+    let mut anchors = page
+        .sections
+        .iter()
+        .filter(|s| s.level > 0)
+        .map(|s| (s.level, s.anchor.as_str()))
+        .peekable();
+    let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    let mut has_h1 = false;
+    for (event, range) in Parser::new_ext(&body, Options::all()).into_offset_iter() {
+        let Event::Start(Tag::Heading { level, .. }) = event else { continue };
+        let level = heading_level(level);
+        has_h1 |= level == 1;
+        if level > 4 {
+            continue;
+        }
+        let Some(&(l, anchor)) = anchors.peek() else { continue };
+        if l != level {
+            continue;
+        }
+        anchors.next();
+        let raw = &body[range.clone()];
+        let text = heading_source_text(raw);
+        if anchor.is_empty() || split_custom_id(&text).1.is_some() {
+            continue;
+        }
+        edits.push((range, format!("{} {text} {{#{anchor}}}\n", "#".repeat(level as usize))));
+    }
+    let mut markdown = String::with_capacity(body.len() + 64);
+    let mut at = 0;
+    for (range, text) in edits {
+        markdown.push_str(&body[at..range.start]);
+        markdown.push_str(&text);
+        at = range.end;
+    }
+    markdown.push_str(&body[at..]);
+    let mut markdown = markdown.trim().to_string();
+    if !has_h1 {
+        markdown = format!("# {}\n\n{markdown}", page.title);
+    }
+    let description = fm.description.unwrap_or_else(|| super::first_sentence(&page));
+    CleanPage { title: page.title, description, markdown: markdown + "\n" }
+}
+
+fn heading_level(l: HeadingLevel) -> u8 {
+    match l {
+        HeadingLevel::H1 => 1,
+        HeadingLevel::H2 => 2,
+        HeadingLevel::H3 => 3,
+        HeadingLevel::H4 => 4,
+        HeadingLevel::H5 => 5,
+        HeadingLevel::H6 => 6,
+    }
+}
+
+/// The heading's own text in the source: `## Title ##` or a setext `Title\n===`.
+fn heading_source_text(raw: &str) -> String {
+    let first = raw.lines().next().unwrap_or("").trim();
+    if first.starts_with('#') {
+        let t = first.trim_start_matches('#').trim();
+        // An optional closing sequence of #s, after a space.
+        let closed = t.trim_end_matches('#');
+        return if closed.len() < t.len() && (closed.is_empty() || closed.ends_with(' ')) {
+            closed.trim_end().to_string()
+        } else {
+            t.to_string()
+        };
+    }
+    // Setext: every line but the underline.
+    let lines: Vec<&str> = raw.trim_end().lines().collect();
+    lines[..lines.len().saturating_sub(1)].iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ")
+}
+
+/// Drop `<script>`, `<style>` blocks and HTML comments outside code fences.
+fn drop_raw_blocks(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut fence: Option<String> = None;
+    let mut skip_until: Option<&str> = None;
+    for line in body.lines() {
+        let t = line.trim_start();
+        if let Some(f) = &fence {
+            if t.trim_end().starts_with(f.as_str())
+                && t.trim_end().chars().all(|c| c == '`' || c == '~')
+            {
+                fence = None;
+            }
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        if let Some(end) = skip_until {
+            if line.contains(end) {
+                skip_until = None;
+            }
+            continue;
+        }
+        if t.starts_with("```") || t.starts_with("~~~") {
+            let ch = t.chars().next().unwrap_or('`');
+            fence = Some(t.chars().take_while(|&c| c == ch).collect());
+        } else {
+            let lower = t.to_ascii_lowercase();
+            for (open, close) in [("<script", "</script>"), ("<style", "</style>"), ("<!--", "-->")]
+            {
+                if lower.starts_with(open) {
+                    if !lower.contains(close) {
+                        skip_until = Some(close);
+                    }
+                    break;
+                }
+            }
+            if lower.starts_with("<script")
+                || lower.starts_with("<style")
+                || lower.starts_with("<!--")
+            {
+                continue;
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headings_get_the_index_anchor_and_the_rest_is_kept() {
+        let src = "---\ntitle: Guide\ndescription: How to set it up.\n---\nimport X from 'x'\n\n# Guide\n\nIntro.\n\n## Install it\n\n```sh\n# not a heading\nrun\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n<script>\nalert(1)\n</script>\n\n### Custom {#mine}\n\n<!-- hidden -->\nDone.\n";
+        let p = clean(src, Flavor::VitePress, "guide");
+        assert_eq!(p.title, "Guide");
+        assert_eq!(p.description, "How to set it up.");
+        let md = &p.markdown;
+        assert!(md.starts_with("# Guide {#guide}\n"), "{md}");
+        assert!(md.contains("## Install it {#install-it}\n"), "{md}");
+        assert!(md.contains("```sh\n# not a heading\nrun\n```"), "{md}");
+        assert!(md.contains("| a | b |\n|---|---|\n| 1 | 2 |"), "{md}");
+        assert!(md.contains("### Custom {#mine}"), "{md}");
+        assert!(
+            !md.contains("import X") && !md.contains("alert") && !md.contains("hidden"),
+            "{md}"
+        );
+        assert!(!md.contains("title: Guide"), "{md}");
+    }
+
+    #[test]
+    fn a_page_without_h1_gets_its_title_as_h1_and_a_first_sentence_description() {
+        let p = clean("## Setup\n\nFirst do this. Then that.\n", Flavor::Docusaurus, "setup-page");
+        assert!(p.markdown.starts_with("# Setup\n\n## Setup {#setup}"), "{}", p.markdown);
+        assert_eq!(p.description, "First do this.");
+    }
+}

@@ -1,0 +1,72 @@
+//! Pages as clean Markdown for AI agents (`docent llms`: llms-full.txt and one `.md` per page):
+//! the page content only (no navigation, scripts or styles), code blocks and tables kept, and
+//! every h1–h4 heading ending with the anchor the index uses, as `## Title {#anchor}` (the
+//! Pandoc / markdown-it-attrs / VitePress syntax), so `url#anchor` citations resolve.
+
+mod markdown;
+
+#[cfg(feature = "html")]
+mod html;
+
+use super::{normalize_ws, Block, Flavor, Page, SourceError, SourceKind};
+
+/// A page as clean Markdown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CleanPage {
+    /// The page title.
+    pub title: String,
+    /// One line about the page: frontmatter / meta `description`, else its first sentence.
+    pub description: String,
+    /// The page as Markdown, starting with its `# Title`.
+    pub markdown: String,
+}
+
+/// Clean one file's contents; `None` for a page that asks not to be indexed (noindex, redirect
+/// stub), as [`super::parse_page`] skips it.
+pub fn clean_page(
+    kind: SourceKind,
+    content: &str,
+    flavor: Flavor,
+    file_stem: &str,
+) -> Result<Option<CleanPage>, SourceError> {
+    match kind {
+        SourceKind::Markdown => Ok(Some(markdown::clean(content, flavor, file_stem))),
+        #[cfg(feature = "html")]
+        SourceKind::Html => Ok(html::clean(content, file_stem)),
+        #[cfg(not(feature = "html"))]
+        SourceKind::Html => {
+            let _ = file_stem;
+            Err(SourceError::HtmlUnsupported)
+        }
+    }
+}
+
+/// Longest one-line description, in characters.
+const MAX_DESCRIPTION_CHARS: usize = 160;
+
+/// The first sentence of the page's first text block (shortened to a line), or "".
+pub(crate) fn first_sentence(page: &Page) -> String {
+    let Some(text) = page.sections.iter().flat_map(|s| &s.blocks).find_map(|b| match b {
+        Block::Text(t) if t.split_whitespace().count() >= 3 => Some(t),
+        _ => None,
+    }) else {
+        return String::new();
+    };
+    let text = normalize_ws(text);
+    let mut end = text.len();
+    for (i, c) in text.char_indices() {
+        if matches!(c, '.' | '!' | '?') && text[i + 1..].starts_with(' ')
+            || c == '.' && i + 1 == text.len()
+        {
+            end = i + 1;
+            break;
+        }
+    }
+    let s = &text[..end];
+    if s.chars().count() <= MAX_DESCRIPTION_CHARS {
+        return s.to_string();
+    }
+    let cut: String = s.chars().take(MAX_DESCRIPTION_CHARS - 1).collect();
+    let cut = cut.rsplit_once(' ').map(|(a, _)| a).unwrap_or(&cut);
+    format!("{cut}…")
+}
