@@ -35,7 +35,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::anchors::AnchorChecker;
 use crate::config::{load_index_section, split_namespace};
-use crate::walk::{detect_flavor, find_files, globset};
+use crate::walk::{detect_flavor, find_files, globset, SourceFile};
 
 /// Arguments of `docent index`.
 #[derive(Debug, Clone, Args, Default)]
@@ -465,21 +465,14 @@ pub fn build_index(settings: &IndexSettings) -> anyhow::Result<IndexReport> {
     build_index_with(settings, embedder.as_deref())
 }
 
-/// Build with a given embedder (None = lexical only). Tests pass a counting embedder here.
-pub fn build_index_with(
+/// The files of every source (after --include/--exclude), each with its namespace (from the
+/// source or --namespace-dir), its Markdown flavor and its source folder. An empty source is
+/// an error that says what to check.
+pub fn list_files(
     settings: &IndexSettings,
-    embedder: Option<&dyn Embedder>,
-) -> anyhow::Result<IndexReport> {
-    let started = Instant::now();
-    let mut report = IndexReport { out: settings.out.clone(), ..Default::default() };
+) -> anyhow::Result<Vec<(SourceFile, String, Flavor, &Path)>> {
     let include = globset(&settings.include, "include")?;
     let exclude = globset(&settings.exclude, "exclude")?;
-    if settings.sources.is_empty() {
-        bail!("no sources given: pass the folder(s) with your docs");
-    }
-    check_writable(&settings.out)?;
-
-    // 1. Find files.
     let mut files = Vec::new();
     for src in &settings.sources {
         let found = find_files(&src.path, include.as_ref(), exclude.as_ref())?;
@@ -494,9 +487,42 @@ pub fn build_index_with(
         files.extend(found.into_iter().map(|f| {
             let ns = NamespaceDir::lookup(&settings.namespace_dirs, &f.rel)
                 .map_or_else(|| src.namespace.clone(), str::to_string);
-            (f, ns, flavor, &src.path)
+            (f, ns, flavor, src.path.as_path())
         }));
     }
+    Ok(files)
+}
+
+/// The URL of a page (as its chunks get it): relative to its source folder, or absolute with
+/// `base_url`; Docusaurus' `slug` frontmatter moves a doc (VitePress and Docsify have none).
+pub fn page_url(
+    settings: &IndexSettings,
+    file: &SourceFile,
+    flavor: Flavor,
+    content: &str,
+) -> String {
+    let style = if settings.clean_urls { UrlStyle::Clean } else { UrlStyle::Html };
+    let slug = match (file.kind, flavor) {
+        (SourceKind::Markdown, Flavor::Docusaurus) => frontmatter(content).0.slug,
+        _ => None,
+    };
+    page_url_with_slug(&file.rel, slug.as_deref(), settings.base_url.as_deref(), style)
+}
+
+/// Build with a given embedder (None = lexical only). Tests pass a counting embedder here.
+pub fn build_index_with(
+    settings: &IndexSettings,
+    embedder: Option<&dyn Embedder>,
+) -> anyhow::Result<IndexReport> {
+    let started = Instant::now();
+    let mut report = IndexReport { out: settings.out.clone(), ..Default::default() };
+    if settings.sources.is_empty() {
+        bail!("no sources given: pass the folder(s) with your docs");
+    }
+    check_writable(&settings.out)?;
+
+    // 1. Find files.
+    let files = list_files(settings)?;
     let mut anchors =
         settings.check_anchors.as_ref().map(|_| AnchorChecker::new(settings.base_url.as_deref()));
 
@@ -521,7 +547,6 @@ pub fn build_index_with(
         count: &count_fn,
         fits: if limit.is_some() { Some(&fits_fn) } else { None },
     };
-    let style = if settings.clean_urls { UrlStyle::Clean } else { UrlStyle::Html };
     let bar = progress(settings.progress, files.len() as u64, "chunking");
     let mut chunks: Vec<Chunk> = Vec::new();
     let mut pages: HashSet<(String, String)> = HashSet::new();
@@ -540,19 +565,13 @@ pub fn build_index_with(
                 continue;
             }
         };
-        // Docusaurus' `slug` frontmatter moves a doc to another URL; VitePress and Docsify have none.
-        let slug = match (file.kind, flavor) {
-            (SourceKind::Markdown, Flavor::Docusaurus) => frontmatter(&content).0.slug,
-            _ => None,
-        };
-        let url =
-            page_url_with_slug(&file.rel, slug.as_deref(), settings.base_url.as_deref(), style);
+        let url = page_url(settings, file, *flavor, &content);
         let page_chunks = chunker.chunk_page(&page, &url, namespace)?;
         if let (Some(checker), Some(dir)) = (anchors.as_mut(), &settings.check_anchors) {
             let site = if !dir.as_os_str().is_empty() {
                 dir.as_path()
             } else if file.kind == SourceKind::Html {
-                src_dir.as_path()
+                src_dir
             } else {
                 bail!("--check-anchors needs the built site for Markdown sources: pass --check-anchors=BUILD_DIR (the generator's output folder), or index the built HTML");
             };

@@ -1,4 +1,5 @@
-//! The `docent` command line: `index`, `search`, `inspect`, `eval`, `serve`, `mcp`, `demo`.
+//! The `docent` command line: `index`, `search`, `inspect`, `eval`, `serve`, `mcp`, `llms`,
+//! `demo`.
 //!
 //! `main.rs` only calls [`main`]; everything else lives here so other crates (and tests) can use
 //! the library API, e.g. [`index::build_index`].
@@ -30,6 +31,7 @@ pub mod demo;
 pub mod eval;
 pub mod index;
 pub mod inspect;
+pub mod llms;
 pub mod mcp;
 pub mod query;
 pub mod rewrite;
@@ -46,6 +48,7 @@ use clap::{Parser, Subcommand};
   docent eval public/docent.idx eval/questions.jsonl
   docent serve --config docent.toml
   docent mcp public/docent.idx
+  docent llms docs --out public
   docent demo
 
 Run `docent <command> --help` for each command's options and examples.")]
@@ -70,6 +73,8 @@ pub enum Command {
     Serve(docent_proxy::ServeArgs),
     /// Serve the index to AI agents over MCP on stdin/stdout (search_docs, read_section, ...).
     Mcp(mcp::McpArgs),
+    /// Write llms.txt, llms-full.txt and a Markdown file per page for AI agents.
+    Llms(llms::LlmsArgs),
     /// Run docent's own docs as a demo site with the widget.
     Demo(demo::DemoArgs),
 }
@@ -86,6 +91,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             rt.block_on(docent_proxy::run(a))
         }
         Command::Mcp(a) => mcp::run(a),
+        Command::Llms(a) => llms::run(a),
         Command::Demo(a) => {
             let rt = tokio::runtime::Runtime::new()?;
             rt.block_on(demo::run(a))
