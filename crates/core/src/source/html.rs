@@ -146,7 +146,7 @@ pub(crate) fn skipped(e: &Element, is_body: bool) -> bool {
     e.classes().any(|c| c.to_ascii_lowercase().contains("search"))
 }
 
-fn is_block(name: &str) -> bool {
+pub(crate) fn is_block(name: &str) -> bool {
     matches!(
         name,
         "p" | "div"

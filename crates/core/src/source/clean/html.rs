@@ -277,37 +277,10 @@ fn wrap(mark: &str, text: &str) -> String {
     }
 }
 
+/// The indexer's block elements, plus the ones it handles on their own (code, headings).
 fn is_block(name: &str) -> bool {
-    matches!(
-        name,
-        "p" | "div"
-            | "section"
-            | "article"
-            | "main"
-            | "header"
-            | "blockquote"
-            | "ul"
-            | "ol"
-            | "dl"
-            | "dt"
-            | "dd"
-            | "table"
-            | "figure"
-            | "figcaption"
-            | "details"
-            | "summary"
-            | "hr"
-            | "center"
-            | "address"
-            | "fieldset"
-            | "pre"
-            | "h1"
-            | "h2"
-            | "h3"
-            | "h4"
-            | "h5"
-            | "h6"
-    )
+    crate::source::html::is_block(name)
+        || matches!(name, "pre" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
 }
 
 #[cfg(test)]
