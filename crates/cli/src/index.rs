@@ -38,6 +38,41 @@ use crate::config::{load_index_section, split_namespace};
 use crate::walk::{detect_flavor, find_files, globset, SourceFile};
 
 /// Arguments of `docent index`.
+/// Where the pages come from and how they get URLs and namespaces: the options `docent index`
+/// and `docent llms` share (both also read them from docent.toml's `[index]` section).
+#[derive(Debug, Clone, Args, Default)]
+pub struct SiteArgs {
+    /// Source folders: `path` or `namespace=path` (Markdown/MDX sources or built HTML).
+    #[arg(value_name = "SRC")]
+    pub sources: Vec<String>,
+    /// Public URL of the site: page URLs become absolute (https://docs.example.com/guide/intro.html).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// With --base-url: page URLs without `.html` (VitePress cleanUrls, Docusaurus).
+    #[arg(long)]
+    pub clean_urls: bool,
+    /// Namespace for sources given without `namespace=`.
+    #[arg(long, value_name = "NAME")]
+    pub namespace: Option<String>,
+    /// Pages under this folder of a source get this namespace: `DIR=NAME`, e.g. `fr=fr` or
+    /// `docs/1.0=1.0` (repeatable; the longest matching folder wins). For locales and versions
+    /// laid out as folders of one built site.
+    #[arg(long, value_name = "DIR=NAME")]
+    pub namespace_dir: Vec<String>,
+    /// Only read files matching this glob (relative to the source folder; repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub include: Vec<String>,
+    /// Skip files matching this glob (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// Markdown anchor rules: vitepress, docusaurus (= github), docsify, auto (default).
+    #[arg(long, value_name = "NAME")]
+    pub flavor: Option<String>,
+    /// docent.toml to read the [index] section from (default: ./docent.toml if present).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
 #[derive(Debug, Clone, Args, Default)]
 #[command(after_help = "Examples:
   # built mdBook HTML, lexical only: urls like ch03-02-data-types.html#scalar-types
@@ -57,9 +92,9 @@ use crate::walk::{detect_flavor, find_files, globset, SourceFile};
   # everything from docent.toml's [index] section
   docent index --config docent.toml")]
 pub struct IndexArgs {
-    /// Source folders: `path` or `namespace=path` (Markdown/MDX sources or built HTML).
-    #[arg(value_name = "SRC")]
-    pub sources: Vec<String>,
+    /// Sources and how their pages get URLs and namespaces.
+    #[command(flatten)]
+    pub site: SiteArgs,
     /// Output index file.
     #[arg(long, short, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -77,32 +112,9 @@ pub struct IndexArgs {
     /// bytes: check with `docent eval --vector-bits` on your own docs.
     #[arg(long, value_name = "Q")]
     pub quantization: Option<String>,
-    /// Public URL of the site: page URLs become absolute (https://docs.example.com/guide/intro.html).
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
-    /// With --base-url: page URLs without `.html` (VitePress cleanUrls, Docusaurus).
-    #[arg(long)]
-    pub clean_urls: bool,
-    /// Namespace for sources given without `namespace=`.
-    #[arg(long, value_name = "NAME")]
-    pub namespace: Option<String>,
-    /// Pages under this folder of a source get this namespace: `DIR=NAME`, e.g. `fr=fr` or
-    /// `docs/1.0=1.0` (repeatable; the longest matching folder wins). For locales and versions
-    /// laid out as folders of one built site.
-    #[arg(long, value_name = "DIR=NAME")]
-    pub namespace_dir: Vec<String>,
     /// Previous index to reuse vectors from (default: the existing --out file).
     #[arg(long, value_name = "OLD")]
     pub previous: Option<PathBuf>,
-    /// Only index files matching this glob (relative to the source folder; repeatable).
-    #[arg(long, value_name = "GLOB")]
-    pub include: Vec<String>,
-    /// Skip files matching this glob (repeatable).
-    #[arg(long, value_name = "GLOB")]
-    pub exclude: Vec<String>,
-    /// Markdown anchor rules: vitepress, docusaurus (= github), docsify, auto (default).
-    #[arg(long, value_name = "NAME")]
-    pub flavor: Option<String>,
     /// Max cl100k tokens per chunk (default 350).
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<usize>,
@@ -115,9 +127,6 @@ pub struct IndexArgs {
     /// Relevance floor to record in the index (see `docent eval`).
     #[arg(long, value_name = "F")]
     pub floor: Option<f32>,
-    /// docent.toml to read the [index] section from (default: ./docent.toml if present).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
     /// Check that every link a hit can show (`url#anchor`) lands on an existing element of the
     /// built site: `--check-anchors` for built HTML sources, `--check-anchors=DIR` with the
     /// built site's folder for Markdown sources.
@@ -340,24 +349,26 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
 
 /// Merge flags over the `[index]` section of the config file.
 pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
-    let config_path = match &args.config {
+    let config_path = match &args.site.config {
         Some(p) => {
             if !p.exists() {
                 bail!("config file {} does not exist", p.display());
             }
             Some(p.clone())
         }
-        None => {
-            Some(PathBuf::from("docent.toml")).filter(|p| p.exists() && args.sources.is_empty())
-        }
+        None => Some(PathBuf::from("docent.toml"))
+            .filter(|p| p.exists() && args.site.sources.is_empty()),
     };
     let section = match &config_path {
         Some(p) => load_index_section(p)?.unwrap_or_default(),
         None => Default::default(),
     };
-    let default_ns = args.namespace.clone().or(section.namespace.clone()).unwrap_or_default();
-    let raw_sources =
-        if args.sources.is_empty() { section.sources.clone() } else { args.sources.clone() };
+    let default_ns = args.site.namespace.clone().or(section.namespace.clone()).unwrap_or_default();
+    let raw_sources = if args.site.sources.is_empty() {
+        section.sources.clone()
+    } else {
+        args.site.sources.clone()
+    };
     if raw_sources.is_empty() {
         bail!("no sources given: pass the folder(s) with your docs, e.g. `docent index docs --out docent.idx`, or set sources in docent.toml's [index] section");
     }
@@ -374,7 +385,7 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
     let Some(out) = args.out.clone().or(section.out.clone()) else {
         bail!("no output file: pass --out FILE (e.g. --out public/docent.idx) or set out in docent.toml's [index] section");
     };
-    let flavor = match args.flavor.as_deref().or(section.flavor.as_deref()) {
+    let flavor = match args.site.flavor.as_deref().or(section.flavor.as_deref()) {
         None | Some("auto") => None,
         Some(f) => Some(Flavor::parse(f).ok_or_else(|| {
             anyhow::anyhow!("unknown flavor {f:?}: use vitepress, docusaurus, docsify or auto")
@@ -421,18 +432,18 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
         model: args.model.clone().or(section.model.clone()),
         dims,
         quantization,
-        base_url: args.base_url.clone().or(section.base_url.clone()),
-        clean_urls: args.clean_urls || section.clean_urls.unwrap_or(false),
+        base_url: args.site.base_url.clone().or(section.base_url.clone()),
+        clean_urls: args.site.clean_urls || section.clean_urls.unwrap_or(false),
         previous: args.previous.clone().or(section.previous.clone()),
-        include: if args.include.is_empty() {
+        include: if args.site.include.is_empty() {
             section.include.clone()
         } else {
-            args.include.clone()
+            args.site.include.clone()
         },
-        exclude: if args.exclude.is_empty() {
+        exclude: if args.site.exclude.is_empty() {
             section.exclude.clone()
         } else {
-            args.exclude.clone()
+            args.site.exclude.clone()
         },
         flavor,
         chunk,
@@ -440,6 +451,7 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
         floor: args.floor.or(section.floor),
         progress: !args.quiet,
         namespace_dirs: args
+            .site
             .namespace_dir
             .iter()
             .map(|s| NamespaceDir::parse(s))

@@ -10,7 +10,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use docent_core::source::clean::clean_page;
 
-use crate::index::{list_files, page_url, settings_from_args, IndexArgs};
+use crate::index::{list_files, page_url, settings_from_args, IndexArgs, SiteArgs};
 pub use compose::{llms_full, llms_txt, md_path, Doc, Site, MAX_LLMS_TXT_CHARS};
 
 /// Arguments of `docent llms`.
@@ -25,9 +25,9 @@ Writes OUT/llms.txt, OUT/llms-full.txt and OUT/<page url>.md for every page (con
 Sources, --base-url, --clean-urls, globs and namespaces work as for `docent index` (and come
 from docent.toml's [index] section when not given). Publish OUT at the site's root.")]
 pub struct LlmsArgs {
-    /// Source folders: `path` or `namespace=path` (Markdown/MDX sources or built HTML).
-    #[arg(value_name = "SRC")]
-    pub sources: Vec<String>,
+    /// Sources and how their pages get URLs and namespaces (as for `docent index`).
+    #[command(flatten)]
+    pub site: SiteArgs,
     /// Output folder (the site's public root).
     #[arg(long, short, value_name = "DIR")]
     pub out: PathBuf,
@@ -37,30 +37,6 @@ pub struct LlmsArgs {
     /// One-paragraph summary for llms.txt (default: the home page's description).
     #[arg(long, value_name = "TEXT")]
     pub summary: Option<String>,
-    /// Public URL of the site: links in llms.txt become absolute.
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
-    /// With --base-url: page URLs without `.html`.
-    #[arg(long)]
-    pub clean_urls: bool,
-    /// Namespace for sources given without `namespace=`.
-    #[arg(long, value_name = "NAME")]
-    pub namespace: Option<String>,
-    /// Pages under this folder of a source get this namespace: `DIR=NAME` (repeatable).
-    #[arg(long, value_name = "DIR=NAME")]
-    pub namespace_dir: Vec<String>,
-    /// Only files matching this glob (repeatable).
-    #[arg(long, value_name = "GLOB")]
-    pub include: Vec<String>,
-    /// Skip files matching this glob (repeatable).
-    #[arg(long, value_name = "GLOB")]
-    pub exclude: Vec<String>,
-    /// Markdown anchor rules: vitepress, docusaurus (= github), docsify, auto (default).
-    #[arg(long, value_name = "NAME")]
-    pub flavor: Option<String>,
-    /// docent.toml to read the [index] section from (default: ./docent.toml if present).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
 }
 
 /// What `docent llms` wrote.
@@ -94,16 +70,8 @@ pub fn run(args: LlmsArgs) -> anyhow::Result<()> {
 /// Read the sources and write the files (see the module docs).
 pub fn write_llms(args: LlmsArgs) -> anyhow::Result<LlmsReport> {
     let index_args = IndexArgs {
-        sources: args.sources.clone(),
+        site: args.site.clone(),
         out: Some(args.out.join("llms.txt")),
-        base_url: args.base_url.clone(),
-        clean_urls: args.clean_urls,
-        namespace: args.namespace.clone(),
-        namespace_dir: args.namespace_dir.clone(),
-        include: args.include.clone(),
-        exclude: args.exclude.clone(),
-        flavor: args.flavor.clone(),
-        config: args.config.clone(),
         quiet: true,
         ..IndexArgs::default()
     };
