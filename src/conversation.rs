@@ -117,6 +117,11 @@ pub struct TurnData {
     pub feedback: Option<bool>,
     /// Whether the rendered output was cut at the size cap.
     pub truncated: bool,
+    /// The answer came from the proxy's answer cache (`x-docent-cache: hit`).
+    pub cached: bool,
+    /// The answer's key in the proxy's answer cache (`x-docent-cache-key`), sent back with
+    /// "not helpful" so the proxy evicts it.
+    pub cache_key: Option<String>,
 }
 
 /// Everything persisted.
@@ -223,6 +228,8 @@ impl TurnData {
             .opt_str("notice", self.notice.as_deref())
             .val("feedback", self.feedback.map(JsValue::from_bool).unwrap_or(JsValue::NULL))
             .bool("truncated", self.truncated)
+            .bool("cached", self.cached)
+            .opt_str("cache_key", self.cache_key.as_deref())
             .build()
     }
 
@@ -260,6 +267,8 @@ impl TurnData {
             notice: json::string(v, "notice"),
             feedback: json::boolean(v, "feedback"),
             truncated: json::boolean(v, "truncated").unwrap_or(false),
+            cached: json::boolean(v, "cached").unwrap_or(false),
+            cache_key: json::string(v, "cache_key"),
         }
     }
 }

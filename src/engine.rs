@@ -341,12 +341,17 @@ impl Engine {
         }
     }
 
-    /// The `docent` field of chat requests (task, language hint, page) for the proxy.
-    fn docent_field(&self, task: &str, page: &str) -> wasm_bindgen::JsValue {
+    /// The `docent` field of chat requests (task, language hint, page) for the proxy; answers
+    /// also name the index (its checksum) and namespace they were searched in, which the
+    /// proxy's answer cache keys on.
+    fn docent_field(&self, task: &str, page: &str, index: Option<&Index>) -> wasm_bindgen::JsValue {
+        let namespace = index.and_then(|ix| self.search_options(ix).namespace);
         Obj::new()
             .str("task", task)
             .opt_str("language", self.cfg.language.as_deref())
             .str("page", page)
+            .opt_str("index", index.map(|ix| format!("{:016x}", ix.checksum())).as_deref())
+            .opt_str("namespace", namespace.as_deref())
             .build()
     }
 
@@ -372,7 +377,7 @@ impl Engine {
             .bool("stream", false)
             .num("temperature", 0.0)
             .num("max_tokens", 64.0)
-            .val("docent", self.docent_field("rewrite", &href))
+            .val("docent", self.docent_field("rewrite", &href, None))
             .build();
         let v = net::post_json_value(&url, &body, Some(signal)).await?;
         let content =
@@ -594,6 +599,8 @@ impl Engine {
             t.notice = None;
             t.rewritten = None;
             t.feedback = None;
+            t.cached = false;
+            t.cache_key = None;
         });
         live.set("Searching the docs…".into());
         let outcome = self.ask_inner(turn, &question, &history, &signal, live).await;
@@ -690,7 +697,7 @@ impl Engine {
                 t.notice = Some(left_out_notice(plan.dropped_turns));
             }
         });
-        match self.stream(turn, &plan.messages, plan.dropped_turns, signal, live).await {
+        match self.stream(turn, &index, &plan.messages, plan.dropped_turns, signal, live).await {
             Ok(()) => {
                 self.maybe_prefetch_ranks(plan.prompt_tokens);
                 Ok(())
@@ -726,6 +733,7 @@ impl Engine {
     async fn stream(
         &self,
         turn: RwSignal<TurnData>,
+        index: &Index,
         messages: &[Message],
         dropped_turns: usize,
         signal: &web_sys::AbortSignal,
@@ -737,7 +745,7 @@ impl Engine {
             .val("messages", messages_js(messages))
             .bool("stream", true)
             .val("stream_options", Obj::new().bool("include_usage", true))
-            .val("docent", self.docent_field("answer", &href))
+            .val("docent", self.docent_field("answer", &href, Some(index)))
             .build();
         let resp = match net::post_json(&url, &body, Some(signal)).await {
             Ok(r) => r,
@@ -754,7 +762,13 @@ impl Engine {
         };
         // The proxy fits requests to the model with its own system prompt counted; what it left
         // out is reported like the widget's own trimming.
-        let dropped = dropped_turns + self.learn_budget(&resp.headers());
+        let headers = resp.headers();
+        let dropped = dropped_turns + self.learn_budget(&headers);
+        let (cached, cache_key) = cache_of(&headers);
+        turn.update(|t| {
+            t.cached = cached;
+            t.cache_key = cache_key;
+        });
         if dropped > dropped_turns {
             turn.update(|t| t.notice = Some(left_out_notice(dropped)));
         }
@@ -850,6 +864,14 @@ impl Engine {
         turn.update(|t| t.status = Status::Done);
         Ok(())
     }
+}
+
+/// What a chat answer's headers say about the proxy's answer cache: whether it was a hit, and
+/// the answer's key (docs/proxy.md, "Answer cache").
+pub fn cache_of(headers: &web_sys::Headers) -> (bool, Option<String>) {
+    let get = |name: &str| headers.get(name).ok().flatten();
+    let key = get("x-docent-cache-key").filter(|k| k.len() == 64);
+    (get("x-docent-cache").as_deref() == Some("hit"), key)
 }
 
 fn left_out_notice(messages: usize) -> String {

@@ -168,6 +168,7 @@ impl Ctx {
                 .val("sources", json::strings(&urls))
                 .str("conversation_id", &self.conversation_id.get_untracked())
                 .str("page", page)
+                .opt_str("cache_key", if up { None } else { t.cache_key.as_deref() })
                 .build()
         };
         self.dispatch("docent:feedback", &event(&t.question, &t.answer, &page));
@@ -565,6 +566,7 @@ pub fn Turn(
             <div class="docent-question" data-testid="docent-question">{move || data.with(|t| t.question.clone())}</div>
             <div class="docent-reply" on:click=on_reply_click>
                 {slot(status_line, Some("status"))}
+                <CachedNote data=data />
                 {slot(labels, None)}
                 <div
                     class="docent-answer"
@@ -579,6 +581,21 @@ pub fn Turn(
                 {slot(looked_at, None)}
             </div>
         </article>
+    }
+}
+
+/// "Cached answer": shown on answers the proxy replayed from its answer cache.
+#[component]
+pub fn CachedNote(
+    /// The turn.
+    data: RwSignal<TurnData>,
+) -> impl IntoView {
+    view! {
+        <Show when=move || data.with(|t| t.cached)>
+            <p class="docent-notice docent-cached" data-testid="docent-cached">
+                "Cached answer: given before to the same question on these docs."
+            </p>
+        </Show>
     }
 }
 

@@ -88,6 +88,23 @@ fn stream_error_events_are_worded_by_their_code() {
 }
 
 #[wasm_bindgen_test]
+fn the_proxys_cache_headers_say_hit_and_the_key() {
+    use docent_widget::engine::cache_of;
+    let key = "ab".repeat(32);
+    let h = web_sys::Headers::new().unwrap();
+    h.set("x-docent-cache", "hit").unwrap();
+    h.set("x-docent-cache-key", &key).unwrap();
+    assert_eq!(cache_of(&h), (true, Some(key.clone())));
+    let miss = web_sys::Headers::new().unwrap();
+    miss.set("x-docent-cache", "miss").unwrap();
+    miss.set("x-docent-cache-key", &key).unwrap();
+    assert_eq!(cache_of(&miss), (false, Some(key)));
+    let junk = web_sys::Headers::new().unwrap();
+    junk.set("x-docent-cache-key", "not-a-key").unwrap();
+    assert_eq!(cache_of(&junk), (false, None));
+}
+
+#[wasm_bindgen_test]
 fn the_proxys_system_prompt_cost_and_window_replace_the_widgets_guesses() {
     use docent_core::prompt::DEFAULT_SYSTEM;
     use docent_core::tokens::{ByteBound, TokenCounter};
@@ -197,6 +214,8 @@ fn a_saved_conversation_reads_back_field_for_field() {
         notice: None,
         feedback: Some(false),
         truncated: true,
+        cached: true,
+        cache_key: Some("0f".repeat(32)),
     };
     let saved = Saved {
         id: "c1".into(),

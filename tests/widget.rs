@@ -171,6 +171,26 @@ async fn a_restored_answer_links_citations_and_escapes_model_html() {
 }
 
 #[wasm_bindgen_test]
+async fn a_cached_answer_is_marked_and_a_fresh_one_is_not() {
+    let index = unique_index_url("cached");
+    let cached = TurnData {
+        cached: true,
+        cache_key: Some("ab".repeat(32)),
+        ..saved_turn("Install it with the script [1].", vec![install_source()])
+    };
+    let fresh = saved_turn("Run the installer [1].", vec![install_source()]);
+    conversation::save(&index, &Saved { id: "c".into(), turns: vec![cached, fresh] });
+    let (_host, shadow, root) = shadow_host();
+    let cfg = serde_json::json!({ "index": index, "mode": "inline" });
+    let _w = mount(root, &cfg.to_string()).expect("mounts");
+    assert!(until(|| q_all(&shadow, "[data-testid=docent-turn]").len() == 2).await);
+    let turns = q_all(&shadow, "[data-testid=docent-turn]");
+    let note = turns[0].query_selector("[data-testid=docent-cached]").unwrap();
+    assert!(note.is_some_and(|n| n.text_content().unwrap_or_default().contains("Cached answer")));
+    assert!(turns[1].query_selector("[data-testid=docent-cached]").unwrap().is_none());
+}
+
+#[wasm_bindgen_test]
 async fn escape_closes_the_floating_dialog_and_tells_the_loader() {
     let (_host, shadow, root) = shadow_host();
     let closed = std::rc::Rc::new(std::cell::Cell::new(false));
