@@ -250,3 +250,63 @@ impl Limits {
         self.timeout
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(store: Option<&str>, on_failure: StoreUnavailable) -> LimitsConfig {
+        LimitsConfig {
+            requests_per_minute_per_ip: 2,
+            store: store.map(str::to_string),
+            store_unavailable: on_failure,
+            max_concurrent_streams: 1,
+            ..LimitsConfig::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn the_in_process_store_answers_through_the_trait() {
+        let s: Arc<dyn LimitStore> =
+            Arc::new(local::LocalStore::new(&cfg(None, StoreUnavailable::Local)));
+        let ip: IpAddr = "10.0.0.1".parse().unwrap();
+        assert!(s.take(ip, 0).await.unwrap().is_ok());
+        assert!(s.take(ip, 0).await.unwrap().is_ok());
+        assert_eq!(s.take(ip, 0).await.unwrap().unwrap_err().scope, "ip");
+        let slot = s.clone().take_stream().await.unwrap();
+        assert!(slot.is_some());
+        assert!(s.clone().take_stream().await.unwrap().is_none(), "one slot only");
+        drop(slot);
+        assert!(s.take_stream().await.unwrap().is_some(), "the slot came back");
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_store_falls_back_or_refuses_as_configured_and_quickly() {
+        // Nothing listens on port 1: every store call fails at once.
+        let m = Metrics::default();
+        let ip: IpAddr = "10.0.0.1".parse().unwrap();
+        let local =
+            Limits::new(&cfg(Some("redis://127.0.0.1:1"), StoreUnavailable::Local)).unwrap();
+        let started = std::time::Instant::now();
+        local.take(ip, 0, &m).await.unwrap();
+        local.take(ip, 0, &m).await.unwrap();
+        let r = local.take(ip, 0, &m).await.unwrap_err();
+        assert!(matches!(r, ApiError::RateLimited { .. }), "local buckets still limit: {r:?}");
+        let _slot = local.take_stream(&m).await.unwrap();
+        assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+        assert!(
+            m.counter("docent_limit_store_failures_total", &[("op", "take"), ("outcome", "local")])
+                >= 3
+        );
+        let closed =
+            Limits::new(&cfg(Some("redis://127.0.0.1:1"), StoreUnavailable::Closed)).unwrap();
+        assert_eq!(closed.take(ip, 0, &m).await.unwrap_err(), ApiError::LimitsUnavailable);
+        assert_eq!(closed.take_stream(&m).await.unwrap_err(), ApiError::LimitsUnavailable);
+        assert!(
+            m.counter(
+                "docent_limit_store_failures_total",
+                &[("op", "take"), ("outcome", "refused")]
+            ) >= 1
+        );
+    }
+}
