@@ -192,8 +192,8 @@ async fn a_replica_killed_mid_stream_gives_its_stream_slots_back_after_the_lease
         }
         assert_eq!(r.status(), 429);
         assert!(
-            killed.elapsed() < Duration::from_millis(3_500),
-            "the dead replica's slots are still taken {:?} after the kill (lease 2 s)",
+            killed.elapsed() < Duration::from_secs(5),
+            "the dead replica's slots are still taken {:?} after the kill (lease 2 s, renewed every 0.67 s)",
             killed.elapsed()
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -223,12 +223,13 @@ async fn redis_stopped_mid_run_falls_back_or_fails_closed_as_configured_without_
     assert_eq!(status_of(&c, &closed, "/v1/embeddings", &emb, "198.51.100.1").await, 200);
 
     redis.stop();
-    // Fallback: answered, promptly, and the per-IP limit still holds on this replica's own
+    // Fallback: answered promptly (store_timeout_ms is 100; 2 s leaves room for a busy CI
+    // machine and still tells an answer from a hang), and the per-IP limit still holds on this replica's own
     // buckets (5/min: the 5 requests below use them up, the 6th is refused).
     for i in 0..6 {
         let t = Instant::now();
         let s = status_of(&c, &local, "/v1/embeddings", &emb, "198.51.100.2").await;
-        assert!(t.elapsed() < Duration::from_secs(1), "request {i} took {:?}", t.elapsed());
+        assert!(t.elapsed() < Duration::from_secs(2), "request {i} took {:?}", t.elapsed());
         assert_eq!(s, if i < 5 { 200 } else { 429 }, "request {i}");
     }
     let m = local.metrics().await;
@@ -242,7 +243,7 @@ async fn redis_stopped_mid_run_falls_back_or_fails_closed_as_configured_without_
         .send()
         .await
         .unwrap();
-    assert!(t.elapsed() < Duration::from_secs(1), "took {:?}", t.elapsed());
+    assert!(t.elapsed() < Duration::from_secs(2), "took {:?}", t.elapsed());
     assert_eq!(r.status(), 503);
     assert!(r.headers().contains_key("retry-after"));
     let body: Value = r.json().await.unwrap();
