@@ -274,6 +274,8 @@ pub async fn healthz(State(st): State<Arc<AppState>>) -> Json<Value> {
         "chat": st.chat.as_ref().map(|(c, p)| json!({"provider": c.provider, "kind": p.cfg.kind.as_str(), "model": c.model, "context_window": crate::budget::context_window(&st.cfg, &c.model)})),
         "embeddings": st.embed.as_ref().map(|(e, _)| json!({"provider": e.provider, "model": e.model})),
         "moderation": st.cfg.moderation.enabled,
+        "limits_store": if st.limits.is_shared() { "redis" } else { "in-process" },
+        "answer_cache": st.cache.is_some(),
         "open_streams": st.metrics.open_streams(),
     }))
 }

@@ -66,6 +66,11 @@ async fn the_same_question_twice_is_answered_once_by_the_upstream() {
         .find_map(|l| l.strip_prefix("docent_cache_tokens_saved_total "))
         .and_then(|v| v.parse::<u64>().ok());
     assert!(saved.is_some_and(|s| s > 0), "{m}");
+    let h: Value = reqwest::get(format!("{base}/healthz")).await.unwrap().json().await.unwrap();
+    assert_eq!(
+        (h["answer_cache"].as_bool(), h["limits_store"].as_str()),
+        (Some(true), Some("in-process"))
+    );
     let mut p = p;
     let _ = p.stop.take().unwrap().send(());
     p.task.await.unwrap().unwrap();

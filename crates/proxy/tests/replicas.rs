@@ -265,6 +265,11 @@ async fn an_answer_cached_by_one_replica_is_served_by_the_other_until_not_helpfu
     let cfg = config(up, &redis.url(), "") + "\n[cache]\nenabled = true\nttl_secs = 60\n";
     let (a, b) = (Replica::start(&cfg).await, Replica::start(&cfg).await);
     let (base_a, base_b) = (a.url(""), b.url(""));
+    let h: Value = reqwest::get(b.url("/healthz")).await.unwrap().json().await.unwrap();
+    assert_eq!(
+        (h["limits_store"].as_str(), h["answer_cache"].as_bool()),
+        (Some("redis"), Some(true))
+    );
     let q = question("Where does the setting live?", "c0ffee00");
     let (first, key, answer, _) = ask(&base_a, &q).await;
     assert_eq!(first.as_deref(), Some("miss"));
