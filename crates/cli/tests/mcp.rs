@@ -156,6 +156,11 @@ fn mcp_bad_input_gets_mcp_errors_and_the_server_keeps_serving() {
     let r = s.call("read_page", json!({"url": "https://nowhere.example/x"}));
     assert!(error_text(&r).contains("search_docs first"));
 
+    // A line that is not JSON, and a message over the 1 MiB stdin bound (dropped unread).
+    writeln!(s.stdin, "this is not JSON-RPC").unwrap();
+    let huge = json!({"jsonrpc": "2.0", "id": 999, "method": "tools/call", "params": {"name": "search_docs", "arguments": {"query": "y".repeat(2 << 20)}}});
+    writeln!(s.stdin, "{huge}").unwrap();
+
     // Still answering.
     let r = s.call("search_docs", json!({"query": "trusted proxies"}));
     assert_eq!(r["result"]["isError"], json!(false), "{r}");

@@ -38,10 +38,18 @@ pub enum McpError {
     Connection(String),
 }
 
+/// Largest message read on stdin (one JSON-RPC line). A longer line is dropped by the transport
+/// (with a warning on stderr) without being read, so it gets no answer: tool arguments are a
+/// query or a url, and a bound keeps a misbehaving client from growing the buffer without end.
+pub const MAX_STDIO_MESSAGE_BYTES: usize = 1 << 20;
+
 /// Serve `docs` over stdin/stdout until the client closes the connection.
 pub async fn serve_stdio(docs: Arc<Docs>) -> Result<(), McpError> {
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout)
+        .with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
     let service = DocsServer::new(docs)
-        .serve(rmcp::transport::stdio())
+        .serve(transport)
         .await
         .map_err(|e| McpError::Handshake(e.to_string()))?;
     service.waiting().await.map_err(|e| McpError::Connection(e.to_string()))?;
