@@ -150,7 +150,7 @@ fn mcp_bad_input_gets_mcp_errors_and_the_server_keeps_serving() {
     assert!(error_text(&r).contains("1 to 20"));
     let r = s.call("search_docs", json!({"query": "limits", "namespace": "v9"}));
     assert!(error_text(&r).contains("no namespaces"));
-    let r = s.call("read_section", json!({"url": "configuration.html#no-such-anchor"}));
+    let r = s.call("read_section", json!({"url": "configuration.html#limit"}));
     let t = error_text(&r);
     assert!(t.contains("did you mean") && t.contains("configuration.html#limits"), "{t}");
     let r = s.call("read_page", json!({"url": "https://nowhere.example/x"}));

@@ -364,20 +364,25 @@ impl Docs {
         self.index.chunk_ref(first as usize).namespace
     }
 
-    /// Up to 5 known links close to an unknown `url`: the same page's sections, else pages with
-    /// the same file name.
+    /// Up to 5 known links close to an unknown `url`: the same page's sections (those whose
+    /// anchor starts like the asked one first), else pages with the same file name.
     fn close_to(&self, url: &str) -> Vec<String> {
         let page = url.split('#').next().unwrap_or(url);
         if self.pages.contains_key(page) {
+            let asked = url.split_once('#').map(|(_, a)| a).unwrap_or("");
             let prefix = format!("{page}#");
-            return self
+            let mut same: Vec<&String> = self
                 .links
                 .range(prefix.clone()..)
                 .map(|(k, _)| k)
                 .take_while(|k| k.starts_with(&prefix))
-                .take(5)
-                .cloned()
                 .collect();
+            same.sort_by_key(|k| {
+                let a = &k[prefix.len()..];
+                let shared = a.chars().zip(asked.chars()).take_while(|(x, y)| x == y).count();
+                (std::cmp::Reverse(shared), a.len().abs_diff(asked.len()))
+            });
+            return same.into_iter().take(5).cloned().collect();
         }
         let name = page.trim_end_matches('/').rsplit('/').next().unwrap_or(page);
         let stem = name.split('.').next().unwrap_or(name);
