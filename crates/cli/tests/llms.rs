@@ -88,6 +88,7 @@ fn llms_files_from_the_docs_have_the_format_content_and_index_anchors() {
     assert!(page.contains("```toml\n# docent.toml\n"), "code blocks are kept");
     assert!(page.contains("## `[limits]` {#limits}"), "{page}");
     assert!(!page.contains("description: The docent.toml"), "no frontmatter");
+    assert!(page.contains("([mcp.md](mcp.html.md))"), "links to pages point at their .md: {page}");
 
     let full = read(&out.join("llms-full.txt"));
     assert!(full.starts_with("# What docent is\n\n> "));

@@ -3,6 +3,7 @@
 //! descriptions), `llms-full.txt` (every page as clean Markdown) and one `.md` per page.
 
 mod compose;
+mod links;
 
 use std::path::{Path, PathBuf};
 
@@ -94,6 +95,7 @@ pub fn write_llms(args: LlmsArgs) -> anyhow::Result<LlmsReport> {
     if docs.is_empty() {
         bail!("no pages to write: every page was skipped (noindex or redirects)");
     }
+    links::relink(&mut docs, settings.base_url.as_deref());
     let site = Site {
         title: args.title.clone(),
         summary: args.summary.clone(),
