@@ -24,6 +24,7 @@ pub mod model;
 pub mod prompt;
 pub mod render;
 pub mod retrieve;
+pub mod scope;
 pub mod search;
 pub mod source;
 pub mod sse;
