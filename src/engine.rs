@@ -16,11 +16,12 @@ use docent_core::Index;
 use leptos::prelude::*;
 use web_sys::AbortController;
 
-use crate::config::{derive_namespace, looks_non_english, Rewrite, WidgetConfig};
+use crate::config::{looks_non_english, Rewrite, WidgetConfig};
 use crate::conversation::{AnswerKind, LookedAt, SourceView, Status, TurnData};
 use crate::index_store;
 use crate::json::{self, Obj};
 use crate::net::{self, BodyReader, NetError};
+use crate::scope::Scope;
 use crate::tokenizer::{self, JsCounter};
 
 /// Hits offered as "closest sections" when the docs don't cover a question.
@@ -41,6 +42,8 @@ pub struct Engine {
     proxy_system_tokens: Cell<Option<usize>>,
     /// The context window the proxy fits requests to (`x-docent-context-window`).
     proxy_window: Cell<Option<usize>>,
+    /// Which docs questions are answered from (the dialog shows and switches it).
+    pub scope: RwSignal<Scope>,
 }
 
 /// Earlier turns, for follow-ups.
@@ -76,6 +79,8 @@ struct Retrieved {
     rewritten: Option<String>,
     /// The proxy could not be reached: answer offline.
     offline_reason: Option<String>,
+    /// The scope that had nothing on the question, so `result` searched all docs.
+    fallback: Option<String>,
 }
 
 /// A failure that ends the turn with a message.
@@ -263,6 +268,7 @@ impl Engine {
             controller: RefCell::new(None),
             proxy_system_tokens: Cell::new(None),
             proxy_window: Cell::new(None),
+            scope: RwSignal::new(Scope::default()),
         }
     }
 
@@ -324,18 +330,15 @@ impl Engine {
         .await
         .map_err(|e| Fail::new(e.0))?;
         *self.index.borrow_mut() = Some(ix.clone());
+        let (_, path) = location();
+        self.scope.update(|s| s.on_index(self.cfg.namespace.as_deref(), &ix, &path));
         Ok(ix)
     }
 
-    fn search_options(&self, index: &Index) -> SearchOptions {
-        let (_, path) = location();
+    fn search_options(&self) -> SearchOptions {
         SearchOptions {
             top_k: self.cfg.top_k,
-            namespace: derive_namespace(
-                self.cfg.namespace.as_deref(),
-                &index.header().namespaces,
-                &path,
-            ),
+            namespace: self.scope.with_untracked(|s| s.current.clone()),
             floor: self.cfg.floor,
             ..SearchOptions::default()
         }
@@ -447,7 +450,7 @@ impl Engine {
         history: &History,
         signal: &web_sys::AbortSignal,
     ) -> Result<Retrieved, Fail> {
-        let opts = self.search_options(index);
+        let opts = self.search_options();
         let mut offline_reason = None;
         let mut rewritten = None;
         let online = self.cfg.proxy.is_some();
@@ -489,8 +492,18 @@ impl Engine {
             }
         }
         mark("docent:search");
-        let result = retrieve::retrieve(index, &ask, &vectors, &opts);
-        Ok(Retrieved { result, rewritten, offline_reason })
+        let mut result = retrieve::retrieve(index, &ask, &vectors, &opts);
+        let mut fallback = None;
+        if result.abstained && opts.namespace.is_some() {
+            // nothing in this version or locale: the other scopes may have it
+            let wide = SearchOptions { namespace: None, ..opts.clone() };
+            let all = retrieve::retrieve(index, &ask, &vectors, &wide);
+            if !all.abstained {
+                fallback = opts.namespace.clone();
+                result = all;
+            }
+        }
+        Ok(Retrieved { result, rewritten, offline_reason, fallback })
     }
 
     fn excerpts(
@@ -597,6 +610,7 @@ impl Engine {
             t.sources.clear();
             t.looked_at.clear();
             t.notice = None;
+            t.fallback = None;
             t.rewritten = None;
             t.feedback = None;
             t.cached = false;
@@ -628,7 +642,7 @@ impl Engine {
     ) -> Result<(), Fail> {
         let index = self.index(turn).await?;
         turn.update(|t| t.status = Status::Searching);
-        let Retrieved { result, rewritten, offline_reason } =
+        let Retrieved { result, rewritten, offline_reason, fallback } =
             self.retrieve(&index, question, history, signal).await?;
         if signal.aborted() {
             return Err(Fail::new("Stopped."));
@@ -639,6 +653,7 @@ impl Engine {
             t.looked_at = looked;
             t.rewritten = rewritten.clone();
             t.confidence = result.confidence;
+            t.fallback = fallback;
         });
         if result.abstained || result.hits.is_empty() {
             let closest: Vec<Hit> = result.closest.iter().take(CLOSEST * 2).cloned().collect();

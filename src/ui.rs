@@ -17,6 +17,7 @@ use crate::conversation::{self, Saved, Status, TurnData};
 use crate::engine::{self, Engine, History};
 use crate::html as strings;
 use crate::json::{self, Obj};
+use crate::scope::{FallbackNote, ScopeBar};
 
 /// Cap on rendered answer HTML (a small Markdown table can expand a lot).
 const MAX_RENDERED_BYTES: usize = 256 * 1024;
@@ -414,6 +415,7 @@ pub fn Chat(
                             </button>
                         })}
                     </header>
+                    <ScopeBar scope=ctx.engine.with_value(|e| e.scope) />
                     <div class="docent-log" node_ref=log data-testid="docent-log" on:click=on_log_click>
                         {slot(empty, None)}
                         <For each=move || ctx.turns.get() key=|e| e.id let:entry>
@@ -568,6 +570,7 @@ pub fn Turn(
                 {slot(status_line, Some("status"))}
                 <CachedNote data=data />
                 {slot(labels, None)}
+                <FallbackNote data=data />
                 <div
                     class="docent-answer"
                     class:docent-streaming=move || status.get() == Status::Streaming
