@@ -45,7 +45,7 @@ const ATTRIBUTES = {
 };
 
 /** Options of the index the plugins build from the built site (when `index` is not given). */
-const BUILD_OPTIONS = ['embed', 'exclude', 'indexArgs', 'checkAnchors'];
+const BUILD_OPTIONS = ['embed', 'exclude', 'indexArgs', 'checkAnchors', 'versions'];
 const KNOWN_OPTIONS = new Set(['index', 'widgetDir', 'path', ...BUILD_OPTIONS, ...Object.keys(ATTRIBUTES)]);
 const EMBEDDERS = new Set(['none', 'local', 'openai']);
 const THEMES = new Set(['auto', 'light', 'dark']);
@@ -104,6 +104,10 @@ export function normalizeOptions(options = {}, cwd = process.cwd()) {
     return v;
   };
   const exclude = stringList('exclude');
+  const versions = stringList('versions').map((v) => v.replace(/^\/+|\/+$/g, ''));
+  if (versions.some((v) => v === '' || v.split('/').includes('..'))) {
+    throw new DocentOptionsError(`versions are folders of the site such as "v1" (got ${JSON.stringify(options.versions)})`);
+  }
   const indexArgs = stringList('indexArgs');
   if (options.checkAnchors !== undefined && typeof options.checkAnchors !== 'boolean') {
     throw new DocentOptionsError(`checkAnchors must be true or false (got ${JSON.stringify(options.checkAnchors)})`);
@@ -148,7 +152,7 @@ export function normalizeOptions(options = {}, cwd = process.cwd()) {
     widgetDir: options.widgetDir ? path.resolve(cwd, options.widgetDir) : null,
     path: publicPath,
     attrs,
-    build: { embed, exclude, indexArgs, checkAnchors: options.checkAnchors ?? true },
+    build: { embed, exclude, indexArgs, versions, checkAnchors: options.checkAnchors ?? true },
   };
 }
 
@@ -353,8 +357,11 @@ export class DocentBuildError extends Error {
  * and renames it, so a failed build leaves the previous index in place, and unchanged chunks
  * keep their vectors on the next build).
  * @param {(args: string[]) => Promise<{code: number, stdout: string, stderr: string}>} run
+ * `namespaces` ({ namespace, dirs }) puts the pages in namespaces: `dirs` maps a folder of the
+ * site to its namespace (docs versions, locales), `namespace` is for the other pages.
  * @param {{sources: string[], out: string, baseUrl?: string, cleanUrls?: boolean,
  *   flavor?: string, exclude?: string[], checkAnchors?: boolean,
+ *   namespaces?: {namespace?: string, dirs: Record<string, string>},
  *   build: {embed: string, exclude: string[], indexArgs: string[], checkAnchors: boolean}}} job
  */
 export async function buildIndex(run, job) {
@@ -365,6 +372,8 @@ export async function buildIndex(run, job) {
   if (job.flavor) args.push('--flavor', job.flavor);
   for (const glob of [...(job.exclude ?? []), ...job.build.exclude]) args.push('--exclude', glob);
   if (job.checkAnchors && job.build.checkAnchors) args.push('--check-anchors');
+  if (job.namespaces?.namespace) args.push('--namespace', job.namespaces.namespace);
+  for (const [dir, ns] of Object.entries(job.namespaces?.dirs ?? {})) args.push('--namespace-dir', `${dir}=${ns}`);
   args.push(...job.build.indexArgs);
   const r = await run(args);
   if (r.code !== 0) {

@@ -103,6 +103,7 @@ export default function docentPlugin(context = {}, options = {}) {
           cleanUrls: true,
           exclude: ['404.html', `${opts.path}/**`, ...others],
           checkAnchors: true,
+          namespaces: versionNamespaces(props.plugins, props.baseUrl ?? baseUrl),
           build: opts.build,
         });
         console.log(`docent: indexed the built site (${locale}): ${summary}`);
@@ -131,6 +132,27 @@ export function devStaticDirs(opts, siteDir, baseUrl = '/', devIndex = undefined
     );
   }
   return [...dirs].map((directory) => ({ directory, publicPath, watch: false }));
+}
+
+/**
+ * Each docs version is a namespace named by its label (`2.x`, `1.0`): its route folder relative
+ * to the locale's baseUrl (`docs`, `docs/1.0`) → label, from the docs plugins' loaded versions.
+ * None with a single version.
+ * @param {Array<{name: string, content?: any}>} [plugins] postBuild's `plugins`
+ * @returns {{dirs: Record<string, string>} | undefined}
+ */
+export function versionNamespaces(plugins = [], baseUrl = '/') {
+  const versions = plugins
+    .filter((p) => p.name === 'docusaurus-plugin-content-docs')
+    .flatMap((p) => p.content?.loadedVersions ?? []);
+  if (versions.length < 2) return undefined;
+  const base = joinBase(baseUrl, '');
+  const dirs = {};
+  for (const v of versions) {
+    const dir = String(v.path ?? '').replace(base, '').replace(/^\/+|\/+$/g, '');
+    if (dir) dirs[dir] = String(v.label ?? v.versionName);
+  }
+  return { dirs };
 }
 
 /** Where Docusaurus keeps generated files (`.docusaurus`). */

@@ -140,3 +140,18 @@ test('without widgetDir or an installed docent-widget the error says how to get 
     assert.throws(() => shared.resolveWidgetDir(opts, dir), /widget assets not found: set the "widgetDir" option/);
   }
 });
+
+test('docs versions become namespaces named by their labels, per locale', async () => {
+  const { versionNamespaces } = await import('../src/index.js');
+  const docs = (paths) => ({
+    name: 'docusaurus-plugin-content-docs',
+    content: { loadedVersions: paths.map(([path, label]) => ({ path, label })) },
+  });
+  assert.deepEqual(versionNamespaces([docs([['/docs', '2.x'], ['/docs/1.0', '1.0']])], '/'), {
+    dirs: { docs: '2.x', 'docs/1.0': '1.0' },
+  });
+  assert.deepEqual(versionNamespaces([{ name: 'other' }, docs([['/fr/docs', '2.x'], ['/fr/docs/1.0', '1.0']])], '/fr/'), {
+    dirs: { docs: '2.x', 'docs/1.0': '1.0' },
+  });
+  assert.equal(versionNamespaces([docs([['/docs', 'Next']])], '/'), undefined, 'one version: no namespaces');
+});

@@ -87,6 +87,7 @@ function devIndexer(opts, siteConfig, root, base) {
       baseUrl: siteConfig?.site?.base ?? base,
       cleanUrls: Boolean(siteConfig?.cleanUrls),
       flavor: 'vitepress',
+      namespaces: siteNamespaces(siteConfig?.site, opts.build.versions, srcDir),
       build: opts.build,
     });
   };
@@ -162,6 +163,7 @@ export function withDocent(config = {}, options) {
           cleanUrls: Boolean(siteConfig.cleanUrls),
           exclude: ['404.html', `${opts.path}/**`],
           checkAnchors: true,
+          namespaces: siteNamespaces(siteConfig.site, opts.build.versions, outDir),
           build: opts.build,
         });
         console.log(`docent: indexed the built site: ${summary}`);
@@ -178,6 +180,28 @@ export function withDocent(config = {}, options) {
 /** Seconds since `t0` (ms), two decimals. */
 function secondsSince(t0) {
   return ((Date.now() - t0) / 1000).toFixed(2);
+}
+
+/**
+ * The site's namespaces: each locale but the root (`fr/`), each version folder (`v1/`) and each
+ * version inside a locale (`fr/v1/`) is its own; the other pages are the root locale's `lang`
+ * (`en-US`) when there are locales, else `latest`. None when the site has neither. `dir` is the
+ * folder whose layout is checked for the versions inside locales (sources or output).
+ * @returns {{namespace: string, dirs: Record<string, string>} | undefined}
+ */
+export function siteNamespaces(site = {}, versions = [], dir = '.') {
+  const locales = Object.keys(site.locales ?? {}).filter((k) => k !== 'root');
+  if (locales.length === 0 && versions.length === 0) return undefined;
+  const dirs = {};
+  for (const l of locales) dirs[l] = l;
+  for (const v of versions) {
+    dirs[v] = v;
+    for (const l of locales) {
+      if (fs.existsSync(path.join(dir, l, v))) dirs[`${l}/${v}`] = `${l}/${v}`;
+    }
+  }
+  const rootLang = site.locales?.root?.lang ?? site.lang;
+  return { namespace: locales.length && rootLang ? rootLang : 'latest', dirs };
 }
 
 /** The tag as HTML, for sites that write their own layout: `<script type="module" ...>`. */

@@ -106,3 +106,27 @@ test('a failed copy leaves no half-written docent folder and keeps the previous 
   assert.deepEqual((await fsp.readdir(out)).sort(), ['docent'], 'no temp folder left behind');
   assert.deepEqual(await fsp.readFile(path.join(out, 'docent', 'index.bin')), header(3));
 });
+
+test('locales and version folders become namespaces of the index', async () => {
+  const { siteNamespaces } = await import('../src/index.js');
+  const dir = await tempDir('docent-ns-');
+  fs.mkdirSync(path.join(dir, 'fr', 'v1'), { recursive: true });
+  const site = { lang: 'en-US', locales: { root: { lang: 'en' }, fr: { lang: 'fr' }, de: { lang: 'de' } } };
+  assert.deepEqual(siteNamespaces(site, ['v1'], dir), {
+    namespace: 'en',
+    dirs: { fr: 'fr', de: 'de', v1: 'v1', 'fr/v1': 'fr/v1' },
+  });
+  assert.deepEqual(siteNamespaces({ lang: 'en-US' }, ['v1', 'v0'], dir), { namespace: 'latest', dirs: { v1: 'v1', v0: 'v0' } });
+  assert.equal(siteNamespaces({ lang: 'en-US' }, [], dir), undefined, 'one locale, one version: no namespaces');
+  let got;
+  const run = async (args) => {
+    got = args;
+    return { code: 0, stdout: 'ok', stderr: '' };
+  };
+  await buildIndex(run, {
+    sources: ['out'], out: path.join(dir, 'i.bin'), namespaces: { namespace: 'en', dirs: { fr: 'fr', v1: 'v1' } },
+    build: normalizeOptions({}).build,
+  });
+  assert.deepEqual(got.slice(-6), ['--namespace', 'en', '--namespace-dir', 'fr=fr', '--namespace-dir', 'v1=v1']);
+  assert.throws(() => normalizeOptions({ versions: ['../v1'] }), /versions are folders of the site/);
+});
