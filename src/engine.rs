@@ -43,7 +43,7 @@ pub struct Engine {
     /// The context window the proxy fits requests to (`x-docent-context-window`).
     proxy_window: Cell<Option<usize>>,
     /// Which docs questions are answered from (the dialog shows and switches it).
-    pub scope: RwSignal<Scope>,
+    pub scope: Scope,
 }
 
 /// Earlier turns, for follow-ups.
@@ -268,7 +268,7 @@ impl Engine {
             controller: RefCell::new(None),
             proxy_system_tokens: Cell::new(None),
             proxy_window: Cell::new(None),
-            scope: RwSignal::new(Scope::default()),
+            scope: Scope::default(),
         }
     }
 
@@ -331,14 +331,14 @@ impl Engine {
         .map_err(|e| Fail::new(e.0))?;
         *self.index.borrow_mut() = Some(ix.clone());
         let (_, path) = location();
-        self.scope.update(|s| s.on_index(self.cfg.namespace.as_deref(), &ix, &path));
+        self.scope.on_index(self.cfg.namespace.as_deref(), &ix, &path);
         Ok(ix)
     }
 
     fn search_options(&self) -> SearchOptions {
         SearchOptions {
             top_k: self.cfg.top_k,
-            namespace: self.scope.with_untracked(|s| s.current.clone()),
+            namespace: self.scope.namespace(),
             floor: self.cfg.floor,
             ..SearchOptions::default()
         }

@@ -9,74 +9,81 @@ use leptos::prelude::*;
 use crate::config::derive_namespace;
 use crate::conversation::TurnData;
 
-/// What the dialog shows and the engine searches.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// What the dialog shows and the engine searches. Two string signals, the type the widget's
+/// other signals have, so no new reactive code is linked (the widget's size budget).
+#[derive(Clone, Copy, Debug)]
 pub struct Scope {
-    /// The index's namespaces; with fewer than two there is nothing to choose or show.
-    pub namespaces: Vec<String>,
-    /// Search only this namespace (None: all docs).
-    pub current: Option<String>,
-    /// The reader picked `current`: a later index load keeps it.
-    pub chosen: bool,
+    /// The index's namespaces, one a line ("" until the index is loaded).
+    pub names: RwSignal<String>,
+    /// The namespace searched ("": all docs).
+    pub current: RwSignal<String>,
+}
+
+impl Default for Scope {
+    fn default() -> Self {
+        Scope { names: RwSignal::new(String::new()), current: RwSignal::new(String::new()) }
+    }
 }
 
 impl Scope {
-    /// Set up from a freshly loaded index: the configured namespace (`data-namespace`), else the
+    /// Set up from the loaded index: the configured namespace (`data-namespace`), else the
     /// namespace of the page being read (`path`), else a namespace named in the path (`/v2/`).
-    pub fn on_index(&mut self, configured: Option<&str>, index: &Index, path: &str) {
+    pub fn on_index(&self, configured: Option<&str>, index: &Index, path: &str) {
         let namespaces = &index.header().namespaces;
-        self.namespaces = namespaces.clone();
-        if self.chosen {
-            return;
-        }
-        self.current = configured
+        let current = configured
             .map(str::to_string)
             .or_else(|| page_namespace(index, path).map(str::to_string))
             .or_else(|| derive_namespace(None, namespaces, path));
+        self.current.set(current.unwrap_or_default());
+        self.names.set(namespaces.join("\n"));
     }
 
-    /// The reader's choice from the picker (`""`: all docs).
-    pub fn choose(&mut self, value: &str) {
-        self.current = (!value.is_empty()).then(|| value.to_string());
-        self.chosen = true;
+    /// The namespace to search (None: all docs).
+    pub fn namespace(&self) -> Option<String> {
+        Some(self.current.get_untracked()).filter(|c| !c.is_empty())
     }
 }
 
 /// The dialog's scope line, "Answering from v2 docs", with a picker to switch (shown when the
-/// index has two or more namespaces).
+/// index has two or more namespaces). The picker is built when the namespaces are known, with
+/// the scope of that moment selected; the browser keeps the reader's later picks, and the
+/// label's text follows the scope.
 #[component]
 pub fn ScopeBar(
     /// The widget's scope (the engine's).
-    scope: RwSignal<Scope>,
+    scope: Scope,
 ) -> impl IntoView {
-    let shown = move || scope.with(|s| s.namespaces.len() > 1);
-    view! {
-        <Show when=shown>
-            <div class="docent-scope" data-testid="docent-scope">
-                <label for="docent-scope-pick">
-                    {move || scope.with(|s| label(s.current.as_deref()))}
+    move || {
+        let names = scope.names.get();
+        let current = scope.current.get_untracked();
+        names.contains('\n').then(|| {
+            let options: Vec<_> = names
+                .lines()
+                .map(|ns| {
+                    let (selected, value) = (ns == current, ns.to_string());
+                    view! { <option selected=selected value=value>{ns.to_string()}</option> }
+                })
+                .collect();
+            view! {
+                <label class="docent-scope" data-testid="docent-scope">
+                    "Answering from " {move || label(scope.current.get())} " docs"
+                    <select on:change=move |ev| scope.current.set(event_target_value(&ev))>
+                        <option value="" selected=current.is_empty()>"all docs"</option>
+                        {options}
+                    </select>
                 </label>
-                <select
-                    id="docent-scope-pick"
-                    data-testid="docent-scope-pick"
-                    on:change=move |ev| scope.update(|s| s.choose(&event_target_value(&ev)))
-                >
-                    <option value="" prop:selected=move || scope.with(|s| s.current.is_none())>"all docs"</option>
-                    {move || scope.with(|s| s.namespaces.clone()).into_iter().map(|ns| {
-                        let picked = ns.clone();
-                        let selected = move || scope.with(|s| s.current.as_deref() == Some(picked.as_str()));
-                        let text = ns.clone();
-                        view! { <option value=ns prop:selected=selected>{text}</option> }
-                    }).collect_view()}
-                </select>
-            </div>
-        </Show>
+            }
+        })
     }
 }
 
-/// "Answering from v2 docs" / "Answering from all docs".
-pub fn label(current: Option<&str>) -> String {
-    format!("Answering from {} docs", current.unwrap_or("all"))
+/// The scope's name in the label: the namespace, or "all" ("" = all docs).
+fn label(current: String) -> String {
+    if current.is_empty() {
+        "all".into()
+    } else {
+        current
+    }
 }
 
 /// Under a question: the scope had nothing on it, so the answer comes from all docs.
@@ -89,7 +96,7 @@ pub fn FallbackNote(
         data.with(|t| t.fallback.clone()).map(|ns| {
             view! {
                 <p class="docent-notice" data-testid="docent-fallback">
-                    {format!("Nothing in the {ns} docs answers this; this answer is from all docs.")}
+                    "Nothing in the " {ns} " docs answers this; this answer is from all docs."
                 </p>
             }
         })

@@ -450,7 +450,7 @@ async fn the_dialog_shows_the_page_scope_and_the_reader_can_switch_it() {
     assert!(q(&shadow, "[data-testid=docent-fallback]").is_none());
 
     // The reader switches to v2.
-    let pick = q(&shadow, "[data-testid=docent-scope-pick]").unwrap();
+    let pick = q(&shadow, "[data-testid=docent-scope] select").unwrap();
     let value = js_sys::Reflect::get(&pick, &"value".into()).unwrap();
     assert_eq!(value.as_string().as_deref(), Some("v1"), "the picker shows the scope");
     js_sys::Reflect::set(&pick, &"value".into(), &"v2".into()).unwrap();
