@@ -610,7 +610,6 @@ impl Engine {
             t.sources.clear();
             t.looked_at.clear();
             t.notice = None;
-            t.fallback = None;
             t.rewritten = None;
             t.feedback = None;
             t.cached = false;
@@ -653,8 +652,8 @@ impl Engine {
             t.looked_at = looked;
             t.rewritten = rewritten.clone();
             t.confidence = result.confidence;
-            t.fallback = fallback;
         });
+        self.scope.fell_back.set(fallback.unwrap_or_default());
         if result.abstained || result.hits.is_empty() {
             let closest: Vec<Hit> = result.closest.iter().take(CLOSEST * 2).cloned().collect();
             let sources = budget::group_sources(index.as_ref(), &closest, CLOSEST);

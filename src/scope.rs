@@ -1,13 +1,12 @@
 //! The docs scope of the answers: which namespace (docs version, locale) questions are answered
 //! from. The page being read picks it (its own namespace in the index), the reader can switch
-//! it in the dialog, and an answer that had to come from all docs says so.
+//! it in the dialog, and the dialog says so when an answer had to come from all docs.
 
 use docent_core::scope::page_namespace;
 use docent_core::Index;
 use leptos::prelude::*;
 
 use crate::config::derive_namespace;
-use crate::conversation::TurnData;
 
 /// What the dialog shows and the engine searches. Two string signals, the type the widget's
 /// other signals have, so no new reactive code is linked (the widget's size budget).
@@ -17,11 +16,15 @@ pub struct Scope {
     pub names: RwSignal<String>,
     /// The namespace searched ("": all docs).
     pub current: RwSignal<String>,
+    /// The namespace the last question found nothing in, so its answer is from all docs ("":
+    /// it did not fall back).
+    pub fell_back: RwSignal<String>,
 }
 
 impl Default for Scope {
     fn default() -> Self {
-        Scope { names: RwSignal::new(String::new()), current: RwSignal::new(String::new()) }
+        let empty = || RwSignal::new(String::new());
+        Scope { names: empty(), current: empty(), fell_back: empty() }
     }
 }
 
@@ -45,9 +48,10 @@ impl Scope {
 }
 
 /// The dialog's scope line, "Answering from v2 docs", with a picker to switch (shown when the
-/// index has two or more namespaces). The picker is built when the namespaces are known, with
-/// the scope of that moment selected; the browser keeps the reader's later picks, and the
-/// label's text follows the scope.
+/// index has namespaces), and after an answer that had to come from all docs, "(the last answer:
+/// nothing in the v2 docs, so all docs)". The picker is built when the namespaces are known,
+/// with the scope of that moment selected; the browser keeps the reader's later picks, and the
+/// text follows the scope. One text node for all of it: the widget's size budget.
 #[component]
 pub fn ScopeBar(
     /// The widget's scope (the engine's).
@@ -56,7 +60,7 @@ pub fn ScopeBar(
     move || {
         let names = scope.names.get();
         let current = scope.current.get_untracked();
-        names.contains('\n').then(|| {
+        (!names.is_empty()).then(|| {
             let options: Vec<_> = names
                 .lines()
                 .map(|ns| {
@@ -66,7 +70,7 @@ pub fn ScopeBar(
                 .collect();
             view! {
                 <label class="docent-scope" data-testid="docent-scope">
-                    "Answering from " {move || label(scope.current.get())} " docs"
+                    {move || label(&scope.current.get(), &scope.fell_back.get())}
                     <select on:change=move |ev| scope.current.set(event_target_value(&ev))>
                         <option value="" selected=current.is_empty()>"all docs"</option>
                         {options}
@@ -77,28 +81,12 @@ pub fn ScopeBar(
     }
 }
 
-/// The scope's name in the label: the namespace, or "all" ("" = all docs).
-fn label(current: String) -> String {
-    if current.is_empty() {
-        "all".into()
-    } else {
-        current
+/// "Answering from v2 docs" ("" = all docs), then the last answer's fallback, if any.
+pub fn label(current: &str, fell_back: &str) -> String {
+    let scope = if current.is_empty() { "all" } else { current };
+    let mut text = format!("Answering from {scope} docs");
+    if !fell_back.is_empty() {
+        text.push_str(&format!(" (the last answer: nothing in the {fell_back} docs, so all docs)"));
     }
-}
-
-/// Under a question: the scope had nothing on it, so the answer comes from all docs.
-#[component]
-pub fn FallbackNote(
-    /// The turn.
-    data: RwSignal<TurnData>,
-) -> impl IntoView {
-    move || {
-        data.with(|t| t.fallback.clone()).map(|ns| {
-            view! {
-                <p class="docent-notice" data-testid="docent-fallback">
-                    "Nothing in the " {ns} " docs answers this; this answer is from all docs."
-                </p>
-            }
-        })
-    }
+    text
 }

@@ -17,7 +17,7 @@ use crate::conversation::{self, Saved, Status, TurnData};
 use crate::engine::{self, Engine, History};
 use crate::html as strings;
 use crate::json::{self, Obj};
-use crate::scope::{FallbackNote, ScopeBar};
+use crate::scope::ScopeBar;
 
 /// Cap on rendered answer HTML (a small Markdown table can expand a lot).
 const MAX_RENDERED_BYTES: usize = 256 * 1024;
@@ -570,7 +570,6 @@ pub fn Turn(
                 {slot(status_line, Some("status"))}
                 <CachedNote data=data />
                 {slot(labels, None)}
-                <FallbackNote data=data />
                 <div
                     class="docent-answer"
                     class:docent-streaming=move || status.get() == Status::Streaming
