@@ -63,6 +63,13 @@ async function ask(question) {
   return turn;
 }
 
+/** The dialog's scope line ("Answering from v1 docs"). */
+async function scopeText() {
+  const scope = page.locator(tid('docent-scope'));
+  await scope.waitFor({ state: 'visible', timeout: T });
+  return scope.innerText();
+}
+
 /** The hrefs of a turn's citations and sources. */
 async function citedLinks(turn) {
   const cites = await turn.locator(`${tid('docent-answer')} a.docent-cite`).evaluateAll((as) => as.map((a) => a.getAttribute('href')));
@@ -70,15 +77,16 @@ async function citedLinks(turn) {
   return { cites, sources, all: [...new Set([...cites, ...sources])] };
 }
 
-/** Opens every link in a fresh page and checks it lands on an existing heading. */
+/** Opens every link in a fresh page and checks it lands on an existing heading (a link without
+ * an anchor, to a page whose text comes before any heading with an id, must be a page). */
 async function assertLandOnHeadings(links, site) {
   const p = await context.newPage();
   try {
     for (const href of links) {
       const url = new URL(href, site);
-      assert.ok(url.hash.length > 1, `the link points at a section: ${href}`);
       const res = await p.goto(url.href, { waitUntil: 'domcontentloaded' });
       assert.equal(res.status(), 200, `${href} is a page of the built site`);
+      if (url.hash.length <= 1) continue;
       const id = decodeURIComponent(url.hash.slice(1));
       const tag = await p.evaluate((i) => {
         const el = document.getElementById(i);
@@ -130,6 +138,39 @@ test('vitepress build: the launcher appears and the answer cites headings of the
   await assertLandOnHeadings(all, VP);
 });
 
+test('vitepress build: each locale and version answers from its own pages', { skip: !VP }, async () => {
+  const cases = [
+    ['/guide/install', 'How do I install Frobnicator on Linux?', 'en', (h) => !/^\/(fr|v1)\//.test(h)],
+    ['/v1/guide/install', 'How do I install Frobnicator on Linux?', 'v1', (h) => h.startsWith('/v1/')],
+    ['/fr/guide/installation', "Comment faire l'installation sous Linux ?", 'fr', (h) => h.startsWith('/fr/')],
+  ];
+  for (const [at, question, scope, inScope] of cases) {
+    await page.goto(`${VP}${at}`);
+    await openWidget();
+    const turn = await ask(question);
+    assert.match(await scopeText(), new RegExp(`Answering from ${scope} docs`));
+    const { cites, all } = await citedLinks(turn);
+    assert.ok(cites.length >= 1, `${at}: a cited answer: ${await turn.innerText()}`);
+    assert.ok(all.every(inScope), `${at}: only ${scope} pages: ${all.join(', ')}`);
+    assert.doesNotMatch(await scopeText(), /the last answer/, `${at}: no fallback`);
+    await assertLandOnHeadings(all, VP);
+  }
+});
+
+test('vitepress build: a v1 reader is told when the answer comes from all docs, and can switch', { skip: !VP }, async () => {
+  await page.goto(`${VP}/v1/guide/install`);
+  await openWidget();
+  // parallel jobs are only documented for the current version
+  const turn = await ask('How do I run jobs in parallel?');
+  assert.match(await scopeText(), /Answering from v1 docs \(the last answer: nothing in the v1 docs, so all docs\)/);
+  assert.ok((await citedLinks(turn)).all.includes('/guide/configure#parallel-jobs'));
+  await page.locator(`${tid('docent-scope')} select`).selectOption('en');
+  assert.match(await scopeText(), /Answering from en docs/);
+  const next = await ask('How do I install Frobnicator on Linux?');
+  const { all } = await citedLinks(next);
+  assert.ok(all.length > 0 && all.every((h) => !/^\/(fr|v1)\//.test(h)), `the reader's scope: ${all.join(', ')}`);
+});
+
 test('vitepress dev: the dev server serves the widget and re-indexes an edited page', { skip: !VP_DEV }, async () => {
   await page.goto(`${VP_DEV}/guide/configure`);
   await page.locator(tid('docent-launcher')).waitFor({ state: 'visible', timeout: T });
@@ -160,6 +201,8 @@ test('docusaurus build: the launcher appears and the answer cites headings of th
   assert.ok(cites.length >= 1, `a cited answer: ${await turn.innerText()}`);
   assert.ok(all.some((h) => /^\/docs\/install\/?#install-on-linux$/.test(h)), `the Linux section is cited: ${all.join(', ')}`);
   assert.ok(all.every((h) => !h.startsWith('/fr/')), `no French page in an English answer: ${all.join(', ')}`);
+  assert.ok(all.every((h) => !h.startsWith('/docs/1.0/')), `no 1.0 page on a 2.x page: ${all.join(', ')}`);
+  assert.match(await scopeText(), /Answering from 2\.x docs/);
   await assertLandOnHeadings(all, DU);
 });
 
@@ -170,6 +213,17 @@ test('docusaurus build: a French page answers from the French docs', { skip: !DU
   const { cites, all } = await citedLinks(turn);
   assert.ok(cites.length >= 1, `a cited answer: ${await turn.innerText()}`);
   assert.ok(all.every((h) => h.startsWith('/fr/docs/')), `only French pages: ${all.join(', ')}`);
+  await assertLandOnHeadings(all, DU);
+});
+
+test('docusaurus build: a page of version 1.0 answers only from version 1.0', { skip: !DU }, async () => {
+  await page.goto(`${DU}/docs/1.0/install`);
+  await openWidget();
+  const turn = await ask('How do I install Frobnicator on Linux?');
+  assert.match(await scopeText(), /Answering from 1\.0 docs/);
+  const { cites, all } = await citedLinks(turn);
+  assert.ok(cites.length >= 1, `a cited answer: ${await turn.innerText()}`);
+  assert.ok(all.every((h) => h.startsWith('/docs/1.0/')), `only 1.0 pages: ${all.join(', ')}`);
   await assertLandOnHeadings(all, DU);
 });
 

@@ -22,4 +22,4 @@ const site = defineConfig({
 
 export default process.env.DOCENT_E2E_PLAIN === '1'
   ? site
-  : withDocent(site, { embed: 'none', title: 'Ask the Frobnicator docs' });
+  : withDocent(site, { embed: 'none', versions: ['v1'], title: 'Ask the Frobnicator docs' });
