@@ -216,16 +216,24 @@ async fn escape_closes_the_floating_dialog_and_tells_the_loader() {
     assert!(!w.is_open());
 }
 
-fn tiny_index() -> Vec<u8> {
-    let chunk = |url: &str, anchor: &str, title: &str, section: &str, text: &str| Chunk {
+/// A chunk as `docent index` stores it: breadcrumb title › section, in `namespace`.
+fn section(namespace: &str, url: &str, anchor: &str, title: &str, text: &str) -> Chunk {
+    Chunk {
         url: url.into(),
         anchor: anchor.into(),
         title: title.into(),
-        breadcrumb: vec![title.into(), section.into()],
-        namespace: String::new(),
+        breadcrumb: vec![title.into(), anchor.into()],
+        namespace: namespace.into(),
         text: text.into(),
         tokens: (text.len() / 4) as u32,
         hash: 0,
+    }
+}
+
+fn tiny_index() -> Vec<u8> {
+    let chunk = |url: &str, anchor: &str, title: &str, section_title: &str, text: &str| Chunk {
+        breadcrumb: vec![title.into(), section_title.into()],
+        ..section("", url, anchor, title, text)
     };
     let chunks = vec![
         chunk("/docs/install.html", "linux", "Install", "Linux", "To install docent on Linux, download the release archive and run the install script. The script puts the binary in ~/.local/bin."),
@@ -391,16 +399,7 @@ async fn enter_sends_and_shift_enter_does_not() {
 
 /// Two docs versions: installing is in both, "zanzibar mode" only in v2.
 fn versions_index() -> Vec<u8> {
-    let chunk = |ns: &str, url: &str, anchor: &str, title: &str, text: &str| Chunk {
-        url: url.into(),
-        anchor: anchor.into(),
-        title: title.into(),
-        breadcrumb: vec![title.into()],
-        namespace: ns.into(),
-        text: text.into(),
-        tokens: (text.len() / 4) as u32,
-        hash: 0,
-    };
+    let chunk = section;
     let chunks = vec![
         chunk("v1", "/v1/install.html", "linux", "Install", "To install docent 1 on Linux, use the Debian package: sudo apt install docent1. It puts the binary in /usr/bin."),
         chunk("v2", "/v2/install.html", "linux", "Install", "To install docent on Linux, download the release archive and run the install script. The script puts the binary in ~/.local/bin."),
