@@ -348,7 +348,7 @@ impl Engine {
     /// also name the index (its checksum) and namespace they were searched in, which the
     /// proxy's answer cache keys on.
     fn docent_field(&self, task: &str, page: &str, index: Option<&Index>) -> wasm_bindgen::JsValue {
-        let namespace = index.and_then(|ix| self.search_options(ix).namespace);
+        let namespace = index.and_then(|_| self.scope.namespace());
         Obj::new()
             .str("task", task)
             .opt_str("language", self.cfg.language.as_deref())
