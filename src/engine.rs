@@ -492,16 +492,18 @@ impl Engine {
             }
         }
         mark("docent:search");
-        let mut result = retrieve::retrieve(index, &ask, &vectors, &opts);
+        // The scope first; when it has nothing, all docs (one call site: the widget's size).
+        let mut opts = opts;
         let mut fallback = None;
-        if result.abstained && opts.namespace.is_some() {
-            // nothing in this version or locale: the other scopes may have it
-            let wide = SearchOptions { namespace: None, ..opts.clone() };
-            let all = retrieve::retrieve(index, &ask, &vectors, &wide);
-            if !all.abstained {
-                fallback = opts.namespace.clone();
-                result = all;
+        let result = loop {
+            let r = retrieve::retrieve(index, &ask, &vectors, &opts);
+            match opts.namespace.take() {
+                Some(ns) if r.abstained => fallback = Some(ns),
+                _ => break r,
             }
+        };
+        if result.abstained {
+            fallback = None;
         }
         Ok(Retrieved { result, rewritten, offline_reason, fallback })
     }

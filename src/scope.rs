@@ -49,44 +49,49 @@ impl Scope {
 
 /// The dialog's scope line, "Answering from v2 docs", with a picker to switch (shown when the
 /// index has namespaces), and after an answer that had to come from all docs, "(the last answer:
-/// nothing in the v2 docs, so all docs)". The picker is built when the namespaces are known,
-/// with the scope of that moment selected; the browser keeps the reader's later picks, and the
-/// text follows the scope. One text node for all of it: the widget's size budget.
+/// nothing in the v2 docs, so all docs)". Lean on purpose (the widget's 250 KB budget): one
+/// element tree whatever the namespaces; the picker's options are added to the `<select>` when
+/// the namespaces are known (an effect through its node), with the scope of that moment
+/// selected; the browser keeps the reader's later picks.
 #[component]
 pub fn ScopeBar(
     /// The widget's scope (the engine's).
     scope: Scope,
 ) -> impl IntoView {
-    move || {
+    let pick: NodeRef<leptos::html::Select> = NodeRef::new();
+    Effect::new(move |_| {
         let names = scope.names.get();
+        let (Some(select), Some(doc)) = (pick.get(), web_sys::window().and_then(|w| w.document()))
+        else {
+            return;
+        };
+        select.set_text_content(None);
         let current = scope.current.get_untracked();
-        (!names.is_empty()).then(|| {
-            let options: Vec<_> = names
-                .lines()
-                .map(|ns| {
-                    let (selected, value) = (ns == current, ns.to_string());
-                    view! { <option selected=selected value=value>{ns.to_string()}</option> }
-                })
-                .collect();
-            view! {
-                <label class="docent-scope" data-testid="docent-scope">
-                    {move || label(&scope.current.get(), &scope.fell_back.get())}
-                    <select on:change=move |ev| scope.current.set(event_target_value(&ev))>
-                        <option value="" selected=current.is_empty()>"all docs"</option>
-                        {options}
-                    </select>
-                </label>
+        for (value, text) in std::iter::once(("", "all docs")).chain(names.lines().map(|n| (n, n))) {
+            if let Ok(option) = doc.create_element("option") {
+                let _ = option.set_attribute("value", value);
+                if value == current {
+                    let _ = option.set_attribute("selected", "");
+                }
+                option.set_text_content(Some(text));
+                let _ = select.append_child(&option);
             }
-        })
+        }
+    });
+    view! {
+        <label class="docent-scope" data-testid="docent-scope" hidden=move || scope.names.with(String::is_empty)>
+            {move || label(&scope.current.get(), &scope.fell_back.get())}
+            <select node_ref=pick on:change=move |ev| scope.current.set(event_target_value(&ev))></select>
+        </label>
     }
 }
 
 /// "Answering from v2 docs" ("" = all docs), then the last answer's fallback, if any.
 pub fn label(current: &str, fell_back: &str) -> String {
     let scope = if current.is_empty() { "all" } else { current };
-    let mut text = format!("Answering from {scope} docs");
+    let mut text = ["Answering from ", scope, " docs"].concat();
     if !fell_back.is_empty() {
-        text.push_str(&format!(" (the last answer: nothing in the {fell_back} docs, so all docs)"));
+        text += &[" (the last answer: nothing in the ", fell_back, " docs, so all docs)"].concat();
     }
     text
 }
