@@ -16,12 +16,11 @@ use docent_core::Index;
 use leptos::prelude::*;
 use web_sys::AbortController;
 
-use crate::config::{looks_non_english, Rewrite, WidgetConfig};
+use crate::config::{derive_namespace, looks_non_english, Rewrite, WidgetConfig};
 use crate::conversation::{AnswerKind, LookedAt, SourceView, Status, TurnData};
 use crate::index_store;
 use crate::json::{self, Obj};
 use crate::net::{self, BodyReader, NetError};
-use crate::scope::Scope;
 use crate::tokenizer::{self, JsCounter};
 
 /// Hits offered as "closest sections" when the docs don't cover a question.
@@ -42,8 +41,6 @@ pub struct Engine {
     proxy_system_tokens: Cell<Option<usize>>,
     /// The context window the proxy fits requests to (`x-docent-context-window`).
     proxy_window: Cell<Option<usize>>,
-    /// Which docs questions are answered from (the dialog shows and switches it).
-    pub scope: Scope,
 }
 
 /// Earlier turns, for follow-ups.
@@ -79,8 +76,6 @@ struct Retrieved {
     rewritten: Option<String>,
     /// The proxy could not be reached: answer offline.
     offline_reason: Option<String>,
-    /// The scope that had nothing on the question, so `result` searched all docs.
-    fallback: Option<String>,
 }
 
 /// A failure that ends the turn with a message.
@@ -268,7 +263,6 @@ impl Engine {
             controller: RefCell::new(None),
             proxy_system_tokens: Cell::new(None),
             proxy_window: Cell::new(None),
-            scope: Scope::default(),
         }
     }
 
@@ -330,15 +324,18 @@ impl Engine {
         .await
         .map_err(|e| Fail::new(e.0))?;
         *self.index.borrow_mut() = Some(ix.clone());
-        let (_, path) = location();
-        self.scope.on_index(self.cfg.namespace.as_deref(), &ix, &path);
         Ok(ix)
     }
 
-    fn search_options(&self) -> SearchOptions {
+    fn search_options(&self, index: &Index) -> SearchOptions {
+        let (_, path) = location();
         SearchOptions {
             top_k: self.cfg.top_k,
-            namespace: self.scope.namespace(),
+            namespace: derive_namespace(
+                self.cfg.namespace.as_deref(),
+                &index.header().namespaces,
+                &path,
+            ),
             floor: self.cfg.floor,
             ..SearchOptions::default()
         }
@@ -348,7 +345,7 @@ impl Engine {
     /// also name the index (its checksum) and namespace they were searched in, which the
     /// proxy's answer cache keys on.
     fn docent_field(&self, task: &str, page: &str, index: Option<&Index>) -> wasm_bindgen::JsValue {
-        let namespace = index.and_then(|_| self.scope.namespace());
+        let namespace = index.and_then(|ix| self.search_options(ix).namespace);
         Obj::new()
             .str("task", task)
             .opt_str("language", self.cfg.language.as_deref())
@@ -450,7 +447,7 @@ impl Engine {
         history: &History,
         signal: &web_sys::AbortSignal,
     ) -> Result<Retrieved, Fail> {
-        let opts = self.search_options();
+        let opts = self.search_options(index);
         let mut offline_reason = None;
         let mut rewritten = None;
         let online = self.cfg.proxy.is_some();
@@ -492,20 +489,8 @@ impl Engine {
             }
         }
         mark("docent:search");
-        // The scope first; when it has nothing, all docs (one call site: the widget's size).
-        let mut opts = opts;
-        let mut fallback = None;
-        let result = loop {
-            let r = retrieve::retrieve(index, &ask, &vectors, &opts);
-            match opts.namespace.take() {
-                Some(ns) if r.abstained => fallback = Some(ns),
-                _ => break r,
-            }
-        };
-        if result.abstained {
-            fallback = None;
-        }
-        Ok(Retrieved { result, rewritten, offline_reason, fallback })
+        let result = retrieve::retrieve(index, &ask, &vectors, &opts);
+        Ok(Retrieved { result, rewritten, offline_reason })
     }
 
     fn excerpts(
@@ -643,7 +628,7 @@ impl Engine {
     ) -> Result<(), Fail> {
         let index = self.index(turn).await?;
         turn.update(|t| t.status = Status::Searching);
-        let Retrieved { result, rewritten, offline_reason, fallback } =
+        let Retrieved { result, rewritten, offline_reason } =
             self.retrieve(&index, question, history, signal).await?;
         if signal.aborted() {
             return Err(Fail::new("Stopped."));
@@ -655,7 +640,6 @@ impl Engine {
             t.rewritten = rewritten.clone();
             t.confidence = result.confidence;
         });
-        self.scope.fell_back.set(fallback.unwrap_or_default());
         if result.abstained || result.hits.is_empty() {
             let closest: Vec<Hit> = result.closest.iter().take(CLOSEST * 2).cloned().collect();
             let sources = budget::group_sources(index.as_ref(), &closest, CLOSEST);

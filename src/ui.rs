@@ -17,7 +17,6 @@ use crate::conversation::{self, Saved, Status, TurnData};
 use crate::engine::{self, Engine, History};
 use crate::html as strings;
 use crate::json::{self, Obj};
-use crate::scope::ScopeBar;
 
 /// Cap on rendered answer HTML (a small Markdown table can expand a lot).
 const MAX_RENDERED_BYTES: usize = 256 * 1024;
@@ -415,7 +414,6 @@ pub fn Chat(
                             </button>
                         })}
                     </header>
-                    <ScopeBar scope=ctx.engine.with_value(|e| e.scope) />
                     <div class="docent-log" node_ref=log data-testid="docent-log" on:click=on_log_click>
                         {slot(empty, None)}
                         <For each=move || ctx.turns.get() key=|e| e.id let:entry>

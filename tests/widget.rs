@@ -216,24 +216,16 @@ async fn escape_closes_the_floating_dialog_and_tells_the_loader() {
     assert!(!w.is_open());
 }
 
-/// A chunk as `docent index` stores it: breadcrumb title › section, in `namespace`.
-fn section(namespace: &str, url: &str, anchor: &str, title: &str, text: &str) -> Chunk {
-    Chunk {
+fn tiny_index() -> Vec<u8> {
+    let chunk = |url: &str, anchor: &str, title: &str, section: &str, text: &str| Chunk {
         url: url.into(),
         anchor: anchor.into(),
         title: title.into(),
-        breadcrumb: vec![title.into(), anchor.into()],
-        namespace: namespace.into(),
+        breadcrumb: vec![title.into(), section.into()],
+        namespace: String::new(),
         text: text.into(),
         tokens: (text.len() / 4) as u32,
         hash: 0,
-    }
-}
-
-fn tiny_index() -> Vec<u8> {
-    let chunk = |url: &str, anchor: &str, title: &str, section_title: &str, text: &str| Chunk {
-        breadcrumb: vec![title.into(), section_title.into()],
-        ..section("", url, anchor, title, text)
     };
     let chunks = vec![
         chunk("/docs/install.html", "linux", "Install", "Linux", "To install docent on Linux, download the release archive and run the install script. The script puts the binary in ~/.local/bin."),
@@ -395,97 +387,4 @@ async fn enter_sends_and_shift_enter_does_not() {
         .text_content()
         .unwrap()
         .contains("index"));
-}
-
-/// Two docs versions: installing is in both, "zanzibar mode" only in v2.
-fn versions_index() -> Vec<u8> {
-    let chunk = section;
-    let chunks = vec![
-        chunk("v1", "/v1/install.html", "linux", "Install", "To install docent 1 on Linux, use the Debian package: sudo apt install docent1. It puts the binary in /usr/bin."),
-        chunk("v2", "/v2/install.html", "linux", "Install", "To install docent on Linux, download the release archive and run the install script. The script puts the binary in ~/.local/bin."),
-        chunk("v2", "/v2/modes.html", "zanzibar", "Modes", "Zanzibar mode frobnicates quietly at night and writes its log to zanzibar.log."),
-    ];
-    let header = IndexHeader {
-        provider: "none".into(),
-        tokenizer: "cl100k_base".into(),
-        namespaces: vec!["v1".into(), "v2".into()],
-        ..IndexHeader::default()
-    };
-    write_index(&header, &chunks, None).expect("index")
-}
-
-#[wasm_bindgen_test]
-async fn the_dialog_shows_the_page_scope_and_the_reader_can_switch_it() {
-    let url = blob_url(&versions_index());
-    let (_host, shadow, root) = shadow_host();
-    let cfg =
-        serde_json::json!({ "index": url, "mode": "inline", "persist": false, "namespace": "v1" });
-    let w = mount(root, &cfg.to_string()).expect("mounts");
-    let answers = |n: usize| {
-        let shadow = shadow.clone();
-        move || {
-            q_all(&shadow, "[data-testid=docent-excerpt-label]").len()
-                + q_all(&shadow, "[data-testid=docent-error]").len()
-                >= n
-        }
-    };
-    w.ask("How do I install docent on Linux?");
-    assert!(until(answers(1)).await, "{}", shadow.inner_html());
-    let scope = q(&shadow, "[data-testid=docent-scope]").expect("the scope line is shown");
-    assert!(
-        scope.text_content().unwrap().contains("Answering from v1 docs"),
-        "{}",
-        scope.inner_html()
-    );
-    let cites = q_all(&shadow, "[data-testid=docent-answer] a.docent-cite");
-    assert!(!cites.is_empty(), "{}", shadow.inner_html());
-    for a in &cites {
-        assert!(
-            a.get_attribute("href").unwrap().starts_with("/v1/"),
-            "only v1: {}",
-            a.outer_html()
-        );
-    }
-    let text = scope.text_content().unwrap();
-    assert!(!text.contains("the last answer"), "no fallback: {text}");
-
-    // The reader switches to v2.
-    let pick = q(&shadow, "[data-testid=docent-scope] select").unwrap();
-    let value = js_sys::Reflect::get(&pick, &"value".into()).unwrap();
-    assert_eq!(value.as_string().as_deref(), Some("v1"), "the picker shows the scope");
-    js_sys::Reflect::set(&pick, &"value".into(), &"v2".into()).unwrap();
-    pick.dispatch_event(&web_sys::Event::new("change").unwrap()).unwrap();
-    assert!(
-        until(|| q(&shadow, "[data-testid=docent-scope]")
-            .and_then(|s| s.text_content())
-            .is_some_and(|t| t.contains("Answering from v2 docs")))
-        .await
-    );
-}
-
-#[wasm_bindgen_test]
-async fn a_question_the_scope_cannot_answer_is_answered_from_all_docs_and_says_so() {
-    let url = blob_url(&versions_index());
-    let (_host, shadow, root) = shadow_host();
-    let cfg =
-        serde_json::json!({ "index": url, "mode": "inline", "persist": false, "namespace": "v1" });
-    let w = mount(root, &cfg.to_string()).expect("mounts");
-    // Only v2 has it: the answer comes from all docs, and says so.
-    w.ask("What does zanzibar mode do?");
-    let done = until(|| {
-        q(&shadow, "[data-testid=docent-excerpt-label]").is_some()
-            || q(&shadow, "[data-testid=docent-not-covered]").is_some()
-            || q(&shadow, "[data-testid=docent-error]").is_some()
-    })
-    .await;
-    assert!(done, "{}", shadow.inner_html());
-    let scope = q(&shadow, "[data-testid=docent-scope]").unwrap().text_content().unwrap();
-    assert!(
-        scope.contains(
-            "Answering from v1 docs (the last answer: nothing in the v1 docs, so all docs)"
-        ),
-        "{scope}"
-    );
-    let answer = q(&shadow, "[data-testid=docent-answer]").unwrap();
-    assert!(answer.inner_html().contains("/v2/modes.html#zanzibar"), "{}", answer.inner_html());
 }
