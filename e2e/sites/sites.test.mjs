@@ -109,6 +109,26 @@ async function waitForIndexed(site, word, seconds) {
   assert.fail(`the dev server's index never picked up "${word}" within ${seconds} s`);
 }
 
+/** Checks the built site serves llms.txt, llms-full.txt and a linked page's Markdown with the
+ * page's own heading anchors (written by `docent llms` at build time). */
+async function assertLlmsFiles(site, { page: pagePath, heading }) {
+  const txt = await fetch(`${site}/llms.txt`);
+  assert.equal(txt.status, 200, `${site}/llms.txt is served`);
+  const body = await txt.text();
+  assert.match(body, /^# \S/, `llms.txt starts with the site title: ${body.slice(0, 200)}`);
+  const links = [...body.matchAll(/^- \[[^\]]+\]\(([^)\s]+\.md)\)/gm)].map((m) => m[1]);
+  const link = links.find((l) => new URL(l, `${site}/`).pathname === pagePath);
+  assert.ok(link, `llms.txt links ${pagePath}: ${links.join(', ')}`);
+  const md = await fetch(new URL(link, `${site}/`).href);
+  assert.equal(md.status, 200, `${link} is served`);
+  const text = await md.text();
+  assert.ok(text.includes(heading), `${link} has the heading "${heading}" with its anchor:\n${text.slice(0, 600)}`);
+  assert.ok(!/<script|<nav/i.test(text), `${link} is the page content only`);
+  const full = await fetch(`${site}/llms-full.txt`);
+  assert.equal(full.status, 200, `${site}/llms-full.txt is served`);
+  assert.ok((await full.text()).includes(heading), 'llms-full.txt holds the page too');
+}
+
 function appendToFile(file, text) {
   const before = fs.readFileSync(file, 'utf8');
   fs.writeFileSync(file, `${before}\n${text}\n`);
@@ -145,6 +165,10 @@ test('vitepress build: a page of the v1 folder or the fr locale answers from its
     assert.ok(all.every(inScope), `${at}: only its own namespace: ${all.join(', ')}`);
     await assertLandOnHeadings(all, VP);
   }
+});
+
+test('vitepress build: llms.txt, llms-full.txt and the pages as Markdown are in the built site', { skip: !VP }, async () => {
+  await assertLlmsFiles(VP, { page: '/guide/install.md', heading: '## Install on Linux {#install-on-linux}' });
 });
 
 test('vitepress dev: the dev server serves the widget and re-indexes an edited page', { skip: !VP_DEV }, async () => {
@@ -198,6 +222,10 @@ test('docusaurus build: a page of version 1.0 answers only from version 1.0', { 
   assert.ok(cites.length >= 1, `a cited answer: ${await turn.innerText()}`);
   assert.ok(all.every((h) => h.startsWith('/docs/1.0/')), `only 1.0 pages: ${all.join(', ')}`);
   await assertLandOnHeadings(all, DU);
+});
+
+test('docusaurus build: llms.txt, llms-full.txt and the pages as Markdown are in the built site', { skip: !DU }, async () => {
+  await assertLlmsFiles(DU, { page: '/docs/install.md', heading: '## Install on Linux {#install-on-linux}' });
 });
 
 test('docusaurus start: the dev server serves the widget and re-indexes an edited doc', { skip: !DU_DEV }, async () => {

@@ -45,7 +45,7 @@ const ATTRIBUTES = {
 };
 
 /** Options of the index the plugins build from the built site (when `index` is not given). */
-const BUILD_OPTIONS = ['embed', 'exclude', 'indexArgs', 'checkAnchors', 'versions'];
+const BUILD_OPTIONS = ['embed', 'exclude', 'indexArgs', 'checkAnchors', 'versions', 'llms'];
 const KNOWN_OPTIONS = new Set(['index', 'widgetDir', 'path', ...BUILD_OPTIONS, ...Object.keys(ATTRIBUTES)]);
 const EMBEDDERS = new Set(['none', 'local', 'openai']);
 const THEMES = new Set(['auto', 'light', 'dark']);
@@ -112,6 +112,9 @@ export function normalizeOptions(options = {}, cwd = process.cwd()) {
   if (options.checkAnchors !== undefined && typeof options.checkAnchors !== 'boolean') {
     throw new DocentOptionsError(`checkAnchors must be true or false (got ${JSON.stringify(options.checkAnchors)})`);
   }
+  if (options.llms !== undefined && typeof options.llms !== 'boolean') {
+    throw new DocentOptionsError(`llms must be true or false (got ${JSON.stringify(options.llms)})`);
+  }
   if (options.theme !== undefined && !THEMES.has(options.theme)) {
     throw new DocentOptionsError(`theme must be one of auto, light, dark (got "${options.theme}")`);
   }
@@ -152,7 +155,11 @@ export function normalizeOptions(options = {}, cwd = process.cwd()) {
     widgetDir: options.widgetDir ? path.resolve(cwd, options.widgetDir) : null,
     path: publicPath,
     attrs,
-    build: { embed, exclude, indexArgs, versions, checkAnchors: options.checkAnchors ?? true },
+    build: {
+      embed, exclude, indexArgs, versions,
+      checkAnchors: options.checkAnchors ?? true,
+      llms: options.llms ?? true,
+    },
   };
 }
 
@@ -366,22 +373,54 @@ export class DocentBuildError extends Error {
  */
 export async function buildIndex(run, job) {
   await fsp.mkdir(path.dirname(job.out), { recursive: true });
-  const args = ['index', ...job.sources, '--out', job.out, '--embed', job.build.embed, '--quiet'];
+  const args = ['index', ...siteArgs(job), '--out', job.out, '--embed', job.build.embed, '--quiet'];
+  if (job.checkAnchors && job.build.checkAnchors) args.push('--check-anchors');
+  args.push(...job.build.indexArgs);
+  return summaryOf(await runDocent(run, args));
+}
+
+/**
+ * Runs `docent llms` over the same pages as {@link buildIndex} and writes llms.txt, llms-full.txt and
+ * a `.md` per page into `outDir` (the built site), unless the `llms` option is false (then
+ * resolves with null). Same `run` and `job` as {@link buildIndex}.
+ * @param {(args: string[]) => Promise<{code: number, stdout: string, stderr: string}>} run
+ * @param {object} job
+ * @param {string} outDir
+ */
+export async function buildLlms(run, job, outDir) {
+  if (!job.build.llms) return null;
+  // No namespaces: a built page's URL is unique already, and each .md file belongs at that URL
+  // plus `.md` (docent llms would put namespaced pages under `<namespace>/`).
+  const args = ['llms', ...siteArgs({ ...job, namespaces: undefined }), '--out', outDir];
+  return summaryOf(await runDocent(run, args));
+}
+
+/** The `docent index` / `docent llms` options that say which pages a job reads and their URLs. */
+function siteArgs(job) {
+  const args = [...job.sources];
   if (job.baseUrl) args.push('--base-url', job.baseUrl);
   if (job.cleanUrls) args.push('--clean-urls');
   if (job.flavor) args.push('--flavor', job.flavor);
   for (const glob of [...(job.exclude ?? []), ...job.build.exclude]) args.push('--exclude', glob);
-  if (job.checkAnchors && job.build.checkAnchors) args.push('--check-anchors');
   if (job.namespaces?.namespace) args.push('--namespace', job.namespaces.namespace);
   for (const [dir, ns] of Object.entries(job.namespaces?.dirs ?? {})) args.push('--namespace-dir', `${dir}=${ns}`);
-  args.push(...job.build.indexArgs);
+  return args;
+}
+
+/** Runs docent; a failure is a {@link DocentBuildError} with docent's message and the command. */
+async function runDocent(run, args) {
   const r = await run(args);
   if (r.code !== 0) {
     throw new DocentBuildError(
-      `docent index failed (exit ${r.code}):\n${(r.stderr || r.stdout).trim()}\n` +
+      `docent ${args[0]} failed (exit ${r.code}):\n${(r.stderr || r.stdout).trim()}\n` +
         `(command: docent ${args.join(' ')})`,
     );
   }
+  return r;
+}
+
+/** docent's output lines as one line. */
+function summaryOf(r) {
   return r.stdout.trim().split('\n').map((l) => l.trim()).join('; ');
 }
 

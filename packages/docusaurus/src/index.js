@@ -23,6 +23,7 @@ import path from 'node:path';
 import {
   assetMap,
   buildIndex,
+  buildLlms,
   copyAssets,
   normalizeOptions,
   scriptAttributes,
@@ -96,7 +97,7 @@ export default function docentPlugin(context = {}, options = {}) {
         // the default locale's build folder holds the other locales' folders: not this index's
         const others = (i18n?.locales ?? []).filter((l) => l !== locale).map((l) => `${l}/**`);
         const { run } = await import('docent');
-        const summary = await buildIndex(run, {
+        const job = {
           sources: [outDir],
           out: indexFile,
           baseUrl: props.baseUrl ?? baseUrl,
@@ -105,8 +106,11 @@ export default function docentPlugin(context = {}, options = {}) {
           checkAnchors: true,
           namespaces: versionNamespaces(props.plugins, props.baseUrl ?? baseUrl),
           build: opts.build,
-        });
+        };
+        const summary = await buildIndex(run, job);
         console.log(`docent: indexed the built site (${locale}): ${summary}`);
+        const llms = await buildLlms(run, job, outDir);
+        if (llms) console.log(`docent: wrote llms.txt, llms-full.txt and a .md per page: ${llms}`);
       }
       const copied = await copyAssets(opts, outDir, siteDir, indexFile);
       const secs = ((Date.now() - started) / 1000).toFixed(2);

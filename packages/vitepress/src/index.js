@@ -21,6 +21,7 @@ import path from 'node:path';
 import {
   assetMap,
   buildIndex,
+  buildLlms,
   contentType,
   copyAssets,
   DevIndexer,
@@ -156,7 +157,7 @@ export function withDocent(config = {}, options) {
       if (!indexFile) {
         indexFile = path.join(siteConfig.cacheDir ?? path.join(outDir, '..', 'cache'), 'docent', 'index.bin');
         const { run } = await import('docent');
-        const summary = await buildIndex(run, {
+        const job = {
           sources: [outDir],
           out: indexFile,
           baseUrl: siteConfig.site?.base ?? base,
@@ -165,8 +166,11 @@ export function withDocent(config = {}, options) {
           checkAnchors: true,
           namespaces: siteNamespaces(siteConfig.site, opts.build.versions, outDir),
           build: opts.build,
-        });
+        };
+        const summary = await buildIndex(run, job);
         console.log(`docent: indexed the built site: ${summary}`);
+        const llms = await buildLlms(run, job, outDir);
+        if (llms) console.log(`docent: wrote llms.txt, llms-full.txt and a .md per page: ${llms}`);
       }
       const copied = await copyAssets(opts, outDir, root, indexFile);
       console.log(

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { tempDir } from '../../test-support/temp-dir.js';
 import {
   buildIndex,
+  buildLlms,
   copyAssets,
   checkIndexFormat,
   DevIndexer,
@@ -41,13 +42,38 @@ test('buildIndex runs docent index with the site settings and the user options',
   });
   assert.equal(summary, 'wrote x (2 KiB); pages    3 indexed');
   assert.deepEqual(got, [
-    'index', '/site/dist', '--out', out, '--embed', 'local', '--quiet', '--base-url', '/docs/', '--clean-urls',
-    '--exclude', '404.html', '--exclude', 'drafts/**', '--check-anchors', '--max-tokens', '200',
+    'index', '/site/dist', '--base-url', '/docs/', '--clean-urls', '--exclude', '404.html', '--exclude', 'drafts/**',
+    '--out', out, '--embed', 'local', '--quiet', '--check-anchors', '--max-tokens', '200',
   ]);
   assert.ok(fs.existsSync(path.dirname(out)), 'the output folder is created');
   const off = normalizeOptions({ checkAnchors: false }, dir);
   await buildIndex(run, { sources: ['s'], out, checkAnchors: true, build: off.build });
   assert.ok(!got.includes('--check-anchors'), 'checkAnchors: false turns the check off');
+});
+
+test('buildLlms runs docent llms over the same pages into the built site, unless llms is false', async () => {
+  const calls = [];
+  const run = async (args) => {
+    calls.push(args);
+    return { code: 0, stdout: 'wrote 3 pages\n', stderr: '' };
+  };
+  const job = {
+    sources: ['/site/dist'], out: '/cache/index.bin', baseUrl: '/docs/', cleanUrls: true, exclude: ['404.html'],
+    namespaces: { namespace: 'en-US', dirs: { fr: 'fr' } },
+    build: normalizeOptions({ exclude: ['drafts/**'], indexArgs: ['--max-tokens', '200'] }).build,
+  };
+  assert.equal(await buildLlms(run, job, '/site/dist'), 'wrote 3 pages');
+  assert.deepEqual(calls[0], [
+    'llms', '/site/dist', '--base-url', '/docs/', '--clean-urls', '--exclude', '404.html', '--exclude', 'drafts/**',
+    '--out', '/site/dist',
+  ], 'neither the index options (embed, indexArgs, anchors) nor namespaces: each .md sits at its page URL');
+  const off = { ...job, build: normalizeOptions({ llms: false }).build };
+  assert.equal(await buildLlms(run, off, '/site/dist'), null);
+  assert.equal(calls.length, 1, 'llms: false runs nothing');
+  assert.throws(() => normalizeOptions({ llms: 'yes' }), /llms must be true or false/);
+  assert.throws(() => normalizeOptions({ index: 'i.bin', llms: true }), /only applies when the plugin builds the index/);
+  const failing = async () => ({ code: 1, stdout: '', stderr: 'error: no pages to write\n' });
+  await assert.rejects(buildLlms(failing, job, '/site/dist'), /docent llms failed \(exit 1\):\nerror: no pages to write/);
 });
 
 test('a failed docent index is a build error with docent\'s message and the command', async () => {
@@ -127,6 +153,6 @@ test('locales and version folders become namespaces of the index', async () => {
     sources: ['out'], out: path.join(dir, 'i.bin'), namespaces: { namespace: 'en', dirs: { fr: 'fr', v1: 'v1' } },
     build: normalizeOptions({}).build,
   });
-  assert.deepEqual(got.slice(-6), ['--namespace', 'en', '--namespace-dir', 'fr=fr', '--namespace-dir', 'v1=v1']);
+  assert.deepEqual(got.slice(2, 8), ['--namespace', 'en', '--namespace-dir', 'fr=fr', '--namespace-dir', 'v1=v1']);
   assert.throws(() => normalizeOptions({ versions: ['../v1'] }), /versions are folders of the site/);
 });
