@@ -225,7 +225,7 @@ test('docusaurus build: a page of version 1.0 answers only from version 1.0', { 
 });
 
 test('docusaurus build: llms.txt, llms-full.txt and the pages as Markdown are in the built site', { skip: !DU }, async () => {
-  await assertLlmsFiles(DU, { page: '/docs/install.md', heading: '## Install on Linux {#install-on-linux}' });
+  await assertLlmsFiles(DU, { page: '/docs/install/index.html.md', heading: '## Install on Linux {#install-on-linux}' });
 });
 
 test('docusaurus start: the dev server serves the widget and re-indexes an edited doc', { skip: !DU_DEV }, async () => {
