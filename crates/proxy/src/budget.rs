@@ -36,6 +36,23 @@ pub fn context_window(cfg: &Config, model: &str) -> usize {
     cfg.limits.context_window.unwrap_or_else(|| ModelLimits::for_model(model).context_window)
 }
 
+/// The configured chat models (default, allowed, rewrite) that get the 8192-token guess because
+/// docent-core doesn't know their window and `[limits] context_window` is unset: `docent serve`
+/// warns about each at start.
+pub fn models_with_unknown_window(cfg: &Config) -> Vec<String> {
+    let Some(chat) = cfg.serve.chat.as_ref().filter(|_| cfg.limits.context_window.is_none()) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    let all = std::iter::once(&chat.model).chain(&chat.allowed_models).chain(&chat.rewrite_model);
+    for m in all {
+        if ModelLimits::for_model(m) == ModelLimits::UNKNOWN && !out.contains(m) {
+            out.push(m.clone());
+        }
+    }
+    out
+}
+
 /// What fitting a request did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fit {
@@ -85,6 +102,26 @@ mod tests {
 
     fn conv(turns: &[(&str, &str)]) -> Vec<(String, String)> {
         turns.iter().map(|(r, c)| (r.to_string(), c.to_string())).collect()
+    }
+
+    #[test]
+    fn chat_models_without_a_known_window_are_named_unless_the_window_is_configured() {
+        let toml = |limits: &str| {
+            format!(
+                "[serve.chat]\nprovider = \"p\"\nmodel = \"gpt-4o-mini\"\n\
+                 allowed_models = [\"my-finetune\", \"gpt-4o\", \"my-finetune\"]\n\
+                 rewrite_model = \"tiny-local\"\n\
+                 [providers.p]\nkind = \"openai-compatible\"\nbase_url = \"http://127.0.0.1:9\"\n{limits}"
+            )
+        };
+        let cfg = Config::from_toml_str(&toml("")).unwrap();
+        assert_eq!(models_with_unknown_window(&cfg), ["my-finetune", "tiny-local"]);
+        let cfg = Config::from_toml_str(&toml("[limits]\ncontext_window = 32000\n")).unwrap();
+        assert!(
+            models_with_unknown_window(&cfg).is_empty(),
+            "the configured window applies to all"
+        );
+        assert!(models_with_unknown_window(&Config::from_toml_str("").unwrap()).is_empty());
     }
 
     #[test]

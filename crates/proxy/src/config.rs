@@ -254,7 +254,8 @@ pub struct LimitsConfig {
     pub max_output_tokens: u32,
     /// The chat model's context window in tokens (system prompt + conversation + answer).
     /// Unset: docent-core's default for the model's name (`ModelLimits::for_model`; 8192 for a
-    /// name it doesn't know). Requests that would overflow it lose their oldest turns.
+    /// name it doesn't know; `docent serve` warns at start about each such chat model).
+    /// Requests that would overflow it lose their oldest turns.
     pub context_window: Option<usize>,
     /// Most inputs in one embeddings or moderation request.
     pub max_embedding_inputs: usize,

@@ -184,6 +184,9 @@ pub async fn serve(
             }
         }
     }
+    for model in crate::budget::models_with_unknown_window(&cfg) {
+        tracing::warn!(model = %model, "docent does not know this chat model's context window and assumes {} tokens; set [limits] context_window to the model's real window (e.g. 128000), or long conversations are cut short", docent_core::budget::ModelLimits::UNKNOWN.context_window);
+    }
     #[cfg(feature = "otel")]
     crate::otel::init(&cfg);
     #[cfg(not(feature = "otel"))]
