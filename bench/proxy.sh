@@ -51,16 +51,10 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
 fi
 
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-WORK="$(mktemp -d /tmp/docent-bench.XXXXXX)"
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+# shellcheck source=scripts/lib/procs.sh
+. "$ROOT/scripts/lib/procs.sh"
+procs_init bench
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_http() { # url timeout_s
   local deadline=$((SECONDS + $2))
   until curl -fsS -o /dev/null "$1" 2>/dev/null; do

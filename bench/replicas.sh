@@ -27,21 +27,15 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
 fi
 
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-WORK="$(mktemp -d /tmp/docent-replicas.XXXXXX)"
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=scripts/lib/procs.sh
+. "$ROOT/scripts/lib/procs.sh"
+procs_init replicas
 up() { # url: wait up to 20 s
   for _ in $(seq 100); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.2; done
   echo "timed out waiting for $1" >&2; return 1
 }
 
-DP="$(port)"; RP="$(port)"
+DP="$(free_port)"; RP="$(free_port)"
 "$BIN/docent-upstream-double" --listen "127.0.0.1:$DP" --delay-ms "$DELAY_MS" --no-record --stamp >"$WORK/double.log" 2>&1 &
 PIDS+=($!)
 mkdir "$WORK/redis"
@@ -51,7 +45,7 @@ up "http://127.0.0.1:$DP/healthz"
 
 # proxy NAME STORE_LINE: a docent serve on a free port; sets URL to its chat URL
 proxy() {
-  local p; p="$(port)"
+  local p; p="$(free_port)"
   cat >"$WORK/$1.toml" <<TOML
 [serve]
 listen = "127.0.0.1:$p"

@@ -112,15 +112,9 @@ if [[ "$MODE" == "measure" ]]; then
   exit 0
 fi
 
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/docent-e2e-sites.XXXXXX")"
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+# shellcheck source=scripts/lib/procs.sh
+. "$ROOT/scripts/lib/procs.sh"
+procs_init e2e-sites
 # wait_http URL LOG SECONDS: until the URL answers 200
 wait_http() {
   local deadline=$(( $(date +%s) + $3 ))

@@ -70,16 +70,10 @@ DOUBLE="$ROOT/target/debug/docent-upstream-double"
 [[ -x "$DOUBLE" ]] || die "$DOUBLE missing (cargo build -p docent-bench)"
 [[ -f dist/widget/docent-widget_bg.wasm ]] || die "dist/widget is empty; run scripts/build-widget"
 
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/docent-e2e-widget.XXXXXX")"
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+# shellcheck source=scripts/lib/procs.sh
+. "$ROOT/scripts/lib/procs.sh"
+procs_init e2e-widget
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
 
 # wait_http <url> <log> : wait up to 30 s for any HTTP answer
 wait_http() {
