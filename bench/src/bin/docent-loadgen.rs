@@ -169,6 +169,30 @@ fn stamped(name: &str, l: &Latencies) -> String {
     )
 }
 
+/// Latencies of `a` and `b`: `warmup` unmeasured requests each (connections, allocator, caches),
+/// then `rounds` (at least 1) rounds that alternate an `a` run and a `b` run of `requests` each,
+/// so slow drifts in machine load hit both; each side's samples pooled and sorted.
+async fn alternating_rounds(
+    a: &str,
+    b: &str,
+    model: &str,
+    concurrency: usize,
+    warmup: usize,
+    requests: usize,
+    rounds: usize,
+) -> anyhow::Result<(Latencies, Latencies)> {
+    run_latency(a, model, None, concurrency, warmup).await?;
+    run_latency(b, model, None, concurrency, warmup).await?;
+    let (mut la, mut lb) = (Latencies::default(), Latencies::default());
+    for _ in 0..rounds.max(1) {
+        la.extend(run_latency(a, model, None, concurrency, requests).await?);
+        lb.extend(run_latency(b, model, None, concurrency, requests).await?);
+    }
+    la.sort();
+    lb.sort();
+    Ok((la, lb))
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
@@ -178,15 +202,8 @@ async fn main() -> anyhow::Result<()> {
                 (100..=20_000).contains(&requests) && concurrency <= 1_000 && rounds <= 5,
                 "counts are bounded: 100 <= requests <= 20000, concurrency <= 1000, rounds <= 5"
             );
-            run_latency(&a, &model, None, concurrency, warmup).await?;
-            run_latency(&b, &model, None, concurrency, warmup).await?;
-            let (mut la, mut lb) = (Latencies::default(), Latencies::default());
-            for _ in 0..rounds.max(1) {
-                la.extend(run_latency(&a, &model, None, concurrency, requests).await?);
-                lb.extend(run_latency(&b, &model, None, concurrency, requests).await?);
-            }
-            la.sort();
-            lb.sort();
+            let (la, lb) =
+                alternating_rounds(&a, &b, &model, concurrency, warmup, requests, rounds).await?;
             anyhow::ensure!(
                 !la.first_chunk_ns.is_empty() && !lb.first_chunk_ns.is_empty(),
                 "no stamps came through: start docent-upstream-double with --stamp"
@@ -260,18 +277,9 @@ async fn main() -> anyhow::Result<()> {
                 requests >= 100,
                 "--requests must be at least 100 for a p99 (1000+ recommended)"
             );
-            // Warm-up (connections, allocator, caches), not measured.
-            run_latency(&direct, &model, None, concurrency, warmup).await?;
-            run_latency(&proxy, &model, None, concurrency, warmup).await?;
-            // Rounds alternate direct and proxied runs so slow drifts in machine load hit both;
-            // all rounds' samples are pooled.
-            let (mut d, mut p) = (Latencies::default(), Latencies::default());
-            for _ in 0..rounds.max(1) {
-                d.extend(run_latency(&direct, &model, None, concurrency, requests).await?);
-                p.extend(run_latency(&proxy, &model, None, concurrency, requests).await?);
-            }
-            d.sort();
-            p.sort();
+            let (d, p) =
+                alternating_rounds(&direct, &proxy, &model, concurrency, warmup, requests, rounds)
+                    .await?;
             let l = match &litellm {
                 Some(url) => {
                     run_latency(url, &model, litellm_key.as_deref(), concurrency, warmup.min(100))
