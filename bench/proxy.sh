@@ -53,6 +53,8 @@ fi
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 # shellcheck source=scripts/lib/procs.sh
 . "$ROOT/scripts/lib/procs.sh"
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
 procs_init bench
 
 wait_http() { # url timeout_s
@@ -68,26 +70,8 @@ DP="$(free_port)"; PP="$(free_port)"; LP="$(free_port)"
 PIDS+=($!)
 wait_http "http://127.0.0.1:$DP/healthz" 20
 
-cat >"$WORK/docent.toml" <<TOML
-[serve]
-listen = "127.0.0.1:$PP"
-site = "Bench Docs"
-[serve.chat]
-provider = "double"
-model = "bench-model"
-[providers.double]
-kind = "openai-compatible"
-base_url = "http://127.0.0.1:$DP/v1"
-[limits]
-max_body_bytes = 1048576
-max_input_tokens = 100000
-requests_per_minute_per_ip = 10000000
-tokens_per_minute_per_ip = 2000000000
-requests_per_minute = 10000000
-tokens_per_minute = 2000000000
 # every open stream is one client connection: stay within [serve] max_connections (12000)
-max_concurrent_streams = 10000
-TOML
+bench_proxy_toml "$PP" "$DP" 'site = "Bench Docs"' 'max_concurrent_streams = 10000' >"$WORK/docent.toml"
 RUST_LOG=warn "${PIN_PROXY[@]}" "$BIN/docent-proxy" --config "$WORK/docent.toml" >"$WORK/docent.log" 2>&1 &
 PROXY_PID=$!
 PIDS+=($PROXY_PID)

@@ -29,6 +29,8 @@ fi
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 # shellcheck source=scripts/lib/procs.sh
 . "$ROOT/scripts/lib/procs.sh"
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
 procs_init replicas
 up() { # url: wait up to 20 s
   for _ in $(seq 100); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.2; done
@@ -46,24 +48,7 @@ up "http://127.0.0.1:$DP/healthz"
 # proxy NAME STORE_LINE: a docent serve on a free port; sets URL to its chat URL
 proxy() {
   local p; p="$(free_port)"
-  cat >"$WORK/$1.toml" <<TOML
-[serve]
-listen = "127.0.0.1:$p"
-[serve.chat]
-provider = "double"
-model = "bench-model"
-[providers.double]
-kind = "openai-compatible"
-base_url = "http://127.0.0.1:$DP/v1"
-[limits]
-$2
-max_body_bytes = 1048576
-max_input_tokens = 100000
-requests_per_minute_per_ip = 10000000
-tokens_per_minute_per_ip = 2000000000
-requests_per_minute = 10000000
-tokens_per_minute = 2000000000
-TOML
+  bench_proxy_toml "$p" "$DP" "" "$2" >"$WORK/$1.toml"
   RUST_LOG=warn "$BIN/docent-proxy" --config "$WORK/$1.toml" >"$WORK/$1.log" 2>&1 &
   PIDS+=($!)
   up "http://127.0.0.1:$p/healthz"
