@@ -113,6 +113,9 @@ pub struct TurnData {
     pub confidence: f32,
     /// A note shown above the answer (e.g. "The answer service is unreachable: excerpts").
     pub notice: Option<String>,
+    /// The docs scope (namespace) that had nothing on the question, so the answer is from all
+    /// docs (`scope.rs`).
+    pub fallback: Option<String>,
     /// Thumbs: Some(true) = up.
     pub feedback: Option<bool>,
     /// Whether the rendered output was cut at the size cap.
@@ -226,6 +229,7 @@ impl TurnData {
             .opt_str("rewritten", self.rewritten.as_deref())
             .num("confidence", self.confidence as f64)
             .opt_str("notice", self.notice.as_deref())
+            .opt_str("fallback", self.fallback.as_deref())
             .val("feedback", self.feedback.map(JsValue::from_bool).unwrap_or(JsValue::NULL))
             .bool("truncated", self.truncated)
             .bool("cached", self.cached)
@@ -265,6 +269,7 @@ impl TurnData {
             rewritten: json::string(v, "rewritten"),
             confidence: json::number(v, "confidence").unwrap_or(0.0) as f32,
             notice: json::string(v, "notice"),
+            fallback: json::string(v, "fallback"),
             feedback: json::boolean(v, "feedback"),
             truncated: json::boolean(v, "truncated").unwrap_or(false),
             cached: json::boolean(v, "cached").unwrap_or(false),

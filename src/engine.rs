@@ -16,11 +16,12 @@ use docent_core::Index;
 use leptos::prelude::*;
 use web_sys::AbortController;
 
-use crate::config::{derive_namespace, looks_non_english, Rewrite, WidgetConfig};
+use crate::config::{looks_non_english, Rewrite, WidgetConfig};
 use crate::conversation::{AnswerKind, LookedAt, SourceView, Status, TurnData};
 use crate::index_store;
 use crate::json::{self, Obj};
 use crate::net::{self, BodyReader, NetError};
+use crate::scope::Scope;
 use crate::tokenizer::{self, JsCounter};
 
 /// Hits offered as "closest sections" when the docs don't cover a question.
@@ -41,6 +42,8 @@ pub struct Engine {
     proxy_system_tokens: Cell<Option<usize>>,
     /// The context window the proxy fits requests to (`x-docent-context-window`).
     proxy_window: Cell<Option<usize>>,
+    /// Which docs questions are answered from (the dialog shows and switches it).
+    pub scope: Scope,
 }
 
 /// Earlier turns, for follow-ups.
@@ -76,6 +79,8 @@ struct Retrieved {
     rewritten: Option<String>,
     /// The proxy could not be reached: answer offline.
     offline_reason: Option<String>,
+    /// The scope that had nothing on the question, so `result` searched all docs.
+    fallback: Option<String>,
 }
 
 /// A failure that ends the turn with a message.
@@ -263,6 +268,7 @@ impl Engine {
             controller: RefCell::new(None),
             proxy_system_tokens: Cell::new(None),
             proxy_window: Cell::new(None),
+            scope: Scope::default(),
         }
     }
 
@@ -315,6 +321,7 @@ impl Engine {
 
     async fn index(&self, turn: RwSignal<TurnData>) -> Result<Rc<Index>, Fail> {
         if let Some(ix) = self.index.borrow().clone() {
+            self.follow_page();
             return Ok(ix);
         }
         let url = self.cfg.index.clone();
@@ -324,18 +331,23 @@ impl Engine {
         .await
         .map_err(|e| Fail::new(e.0))?;
         *self.index.borrow_mut() = Some(ix.clone());
+        self.follow_page();
         Ok(ix)
     }
 
-    fn search_options(&self, index: &Index) -> SearchOptions {
-        let (_, path) = location();
+    /// The docs scope follows the page being read: sites like VitePress and Docusaurus change
+    /// pages without reloading the widget. Called with every question and when the dialog opens.
+    pub fn follow_page(&self) {
+        if let Some(ix) = self.index.borrow().as_ref() {
+            let (_, path) = location();
+            self.scope.follow_page(self.cfg.namespace.as_deref(), ix, &path);
+        }
+    }
+
+    fn search_options(&self) -> SearchOptions {
         SearchOptions {
             top_k: self.cfg.top_k,
-            namespace: derive_namespace(
-                self.cfg.namespace.as_deref(),
-                &index.header().namespaces,
-                &path,
-            ),
+            namespace: self.scope.namespace(),
             floor: self.cfg.floor,
             ..SearchOptions::default()
         }
@@ -345,7 +357,7 @@ impl Engine {
     /// also name the index (its checksum) and namespace they were searched in, which the
     /// proxy's answer cache keys on.
     fn docent_field(&self, task: &str, page: &str, index: Option<&Index>) -> wasm_bindgen::JsValue {
-        let namespace = index.and_then(|ix| self.search_options(ix).namespace);
+        let namespace = index.and_then(|_| self.scope.namespace());
         Obj::new()
             .str("task", task)
             .opt_str("language", self.cfg.language.as_deref())
@@ -447,7 +459,7 @@ impl Engine {
         history: &History,
         signal: &web_sys::AbortSignal,
     ) -> Result<Retrieved, Fail> {
-        let opts = self.search_options(index);
+        let opts = self.search_options();
         let mut offline_reason = None;
         let mut rewritten = None;
         let online = self.cfg.proxy.is_some();
@@ -489,8 +501,22 @@ impl Engine {
             }
         }
         mark("docent:search");
-        let result = retrieve::retrieve(index, &ask, &vectors, &opts);
-        Ok(Retrieved { result, rewritten, offline_reason })
+        let mut opts = opts;
+        let scoped = retrieve::retrieve(index, &ask, &vectors, &opts);
+        // The scope has nothing on the question: all docs, and the answer says so. When all
+        // docs have nothing either, the "I don't know" lists the closest sections of the scope.
+        if let Some(namespace) = opts.namespace.take().filter(|_| scoped.abstained) {
+            let all = retrieve::retrieve(index, &ask, &vectors, &opts);
+            if !all.abstained {
+                return Ok(Retrieved {
+                    result: all,
+                    rewritten,
+                    offline_reason,
+                    fallback: Some(namespace),
+                });
+            }
+        }
+        Ok(Retrieved { result: scoped, rewritten, offline_reason, fallback: None })
     }
 
     fn excerpts(
@@ -597,6 +623,7 @@ impl Engine {
             t.sources.clear();
             t.looked_at.clear();
             t.notice = None;
+            t.fallback = None;
             t.rewritten = None;
             t.feedback = None;
             t.cached = false;
@@ -628,7 +655,7 @@ impl Engine {
     ) -> Result<(), Fail> {
         let index = self.index(turn).await?;
         turn.update(|t| t.status = Status::Searching);
-        let Retrieved { result, rewritten, offline_reason } =
+        let Retrieved { result, rewritten, offline_reason, fallback } =
             self.retrieve(&index, question, history, signal).await?;
         if signal.aborted() {
             return Err(Fail::new("Stopped."));
@@ -639,6 +666,7 @@ impl Engine {
             t.looked_at = looked;
             t.rewritten = rewritten.clone();
             t.confidence = result.confidence;
+            t.fallback = fallback;
         });
         if result.abstained || result.hits.is_empty() {
             let closest: Vec<Hit> = result.closest.iter().take(CLOSEST * 2).cloned().collect();

@@ -21,6 +21,7 @@ pub mod html;
 pub mod index_store;
 pub mod json;
 pub mod net;
+pub mod scope;
 pub mod tokenizer;
 pub mod ui;
 

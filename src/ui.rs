@@ -17,6 +17,7 @@ use crate::conversation::{self, Saved, Status, TurnData};
 use crate::engine::{self, Engine, History};
 use crate::html as strings;
 use crate::json::{self, Obj};
+use crate::scope::{fallback_note, ScopeBar};
 
 /// Cap on rendered answer HTML (a small Markdown table can expand a lot).
 const MAX_RENDERED_BYTES: usize = 256 * 1024;
@@ -291,8 +292,12 @@ pub fn Chat(
         }
     });
     // Outside world: tell the loader / host page when the dialog opens or closes.
+    // It also brings the docs scope up to date with the page (client-side navigation).
     Effect::new(move |prev: Option<bool>| {
         let open = ctx.open.get();
+        if open {
+            ctx.engine.with_value(|e| e.follow_page());
+        }
         if !inline && prev.is_some_and(|p| p != open) {
             ctx.dispatch(
                 if open { "docent:open" } else { "docent:close" },
@@ -414,6 +419,7 @@ pub fn Chat(
                             </button>
                         })}
                     </header>
+                    <ScopeBar scope=ctx.engine.with_value(|e| e.scope) />
                     <div class="docent-log" node_ref=log data-testid="docent-log" on:click=on_log_click>
                         {slot(empty, None)}
                         <For each=move || ctx.turns.get() key=|e| e.id let:entry>
@@ -566,8 +572,9 @@ pub fn Turn(
             <div class="docent-question" data-testid="docent-question">{move || data.with(|t| t.question.clone())}</div>
             <div class="docent-reply" on:click=on_reply_click>
                 {slot(status_line, Some("status"))}
-                <CachedNote data=data />
+                <TurnNote data=data text=cached_note testid="docent-cached" />
                 {slot(labels, None)}
+                <TurnNote data=data text=fallback_note testid="docent-fallback" />
                 <div
                     class="docent-answer"
                     class:docent-streaming=move || status.get() == Status::Streaming
@@ -584,19 +591,25 @@ pub fn Turn(
     }
 }
 
-/// "Cached answer": shown on answers the proxy replayed from its answer cache.
+/// A note above an answer, shown when `text` has one for the turn (one component for every
+/// such note, so they share one view type).
 #[component]
-pub fn CachedNote(
+pub fn TurnNote(
     /// The turn.
     data: RwSignal<TurnData>,
+    /// The note for the turn, if any.
+    text: fn(&TurnData) -> Option<String>,
+    /// The note's `data-testid`.
+    testid: &'static str,
 ) -> impl IntoView {
-    view! {
-        <Show when=move || data.with(|t| t.cached)>
-            <p class="docent-notice docent-cached" data-testid="docent-cached">
-                "Cached answer: given before to the same question on these docs."
-            </p>
-        </Show>
+    move || {
+        data.with(text).map(|note| view! { <p class="docent-notice" data-testid=testid>{note}</p> })
     }
+}
+
+/// "Cached answer": on answers the proxy replayed from its answer cache.
+fn cached_note(turn: &TurnData) -> Option<String> {
+    turn.cached.then(|| "Cached answer: given before to the same question on these docs.".into())
 }
 
 /// An element showing a memo's HTML (from [`crate::html`]), replaced only when the text changes.

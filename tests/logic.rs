@@ -212,6 +212,7 @@ fn a_saved_conversation_reads_back_field_for_field() {
         rewritten: Some("quoting".into()),
         confidence: 0.75,
         notice: None,
+        fallback: Some("v1".into()),
         feedback: Some(false),
         truncated: true,
         cached: true,

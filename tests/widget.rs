@@ -171,14 +171,17 @@ async fn a_restored_answer_links_citations_and_escapes_model_html() {
 }
 
 #[wasm_bindgen_test]
-async fn a_cached_answer_is_marked_and_a_fresh_one_is_not() {
+async fn restored_answers_keep_their_cached_and_fallback_notes() {
     let index = unique_index_url("cached");
     let cached = TurnData {
         cached: true,
         cache_key: Some("ab".repeat(32)),
         ..saved_turn("Install it with the script [1].", vec![install_source()])
     };
-    let fresh = saved_turn("Run the installer [1].", vec![install_source()]);
+    let fresh = TurnData {
+        fallback: Some("v1".into()),
+        ..saved_turn("Run the installer [1].", vec![install_source()])
+    };
     conversation::save(&index, &Saved { id: "c".into(), turns: vec![cached, fresh] });
     let (_host, shadow, root) = shadow_host();
     let cfg = serde_json::json!({ "index": index, "mode": "inline" });
@@ -188,6 +191,10 @@ async fn a_cached_answer_is_marked_and_a_fresh_one_is_not() {
     let note = turns[0].query_selector("[data-testid=docent-cached]").unwrap();
     assert!(note.is_some_and(|n| n.text_content().unwrap_or_default().contains("Cached answer")));
     assert!(turns[1].query_selector("[data-testid=docent-cached]").unwrap().is_none());
+    // The second answer came from all docs: the note is saved with it.
+    assert!(turns[0].query_selector("[data-testid=docent-fallback]").unwrap().is_none());
+    let fell_back = turns[1].query_selector("[data-testid=docent-fallback]").unwrap();
+    assert!(fell_back.is_some_and(|n| n.text_content().unwrap_or_default().contains("v1 docs")));
 }
 
 #[wasm_bindgen_test]
@@ -216,16 +223,24 @@ async fn escape_closes_the_floating_dialog_and_tells_the_loader() {
     assert!(!w.is_open());
 }
 
-fn tiny_index() -> Vec<u8> {
-    let chunk = |url: &str, anchor: &str, title: &str, section: &str, text: &str| Chunk {
+/// A chunk as `docent index` stores it: breadcrumb title › section, in `namespace`.
+fn section(namespace: &str, url: &str, anchor: &str, title: &str, text: &str) -> Chunk {
+    Chunk {
         url: url.into(),
         anchor: anchor.into(),
         title: title.into(),
-        breadcrumb: vec![title.into(), section.into()],
-        namespace: String::new(),
+        breadcrumb: vec![title.into(), anchor.into()],
+        namespace: namespace.into(),
         text: text.into(),
         tokens: (text.len() / 4) as u32,
         hash: 0,
+    }
+}
+
+fn tiny_index() -> Vec<u8> {
+    let chunk = |url: &str, anchor: &str, title: &str, section_title: &str, text: &str| Chunk {
+        breadcrumb: vec![title.into(), section_title.into()],
+        ..section("", url, anchor, title, text)
     };
     let chunks = vec![
         chunk("/docs/install.html", "linux", "Install", "Linux", "To install docent on Linux, download the release archive and run the install script. The script puts the binary in ~/.local/bin."),
@@ -387,4 +402,190 @@ async fn enter_sends_and_shift_enter_does_not() {
         .text_content()
         .unwrap()
         .contains("index"));
+}
+
+/// Two docs versions: installing is in both, "zanzibar mode" only in v2.
+fn versions_index() -> Vec<u8> {
+    let chunk = section;
+    let chunks = vec![
+        chunk("v1", "/v1/install.html", "linux", "Install", "To install docent 1 on Linux, use the Debian package: sudo apt install docent1. It puts the binary in /usr/bin."),
+        chunk("v2", "/v2/install.html", "linux", "Install", "To install docent on Linux, download the release archive and run the install script. The script puts the binary in ~/.local/bin."),
+        chunk("v2", "/v2/modes.html", "zanzibar", "Modes", "Zanzibar mode frobnicates quietly at night and writes its log to zanzibar.log."),
+    ];
+    let header = IndexHeader {
+        provider: "none".into(),
+        tokenizer: "cl100k_base".into(),
+        namespaces: vec!["v1".into(), "v2".into()],
+        ..IndexHeader::default()
+    };
+    write_index(&header, &chunks, None).expect("index")
+}
+
+#[wasm_bindgen_test]
+async fn the_dialog_shows_the_page_scope_and_the_reader_can_switch_it() {
+    let url = blob_url(&versions_index());
+    let (_host, shadow, root) = shadow_host();
+    let cfg =
+        serde_json::json!({ "index": url, "mode": "inline", "persist": false, "namespace": "v1" });
+    let w = mount(root, &cfg.to_string()).expect("mounts");
+    let answers = |n: usize| {
+        let shadow = shadow.clone();
+        move || {
+            q_all(&shadow, "[data-testid=docent-excerpt-label]").len()
+                + q_all(&shadow, "[data-testid=docent-error]").len()
+                >= n
+        }
+    };
+    w.ask("How do I install docent on Linux?");
+    assert!(until(answers(1)).await, "{}", shadow.inner_html());
+    let scope = q(&shadow, "[data-testid=docent-scope]").expect("the scope line is shown");
+    assert!(
+        scope.text_content().unwrap().contains("Answering from v1 docs"),
+        "{}",
+        scope.inner_html()
+    );
+    let cites = q_all(&shadow, "[data-testid=docent-answer] a.docent-cite");
+    assert!(!cites.is_empty(), "{}", shadow.inner_html());
+    for a in &cites {
+        assert!(
+            a.get_attribute("href").unwrap().starts_with("/v1/"),
+            "only v1: {}",
+            a.outer_html()
+        );
+    }
+    assert!(q(&shadow, "[data-testid=docent-fallback]").is_none(), "no fallback note");
+
+    // The reader switches to v2.
+    let pick = q(&shadow, "[data-testid=docent-scope] select").unwrap();
+    let value = js_sys::Reflect::get(&pick, &"value".into()).unwrap();
+    assert_eq!(value.as_string().as_deref(), Some("v1"), "the picker shows the scope");
+    js_sys::Reflect::set(&pick, &"value".into(), &"v2".into()).unwrap();
+    pick.dispatch_event(&web_sys::Event::new("change").unwrap()).unwrap();
+    assert!(
+        until(|| q(&shadow, "[data-testid=docent-scope]")
+            .and_then(|s| s.text_content())
+            .is_some_and(|t| t.contains("Answering from v2 docs")))
+        .await
+    );
+    // The next answer comes from v2 only.
+    w.ask("How do I install docent on Linux?");
+    assert!(until(answers(2)).await, "{}", shadow.inner_html());
+    let turns = q_all(&shadow, "[data-testid=docent-turn]");
+    let cites = turns[1].query_selector_all("[data-testid=docent-answer] a.docent-cite").unwrap();
+    assert!(cites.length() > 0, "{}", turns[1].inner_html());
+    for i in 0..cites.length() {
+        let a: web_sys::Element = cites.get(i).unwrap().dyn_into().unwrap();
+        assert!(
+            a.get_attribute("href").unwrap().starts_with("/v2/"),
+            "only v2: {}",
+            a.outer_html()
+        );
+    }
+    // "all docs" is the first option.
+    let options = pick.query_selector_all("option").unwrap();
+    let first: web_sys::Element = options.get(0).unwrap().dyn_into().unwrap();
+    assert_eq!(first.text_content().as_deref(), Some("all docs"));
+    assert_eq!(options.length(), 3, "all docs, v1, v2");
+}
+
+/// Client-side navigation, as VitePress and Docusaurus do it (the widget is not reloaded).
+fn navigate(path: &str) {
+    js_sys::Function::new_with_args("p", "history.pushState(null, '', p)")
+        .call1(&JsValue::NULL, &path.into())
+        .unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn the_scope_follows_client_side_navigation_and_a_pick_holds_on_its_page() {
+    let url = blob_url(&versions_index());
+    let back = web_sys::window().unwrap().location().href().unwrap();
+    let (_host, shadow, root) = shadow_host();
+    let cfg = serde_json::json!({ "index": url, "mode": "inline", "persist": false });
+    let w = mount(root, &cfg.to_string()).expect("mounts");
+    let scope_says = |text: &'static str| {
+        let shadow = shadow.clone();
+        move || {
+            q(&shadow, "[data-testid=docent-scope]")
+                .and_then(|s| s.text_content())
+                .is_some_and(|t| t.contains(text))
+        }
+    };
+    let turns = |n: usize| {
+        let shadow = shadow.clone();
+        move || q_all(&shadow, "[data-testid=docent-excerpt-label]").len() >= n
+    };
+    navigate("/v1/install.html");
+    w.ask("How do I install docent on Linux?");
+    let v1 = until(turns(1)).await && until(scope_says("Answering from v1 docs")).await;
+    // The reader reads a v2 page now, and asks again.
+    navigate("/v2/install.html");
+    w.ask("How do I install docent on Linux?");
+    let v2 = until(turns(2)).await && until(scope_says("Answering from v2 docs")).await;
+    // On this page the reader picks all docs: the next question keeps it.
+    let pick = q(&shadow, "[data-testid=docent-scope-pick]").unwrap();
+    js_sys::Reflect::set(&pick, &"value".into(), &"".into()).unwrap();
+    pick.dispatch_event(&web_sys::Event::new("change").unwrap()).unwrap();
+    w.ask("How do I install docent on Linux?");
+    let kept = until(turns(3)).await && until(scope_says("Answering from all docs")).await;
+    navigate(&back);
+    assert!(v1, "v1 page: {}", shadow.inner_html());
+    assert!(v2, "v2 page: {}", shadow.inner_html());
+    assert!(kept, "the pick holds: {}", shadow.inner_html());
+}
+
+#[wasm_bindgen_test]
+async fn an_index_without_namespaces_shows_no_scope_line() {
+    let url = blob_url(
+        &write_index(
+            &IndexHeader::default(),
+            &[section(
+                "",
+                "/install.html",
+                "linux",
+                "Install",
+                "To install docent on Linux, download the release archive.",
+            )],
+            None,
+        )
+        .expect("index"),
+    );
+    let (_host, shadow, root) = shadow_host();
+    let cfg = serde_json::json!({ "index": url, "mode": "inline", "persist": false });
+    let w = mount(root, &cfg.to_string()).expect("mounts");
+    w.ask("How do I install docent on Linux?");
+    let answered = until(|| {
+        q(&shadow, "[data-testid=docent-excerpt-label]").is_some()
+            || q(&shadow, "[data-testid=docent-error]").is_some()
+    })
+    .await;
+    assert!(answered, "{}", shadow.inner_html());
+    assert!(q(&shadow, "[data-testid=docent-scope]").is_none(), "{}", shadow.inner_html());
+}
+
+#[wasm_bindgen_test]
+async fn a_question_the_scope_cannot_answer_is_answered_from_all_docs_and_says_so() {
+    let url = blob_url(&versions_index());
+    let (_host, shadow, root) = shadow_host();
+    let cfg =
+        serde_json::json!({ "index": url, "mode": "inline", "persist": false, "namespace": "v1" });
+    let w = mount(root, &cfg.to_string()).expect("mounts");
+    // Only v2 has it: the answer comes from all docs, and says so.
+    w.ask("What does zanzibar mode do?");
+    let done = until(|| {
+        q(&shadow, "[data-testid=docent-excerpt-label]").is_some()
+            || q(&shadow, "[data-testid=docent-not-covered]").is_some()
+            || q(&shadow, "[data-testid=docent-error]").is_some()
+    })
+    .await;
+    assert!(done, "{}", shadow.inner_html());
+    let note = q(&shadow, "[data-testid=docent-turn] [data-testid=docent-fallback]")
+        .expect("the answer says it is from all docs");
+    assert_eq!(
+        note.text_content().as_deref(),
+        Some("Nothing in the v1 docs answers this: this answer is from all docs.")
+    );
+    let scope = q(&shadow, "[data-testid=docent-scope]").unwrap().text_content().unwrap();
+    assert!(scope.contains("Answering from v1 docs"), "the scope stays v1: {scope}");
+    let answer = q(&shadow, "[data-testid=docent-answer]").unwrap();
+    assert!(answer.inner_html().contains("/v2/modes.html#zanzibar"), "{}", answer.inner_html());
 }

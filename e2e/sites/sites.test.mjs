@@ -63,6 +63,13 @@ async function ask(question) {
   return turn;
 }
 
+/** The dialog's scope line ("Answering from v1 docs"). */
+async function scopeText() {
+  const scope = page.locator(tid('docent-scope'));
+  await scope.waitFor({ state: 'visible', timeout: T });
+  return scope.innerText();
+}
+
 /** The hrefs of a turn's citations and sources. */
 async function citedLinks(turn) {
   const cites = await turn.locator(`${tid('docent-answer')} a.docent-cite`).evaluateAll((as) => as.map((a) => a.getAttribute('href')));
@@ -151,20 +158,56 @@ test('vitepress build: the launcher appears and the answer cites headings of the
   await assertLandOnHeadings(all, VP);
 });
 
-test('vitepress build: a page of the v1 folder or the fr locale answers from its own pages', { skip: !VP }, async () => {
+test('vitepress build: each locale and version answers from its own pages', { skip: !VP }, async () => {
   const cases = [
-    ['/v1/guide/install', 'How do I install Frobnicator on Linux?', (h) => h.startsWith('/v1/')],
-    ['/fr/guide/installation', "Comment faire l'installation sous Linux ?", (h) => h.startsWith('/fr/')],
+    ['/guide/install', 'How do I install Frobnicator on Linux?', 'en', (h) => !/^\/(fr|v1)\//.test(h)],
+    ['/v1/guide/install', 'How do I install Frobnicator on Linux?', 'v1', (h) => h.startsWith('/v1/')],
+    ['/fr/guide/installation', "Comment faire l'installation sous Linux ?", 'fr', (h) => h.startsWith('/fr/')],
   ];
-  for (const [at, question, inScope] of cases) {
+  for (const [at, question, scope, inScope] of cases) {
     await page.goto(`${VP}${at}`);
     await openWidget();
     const turn = await ask(question);
+    assert.match(await scopeText(), new RegExp(`Answering from ${scope} docs`));
     const { cites, all } = await citedLinks(turn);
     assert.ok(cites.length >= 1, `${at}: a cited answer: ${await turn.innerText()}`);
-    assert.ok(all.every(inScope), `${at}: only its own namespace: ${all.join(', ')}`);
+    assert.ok(all.every(inScope), `${at}: only ${scope} pages: ${all.join(', ')}`);
+    assert.equal(await turn.locator(tid('docent-fallback')).count(), 0, `${at}: no fallback`);
     await assertLandOnHeadings(all, VP);
   }
+});
+
+test('vitepress build: a v1 reader is told when the answer comes from all docs, and can switch', { skip: !VP }, async () => {
+  await page.goto(`${VP}/v1/guide/install`);
+  await openWidget();
+  // parallel jobs are only documented for the current version
+  const turn = await ask('How do I run jobs in parallel?');
+  assert.equal(await turn.locator(tid('docent-fallback')).innerText(), 'Nothing in the v1 docs answers this: this answer is from all docs.');
+  assert.match(await scopeText(), /Answering from v1 docs/);
+  assert.ok((await citedLinks(turn)).all.includes('/guide/configure#parallel-jobs'));
+  await page.locator(`${tid('docent-scope')} select`).selectOption('en');
+  assert.match(await scopeText(), /Answering from en docs/);
+  const next = await ask('How do I install Frobnicator on Linux?');
+  const { all } = await citedLinks(next);
+  assert.ok(all.length > 0 && all.every((h) => !/^\/(fr|v1)\//.test(h)), `the reader's scope: ${all.join(', ')}`);
+});
+
+test('vitepress build: after a client-side navigation the scope follows the page', { skip: !VP }, async () => {
+  await page.goto(`${VP}/v1/guide/install`);
+  await openWidget();
+  await ask('How do I install Frobnicator on Linux?');
+  assert.match(await scopeText(), /Answering from v1 docs/);
+  await page.keyboard.press('Escape');
+  // VitePress's router changes the page without reloading it (or the widget)
+  await page.evaluate(() => { window.__docentSamePage = true; });
+  await page.locator('.vp-doc a[href="/guide/install"]').click({ timeout: T });
+  await page.waitForURL(`${VP}/guide/install`, { timeout: T });
+  assert.equal(await page.evaluate(() => window.__docentSamePage), true, 'a client-side navigation');
+  await openWidget();
+  assert.match(await scopeText(), /Answering from en docs/, 'the scope follows when the dialog opens');
+  const turn = await ask('How do I install Frobnicator on Linux?');
+  const { all } = await citedLinks(turn);
+  assert.ok(all.length > 0 && all.every((h) => !/^\/(fr|v1)\//.test(h)), `the en docs only: ${all.join(', ')}`);
 });
 
 test('vitepress build: llms.txt, llms-full.txt and the pages as Markdown are in the built site', { skip: !VP }, async () => {
@@ -201,6 +244,8 @@ test('docusaurus build: the launcher appears and the answer cites headings of th
   assert.ok(cites.length >= 1, `a cited answer: ${await turn.innerText()}`);
   assert.ok(all.some((h) => /^\/docs\/install\/?#install-on-linux$/.test(h)), `the Linux section is cited: ${all.join(', ')}`);
   assert.ok(all.every((h) => !h.startsWith('/fr/')), `no French page in an English answer: ${all.join(', ')}`);
+  assert.ok(all.every((h) => !h.startsWith('/docs/1.0/')), `no 1.0 page on a 2.x page: ${all.join(', ')}`);
+  assert.match(await scopeText(), /Answering from 2\.x docs/);
   await assertLandOnHeadings(all, DU);
 });
 
@@ -218,6 +263,7 @@ test('docusaurus build: a page of version 1.0 answers only from version 1.0', { 
   await page.goto(`${DU}/docs/1.0/install`);
   await openWidget();
   const turn = await ask('How do I install Frobnicator on Linux?');
+  assert.match(await scopeText(), /Answering from 1\.0 docs/);
   const { cites, all } = await citedLinks(turn);
   assert.ok(cites.length >= 1, `a cited answer: ${await turn.innerText()}`);
   assert.ok(all.every((h) => h.startsWith('/docs/1.0/')), `only 1.0 pages: ${all.join(', ')}`);
