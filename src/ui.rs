@@ -48,6 +48,9 @@ pub struct Ctx {
     pub conversation_id: RwSignal<String>,
     /// Next turn id.
     pub next_id: StoredValue<u64>,
+    /// The owner of the turns' signals: the widget's own, so closing the dialog (which disposes
+    /// what its views own) leaves the conversation intact.
+    owner: StoredValue<Owner, LocalStorage>,
 }
 
 impl Ctx {
@@ -72,6 +75,7 @@ impl Ctx {
             live: RwSignal::new(String::new()),
             conversation_id: RwSignal::new(saved.id),
             next_id: StoredValue::new(next),
+            owner: StoredValue::new_local(Owner::new()),
         }
     }
 
@@ -95,7 +99,10 @@ impl Ctx {
         });
         let id = self.next_id.get_value();
         self.next_id.set_value(id + 1);
-        let data = RwSignal::new(TurnData { question: q.to_string(), ..TurnData::default() });
+        // Not owned by the view that asked (the dialog's form): created under the widget's owner.
+        let data = self.owner.with_value(|o| {
+            o.with(|| RwSignal::new(TurnData { question: q.to_string(), ..TurnData::default() }))
+        });
         self.turns.update(|v| v.push(Entry { id, data }));
         self.run(data, history);
     }

@@ -404,6 +404,38 @@ async fn enter_sends_and_shift_enter_does_not() {
         .contains("index"));
 }
 
+#[wasm_bindgen_test]
+async fn a_question_asked_in_the_dialog_survives_closing_and_reopening_it() {
+    let url = blob_url(&versions_index());
+    let (_host, shadow, root) = shadow_host();
+    let cfg = serde_json::json!({ "index": url, "mode": "floating", "persist": false });
+    let w = mount(root, &cfg.to_string()).expect("mounts");
+    w.open();
+    assert!(until(|| q(&shadow, "[data-testid=docent-input]").is_some()).await);
+    // Asked from the question box, so the turn is created inside the dialog's view.
+    let input: web_sys::HtmlTextAreaElement =
+        q(&shadow, "[data-testid=docent-input]").unwrap().dyn_into().unwrap();
+    input.set_value("How do I install docent on Linux?");
+    input.dispatch_event(&web_sys::Event::new("input").unwrap()).unwrap();
+    let init = web_sys::KeyboardEventInit::new();
+    init.set_key("Enter");
+    init.set_bubbles(true);
+    init.set_cancelable(true);
+    let enter =
+        web_sys::KeyboardEvent::new_with_keyboard_event_init_dict("keydown", &init).unwrap();
+    input.dispatch_event(&enter).unwrap();
+    let answered = || q(&shadow, "[data-testid=docent-excerpt-label]").is_some();
+    assert!(until(answered).await, "{}", shadow.inner_html());
+    w.close();
+    assert!(until(|| q(&shadow, "[data-testid=docent-dialog]").is_none()).await);
+    w.open();
+    assert!(until(answered).await, "the answer is still there: {}", shadow.inner_html());
+    assert_eq!(
+        q(&shadow, "[data-testid=docent-question]").unwrap().text_content().as_deref(),
+        Some("How do I install docent on Linux?")
+    );
+}
+
 /// Two docs versions: installing is in both, "zanzibar mode" only in v2.
 fn versions_index() -> Vec<u8> {
     let chunk = section;
