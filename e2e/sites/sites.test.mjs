@@ -259,7 +259,7 @@ test('docusaurus build: a French page answers from the French docs', { skip: !DU
   await assertLandOnHeadings(all, DU);
 });
 
-test('docusaurus build: a page of version 1.0 answers only from version 1.0', { skip: !DU }, async () => {
+test('docusaurus build: a 1.0 page answers only from 1.0, and the scope follows a link to 2.x', { skip: !DU }, async () => {
   await page.goto(`${DU}/docs/1.0/install`);
   await openWidget();
   const turn = await ask('How do I install Frobnicator on Linux?');
@@ -268,6 +268,18 @@ test('docusaurus build: a page of version 1.0 answers only from version 1.0', { 
   assert.ok(cites.length >= 1, `a cited answer: ${await turn.innerText()}`);
   assert.ok(all.every((h) => h.startsWith('/docs/1.0/')), `only 1.0 pages: ${all.join(', ')}`);
   await assertLandOnHeadings(all, DU);
+  // The old-version banner links to the latest docs: a client-side navigation, so the widget
+  // stays loaded, and its scope follows the page.
+  await page.keyboard.press('Escape');
+  await page.evaluate(() => { window.__docentSamePage = true; });
+  await page.locator('.theme-doc-version-banner a').click({ timeout: T });
+  await page.waitForURL(/\/docs\/install\/?$/, { timeout: T });
+  assert.equal(await page.evaluate(() => window.__docentSamePage), true, 'a client-side navigation');
+  await openWidget();
+  assert.match(await scopeText(), /Answering from 2\.x docs/);
+  const latest = await ask('How do I install Frobnicator on Linux?');
+  const now = (await citedLinks(latest)).all;
+  assert.ok(now.length > 0 && now.every((h) => !h.startsWith('/docs/1.0/')), `no 1.0 page: ${now.join(', ')}`);
 });
 
 test('docusaurus build: llms.txt, llms-full.txt and the pages as Markdown are in the built site', { skip: !DU }, async () => {
