@@ -10,6 +10,7 @@
 //! embed = "local"                  # openai | local | none
 //! model = "all-MiniLM-L6-v2"
 //! base_url = "https://docs.example.com"
+//! source_urls = ["versioned_docs/version-1=https://docs.example.com/v1"]
 //! clean_urls = true
 //! include = ["**/*.md"]
 //! exclude = ["drafts/**"]
@@ -51,6 +52,9 @@ pub struct IndexSection {
     pub clean_urls: Option<bool>,
     /// Namespace for sources given without one.
     pub namespace: Option<String>,
+    /// `SRC=URL`: the URL of one source folder's pages, instead of `base_url`.
+    #[serde(default)]
+    pub source_urls: Vec<String>,
     /// Previous index whose vectors may be reused.
     pub previous: Option<PathBuf>,
     /// Only files matching one of these globs (relative to the source folder).

@@ -269,7 +269,7 @@ fn index_docs(docs: &Path, out: &Path, provider: &str) -> Result<crate::index::I
             .with_context(|| format!("cannot create {}", parent.display()))?;
     }
     let settings = IndexSettings {
-        sources: vec![SourceSpec { path: docs.to_path_buf(), namespace: String::new() }],
+        sources: vec![SourceSpec { path: docs.to_path_buf(), ..SourceSpec::default() }],
         out: out.to_path_buf(),
         embed: provider.to_string(),
         flavor: Some(Flavor::VitePress),

@@ -5,7 +5,7 @@
 //! ```no_run
 //! use docent_cli::index::{build_index, IndexSettings, SourceSpec};
 //! let settings = IndexSettings {
-//!     sources: vec![SourceSpec { path: "docs".into(), namespace: String::new() }],
+//!     sources: vec![SourceSpec { path: "docs".into(), ..SourceSpec::default() }],
 //!     out: "public/docent.idx".into(),
 //!     embed: "none".into(),
 //!     ..IndexSettings::default()
@@ -59,6 +59,11 @@ pub struct SiteArgs {
     /// laid out as folders of one built site.
     #[arg(long, value_name = "DIR=NAME")]
     pub namespace_dir: Vec<String>,
+    /// The URL of one source folder's pages, instead of --base-url: `SRC=URL`, with SRC as
+    /// given in the sources, e.g. `--source-url versioned_docs/version-1.0=/docs/1.0` for a
+    /// docs version whose Markdown lives apart from the current docs (repeatable).
+    #[arg(long, value_name = "SRC=URL")]
+    pub source_url: Vec<String>,
     /// Only read files matching this glob (relative to the source folder; repeatable).
     #[arg(long, value_name = "GLOB")]
     pub include: Vec<String>,
@@ -151,6 +156,8 @@ pub struct SourceSpec {
     pub path: PathBuf,
     /// Namespace for its chunks ("" = none).
     pub namespace: String,
+    /// Where its pages are published, over the settings' `base_url` (`--source-url`).
+    pub base_url: Option<String>,
 }
 
 /// `--namespace-dir DIR=NAME`: pages under `dir` (a folder of a source, `/`-separated, no
@@ -372,16 +379,36 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
     if raw_sources.is_empty() {
         bail!("no sources given: pass the folder(s) with your docs, e.g. `docent index docs --out docent.idx`, or set sources in docent.toml's [index] section");
     }
-    let sources = raw_sources
+    let mut source_urls = Vec::new();
+    for s in args.site.source_url.iter().chain(&section.source_urls) {
+        match s.split_once('=') {
+            Some((src, url)) if !src.trim().is_empty() && !url.trim().is_empty() => {
+                source_urls.push((src.trim().trim_end_matches(['/', '\\']), url.trim()));
+            }
+            _ => bail!("--source-url {s:?}: write SRC=URL with SRC one of the sources, e.g. --source-url versioned_docs/version-1.0=/docs/1.0"),
+        }
+    }
+    let sources: Vec<SourceSpec> = raw_sources
         .iter()
         .map(|s| {
             let (ns, path) = split_namespace(s);
+            let key = path.trim_end_matches(['/', '\\']);
             SourceSpec {
                 path: PathBuf::from(path),
                 namespace: ns.map(str::to_string).unwrap_or_else(|| default_ns.clone()),
+                base_url: source_urls
+                    .iter()
+                    .find(|(src, _)| *src == key)
+                    .map(|(_, u)| u.to_string()),
             }
         })
         .collect();
+    if let Some((src, _)) = source_urls.iter().find(|(src, _)| {
+        !sources.iter().any(|s| s.path.to_string_lossy().trim_end_matches(['/', '\\']) == *src)
+    }) {
+        bail!("--source-url {src:?} names no source; write it exactly as the source folder is given (sources: {})",
+            raw_sources.join(", "));
+    }
     let Some(out) = args.out.clone().or(section.out.clone()) else {
         bail!("no output file: pass --out FILE (e.g. --out public/docent.idx) or set out in docent.toml's [index] section");
     };
@@ -478,11 +505,11 @@ pub fn build_index(settings: &IndexSettings) -> anyhow::Result<IndexReport> {
 }
 
 /// The files of every source (after --include/--exclude), each with its namespace (from the
-/// source or --namespace-dir), its Markdown flavor and its source folder. An empty source is
-/// an error that says what to check.
+/// source or --namespace-dir), its Markdown flavor and its source. An empty source is an error
+/// that says what to check.
 pub fn list_files(
     settings: &IndexSettings,
-) -> anyhow::Result<Vec<(SourceFile, String, Flavor, &Path)>> {
+) -> anyhow::Result<Vec<(SourceFile, String, Flavor, &SourceSpec)>> {
     let include = globset(&settings.include, "include")?;
     let exclude = globset(&settings.exclude, "exclude")?;
     let mut files = Vec::new();
@@ -499,16 +526,18 @@ pub fn list_files(
         files.extend(found.into_iter().map(|f| {
             let ns = NamespaceDir::lookup(&settings.namespace_dirs, &f.rel)
                 .map_or_else(|| src.namespace.clone(), str::to_string);
-            (f, ns, flavor, src.path.as_path())
+            (f, ns, flavor, src)
         }));
     }
     Ok(files)
 }
 
-/// The URL of a page (as its chunks get it): relative to its source folder, or absolute with
-/// `base_url`; Docusaurus' `slug` frontmatter moves a doc (VitePress and Docsify have none).
+/// The URL of a page (as its chunks get it): relative to its source folder, or under its
+/// source's URL (`--source-url`) or `base_url`; Docusaurus' `slug` frontmatter moves a doc
+/// (VitePress and Docsify have none).
 pub fn page_url(
     settings: &IndexSettings,
+    source: &SourceSpec,
     file: &SourceFile,
     flavor: Flavor,
     content: &str,
@@ -518,7 +547,8 @@ pub fn page_url(
         (SourceKind::Markdown, Flavor::Docusaurus) => frontmatter(content).0.slug,
         _ => None,
     };
-    page_url_with_slug(&file.rel, slug.as_deref(), settings.base_url.as_deref(), style)
+    let base = source.base_url.as_deref().or(settings.base_url.as_deref());
+    page_url_with_slug(&file.rel, slug.as_deref(), base, style)
 }
 
 /// Build with a given embedder (None = lexical only). Tests pass a counting embedder here.
@@ -562,7 +592,7 @@ pub fn build_index_with(
     let bar = progress(settings.progress, files.len() as u64, "chunking");
     let mut chunks: Vec<Chunk> = Vec::new();
     let mut pages: HashSet<(String, String)> = HashSet::new();
-    for (file, namespace, flavor, src_dir) in &files {
+    for (file, namespace, flavor, source) in &files {
         bar.set_message(file.rel.clone());
         let bytes = std::fs::read(&file.path)
             .with_context(|| format!("cannot read {}", file.path.display()))?;
@@ -577,13 +607,13 @@ pub fn build_index_with(
                 continue;
             }
         };
-        let url = page_url(settings, file, *flavor, &content);
+        let url = page_url(settings, source, file, *flavor, &content);
         let page_chunks = chunker.chunk_page(&page, &url, namespace)?;
         if let (Some(checker), Some(dir)) = (anchors.as_mut(), &settings.check_anchors) {
             let site = if !dir.as_os_str().is_empty() {
                 dir.as_path()
             } else if file.kind == SourceKind::Html {
-                src_dir
+                source.path.as_path()
             } else {
                 bail!("--check-anchors needs the built site for Markdown sources: pass --check-anchors=BUILD_DIR (the generator's output folder), or index the built HTML");
             };

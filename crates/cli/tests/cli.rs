@@ -315,7 +315,7 @@ fn an_unchanged_site_costs_zero_embedding_calls_and_changes_are_reported() {
     let e =
         Counting { calls: calls.clone(), inputs: inputs.clone(), model: "test/counting".into() };
     let settings = IndexSettings {
-        sources: vec![SourceSpec { path: src.path().to_path_buf(), namespace: String::new() }],
+        sources: vec![SourceSpec { path: src.path().to_path_buf(), ..SourceSpec::default() }],
         out: out.clone(),
         embed: "local".into(),
         exclude: vec!["drafts/**".into()],
@@ -370,7 +370,7 @@ fn packed_vectors_are_reused_when_fine_enough_and_re_embedded_when_not() {
         model: "test/counting".into(),
     };
     let settings = |q: Quantization| IndexSettings {
-        sources: vec![SourceSpec { path: src.path().to_path_buf(), namespace: String::new() }],
+        sources: vec![SourceSpec { path: src.path().to_path_buf(), ..SourceSpec::default() }],
         out: out.clone(),
         embed: "local".into(),
         exclude: vec!["drafts/**".into()],
@@ -693,4 +693,63 @@ fn namespace_dirs_put_locale_and_version_folders_of_one_site_in_their_namespaces
     assert!(info.contains("fr-v1"), "the header lists the namespaces: {info}");
     let err = fails(&["index", src, "--out", idx, "--namespace-dir", "../up=x"]);
     assert!(err.contains("write FOLDER=NAMESPACE"), "{err}");
+}
+
+#[test]
+fn source_urls_publish_a_docs_version_kept_apart_from_the_current_docs() {
+    // Docusaurus' layout: docs/ (current, at /docs) and versioned_docs/version-1.0/ (at
+    // /docs/1.0): the same file names, so without --source-url their URLs would collide.
+    let dir = tempfile::tempdir().unwrap();
+    let w = |rel: &str, text: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    w("docs/install.md", "# Install\n\n## On Linux\n\nRun the zorblatt installer script.\n");
+    w(
+        "versioned_docs/version-1.0/install.md",
+        "# Install\n\n## On Linux\n\nUse the zorblatt Debian package.\n",
+    );
+    let out = dir.path().join("site.idx");
+    let idx = out.to_str().unwrap();
+    let current = dir.path().join("docs");
+    let old = dir.path().join("versioned_docs/version-1.0/");
+    let (current, old) = (current.to_str().unwrap(), old.to_str().unwrap());
+    ok(&[
+        "index",
+        &format!("2.x={current}"),
+        &format!("1.0={old}"),
+        "--out",
+        idx,
+        "--base-url",
+        "/docs",
+        "--source-url",
+        &format!("{}=/docs/1.0", old.trim_end_matches('/')),
+        "--clean-urls",
+        "--flavor",
+        "docusaurus",
+        "--quiet",
+    ]);
+    let url_in = |ns: &str| -> String {
+        let json = ok(&[
+            "search",
+            idx,
+            "zorblatt",
+            "--json",
+            "--floor",
+            "0",
+            "--mode",
+            "lexical",
+            "--namespace",
+            ns,
+        ]);
+        let v: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+        v["url"].as_str().unwrap().to_string()
+    };
+    assert_eq!(url_in("2.x"), "/docs/install#on-linux");
+    assert_eq!(url_in("1.0"), "/docs/1.0/install#on-linux");
+    let err = fails(&["index", current, "--out", idx, "--source-url", "nope=/docs/x"]);
+    assert!(err.contains("names no source"), "{err}");
+    let err = fails(&["index", current, "--out", idx, "--source-url", "/docs/x"]);
+    assert!(err.contains("write SRC=URL"), "{err}");
 }

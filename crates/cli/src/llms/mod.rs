@@ -79,7 +79,7 @@ pub fn write_llms(args: LlmsArgs) -> anyhow::Result<LlmsReport> {
     let settings = settings_from_args(index_args)?;
     let mut docs = Vec::new();
     let mut report = LlmsReport::default();
-    for (file, namespace, flavor, _) in list_files(&settings)? {
+    for (file, namespace, flavor, source) in list_files(&settings)? {
         let bytes = std::fs::read(&file.path)
             .with_context(|| format!("cannot read {}", file.path.display()))?;
         let content = String::from_utf8_lossy(&bytes);
@@ -89,7 +89,7 @@ pub fn write_llms(args: LlmsArgs) -> anyhow::Result<LlmsReport> {
             report.skipped += 1;
             continue;
         };
-        let url = page_url(&settings, &file, flavor, &content);
+        let url = page_url(&settings, source, &file, flavor, &content);
         docs.push(Doc { rel: file.rel.clone(), url, namespace, page });
     }
     if docs.is_empty() {
