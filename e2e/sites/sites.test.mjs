@@ -286,10 +286,17 @@ test('docusaurus build: llms.txt, llms-full.txt and the pages as Markdown are in
   await assertLlmsFiles(DU, { page: '/docs/install/index.html.md', heading: '## Install on Linux {#install-on-linux}' });
 });
 
-test('docusaurus start: the dev server serves the widget and re-indexes an edited doc', { skip: !DU_DEV }, async () => {
+test('docusaurus start: the dev server serves the widget, answers per version, re-indexes an edit', { skip: !DU_DEV }, async () => {
   await page.goto(`${DU_DEV}/docs/install`);
   await page.locator(tid('docent-launcher')).waitFor({ state: 'visible', timeout: T });
   assert.ok((await indexBytes(DU_DEV)).subarray(0, 8).equals(Buffer.from('DOCENTIX')));
+  // The dev index has the docs versions too, each in its namespace, as the built site does.
+  await page.goto(`${DU_DEV}/docs/1.0/install`);
+  await openWidget();
+  const turn = await ask('How do I install Frobnicator on Linux?');
+  assert.match(await scopeText(), /Answering from 1\.0 docs/);
+  const { all } = await citedLinks(turn);
+  assert.ok(all.length > 0 && all.every((h) => h.startsWith('/docs/1.0/')), `only 1.0 pages: ${all.join(', ')}`);
   const restore = appendToFile(path.join(DU_DIR, 'docs/install.md'),
     '## Zanzibar mode\n\nZanzibar mode frobnicates quietly at night.');
   try {

@@ -404,6 +404,7 @@ function siteArgs(job) {
   for (const glob of [...(job.exclude ?? []), ...job.build.exclude]) args.push('--exclude', glob);
   if (job.namespaces?.namespace) args.push('--namespace', job.namespaces.namespace);
   for (const [dir, ns] of Object.entries(job.namespaces?.dirs ?? {})) args.push('--namespace-dir', `${dir}=${ns}`);
+  for (const [src, url] of Object.entries(job.sourceUrls ?? {})) args.push('--source-url', `${src}=${url}`);
   return args;
 }
 

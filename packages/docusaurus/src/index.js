@@ -42,23 +42,24 @@ export { normalizeOptions, scriptAttributes, copyAssets, DocentOptionsError, REQ
  */
 export default function docentPlugin(context = {}, options = {}) {
   const siteDir = context.siteDir ?? process.cwd();
-  const opts = normalizeOptions(options, siteDir);
+  // Docusaurus gives every plugin instance an `id` (see validateOptions): not a docent option
+  const { id: _id, ...docentOptions } = options;
+  const opts = normalizeOptions(docentOptions, siteDir);
   const baseUrl = context.baseUrl ?? '/';
   const dev = opts.index ? null : devIndexJob(opts, context);
   return {
     name: 'docusaurus-plugin-docent',
 
-    getPathsToWatch() {
-      return dev ? dev.sources.map((dir) => path.join(dir, '**/*.{md,mdx}')) : [];
-    },
-
-    async loadContent() {
-      // `docusaurus start` re-runs this when a watched doc changes: re-index (unchanged chunks
-      // keep their vectors). A failed build is reported, the dev server keeps running.
+    async allContentLoaded({ allContent }) {
+      // `docusaurus start` runs this once every plugin has loaded its content, and again after
+      // the docs plugin reloads an edited doc: re-index (unchanged chunks keep their vectors),
+      // each docs version in its own namespace. A failed build is reported, the dev server
+      // keeps running.
       if (!dev || process.env.NODE_ENV === 'production') return;
       try {
         const { run } = await import('docent');
-        console.log(`docent: dev index: ${await buildIndex(run, dev.job)}`);
+        const job = devVersionsJob(dev.job, docsVersions(allContent), context);
+        console.log(`docent: dev index: ${await buildIndex(run, job)}`);
       } catch (err) {
         console.warn(err.message);
       }
@@ -159,6 +160,42 @@ export function versionNamespaces(plugins = [], baseUrl = '/') {
   return { dirs };
 }
 
+/** The docs plugins' loaded versions, from `allContentLoaded`'s `allContent`. */
+function docsVersions(allContent = {}) {
+  return Object.values(allContent['docusaurus-plugin-content-docs'] ?? {})
+    .flatMap((content) => content?.loadedVersions ?? []);
+}
+
+/**
+ * The dev server's index job over the docs versions Docusaurus loaded: each version's Markdown
+ * (translated for the locale being served when it has been translated) published at the
+ * version's route (`/docs`, `/docs/1.0`), and, with two or more versions, in a namespace named
+ * by its label, as in the built site. Without loaded versions, `job` as it is. Exported for tests.
+ * @param {object} job the job from the plugin's options (out, build, flavor)
+ * @param {Array<{label?: string, versionName?: string, path?: string, contentPath?: string,
+ *   contentPathLocalized?: string}>} versions
+ * @param {{i18n?: {currentLocale?: string, defaultLocale?: string}}} context
+ */
+export function devVersionsJob(job, versions, context = {}) {
+  const usable = versions.filter((v) => v.contentPath && v.path);
+  if (usable.length === 0) return job;
+  const i18n = context.i18n;
+  const translated = i18n?.currentLocale && i18n.currentLocale !== i18n.defaultLocale;
+  const dirOf = (v) => (translated && v.contentPathLocalized && fs.existsSync(v.contentPathLocalized)
+    ? v.contentPathLocalized
+    : v.contentPath);
+  const routeOf = (v) => String(v.path).replace(/\/+$/, '') || '/';
+  if (usable.length === 1) {
+    return { ...job, sources: [dirOf(usable[0])], baseUrl: routeOf(usable[0]) };
+  }
+  const sourceUrls = {};
+  const sources = usable.map((v) => {
+    sourceUrls[dirOf(v)] = routeOf(v);
+    return `${String(v.label ?? v.versionName)}=${dirOf(v)}`;
+  });
+  return { ...job, sources, baseUrl: undefined, sourceUrls };
+}
+
 /** Where Docusaurus keeps generated files (`.docusaurus`). */
 function generatedDir(context) {
   return context.generatedFilesDir ?? path.join(context.siteDir ?? process.cwd(), '.docusaurus');
@@ -192,6 +229,8 @@ function devIndexJob(opts, context) {
 
 /** Docusaurus calls this to check options before the plugin is created. */
 export function validateOptions({ options }) {
-  normalizeOptions(options);
-  return options;
+  const { id: _id, ...docentOptions } = options;
+  normalizeOptions(docentOptions);
+  // every Docusaurus plugin instance has an id (its generated files are kept under it)
+  return { ...options, id: options.id ?? 'default' };
 }

@@ -109,7 +109,10 @@ test('invalid options are rejected by validateOptions with a helpful message', (
   assert.throws(() => validateOptions({ options: { embed: 'bert' } }), /embed must be one of none, local, openai/);
   assert.throws(() => validateOptions({ options: { index: 'i', colour: 'red' } }), /unknown option "colour"/);
   const ok = { index: 'i', theme: 'auto' };
-  assert.equal(validateOptions({ options: ok }), ok);
+  assert.deepEqual(validateOptions({ options: ok }), { ...ok, id: 'default' }, 'Docusaurus needs an id');
+  assert.equal(validateOptions({ options: { ...ok, id: 'two' } }).id, 'two');
+  // the plugin accepts the id Docusaurus passes back
+  assert.equal(docentPlugin({ siteDir: '/site' }, { ...ok, id: 'default' }).name, 'docusaurus-plugin-docent');
 });
 
 test('both plugins use the one shared integration module from docent-widget', async () => {
@@ -154,4 +157,32 @@ test('docs versions become namespaces named by their labels, per locale', async 
     dirs: { docs: '2.x', 'docs/1.0': '1.0' },
   });
   assert.equal(versionNamespaces([docs([['/docs', 'Next']])], '/'), undefined, 'one version: no namespaces');
+});
+
+test('the dev index reads each docs version from its folder, at its route, in its namespace', async () => {
+  const { devVersionsJob } = await import('../src/index.js');
+  const site = await tempDir('docent-du-dev-');
+  const fr = path.join(site, 'i18n/fr/docusaurus-plugin-content-docs/current');
+  await fsp.mkdir(fr, { recursive: true });
+  const job = { out: '/x/index.bin', sources: ['/site/docs'], baseUrl: '/docs', cleanUrls: true };
+  const versions = [
+    { label: '2.x', path: '/docs', contentPath: path.join(site, 'docs'), contentPathLocalized: fr },
+    { label: '1.0', path: '/docs/1.0/', contentPath: path.join(site, 'versioned_docs/version-1.0'),
+      contentPathLocalized: path.join(site, 'i18n/fr/docusaurus-plugin-content-docs/version-1.0') },
+  ];
+  const en = devVersionsJob(job, versions, { i18n: { currentLocale: 'en', defaultLocale: 'en' } });
+  assert.deepEqual(en.sources, [`2.x=${path.join(site, 'docs')}`, `1.0=${path.join(site, 'versioned_docs/version-1.0')}`]);
+  assert.equal(en.baseUrl, undefined);
+  assert.deepEqual(en.sourceUrls, {
+    [path.join(site, 'docs')]: '/docs',
+    [path.join(site, 'versioned_docs/version-1.0')]: '/docs/1.0',
+  });
+  assert.equal(en.out, '/x/index.bin', 'the rest of the job is kept');
+  // French: the translated folder where there is one, else the original
+  const french = devVersionsJob(job, versions, { i18n: { currentLocale: 'fr', defaultLocale: 'en' } });
+  assert.deepEqual(french.sources, [`2.x=${fr}`, `1.0=${path.join(site, 'versioned_docs/version-1.0')}`]);
+  // one version: no namespaces, its route is the base URL
+  const one = devVersionsJob(job, versions.slice(0, 1), {});
+  assert.deepEqual([one.sources, one.baseUrl, one.sourceUrls], [[path.join(site, 'docs')], '/docs', undefined]);
+  assert.equal(devVersionsJob(job, [], {}), job, 'nothing loaded: the job from the options');
 });
