@@ -73,6 +73,14 @@ pub struct EvalArgs {
     /// Query rewriting through a chat model, as the widget does it.
     #[command(flatten)]
     pub rewrite: RewriteArgs,
+    /// Quality gate: exit with status 1, naming the questions that missed, when R@5 over the
+    /// answerable questions is below this share (0..1), e.g. 0.8 in a docs build.
+    #[arg(long, value_name = "SHARE")]
+    pub min_recall: Option<f64>,
+    /// Quality gate: exit with status 1 when more than this many unanswerable questions get an
+    /// answer instead of "the docs don't cover this".
+    #[arg(long, value_name = "N")]
+    pub max_answered_unanswerable: Option<usize>,
 }
 
 /// One line of the questions file.
@@ -421,6 +429,11 @@ pub fn suggest_floor(results: &[QuestionResult]) -> Option<(f32, f64)> {
 
 /// `docent eval`.
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
+    if let Some(m) = args.min_recall {
+        if !(0.0..=1.0).contains(&m) {
+            bail!("--min-recall {m}: give a share between 0 and 1, e.g. --min-recall 0.8 for R@5 ≥ 80%");
+        }
+    }
     let mut index = load_index(&args.index)?;
     let bits: u32 = args.vector_bits.parse().unwrap_or(8);
     let quantization = Quantization::from_bits(bits).unwrap_or_default();
@@ -470,10 +483,73 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     );
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_report(&report, args.verbose)?;
+    }
+    gate(&report, args.min_recall, args.max_answered_unanswerable)
+}
+
+/// The quality gate (`--min-recall`, `--max-answered-unanswerable`): an error listing the
+/// questions that failed it, so a docs build stops with what to fix.
+pub fn gate(
+    report: &EvalReport,
+    min_recall: Option<f64>,
+    max_answered_unanswerable: Option<usize>,
+) -> anyhow::Result<()> {
+    let mut failures = Vec::new();
+    let all = &report.overall;
+    if let Some(min) = min_recall {
+        if all.answerable > 0 && all.recall_at_5 + 1e-9 < min {
+            let missed: Vec<String> = report
+                .questions
+                .iter()
+                .filter(|q| q.answerable && q.rank.is_none_or(|r| r > 5))
+                .map(|q| {
+                    let why = if q.abstained {
+                        "abstained".to_string()
+                    } else {
+                        format!("top hit {}", q.top.first().map_or("none", String::as_str))
+                    };
+                    format!("  - {:?} ({why})", q.question)
+                })
+                .collect();
+            failures.push(format!(
+                "R@5 is {:.1}% ({} of {} answerable questions found a gold section in the top 5), under --min-recall {min}; missed:\n{}",
+                100.0 * all.recall_at_5,
+                (all.recall_at_5 * all.answerable as f64).round() as usize,
+                all.answerable,
+                missed.join("\n")
+            ));
+        }
+    }
+    if let Some(max) = max_answered_unanswerable {
+        let answered: Vec<String> = report
+            .questions
+            .iter()
+            .filter(|q| !q.answerable && !q.abstained)
+            .map(|q| {
+                format!(
+                    "  - {:?} (answered from {})",
+                    q.question,
+                    q.top.first().map_or("none", String::as_str)
+                )
+            })
+            .collect();
+        if answered.len() > max {
+            failures.push(format!(
+                "{} unanswerable questions got an answer, over --max-answered-unanswerable {max}:\n{}",
+                answered.len(),
+                answered.join("\n")
+            ));
+        }
+    }
+    if failures.is_empty() {
         return Ok(());
     }
-    print_report(&report, args.verbose)?;
-    Ok(())
+    bail!(
+        "quality gate failed: {}\nfix the docs or the questions (their gold sections), or set the relevance floor (`docent index --floor`, see docs/eval.md)",
+        failures.join("\n")
+    )
 }
 
 /// The same index with its vectors stored as `q` (through the real writer, from the stored

@@ -753,3 +753,35 @@ fn source_urls_publish_a_docs_version_kept_apart_from_the_current_docs() {
     let err = fails(&["index", current, "--out", idx, "--source-url", "/docs/x"]);
     assert!(err.contains("write SRC=URL"), "{err}");
 }
+
+#[test]
+fn eval_gates_a_build_on_recall_and_on_answered_unanswerable_questions() {
+    let src = md_fixture();
+    let out_dir = tempfile::tempdir().unwrap();
+    let idx = out_dir.path().join("site.idx");
+    let idx_s = idx.to_str().unwrap();
+    ok(&["index", src.path().to_str().unwrap(), "--out", idx_s, "--quiet"]);
+    let qs = out_dir.path().join("q.jsonl");
+    let qs_s = qs.to_str().unwrap();
+    std::fs::write(
+        &qs,
+        concat!(
+            "{\"question\": \"where does FROB_HOME put the cache\", \"gold\": [\"guide/install.html#config\"]}\n",
+            "{\"question\": \"where does FROB_HOME put the cache\", \"gold\": [\"guide/usage.html#no-such-section\"]}\n",
+            "{\"question\": \"what if frob crashes while baking sourdough\", \"gold\": []}\n",
+        ),
+    )
+    .unwrap();
+    // one of two answerable questions finds its section: R@5 = 50 %
+    ok(&["eval", idx_s, qs_s, "--min-recall", "0.5", "--max-answered-unanswerable", "0"]);
+    let err = fails(&["eval", idx_s, qs_s, "--min-recall", "0.9"]);
+    assert!(err.contains("quality gate failed"), "{err}");
+    assert!(err.contains("R@5 is 50.0% (1 of 2 answerable questions"), "{err}");
+    assert!(err.contains("top hit guide/install.html#config"), "names the miss: {err}");
+    // the unanswerable question answered at floor 0
+    let err = fails(&["eval", idx_s, qs_s, "--floor", "0", "--max-answered-unanswerable", "0"]);
+    assert!(err.contains("1 unanswerable questions got an answer"), "{err}");
+    assert!(err.contains("baking sourdough"), "{err}");
+    let err = fails(&["eval", idx_s, qs_s, "--min-recall", "80"]);
+    assert!(err.contains("between 0 and 1"), "{err}");
+}
