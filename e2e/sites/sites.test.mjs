@@ -210,6 +210,12 @@ test('vitepress build: after a client-side navigation the scope follows the page
   assert.ok(all.length > 0 && all.every((h) => !/^\/(fr|v1)\//.test(h)), `the en docs only: ${all.join(', ')}`);
 });
 
+test('vitepress build: the golden questions gate the build', { skip: !VP }, () => {
+  const log = fs.readFileSync(path.join(VP_DIR, 'build.log'), 'utf8');
+  assert.match(log, /docent: quality gate passed \(eval\.questions\)/, log);
+  assert.match(log, /^ALL\s+3\s/m, 'the report of the three questions is in the build log: ' + log);
+});
+
 test('vitepress build: llms.txt, llms-full.txt and the pages as Markdown are in the built site', { skip: !VP }, async () => {
   await assertLlmsFiles(VP, { page: '/guide/install.md', heading: '## Install on Linux {#install-on-linux}' });
 });

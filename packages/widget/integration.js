@@ -46,7 +46,11 @@ const ATTRIBUTES = {
 
 /** Options of the index the plugins build from the built site (when `index` is not given). */
 const BUILD_OPTIONS = ['embed', 'exclude', 'indexArgs', 'checkAnchors', 'versions', 'llms'];
-const KNOWN_OPTIONS = new Set(['index', 'widgetDir', 'path', ...BUILD_OPTIONS, ...Object.keys(ATTRIBUTES)]);
+const KNOWN_OPTIONS = new Set(['index', 'widgetDir', 'path', 'eval', ...BUILD_OPTIONS, ...Object.keys(ATTRIBUTES)]);
+/** Keys of the `eval` option (the quality gate on golden questions). */
+const EVAL_KEYS = new Set(['questions', 'minRecall', 'maxAnsweredUnanswerable']);
+/** R@5 the gate asks for when `eval` names only the questions file. */
+const DEFAULT_MIN_RECALL = 0.8;
 const EMBEDDERS = new Set(['none', 'local', 'openai']);
 const THEMES = new Set(['auto', 'light', 'dark']);
 const POSITIONS = new Set(['bottom-right', 'bottom-left']);
@@ -160,7 +164,34 @@ export function normalizeOptions(options = {}, cwd = process.cwd()) {
       checkAnchors: options.checkAnchors ?? true,
       llms: options.llms ?? true,
     },
+    eval: evalOption(options.eval, cwd),
   };
+}
+
+/**
+ * The `eval` option: a questions file (docs/eval.md) the index must answer well for the build
+ * to pass, as a path or `{ questions, minRecall = 0.8, maxAnsweredUnanswerable }`.
+ * @returns {{questions: string, minRecall: number, maxAnsweredUnanswerable?: number} | null}
+ */
+function evalOption(value, cwd) {
+  if (value === undefined || value === null || value === false) return null;
+  const o = typeof value === 'string' ? { questions: value } : value;
+  const shape = 'eval must be the path of a questions file or { questions: "docent-questions.jsonl", minRecall: 0.8, maxAnsweredUnanswerable: 0 }';
+  if (typeof o !== 'object' || typeof o.questions !== 'string' || o.questions.trim() === '') {
+    throw new DocentOptionsError(`${shape} (got ${JSON.stringify(value)})`);
+  }
+  for (const key of Object.keys(o)) {
+    if (!EVAL_KEYS.has(key)) throw new DocentOptionsError(`unknown eval option "${key}"; ${shape}`);
+  }
+  const minRecall = o.minRecall ?? DEFAULT_MIN_RECALL;
+  if (typeof minRecall !== 'number' || !(minRecall >= 0 && minRecall <= 1)) {
+    throw new DocentOptionsError(`eval.minRecall is the share of questions whose section must be in the top 5, from 0 to 1 (got ${JSON.stringify(o.minRecall)})`);
+  }
+  const max = o.maxAnsweredUnanswerable;
+  if (max !== undefined && !(Number.isInteger(max) && max >= 0)) {
+    throw new DocentOptionsError(`eval.maxAnsweredUnanswerable must be a whole number ≥ 0 (got ${JSON.stringify(max)})`);
+  }
+  return { questions: path.resolve(cwd, o.questions), minRecall, ...(max === undefined ? {} : { maxAnsweredUnanswerable: max }) };
 }
 
 /**
@@ -393,6 +424,36 @@ export async function buildLlms(run, job, outDir) {
   // plus `.md` (docent llms would put namespaced pages under `<namespace>/`).
   const args = ['llms', ...siteArgs({ ...job, namespaces: undefined }), '--out', outDir];
   return summaryOf(await runDocent(run, args));
+}
+
+/**
+ * The quality gate: runs `docent eval` with the `eval` option's questions over `indexFile` and
+ * resolves with its report, or rejects with a {@link DocentBuildError} that names the questions
+ * that failed (the build stops before anything is copied). Resolves with null without `eval`.
+ * @param {(args: string[]) => Promise<{code: number, stdout: string, stderr: string}>} run
+ * @param {{eval: object|null, build: {indexArgs: string[]}}} opts normalised options
+ * @param {string} indexFile
+ */
+export async function runEval(run, opts, indexFile) {
+  const gate = opts.eval;
+  if (!gate) return null;
+  if (!fs.existsSync(gate.questions)) {
+    throw new DocentOptionsError(
+      `eval.questions: no file at ${gate.questions}; write one JSON object per line, ` +
+        '{"question": "...", "gold": ["/guide/install#linux"]} (see docent\'s docs/eval.md)',
+    );
+  }
+  const args = ['eval', indexFile, gate.questions, '--min-recall', String(gate.minRecall)];
+  if (gate.maxAnsweredUnanswerable !== undefined) {
+    args.push('--max-answered-unanswerable', String(gate.maxAnsweredUnanswerable));
+  }
+  // the questions are embedded the way the index was: the same embedding service and key
+  const ia = opts.build?.indexArgs ?? [];
+  for (const flag of ['--embed-base-url', '--api-key-env']) {
+    const i = ia.indexOf(flag);
+    if (i >= 0 && i + 1 < ia.length) args.push(flag, ia[i + 1]);
+  }
+  return (await runDocent(run, args)).stdout.trim();
 }
 
 /** The `docent index` / `docent llms` options that say which pages a job reads and their URLs. */

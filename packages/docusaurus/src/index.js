@@ -26,6 +26,7 @@ import {
   buildLlms,
   copyAssets,
   normalizeOptions,
+  runEval,
   scriptAttributes,
   widgetAssetMap,
   joinBase,
@@ -112,6 +113,13 @@ export default function docentPlugin(context = {}, options = {}) {
         console.log(`docent: indexed the built site (${locale}): ${summary}`);
         const llms = await buildLlms(run, job, outDir);
         if (llms) console.log(`docent: wrote llms.txt, llms-full.txt and a .md per page: ${llms}`);
+      }
+      // The golden questions are about the default locale's pages: other locales' indexes (each
+      // locale is its own build) are not gated.
+      const i18n = props.i18n ?? context.i18n;
+      if (opts.eval && (!i18n || i18n.currentLocale === i18n.defaultLocale)) {
+        const { run } = await import('docent');
+        console.log(`docent: quality gate passed (eval.questions):\n${await runEval(run, opts, indexFile)}`);
       }
       const copied = await copyAssets(opts, outDir, siteDir, indexFile);
       const secs = ((Date.now() - started) / 1000).toFixed(2);

@@ -22,6 +22,7 @@ import {
   assetMap,
   buildIndex,
   buildLlms,
+  runEval,
   contentType,
   copyAssets,
   DevIndexer,
@@ -171,6 +172,10 @@ export function withDocent(config = {}, options) {
         console.log(`docent: indexed the built site: ${summary}`);
         const llms = await buildLlms(run, job, outDir);
         if (llms) console.log(`docent: wrote llms.txt, llms-full.txt and a .md per page: ${llms}`);
+      }
+      if (opts.eval) {
+        const { run } = await import('docent');
+        console.log(`docent: quality gate passed (eval.questions):\n${await runEval(run, opts, indexFile)}`);
       }
       const copied = await copyAssets(opts, outDir, root, indexFile);
       console.log(

@@ -14,6 +14,7 @@ import {
   DevIndexer,
   DocentBuildError,
   normalizeOptions,
+  runEval,
 } from 'docent-widget/integration';
 
 const header = (version) => Buffer.concat([Buffer.from('DOCENTIX'), Buffer.from([version, 0, 0, 0])]);
@@ -155,4 +156,30 @@ test('locales and version folders become namespaces of the index', async () => {
   });
   assert.deepEqual(got.slice(2, 8), ['--namespace', 'en', '--namespace-dir', 'fr=fr', '--namespace-dir', 'v1=v1']);
   assert.throws(() => normalizeOptions({ versions: ['../v1'] }), /versions are folders of the site/);
+});
+
+test('the eval option gates the build on golden questions with docent eval', async () => {
+  const { dir } = await widgetDir();
+  await fsp.writeFile(path.join(dir, 'questions.jsonl'), '{"question": "How do I install it?", "gold": ["/guide/install#linux"]}\n');
+  let got;
+  const passing = async (args) => {
+    got = args;
+    return { code: 0, stdout: 'docent eval: 1 questions\nALL 1 100.0%\n', stderr: '' };
+  };
+  const opts = normalizeOptions({ eval: 'questions.jsonl', indexArgs: ['--api-key-env', 'EMBED_KEY'] }, dir);
+  assert.deepEqual(opts.eval, { questions: path.join(dir, 'questions.jsonl'), minRecall: 0.8 });
+  assert.match(await runEval(passing, opts, '/c/index.bin'), /ALL 1 100\.0%/);
+  assert.deepEqual(got, ['eval', '/c/index.bin', path.join(dir, 'questions.jsonl'), '--min-recall', '0.8', '--api-key-env', 'EMBED_KEY']);
+  const strict = normalizeOptions({ eval: { questions: 'questions.jsonl', minRecall: 1, maxAnsweredUnanswerable: 0 } }, dir);
+  await runEval(passing, strict, '/c/index.bin');
+  assert.deepEqual(got.slice(3), ['--min-recall', '1', '--max-answered-unanswerable', '0']);
+  // a failed gate stops the build with docent's list of missed questions
+  const failing = async () => ({ code: 1, stdout: '', stderr: 'error: quality gate failed: R@5 is 0.0% ...\n  - "How do I install it?" (top hit /x)\n' });
+  await assert.rejects(runEval(failing, opts, '/c/index.bin'), (e) => e instanceof DocentBuildError && /quality gate failed/.test(e.message) && /How do I install it/.test(e.message));
+  assert.equal(await runEval(passing, normalizeOptions({}, dir), '/c/index.bin'), null, 'no eval option: no gate');
+  // bad options and a missing file say what to write
+  assert.throws(() => normalizeOptions({ eval: { questions: 'q.jsonl', minRecall: 80 } }, dir), /from 0 to 1/);
+  assert.throws(() => normalizeOptions({ eval: { questions: 'q.jsonl', recall: 0.8 } }, dir), /unknown eval option "recall"/);
+  assert.throws(() => normalizeOptions({ eval: 3 }, dir), /path of a questions file/);
+  await assert.rejects(runEval(passing, normalizeOptions({ eval: 'missing.jsonl' }, dir), '/c/index.bin'), /no file at .*missing\.jsonl/);
 });
