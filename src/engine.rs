@@ -668,6 +668,9 @@ impl Engine {
             t.confidence = result.confidence;
             t.fallback = fallback;
         });
+        if let Some(note) = turn.with_untracked(crate::scope::fallback_note) {
+            live.set(note);
+        }
         if result.abstained || result.hits.is_empty() {
             let closest: Vec<Hit> = result.closest.iter().take(CLOSEST * 2).cloned().collect();
             let sources = budget::group_sources(index.as_ref(), &closest, CLOSEST);

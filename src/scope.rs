@@ -44,15 +44,20 @@ impl Scope {
         if self.namespaces.with_untracked(|n| n != namespaces) {
             self.namespaces.set(namespaces.clone());
         }
+        // A configured namespace the index does not have would search nothing: ignored.
         let current = configured
+            .filter(|c| namespaces.iter().any(|n| n == c))
             .map(str::to_string)
             .or_else(|| page_namespace(index, path).map(str::to_string))
             .or_else(|| derive_namespace(None, namespaces, path));
         self.current.set(current.unwrap_or_default());
     }
 
-    /// The reader's pick in the dialog ("": all docs); it holds while they stay on the page.
+    /// The reader's pick in the dialog ("": all docs); it holds while they stay on the page
+    /// they picked it on (which may be newer than the one the scope was last set for).
     pub fn choose(&self, namespace: String) {
+        let path = web_sys::window().and_then(|w| w.location().pathname().ok());
+        self.page.set_value(path);
         self.current.set(namespace);
     }
 
@@ -84,6 +89,7 @@ pub fn ScopeBar(
                 <select
                     id="docent-scope-pick"
                     data-testid="docent-scope-pick"
+                    aria-label="Docs to answer from"
                     on:change=move |ev| scope.choose(event_target_value(&ev))
                 >
                     {option(String::new(), "all docs".into())}

@@ -254,7 +254,7 @@ fn page_origin() -> Option<String> {
 /// Focusable elements inside `container`, in tab order (document order; no positive tabindex used).
 fn focusables(container: &web_sys::Element) -> Vec<HtmlElement> {
     let Ok(list) = container.query_selector_all(
-        "button:not([disabled]), [href], textarea:not([disabled]), input:not([disabled]), summary, [tabindex]:not([tabindex='-1'])",
+        "button:not([disabled]), [href], textarea:not([disabled]), input:not([disabled]), select:not([disabled]), summary, [tabindex]:not([tabindex='-1'])",
     ) else {
         return Vec::new();
     };

@@ -553,7 +553,9 @@ async fn the_scope_follows_client_side_navigation_and_a_pick_holds_on_its_page()
     navigate("/v2/install.html");
     w.ask("How do I install docent on Linux?");
     let v2 = until(turns(2)).await && until(scope_says("Answering from v2 docs")).await;
-    // On this page the reader picks all docs: the next question keeps it.
+    // The reader goes back to a v1 page and, before asking, picks all docs: the next question
+    // keeps the pick (made on this page) instead of following the page.
+    navigate("/v1/install.html");
     let pick = q(&shadow, "[data-testid=docent-scope-pick]").unwrap();
     js_sys::Reflect::set(&pick, &"value".into(), &"".into()).unwrap();
     pick.dispatch_event(&web_sys::Event::new("change").unwrap()).unwrap();
@@ -563,6 +565,21 @@ async fn the_scope_follows_client_side_navigation_and_a_pick_holds_on_its_page()
     assert!(v1, "v1 page: {}", shadow.inner_html());
     assert!(v2, "v2 page: {}", shadow.inner_html());
     assert!(kept, "the pick holds: {}", shadow.inner_html());
+}
+
+#[wasm_bindgen_test]
+async fn a_configured_namespace_the_index_lacks_is_ignored() {
+    let url = blob_url(&versions_index());
+    let (_host, shadow, root) = shadow_host();
+    let cfg =
+        serde_json::json!({ "index": url, "mode": "inline", "persist": false, "namespace": "v9" });
+    let w = mount(root, &cfg.to_string()).expect("mounts");
+    w.ask("How do I install docent on Linux?");
+    let answered = until(|| q(&shadow, "[data-testid=docent-excerpt-label]").is_some()).await;
+    assert!(answered, "{}", shadow.inner_html());
+    let scope = q(&shadow, "[data-testid=docent-scope]").unwrap().text_content().unwrap();
+    assert!(scope.contains("Answering from all docs"), "{scope}");
+    assert!(q(&shadow, "[data-testid=docent-fallback]").is_none(), "no fall-back from v9");
 }
 
 #[wasm_bindgen_test]
