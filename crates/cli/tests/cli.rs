@@ -665,26 +665,7 @@ fn namespace_dirs_put_locale_and_version_folders_of_one_site_in_their_namespaces
         "--check-anchors",
         "--quiet",
     ]);
-    let urls_in = |ns: &str| -> Vec<String> {
-        let json = ok(&[
-            "search",
-            idx,
-            "zorblatt",
-            "--json",
-            "--floor",
-            "0",
-            "--mode",
-            "lexical",
-            "--namespace",
-            ns,
-        ]);
-        json.lines()
-            .map(|l| {
-                let v: serde_json::Value = serde_json::from_str(l).unwrap();
-                v["url"].as_str().unwrap().to_string()
-            })
-            .collect()
-    };
+    let urls_in = |ns: &str| lexical_urls(idx, "zorblatt", ns);
     assert_eq!(urls_in("en"), ["/guide/install.html#install"]);
     assert_eq!(urls_in("v1"), ["/v1/guide/install.html#install"]);
     assert_eq!(urls_in("fr"), ["/fr/guide/install.html#installer"]);
@@ -730,22 +711,7 @@ fn source_urls_publish_a_docs_version_kept_apart_from_the_current_docs() {
         "docusaurus",
         "--quiet",
     ]);
-    let url_in = |ns: &str| -> String {
-        let json = ok(&[
-            "search",
-            idx,
-            "zorblatt",
-            "--json",
-            "--floor",
-            "0",
-            "--mode",
-            "lexical",
-            "--namespace",
-            ns,
-        ]);
-        let v: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
-        v["url"].as_str().unwrap().to_string()
-    };
+    let url_in = |ns: &str| lexical_urls(idx, "zorblatt", ns).remove(0);
     assert_eq!(url_in("2.x"), "/docs/install#on-linux");
     assert_eq!(url_in("1.0"), "/docs/1.0/install#on-linux");
     let err = fails(&["index", current, "--out", idx, "--source-url", "nope=/docs/x"]);
@@ -784,4 +750,26 @@ fn eval_gates_a_build_on_recall_and_on_answered_unanswerable_questions() {
     assert!(err.contains("baking sourdough"), "{err}");
     let err = fails(&["eval", idx_s, qs_s, "--min-recall", "80"]);
     assert!(err.contains("between 0 and 1"), "{err}");
+}
+
+/// The hit URLs of a lexical search in one namespace, best first (no floor).
+fn lexical_urls(idx: &str, query: &str, namespace: &str) -> Vec<String> {
+    let json = ok(&[
+        "search",
+        idx,
+        query,
+        "--json",
+        "--floor",
+        "0",
+        "--mode",
+        "lexical",
+        "--namespace",
+        namespace,
+    ]);
+    json.lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["url"].as_str().unwrap().to_string()
+        })
+        .collect()
 }
