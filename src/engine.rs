@@ -823,10 +823,9 @@ impl Engine {
                     ended = true;
                     parser.finish().into_iter().collect()
                 }
-                Err(NetError::Aborted) => {
-                    reader.cancel();
-                    return Err(StreamFail::Fail(Fail::new("Stopped.")));
-                }
+                // The aborted request already ended the stream: cancelling it too would leave
+                // cancel()'s rejected promise unhandled (an "uncaught AbortError" in the page).
+                Err(NetError::Aborted) => return Err(StreamFail::Fail(Fail::new("Stopped."))),
                 Err(e) => {
                     return Err(StreamFail::Fail(Fail::new(format!(
                         "The connection broke while answering ({}). The partial answer is kept; try again.",

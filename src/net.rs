@@ -195,7 +195,8 @@ impl BodyReader {
         Ok(Some(bytes))
     }
 
-    /// Stop reading (cancels the underlying request).
+    /// Stop reading (cancels the underlying request). Not after the request was aborted: then the
+    /// promise `cancel()` returns rejects, and nothing handles it.
     pub fn cancel(&self) {
         let _ = self.reader.cancel();
     }
