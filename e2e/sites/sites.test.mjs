@@ -4,11 +4,11 @@
 //   DOCENT_SITES_VP, DOCENT_SITES_VP_DEV, DOCENT_SITES_VP_DIR   the VitePress build, `vitepress dev`, its folder
 //   DOCENT_SITES_DU, DOCENT_SITES_DU_DEV, DOCENT_SITES_DU_DIR   the same for Docusaurus
 // A site whose variables are unset (DOCENT_SITES=vitepress) has its tests skipped.
-import { test, before, after, beforeEach } from 'node:test';
+import { test, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { launchChromium, watchPageErrors } from '../lib/browser.mjs';
 
 const VP = process.env.DOCENT_SITES_VP;
 const VP_DEV = process.env.DOCENT_SITES_VP_DEV;
@@ -23,12 +23,11 @@ const tid = (id) => `[data-testid="${id}"]`;
 let browser;
 let context;
 let page;
+/** The current page's uncaught errors: each test fails on any. */
+let pageErrors;
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {
@@ -39,7 +38,11 @@ beforeEach(async () => {
   await context?.close();
   context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
   page = await context.newPage();
-  page.on('pageerror', (e) => console.error('page error:', e.message));
+  pageErrors = watchPageErrors(page);
+});
+
+afterEach(() => {
+  assert.deepEqual(pageErrors, [], 'no uncaught error in the page (a crashed widget)');
 });
 
 async function openWidget() {

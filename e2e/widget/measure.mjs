@@ -26,7 +26,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../lib/browser.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -74,10 +74,7 @@ if (process.env.DOCENT_E2E_INDEX) {
   console.log(`  index (${path.basename(process.env.DOCENT_MEASURE_CORPUS || 'corpus')}) ${kb(fs.statSync(process.env.DOCENT_E2E_INDEX).size)} raw, ${kb(gz(process.env.DOCENT_E2E_INDEX))} gz`);
 }
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', ...(process.env.XARGS ? [process.env.XARGS] : [])],
-});
+const browser = await launchChromium(process.env.XARGS ? [process.env.XARGS] : []);
 try {
   if (ONLY.has('sizes')) await firstAnswerBytes();
   if (ONLY.has('search')) await searchBenchmark();

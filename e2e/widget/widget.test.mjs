@@ -7,9 +7,9 @@
 //   DOCENT_E2E_NOCHAT     docent serve with no chat model (answers 503 no_chat_model)
 //   DOCENT_E2E_UPSTREAM   the upstream double (GET /_requests)
 //   DOCENT_E2E_SCREENSHOT where to write the README screenshot (optional)
-import { test, before, after, beforeEach } from 'node:test';
+import { test, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
+import { launchChromium, watchPageErrors } from '../lib/browser.mjs';
 
 const SITE = process.env.DOCENT_E2E_SITE;
 const PROXY = process.env.DOCENT_E2E_PROXY;
@@ -24,12 +24,11 @@ let context;
 let page;
 /** Every URL the page requested, in order. */
 let requests;
+/** The current page's uncaught errors: each test fails on any. */
+let pageErrors;
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {
@@ -43,7 +42,11 @@ beforeEach(async () => {
   page = await context.newPage();
   requests = [];
   page.on('request', (r) => requests.push(r.url()));
-  page.on('pageerror', (e) => console.error('page error:', e.message));
+  pageErrors = watchPageErrors(page);
+});
+
+afterEach(() => {
+  assert.deepEqual(pageErrors, [], 'no uncaught error in the page (a crashed widget)');
 });
 
 function pageUrl(params = {}) {
