@@ -267,18 +267,19 @@ pub fn answer_from(
     for (k, &si) in used.iter().enumerate() {
         let mut s = sources[si].clone();
         s.n = k + 1;
-        // Sentences lead, then tables and code; each in document order.
-        let mut order: Vec<(bool, SortKey)> = chosen
+        // Sentences lead, then tables and code; each in document order. The kind is the chunk
+        // slot's top bit (no index has 2^31 chunks), so this is a plain SortKey sort too.
+        let mut order: Vec<SortKey> = chosen
             .iter()
             .filter(|&&i| candidates[i].source == si)
             .map(|&i| {
                 let c = &candidates[i];
-                (c.kind != Kind::Sentence, (c.chunk, c.part, c.position, i))
+                let not_sentence = usize::from(c.kind != Kind::Sentence) << (usize::BITS - 1);
+                (not_sentence | c.chunk, c.part, c.position, i)
             })
             .collect();
         order.sort_unstable();
-        let units: Vec<&Candidate> =
-            order.iter().map(|&(_, (_, _, _, i))| &candidates[i]).collect();
+        let units: Vec<&Candidate> = order.iter().map(|&(_, _, _, i)| &candidates[i]).collect();
         if !md.is_empty() {
             md.push_str("\n\n");
         }
