@@ -304,11 +304,14 @@ impl LexicalIndex {
     {
         let mut terms: std::collections::HashMap<Box<str>, u32, FxBuild> = Default::default();
         let mut pairs: Vec<(u32, u32, u16)> = Vec::new();
+        // Per term: the documents it occurs in, and its count in the current document.
         let mut counts: Vec<u32> = Vec::new();
+        let mut tf: Vec<u32> = Vec::new();
+        // The terms of the current document, in order of first occurrence.
+        let mut seen: Vec<u32> = Vec::new();
         let mut doclens = Vec::new();
-        let mut ids: Vec<u32> = Vec::new();
         for (doc, parts) in docs.into_iter().enumerate() {
-            ids.clear();
+            let mut len = 0usize;
             for part in parts {
                 tokenize_with(part, |t| {
                     let id = match terms.get(t) {
@@ -317,23 +320,22 @@ impl LexicalIndex {
                             let id = terms.len() as u32;
                             terms.insert(t.into(), id);
                             counts.push(0);
+                            tf.push(0);
                             id
                         }
                     };
-                    ids.push(id);
+                    if tf[id as usize] == 0 {
+                        seen.push(id);
+                    }
+                    tf[id as usize] += 1;
+                    len += 1;
                 });
             }
-            doclens.push(ids.len().min(u16::MAX as usize) as u16);
-            ids.sort_unstable();
-            let mut i = 0;
-            while i < ids.len() {
-                let mut j = i + 1;
-                while j < ids.len() && ids[j] == ids[i] {
-                    j += 1;
-                }
-                pairs.push((ids[i], doc as u32, (j - i).min(u16::MAX as usize) as u16));
-                counts[ids[i] as usize] += 1;
-                i = j;
+            doclens.push(len.min(u16::MAX as usize) as u16);
+            for id in seen.drain(..) {
+                let n = std::mem::take(&mut tf[id as usize]);
+                pairs.push((id, doc as u32, n.min(u16::MAX as u32) as u16));
+                counts[id as usize] += 1;
             }
         }
         // Counting sort by term; docs stay ascending within a term because they were visited in order.
