@@ -85,7 +85,7 @@ wait_http() {
   die "$1 did not come up"
 }
 
-SITE_PORT="$(free_port)"; UP_PORT="$(free_port)"; PROXY_PORT="$(free_port)"; NOCHAT_PORT="$(free_port)"
+SITE_PORT="$(free_port)"; UP_PORT="$(free_port)"; PROXY_PORT="$(free_port)"; NOCHAT_PORT="$(free_port)"; CACHED_PORT="$(free_port)"
 SITE="http://127.0.0.1:$SITE_PORT"
 
 if [[ "$MODE" == "measure" ]]; then
@@ -131,15 +131,21 @@ fi
   --index "$WORK/index.bin" --allow-origin "$SITE" >"$WORK/proxy.log" 2>&1 & PIDS+=($!)
 "$DOCENT" serve --listen "127.0.0.1:$NOCHAT_PORT" --index "$WORK/index.bin" \
   --allow-origin "$SITE" >"$WORK/nochat.log" 2>&1 & PIDS+=($!)
+# A third proxy with the answer cache on (its own, so the other tests never get cached answers).
+printf '[cache]\nenabled = true\n' >"$WORK/cached.toml"
+"$DOCENT" serve --config "$WORK/cached.toml" --listen "127.0.0.1:$CACHED_PORT" --upstream "http://127.0.0.1:$UP_PORT/v1" \
+  --index "$WORK/index.bin" --allow-origin "$SITE" >"$WORK/cached.log" 2>&1 & PIDS+=($!)
 PORT="$SITE_PORT" COI="${COI:-}" GZIP="${GZIP:-}" node "$HERE/server.mjs" >"$WORK/site.log" 2>&1 & PIDS+=($!)
 wait_http "http://127.0.0.1:$UP_PORT/_requests" "$WORK/double.log"
 wait_http "http://127.0.0.1:$PROXY_PORT/healthz" "$WORK/proxy.log"
 wait_http "http://127.0.0.1:$NOCHAT_PORT/healthz" "$WORK/nochat.log"
+wait_http "http://127.0.0.1:$CACHED_PORT/healthz" "$WORK/cached.log"
 wait_http "$SITE/page" "$WORK/site.log"
 
 export DOCENT_E2E_SITE="$SITE"
 export DOCENT_E2E_PROXY="http://127.0.0.1:$PROXY_PORT"
 export DOCENT_E2E_NOCHAT="http://127.0.0.1:$NOCHAT_PORT"
+export DOCENT_E2E_CACHED="http://127.0.0.1:$CACHED_PORT"
 export DOCENT_E2E_UPSTREAM="http://127.0.0.1:$UP_PORT"
 export DOCENT_E2E_SCREENSHOT="${DOCENT_E2E_SCREENSHOT:-$ROOT/docs/img/widget-answer.png}"
 export NODE_PATH="$ROOT/e2e/node_modules"

@@ -5,6 +5,7 @@
 //   DOCENT_E2E_SITE       static server with the test pages and the widget (server.mjs)
 //   DOCENT_E2E_PROXY      docent serve with the upstream double as its chat/embedding upstream
 //   DOCENT_E2E_NOCHAT     docent serve with no chat model (answers 503 no_chat_model)
+//   DOCENT_E2E_CACHED     docent serve with the answer cache on ([cache] enabled)
 //   DOCENT_E2E_UPSTREAM   the upstream double (GET /_requests)
 //   DOCENT_E2E_SCREENSHOT where to write the README screenshot (optional)
 import { test, before, after, beforeEach, afterEach } from 'node:test';
@@ -14,6 +15,7 @@ import { launchChromium, watchPageErrors } from '../lib/browser.mjs';
 const SITE = process.env.DOCENT_E2E_SITE;
 const PROXY = process.env.DOCENT_E2E_PROXY;
 const NOCHAT = process.env.DOCENT_E2E_NOCHAT;
+const CACHED = process.env.DOCENT_E2E_CACHED;
 const UPSTREAM = process.env.DOCENT_E2E_UPSTREAM;
 const SCREENSHOT = process.env.DOCENT_E2E_SCREENSHOT;
 if (!SITE) throw new Error('run these tests with e2e/widget/run.sh (DOCENT_E2E_SITE is not set)');
@@ -396,6 +398,42 @@ test('feedback posts to the proxy and raises a DOM event; copy and new conversat
   assert.match(clip, /According to the docs/);
   await page.locator(tid('docent-new')).click();
   assert.equal(await page.locator(tid('docent-turn')).count(), 0);
+});
+
+test('a cached answer is marked, and "not helpful" takes it out of the cache', async () => {
+  await page.goto(pageUrl({ proxy: CACHED }));
+  await openWidget();
+  const question = 'How do I configure the cache size limit?';
+  const answerOnce = async () => {
+    await ask(question);
+    const turn = await lastTurnSettled();
+    assert.equal(await turn.locator(tid('docent-error')).count(), 0, await turn.innerText());
+    return turn;
+  };
+  const upstreamCalls = async () => (await upstreamRequests())
+    .filter((r) => r.path.endsWith('/chat/completions') && lastUserText(r).includes(question)).length;
+  const before = await upstreamCalls();
+  const first = await answerOnce();
+  assert.equal(await first.locator(tid('docent-cached')).count(), 0, 'the first answer is fresh');
+  assert.equal(await upstreamCalls(), before + 1);
+  // a new conversation, the same single-turn question: replayed from the cache
+  await page.locator(tid('docent-new')).click();
+  const second = await answerOnce();
+  await second.locator(tid('docent-cached')).waitFor({ state: 'visible', timeout: T });
+  assert.equal(await upstreamCalls(), before + 1, 'no upstream call for a cached answer');
+  // "not helpful" on the cached answer sends its cache key, and the proxy evicts it
+  const [response] = await Promise.all([
+    page.waitForResponse((r) => r.url().endsWith('/v1/feedback'), { timeout: T }),
+    second.locator(tid('docent-feedback-down')).click(),
+  ]);
+  const body = JSON.parse(response.request().postData());
+  assert.equal(body.rating, 'down');
+  assert.match(String(body.cache_key), /^[0-9a-f]{64}$/, `the cache key goes with the rating: ${JSON.stringify(body)}`);
+  assert.ok(response.ok(), `the proxy took the feedback: ${response.status()}`);
+  await page.locator(tid('docent-new')).click();
+  const third = await answerOnce();
+  assert.equal(await third.locator(tid('docent-cached')).count(), 0, 'evicted: answered afresh');
+  assert.equal(await upstreamCalls(), before + 2);
 });
 
 test('the inline <docent-chat> element answers in place', async () => {
