@@ -173,11 +173,8 @@ fn markdown_sources_get_base_url_clean_urls_and_globs() {
 
 #[test]
 fn eval_reports_recall_mrr_abstains_and_a_floor_suggestion() {
-    let src = md_fixture();
-    let out_dir = tempfile::tempdir().unwrap();
-    let idx = out_dir.path().join("site.idx");
+    let (_src, out_dir, idx) = indexed_md_fixture();
     let idx_s = idx.to_str().unwrap();
-    ok(&["index", src.path().to_str().unwrap(), "--out", idx_s, "--quiet"]);
     let qs = out_dir.path().join("q.jsonl");
     std::fs::write(
         &qs,
@@ -531,11 +528,8 @@ fn docent_into_closed_pipe(args: &[&str]) -> Output {
 
 #[test]
 fn output_to_a_closed_pipe_ends_quietly_instead_of_panicking() {
-    let src = md_fixture();
-    let out_dir = tempfile::tempdir().unwrap();
-    let idx = out_dir.path().join("site.idx");
+    let (_src, out_dir, idx) = indexed_md_fixture();
     let idx_s = idx.to_str().unwrap();
-    ok(&["index", src.path().to_str().unwrap(), "--out", idx_s, "--quiet"]);
     let qs = out_dir.path().join("q.jsonl");
     std::fs::write(&qs, "{\"question\": \"where does FROB_HOME put the cache\", \"gold\": [\"guide/install.html#config\"]}\n").unwrap();
     let qs_s = qs.to_str().unwrap();
@@ -722,11 +716,8 @@ fn source_urls_publish_a_docs_version_kept_apart_from_the_current_docs() {
 
 #[test]
 fn eval_gates_a_build_on_recall_and_on_answered_unanswerable_questions() {
-    let src = md_fixture();
-    let out_dir = tempfile::tempdir().unwrap();
-    let idx = out_dir.path().join("site.idx");
+    let (_src, out_dir, idx) = indexed_md_fixture();
     let idx_s = idx.to_str().unwrap();
-    ok(&["index", src.path().to_str().unwrap(), "--out", idx_s, "--quiet"]);
     let qs = out_dir.path().join("q.jsonl");
     let qs_s = qs.to_str().unwrap();
     std::fs::write(
@@ -772,4 +763,13 @@ fn lexical_urls(idx: &str, query: &str, namespace: &str) -> Vec<String> {
             v["url"].as_str().unwrap().to_string()
         })
         .collect()
+}
+
+/// The Markdown fixture indexed lexically: (its folder, an output folder, the index file in it).
+fn indexed_md_fixture() -> (tempfile::TempDir, tempfile::TempDir, PathBuf) {
+    let src = md_fixture();
+    let out_dir = tempfile::tempdir().unwrap();
+    let idx = out_dir.path().join("site.idx");
+    ok(&["index", src.path().to_str().unwrap(), "--out", idx.to_str().unwrap(), "--quiet"]);
+    (src, out_dir, idx)
 }
