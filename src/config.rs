@@ -241,16 +241,10 @@ impl WidgetConfig {
     }
 }
 
-/// Pick the namespace: the configured one, else the first namespace of the index that appears as a
-/// path segment of the page URL (docs versions such as `/v2/guide/`), else none.
-pub fn derive_namespace(
-    configured: Option<&str>,
-    index_namespaces: &[String],
-    page_path: &str,
-) -> Option<String> {
-    if let Some(ns) = configured {
-        return Some(ns.to_string());
-    }
+/// The first namespace of the index that appears as a path segment of the page URL (docs versions
+/// such as `/v2/guide/`), else none. The last resort of `scope.rs` after the configured
+/// namespace and the page's own namespace in the index.
+pub fn path_namespace(index_namespaces: &[String], page_path: &str) -> Option<String> {
     let segments: Vec<&str> = page_path.split('/').filter(|s| !s.is_empty()).collect();
     index_namespaces.iter().find(|ns| !ns.is_empty() && segments.iter().any(|s| s == ns)).cloned()
 }

@@ -321,7 +321,6 @@ impl Engine {
 
     async fn index(&self, turn: RwSignal<TurnData>) -> Result<Rc<Index>, Fail> {
         if let Some(ix) = self.index.borrow().clone() {
-            self.follow_page();
             return Ok(ix);
         }
         let url = self.cfg.index.clone();
@@ -331,7 +330,6 @@ impl Engine {
         .await
         .map_err(|e| Fail::new(e.0))?;
         *self.index.borrow_mut() = Some(ix.clone());
-        self.follow_page();
         Ok(ix)
     }
 
@@ -459,7 +457,7 @@ impl Engine {
         history: &History,
         signal: &web_sys::AbortSignal,
     ) -> Result<Retrieved, Fail> {
-        let opts = self.search_options();
+        let mut opts = self.search_options();
         let mut offline_reason = None;
         let mut rewritten = None;
         let online = self.cfg.proxy.is_some();
@@ -501,7 +499,6 @@ impl Engine {
             }
         }
         mark("docent:search");
-        let mut opts = opts;
         let scoped = retrieve::retrieve(index, &ask, &vectors, &opts);
         // The scope has nothing on the question: all docs, and the answer says so. When all
         // docs have nothing either, the "I don't know" lists the closest sections of the scope.
@@ -654,6 +651,7 @@ impl Engine {
         live: RwSignal<String>,
     ) -> Result<(), Fail> {
         let index = self.index(turn).await?;
+        self.follow_page();
         turn.update(|t| t.status = Status::Searching);
         let Retrieved { result, rewritten, offline_reason, fallback } =
             self.retrieve(&index, question, history, signal).await?;

@@ -6,7 +6,7 @@ use docent_core::scope::page_namespace;
 use docent_core::Index;
 use leptos::prelude::*;
 
-use crate::config::derive_namespace;
+use crate::config::path_namespace;
 use crate::conversation::TurnData;
 
 /// What the dialog shows and the engine searches.
@@ -49,7 +49,7 @@ impl Scope {
             .filter(|c| namespaces.iter().any(|n| n == c))
             .map(str::to_string)
             .or_else(|| page_namespace(index, path).map(str::to_string))
-            .or_else(|| derive_namespace(None, namespaces, path));
+            .or_else(|| path_namespace(namespaces, path));
         self.current.set(current.unwrap_or_default());
     }
 

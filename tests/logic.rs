@@ -2,7 +2,7 @@
 //! browser like the component tests.
 #![cfg(target_arch = "wasm32")]
 
-use docent_widget::config::{derive_namespace, looks_non_english, WidgetConfig};
+use docent_widget::config::{looks_non_english, path_namespace, WidgetConfig};
 use docent_widget::engine::{describe, last_sentence_end, same_model, speakable};
 use docent_widget::net::{parse_error_body, NetError};
 use docent_widget::ui::add_code_copy_buttons;
@@ -130,12 +130,11 @@ fn the_proxys_system_prompt_cost_and_window_replace_the_widgets_guesses() {
 }
 
 #[wasm_bindgen_test]
-fn namespace_comes_from_config_or_the_page_path() {
+fn a_namespace_named_in_the_page_path() {
     let ns = vec!["v1".to_string(), "v2".to_string()];
-    assert_eq!(derive_namespace(Some("v1"), &ns, "/v2/guide/"), Some("v1".into()));
-    assert_eq!(derive_namespace(None, &ns, "/docs/v2/guide/"), Some("v2".into()));
-    assert_eq!(derive_namespace(None, &ns, "/docs/guide/"), None);
-    assert_eq!(derive_namespace(None, &ns, "/docs/v20/"), None);
+    assert_eq!(path_namespace(&ns, "/docs/v2/guide/"), Some("v2".into()));
+    assert_eq!(path_namespace(&ns, "/docs/guide/"), None);
+    assert_eq!(path_namespace(&ns, "/docs/v20/"), None);
 }
 
 #[wasm_bindgen_test]
