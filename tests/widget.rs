@@ -367,6 +367,16 @@ async fn a_question_outside_the_docs_offers_the_closest_sections_without_a_model
     assert!(q(&shadow, "[data-testid=docent-error]").is_none());
 }
 
+/// A bubbling, cancelable Enter keydown, as the question box gets it (with Shift: a new line).
+fn enter(shift: bool) -> web_sys::KeyboardEvent {
+    let init = web_sys::KeyboardEventInit::new();
+    init.set_key("Enter");
+    init.set_shift_key(shift);
+    init.set_bubbles(true);
+    init.set_cancelable(true);
+    web_sys::KeyboardEvent::new_with_keyboard_event_init_dict("keydown", &init).unwrap()
+}
+
 #[wasm_bindgen_test]
 async fn enter_sends_and_shift_enter_does_not() {
     let (_host, shadow, root) = shadow_host();
@@ -377,18 +387,10 @@ async fn enter_sends_and_shift_enter_does_not() {
         q(&shadow, "[data-testid=docent-input]").unwrap().dyn_into().unwrap();
     input.set_value("first line");
     input.dispatch_event(&web_sys::Event::new("input").unwrap()).unwrap();
-    let key = |shift: bool| {
-        let init = web_sys::KeyboardEventInit::new();
-        init.set_key("Enter");
-        init.set_shift_key(shift);
-        init.set_bubbles(true);
-        init.set_cancelable(true);
-        web_sys::KeyboardEvent::new_with_keyboard_event_init_dict("keydown", &init).unwrap()
-    };
-    input.dispatch_event(&key(true)).unwrap();
+    input.dispatch_event(&enter(true)).unwrap();
     sleep(50).await;
     assert!(q(&shadow, "[data-testid=docent-turn]").is_none(), "Shift+Enter does not send");
-    input.dispatch_event(&key(false)).unwrap();
+    input.dispatch_event(&enter(false)).unwrap();
     assert!(until(|| q(&shadow, "[data-testid=docent-turn]").is_some()).await, "Enter sends");
     assert_eq!(
         q(&shadow, "[data-testid=docent-question]").unwrap().text_content().as_deref(),
@@ -417,13 +419,7 @@ async fn a_question_asked_in_the_dialog_survives_closing_and_reopening_it() {
         q(&shadow, "[data-testid=docent-input]").unwrap().dyn_into().unwrap();
     input.set_value("How do I install docent on Linux?");
     input.dispatch_event(&web_sys::Event::new("input").unwrap()).unwrap();
-    let init = web_sys::KeyboardEventInit::new();
-    init.set_key("Enter");
-    init.set_bubbles(true);
-    init.set_cancelable(true);
-    let enter =
-        web_sys::KeyboardEvent::new_with_keyboard_event_init_dict("keydown", &init).unwrap();
-    input.dispatch_event(&enter).unwrap();
+    input.dispatch_event(&enter(false)).unwrap();
     let answered = || q(&shadow, "[data-testid=docent-excerpt-label]").is_some();
     assert!(until(answered).await, "{}", shadow.inner_html());
     w.close();
@@ -460,6 +456,9 @@ async fn the_dialog_shows_the_page_scope_and_the_reader_can_switch_it() {
     let cfg =
         serde_json::json!({ "index": url, "mode": "inline", "persist": false, "namespace": "v1" });
     let w = mount(root, &cfg.to_string()).expect("mounts");
+    // The configured namespace wins over the page's own (a v2 page, with v2 in its path).
+    let back = web_sys::window().unwrap().location().href().unwrap();
+    navigate("/v2/install.html");
     let answers = |n: usize| {
         let shadow = shadow.clone();
         move || {
@@ -486,6 +485,7 @@ async fn the_dialog_shows_the_page_scope_and_the_reader_can_switch_it() {
         );
     }
     assert!(q(&shadow, "[data-testid=docent-fallback]").is_none(), "no fallback note");
+    navigate(&back);
 
     // The reader switches to v2.
     let pick = q(&shadow, "[data-testid=docent-scope] select").unwrap();
