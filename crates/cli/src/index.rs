@@ -379,36 +379,34 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
     if raw_sources.is_empty() {
         bail!("no sources given: pass the folder(s) with your docs, e.g. `docent index docs --out docent.idx`, or set sources in docent.toml's [index] section");
     }
+    // A source folder as given, without a trailing separator: what `--source-url` names.
+    let folder = |path: &str| path.trim().trim_end_matches(['/', '\\']).to_string();
+    let specs: Vec<(Option<&str>, &str)> = raw_sources.iter().map(|s| split_namespace(s)).collect();
     let mut source_urls = Vec::new();
     for s in args.site.source_url.iter().chain(&section.source_urls) {
         match s.split_once('=') {
             Some((src, url)) if !src.trim().is_empty() && !url.trim().is_empty() => {
-                source_urls.push((src.trim().trim_end_matches(['/', '\\']), url.trim()));
+                let src = folder(src);
+                if !specs.iter().any(|(_, path)| folder(path) == src) {
+                    bail!("--source-url {src:?} names no source; write it exactly as the source folder is given (sources: {})",
+                        raw_sources.join(", "));
+                }
+                source_urls.push((src, url.trim()));
             }
             _ => bail!("--source-url {s:?}: write SRC=URL with SRC one of the sources, e.g. --source-url versioned_docs/version-1.0=/docs/1.0"),
         }
     }
-    let sources: Vec<SourceSpec> = raw_sources
+    let sources: Vec<SourceSpec> = specs
         .iter()
-        .map(|s| {
-            let (ns, path) = split_namespace(s);
-            let key = path.trim_end_matches(['/', '\\']);
-            SourceSpec {
-                path: PathBuf::from(path),
-                namespace: ns.map(str::to_string).unwrap_or_else(|| default_ns.clone()),
-                base_url: source_urls
-                    .iter()
-                    .find(|(src, _)| *src == key)
-                    .map(|(_, u)| u.to_string()),
-            }
+        .map(|&(ns, path)| SourceSpec {
+            path: PathBuf::from(path),
+            namespace: ns.map(str::to_string).unwrap_or_else(|| default_ns.clone()),
+            base_url: source_urls
+                .iter()
+                .find(|(src, _)| *src == folder(path))
+                .map(|(_, u)| u.to_string()),
         })
         .collect();
-    if let Some((src, _)) = source_urls.iter().find(|(src, _)| {
-        !sources.iter().any(|s| s.path.to_string_lossy().trim_end_matches(['/', '\\']) == *src)
-    }) {
-        bail!("--source-url {src:?} names no source; write it exactly as the source folder is given (sources: {})",
-            raw_sources.join(", "));
-    }
     let Some(out) = args.out.clone().or(section.out.clone()) else {
         bail!("no output file: pass --out FILE (e.g. --out public/docent.idx) or set out in docent.toml's [index] section");
     };
