@@ -59,7 +59,7 @@ export default function docentPlugin(context = {}, options = {}) {
       if (!dev || process.env.NODE_ENV === 'production') return;
       try {
         const { run } = await import('docent');
-        const job = devVersionsJob(dev.job, docsVersions(allContent), context);
+        const job = devVersionsJob(dev, docsVersions(allContent), context);
         console.log(`docent: dev index: ${await buildIndex(run, job)}`);
       } catch (err) {
         console.warn(err.message);
@@ -77,7 +77,7 @@ export default function docentPlugin(context = {}, options = {}) {
       // `docusaurus start`: serve the assets from where they are, without copying
       let dirs;
       try {
-        dirs = devStaticDirs(opts, siteDir, baseUrl, dev?.job.out);
+        dirs = devStaticDirs(opts, siteDir, baseUrl, dev?.out);
       } catch (err) {
         console.warn(`${err.message} (the widget will not load in the dev server)`);
         return {};
@@ -91,9 +91,9 @@ export default function docentPlugin(context = {}, options = {}) {
       if (!outDir) {
         throw new DocentOptionsError('postBuild got no outDir from Docusaurus; cannot copy the widget');
       }
+      const i18n = props.i18n ?? context.i18n;
       let indexFile = opts.index;
       if (!indexFile) {
-        const i18n = props.i18n ?? context.i18n;
         const locale = i18n?.currentLocale ?? 'default';
         indexFile = path.join(generatedDir(context), 'docent', 'build', locale, 'index.bin');
         // the default locale's build folder holds the other locales' folders: not this index's
@@ -116,7 +116,6 @@ export default function docentPlugin(context = {}, options = {}) {
       }
       // The golden questions are about the default locale's pages: other locales' indexes (each
       // locale is its own build) are not gated.
-      const i18n = props.i18n ?? context.i18n;
       if (opts.eval && (!i18n || i18n.currentLocale === i18n.defaultLocale)) {
         const { run } = await import('docent');
         console.log(`docent: quality gate passed (eval.questions):\n${await runEval(run, opts, indexFile)}`);
@@ -210,7 +209,8 @@ function generatedDir(context) {
 }
 
 /**
- * The dev server's index job: the docs of the locale being served (the translated docs of
+ * The dev server's index job before Docusaurus has loaded the docs versions (`devVersionsJob`
+ * then replaces its pages): the docs of the locale being served (the translated docs of
  * i18n/<locale>/ when they exist, else docs/), Docusaurus anchor rules, URLs under
  * `<baseUrl>docs/`.
  */
@@ -224,14 +224,11 @@ function devIndexJob(opts, context) {
     : path.join(siteDir, 'docs');
   return {
     sources: [docs],
-    job: {
-      sources: [docs],
-      out: path.join(generatedDir(context), 'docent', 'dev', 'index.bin'),
-      baseUrl: `${joinBase(context.baseUrl ?? '/', 'docs')}`,
-      cleanUrls: true,
-      flavor: 'docusaurus',
-      build: opts.build,
-    },
+    out: path.join(generatedDir(context), 'docent', 'dev', 'index.bin'),
+    baseUrl: `${joinBase(context.baseUrl ?? '/', 'docs')}`,
+    cleanUrls: true,
+    flavor: 'docusaurus',
+    build: opts.build,
   };
 }
 
