@@ -473,6 +473,8 @@ pub fn Turn(
     let data = entry.data;
     let id = entry.id;
     let docs_origin = ctx.cfg(|c| c.docs_origin.clone()).or_else(page_origin);
+    let origin = docs_origin.clone();
+    let looked_origin = docs_origin.clone();
     let rendered = Memo::new(move |_| data.with(|t| render_answer(t, docs_origin.clone())));
     let status = Memo::new(move |_| data.with(|t| t.status.clone()));
     let done = move || matches!(status.get(), Status::Done | Status::Stopped);
@@ -484,7 +486,7 @@ pub fn Turn(
             if t.status.busy() && t.answer.is_empty() {
                 return String::new();
             }
-            rendered.with(|r| strings::source_list(&t.sources, &r.cited, t.kind))
+            rendered.with(|r| strings::source_list(&t.sources, &r.cited, t.kind, origin.as_deref()))
         })
     });
     let status_line = Memo::new(move |_| status.with(strings::status_line));
@@ -494,7 +496,10 @@ pub fn Turn(
         strings::after_answer(rendered.with(|r| r.truncated), status.get() == Status::Stopped)
     });
     let looked_at = Memo::new(move |_| {
-        data.with(|t| strings::looked_at(&t.looked_at, t.rewritten.as_deref(), t.confidence, fixed))
+        data.with(|t| {
+            let origin = looked_origin.as_deref();
+            strings::looked_at(&t.looked_at, t.rewritten.as_deref(), t.confidence, origin, fixed)
+        })
     });
     let error = Memo::new(move |_| {
         status.with(|s| match s {
