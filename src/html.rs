@@ -173,7 +173,8 @@ pub fn looked_at(
 }
 
 /// The progress line while an answer is prepared (index download with a progress bar, search,
-/// waiting for the model); empty otherwise. Shown inside a persistent `role="status"` element.
+/// waiting for the model); empty otherwise. Not a live region: the dialog's one polite live
+/// region announces the search, the answer's start and its end (`engine::answer_complete`).
 pub fn status_line(status: &Status) -> String {
     let text = match status {
         Status::LoadingIndex { received, total } => {
@@ -303,7 +304,7 @@ pub fn actions(feedback: Option<bool>) -> String {
         &[("class", "docent-actions"), ("role", "group"), ("aria-label", "Answer actions")],
     );
     button(&mut h, "copy", "docent-copy", "Copy answer", "Copy", None);
-    button(&mut h, "retry", "docent-retry-answer", "Ask again", "Retry", None);
+    button(&mut h, "retry", "docent-retry-answer", "Ask again", "Ask again", None);
     button(&mut h, "up", "docent-feedback-up", "Helpful", "Helpful", Some(pressed(true)));
     button(
         &mut h,

@@ -3,7 +3,8 @@
 #![cfg(target_arch = "wasm32")]
 
 use docent_widget::config::{looks_non_english, path_namespace, WidgetConfig};
-use docent_widget::engine::{describe, last_sentence_end, same_model, speakable};
+use docent_widget::conversation::AnswerKind;
+use docent_widget::engine::{answer_complete, describe, same_model};
 use docent_widget::net::{parse_error_body, NetError};
 use docent_widget::ui::add_code_copy_buttons;
 use wasm_bindgen_test::*;
@@ -147,14 +148,18 @@ fn non_english_questions_are_detected_for_rewriting() {
 }
 
 #[wasm_bindgen_test]
-fn live_region_text_has_no_markdown_or_citations() {
+fn the_live_region_says_an_answer_is_complete_with_its_number_of_sources() {
+    assert_eq!(answer_complete(AnswerKind::Model, 3), "Answer complete, with 3 sources.");
+    assert_eq!(answer_complete(AnswerKind::Model, 1), "Answer complete, with 1 source.");
+    assert_eq!(answer_complete(AnswerKind::Model, 0), "Answer complete, with no sources.");
     assert_eq!(
-        speakable("Use **cargo** `build` [1][2]. See [the guide](x)"),
-        "Use cargo build . See the guide(x)"
+        answer_complete(AnswerKind::Excerpts, 2),
+        "Excerpts from the docs shown, with 2 sources."
     );
-    assert_eq!(last_sentence_end("One. Two"), Some(4));
-    assert_eq!(last_sentence_end("v1.2 is out"), None);
-    assert_eq!(last_sentence_end("line\nmore"), Some(5));
+    assert_eq!(
+        answer_complete(AnswerKind::NotCovered, 4),
+        "The docs don't seem to cover this. The 4 closest sections are listed."
+    );
 }
 
 #[wasm_bindgen_test]
@@ -182,6 +187,10 @@ fn copy_buttons_go_only_into_renderer_code_wrappers() {
     let html = "<div class=\"docent-code\"><pre><code>x</code></pre></div><p>&lt;div class=&quot;docent-code&quot;&gt;</p>";
     let out = add_code_copy_buttons(html);
     assert_eq!(out.matches("<button").count(), 1, "{out}");
+    // Wide code blocks and tables scroll: they take keyboard focus so they can be scrolled.
+    assert_eq!(out.matches("<pre tabindex=\"0\">").count(), 1, "{out}");
+    let table = add_code_copy_buttons("<div class=\"docent-table\"><table></table></div>");
+    assert!(table.starts_with("<div class=\"docent-table\" tabindex=\"0\">"), "{table}");
 }
 
 #[wasm_bindgen_test]
