@@ -513,6 +513,60 @@ fn every_gold_anchor_of_the_git_eval_set_exists() {
     check_gold_anchors("git.jsonl", &|_| root.clone());
 }
 
+/// Check every gold entry of an eval set over a vendored Markdown corpus (`eval/corpora/<name>/docs`,
+/// namespace `<name>`): index the folder as `scripts/eval` does (lexical only) and require each
+/// gold entry to name a chunk of that index, the way `docent eval` matches it.
+fn check_vendored_gold(set: &str, corpus: &str) {
+    let eval = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../eval");
+    let questions = docent_cli::eval::read_questions(&eval.join(set)).unwrap();
+    assert!(questions.len() >= 60, "{set}: {} questions", questions.len());
+    let unanswerable = questions.iter().filter(|q| q.gold.is_empty()).count();
+    assert!(unanswerable >= 8, "{set}: {unanswerable} unanswerable questions");
+    let out = tempfile::tempdir().unwrap();
+    let settings = IndexSettings {
+        sources: vec![SourceSpec {
+            path: eval.join("corpora").join(corpus).join("docs"),
+            namespace: corpus.to_string(),
+            base_url: None,
+        }],
+        out: out.path().join("set.idx"),
+        embed: "none".into(),
+        progress: false,
+        ..Default::default()
+    };
+    build_index_with(&settings, None).unwrap();
+    let index = docent_core::Index::from_bytes(std::fs::read(&settings.out).unwrap()).unwrap();
+    let chunks: Vec<docent_core::model::Chunk> = (0..index.len()).map(|i| index.chunk(i)).collect();
+    for q in &questions {
+        for g in &q.gold {
+            assert!(
+                g.starts_with(&format!("{corpus}/")),
+                "{set}: gold {g} is not in namespace {corpus}"
+            );
+            assert!(
+                chunks.iter().any(|c| docent_cli::eval::gold_matches(
+                    g,
+                    &c.namespace,
+                    &c.url,
+                    &c.anchor
+                )),
+                "{set}: gold {g} names no section of the vendored pages (question: {})",
+                q.question
+            );
+        }
+    }
+}
+
+#[test]
+fn every_gold_anchor_of_the_starlight_eval_set_exists() {
+    check_vendored_gold("starlight.jsonl", "starlight");
+}
+
+#[test]
+fn every_gold_anchor_of_the_mkdocs_material_eval_set_exists() {
+    check_vendored_gold("mkdocs-material.jsonl", "mkdocs-material");
+}
+
 /// Run docent with its stdout connected to a pipe whose reading end is already closed (like
 /// `docent inspect idx | head` after head exits), so every write fails with EPIPE.
 fn docent_into_closed_pipe(args: &[&str]) -> Output {
