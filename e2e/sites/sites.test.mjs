@@ -7,7 +7,9 @@
 import { test, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { launchChromium, watchPageErrors } from '../lib/browser.mjs';
 import { assertAccessible, WIDGET } from '../lib/axe.mjs';
 
@@ -318,4 +320,113 @@ test('docusaurus start: the dev server serves the widget, answers per version, r
   } finally {
     restore();
   }
+});
+
+// ------------------------------------------------------- what docent read, built vs sources
+
+/** Every chunk of the index served at `site` (built HTML or a dev server's sources), read with
+ * the site's own docent: `inspect --sections` lists the pages, `inspect --page --json` their
+ * chunks exactly as indexed. */
+async function servedChunks(siteDir, site) {
+  const bin = path.join(siteDir, 'node_modules/.bin/docent');
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'docent-chunks-')), 'index.bin');
+  fs.writeFileSync(file, await indexBytes(site));
+  const run = (args) => execFileSync(bin, args, { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const urls = new Set();
+  for (const line of run(['inspect', file, '--sections']).split('\n').filter(Boolean)) {
+    const link = line.split('\t')[0];
+    // `namespace/url#anchor`: URLs here start with `/` (or a scheme), namespaces hold no `/`.
+    const url = /^(\/|https?:)/.test(link) ? link : link.slice(link.indexOf('/') + 1);
+    urls.add(url.split('#')[0]);
+  }
+  const chunks = [];
+  for (const url of urls) {
+    for (const line of run(['inspect', file, '--page', url, '--json']).split('\n').filter(Boolean)) {
+      chunks.push(JSON.parse(line));
+    }
+  }
+  return chunks;
+}
+
+/** Text outside code: fenced blocks and inline code removed. */
+function prose(text) {
+  return text.replace(/(`{3,})[^\n]*\n[\s\S]*?\n\1/g, '').replace(/`[^`\n]*`/g, '');
+}
+
+/** What a reader never sees and no chunk may hold: MDX statements, JSX and Vue component tags,
+ * container and fence markers, unresolved includes, twoslash and notation markers. */
+function assertCleanChunks(chunks, label) {
+  for (const c of chunks) {
+    const where = `${label}: ${c.url}#${c.anchor} (chunk ${c.chunk}):\n${c.text}`;
+    const p = prose(c.text);
+    assert.ok(!/^\s*(import|export)\s/m.test(p), `an import/export statement in ${where}`);
+    assert.ok(!/<\/?([A-Z][\w.]*|[a-z]+-[\w-]*)[\s/>]/.test(p), `a component tag in ${where}`);
+    assert.ok(!/:::|Code-group:|<<<|@include|\{frontMatter|\{\/\*/.test(p), `a marker in ${where}`);
+    assert.ok(!/mdx-code-block|---cut---|\/\/ @noErrors|\/\/\s*\^\?|\[!code |highlight-next-line/.test(c.text),
+      `a fence, twoslash or notation marker in ${where}`);
+  }
+}
+
+/** Every link a hit can show (url#anchor of every chunk) is a page of the built site with that
+ * heading id. */
+async function assertLinksExist(chunks, builtSite, label) {
+  const pages = new Map();
+  for (const c of chunks) {
+    if (!pages.has(c.url)) {
+      const r = await fetch(new URL(c.url, builtSite).href);
+      pages.set(c.url, { status: r.status, html: r.status === 200 ? await r.text() : '' });
+    }
+    const { status, html } = pages.get(c.url);
+    assert.equal(status, 200, `${label}: ${c.url} is a page of the built site`);
+    if (c.anchor) {
+      assert.ok(html.includes(`id="${c.anchor}"`), `${label}: ${c.url} has a heading with id "${c.anchor}"`);
+    }
+  }
+}
+
+/** The links (url#anchor) of one page's chunks. */
+function pageLinks(chunks, url) {
+  return [...new Set(chunks.filter((c) => c.url === url).map((c) => `${c.url}#${c.anchor}`))].sort();
+}
+
+function pageText(chunks, url) {
+  return chunks.filter((c) => c.url === url).map((c) => c.text).join('\n\n');
+}
+
+test('vitepress: built and sources index read includes, snippets and code groups as the site shows them', { skip: !VP || !VP_DEV }, async () => {
+  const built = await servedChunks(VP_DIR, VP);
+  const dev = await servedChunks(VP_DIR, VP_DEV);
+  for (const [chunks, label] of [[built, 'built HTML'], [dev, 'sources (vitepress dev)']]) {
+    assertCleanChunks(chunks, label);
+    await assertLinksExist(chunks, VP, label);
+    const text = pageText(chunks, '/guide/features');
+    assert.match(text, /walks through the zorblax options/, `${label}: the @include`);
+    assert.match(text, /name: Deploy the quuxer site/, `${label}: the <<< snippet's region`);
+    assert.ok(!/Not shown/.test(text), `${label}: only the region`);
+    assert.match(text, /deploy\.yml/, `${label}: the code-group tab title`);
+    assert.match(text, /zorblax: true,\n/, `${label}: the notation comment is gone`);
+  }
+  // The section with no text of its own (## Environments, then ### Staging) is a hit in both.
+  assert.deepEqual(pageLinks(dev, '/guide/features'), pageLinks(built, '/guide/features'));
+  assert.ok(pageLinks(dev, '/guide/features').includes('/guide/features#environments'));
+});
+
+test('docusaurus: built and sources index read partials, mdx-code-block, tabs and h1s as the site shows them', { skip: !DU || !DU_DEV }, async () => {
+  const built = await servedChunks(DU_DIR, DU);
+  const dev = await servedChunks(DU_DIR, DU_DEV);
+  for (const [chunks, label] of [[built, 'built HTML'], [dev, 'sources (docusaurus start)']]) {
+    assertCleanChunks(chunks, label);
+    await assertLinksExist(chunks, DU, label);
+    assert.ok(chunks.every((c) => !c.url.includes('_partial')), `${label}: a partial is no page`);
+    const text = pageText(chunks, '/docs/features');
+    assert.match(text, /Declare the zorblax tags/, `${label}: the partial's text is on the importing page`);
+    assert.match(text, /`\{\/\* truncate \*\/\}`/, `${label}: the MDX comment in inline code`);
+    assert.match(text, /The Features tour shows/, `${label}: {frontMatter.title}`);
+  }
+  // The sources keep every tab with its label (the built HTML hides the inactive tab panels).
+  const devText = pageText(dev, '/docs/features');
+  assert.match(devText, /Using npm/, 'sources: the tab label');
+  assert.match(devText, /Install the quuxer with `yarn add quuxer`\./, 'sources: the one-line tab');
+  assert.deepEqual(pageLinks(dev, '/docs/features'), pageLinks(built, '/docs/features'));
+  assert.ok(pageLinks(dev, '/docs/features').includes('/docs/features#tags-file'));
 });

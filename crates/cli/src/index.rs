@@ -27,9 +27,13 @@ use anyhow::{bail, Context};
 use clap::Args;
 use docent_core::chunk::{cl100k_tokens, ChunkOptions, Chunker};
 use docent_core::model::{Chunk, IndexHeader, Quantization};
+use docent_core::source::include::Includes;
 use docent_core::source::markdown::frontmatter;
 use docent_core::source::safety::check_slug;
-use docent_core::source::{page_url_with_slug, parse_page, Flavor, Parsed, SourceKind, UrlStyle};
+use docent_core::source::{
+    is_docusaurus_partial, page_url_with_slug, parse_page_with, Flavor, Parsed, SourceKind,
+    UrlStyle,
+};
 use docent_core::Index;
 use docent_embed::{EmbedOptions, Embedder};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -414,7 +418,9 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
     let flavor = match args.site.flavor.as_deref().or(section.flavor.as_deref()) {
         None | Some("auto") => None,
         Some(f) => Some(Flavor::parse(f).ok_or_else(|| {
-            anyhow::anyhow!("unknown flavor {f:?}: use vitepress, docusaurus, docsify or auto")
+            anyhow::anyhow!(
+                "unknown flavor {f:?}: use vitepress, docusaurus, github, docsify or auto"
+            )
         })?),
     };
     let mut chunk = ChunkOptions::default();
@@ -522,13 +528,71 @@ pub fn list_files(
             );
         }
         let flavor = settings.flavor.unwrap_or_else(|| detect_flavor(&src.path));
-        files.extend(found.into_iter().map(|f| {
+        // Docusaurus makes no page of `_` files and folders: they are partials, inlined where
+        // pages import them.
+        let partials = flavor == Flavor::Docusaurus;
+        let found = found.into_iter().filter(|f| {
+            !(partials && f.kind == SourceKind::Markdown && is_docusaurus_partial(&f.rel))
+        });
+        files.extend(found.map(|f| {
             let ns = NamespaceDir::lookup(&settings.namespace_dirs, &f.rel)
                 .map_or_else(|| src.namespace.clone(), str::to_string);
             (f, ns, flavor, src)
         }));
     }
     Ok(files)
+}
+
+/// Reads the files Markdown pages include (Docusaurus partials, VitePress `@include`s and `<<<`
+/// snippets) from a source folder, never outside it; each warning (a missing file or region) is
+/// printed once to stderr.
+pub struct SourceIncludes {
+    root: PathBuf,
+    canonical_root: Option<PathBuf>,
+    warned: std::cell::RefCell<HashSet<String>>,
+}
+
+/// Largest included file read, in bytes (a bigger one is a warning).
+const MAX_INCLUDE_BYTES: u64 = 4 << 20;
+
+impl SourceIncludes {
+    /// Includes of the pages in the source folder `root`.
+    pub fn new(root: &Path) -> SourceIncludes {
+        SourceIncludes {
+            root: root.to_path_buf(),
+            canonical_root: root.canonicalize().ok(),
+            warned: Default::default(),
+        }
+    }
+}
+
+impl Includes for SourceIncludes {
+    fn read(&self, path: &str) -> Option<String> {
+        let file = self.root.join(path);
+        let real = file.canonicalize().ok()?;
+        // A symlink must not lead out of the source folder either.
+        if let Some(root) = &self.canonical_root {
+            if !real.starts_with(root) {
+                self.warn(format!("{path} links outside {}; not read", self.root.display()));
+                return None;
+            }
+        }
+        let meta = std::fs::metadata(&real).ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        if meta.len() > MAX_INCLUDE_BYTES {
+            self.warn(format!("{path} is larger than {} bytes; not included", MAX_INCLUDE_BYTES));
+            return None;
+        }
+        std::fs::read(&real).ok().map(|b| String::from_utf8_lossy(&b).into_owned())
+    }
+
+    fn warn(&self, message: String) {
+        if self.warned.borrow_mut().insert(message.clone()) {
+            eprintln!("warning: {}: {message}", self.root.display());
+        }
+    }
 }
 
 /// The URL of a page (as its chunks get it): relative to its source folder, or under its
@@ -557,7 +621,7 @@ pub fn page_url_checked(
 ) -> (String, Option<String>) {
     let style = if settings.clean_urls { UrlStyle::Clean } else { UrlStyle::Html };
     let slug = match (file.kind, flavor) {
-        (SourceKind::Markdown, Flavor::Docusaurus) => frontmatter(content).0.slug,
+        (SourceKind::Markdown, Flavor::Docusaurus | Flavor::GitHub) => frontmatter(content).0.slug,
         _ => None,
     };
     let warning = slug.as_deref().and_then(|s| {
@@ -613,14 +677,16 @@ pub fn build_index_with(
     let bar = progress(settings.progress, files.len() as u64, "chunking");
     let mut chunks: Vec<Chunk> = Vec::new();
     let mut pages: HashSet<(String, String)> = HashSet::new();
+    let mut includes: HashMap<PathBuf, SourceIncludes> = HashMap::new();
     for (file, namespace, flavor, source) in &files {
         bar.set_message(file.rel.clone());
         let bytes = std::fs::read(&file.path)
             .with_context(|| format!("cannot read {}", file.path.display()))?;
         let content = String::from_utf8_lossy(&bytes);
-        let stem = file.rel.rsplit('/').next().unwrap_or(&file.rel);
-        let stem = stem.rsplit_once('.').map(|(s, _)| s).unwrap_or(stem);
-        let page = match parse_page(file.kind, &content, *flavor, stem)? {
+        let inc = includes
+            .entry(source.path.clone())
+            .or_insert_with(|| SourceIncludes::new(&source.path));
+        let page = match parse_page_with(file.kind, &content, *flavor, &file.rel, inc)? {
             Parsed::Page(p) => p,
             Parsed::Skipped(_) => {
                 report.skipped += 1;

@@ -15,9 +15,14 @@ use crate::query::load_index;
   docent inspect public/docent.idx
   docent inspect public/docent.idx --json | jq .sections
   docent inspect public/docent.idx --sections | grep install
+  docent inspect public/docent.idx --page /docs/intro
 
 --sections lists every section once, as a gold entry of an eval set is written
-(namespace/page#anchor), a tab, and its heading path.")]
+(namespace/page#anchor), a tab, and its heading path.
+
+--page URL prints one page's sections and the text of each chunk exactly as indexed (what
+search and the answers read), to see why a question misses. URL is the page URL as indexed
+(see --sections); the end of it is enough when only one page ends that way.")]
 pub struct InspectArgs {
     /// The index file.
     #[arg(value_name = "INDEX")]
@@ -28,6 +33,120 @@ pub struct InspectArgs {
     /// List every section (`namespace/page#anchor<TAB>heading path`) instead of the summary.
     #[arg(long, conflicts_with = "json")]
     pub sections: bool,
+    /// Print this page's sections and chunk texts as indexed (with --json: one object a chunk).
+    #[arg(long, value_name = "URL", conflicts_with = "sections")]
+    pub page: Option<String>,
+}
+
+/// The chunks of the page `url` (as indexed, without `#anchor`), in index order. An exact URL
+/// wins; else the one page whose URL ends with it. A clear error when none or several match.
+pub fn page_chunks(index: &Index, url: &str) -> anyhow::Result<Vec<usize>> {
+    let want = url.split('#').next().unwrap_or(url).trim();
+    if want.is_empty() {
+        anyhow::bail!("--page needs a page URL, as `docent inspect INDEX --sections` lists them");
+    }
+    // A chunk's page as `--sections` names it: `namespace/url`, or the URL alone.
+    let full = |i: usize| {
+        let c = index.chunk_ref(i);
+        if c.namespace.is_empty() {
+            c.url.to_string()
+        } else {
+            format!("{}/{}", c.namespace, c.url)
+        }
+    };
+    let exact: Vec<usize> =
+        (0..index.len()).filter(|&i| index.chunk_ref(i).url == want || full(i) == want).collect();
+    if !exact.is_empty() {
+        return Ok(exact);
+    }
+    let mut pages: Vec<String> = Vec::new();
+    for i in 0..index.len() {
+        let p = full(i);
+        if p.ends_with(want) && !pages.contains(&p) {
+            pages.push(p);
+        }
+    }
+    match pages.len() {
+        1 => Ok((0..index.len()).filter(|&i| full(i) == pages[0]).collect()),
+        0 => {
+            let mut near: Vec<String> = Vec::new();
+            let last = want.trim_end_matches('/').rsplit('/').next().unwrap_or(want);
+            for i in 0..index.len() {
+                let u = index.chunk_ref(i).url;
+                if !last.is_empty() && u.contains(last) && !near.iter().any(|x| x == u) {
+                    near.push(u.to_string());
+                }
+            }
+            near.truncate(5);
+            anyhow::bail!(
+                "no page {want:?} in this index{}; `docent inspect INDEX --sections` lists every page",
+                if near.is_empty() { String::new() } else { format!(" (similar: {})", near.join(", ")) }
+            )
+        }
+        _ => {
+            pages.truncate(5);
+            anyhow::bail!(
+                "{want:?} matches several pages ({}); give the whole URL",
+                pages.join(", ")
+            )
+        }
+    }
+}
+
+/// `docent inspect --page`: the page's sections and chunk texts.
+fn print_page(index: &Index, url: &str, json: bool) -> anyhow::Result<()> {
+    let ids = page_chunks(index, url)?;
+    if json {
+        for &i in &ids {
+            let c = index.chunk(i);
+            let line = serde_json::json!({
+                "chunk": i,
+                "url": c.url,
+                "anchor": c.anchor,
+                "namespace": c.namespace,
+                "title": c.title,
+                "breadcrumb": c.breadcrumb,
+                "tokens": c.tokens,
+                "text": c.text,
+            });
+            outln!("{line}");
+        }
+        return Ok(());
+    }
+    let first = index.chunk(ids[0]);
+    let sections: HashSet<(String, String)> = ids
+        .iter()
+        .map(|&i| {
+            let c = index.chunk_ref(i);
+            (c.namespace.to_string(), c.anchor.to_string())
+        })
+        .collect();
+    outln!("{}  \"{}\"", first.url, first.title);
+    outln!("  {} sections, {} chunks", sections.len(), ids.len());
+    let mut last: Option<(String, String)> = None;
+    for &i in &ids {
+        let c = index.chunk(i);
+        let key = (c.namespace.clone(), c.anchor.clone());
+        if last.as_ref() != Some(&key) {
+            outln!();
+            let ns =
+                if c.namespace.is_empty() { String::new() } else { format!("[{}] ", c.namespace) };
+            let path =
+                if c.breadcrumb.is_empty() { c.title.clone() } else { c.breadcrumb_display() };
+            outln!(
+                "== {ns}{path}  ({})",
+                if c.anchor.is_empty() {
+                    "no anchor".to_string()
+                } else {
+                    format!("#{}", c.anchor)
+                }
+            );
+            last = Some(key);
+        }
+        outln!("-- chunk {i}, {} tokens", c.tokens);
+        outln!("{}", c.text);
+    }
+    Ok(())
 }
 
 /// Every section of the index once, in index order: its link as an eval gold entry is written
@@ -114,6 +233,9 @@ pub fn inspect(index: &Index) -> Inspection {
 /// `docent inspect`.
 pub fn run(args: InspectArgs) -> anyhow::Result<()> {
     let index = load_index(&args.index)?;
+    if let Some(url) = &args.page {
+        return print_page(&index, url, args.json);
+    }
     if args.sections {
         for (link, path) in section_list(&index) {
             outln!("{link}\t{path}");

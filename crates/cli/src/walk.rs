@@ -95,27 +95,32 @@ pub fn find_files(
 
 /// Guess which generator's anchor rules apply to a Markdown folder: a `.vitepress` folder means
 /// VitePress, a `docusaurus.config.*` means Docusaurus, a Docsify `index.html` means Docsify.
-/// Looks in the folder and up to two parents. Default: Docusaurus/GitHub rules.
+/// Looks in the folder and up to two parents. Default: GitHub's rules (github-slugger).
 pub fn detect_flavor(root: &Path) -> Flavor {
+    detect_generator(root).unwrap_or(Flavor::GitHub)
+}
+
+/// The generator that owns a Markdown folder, when one is found (see [`detect_flavor`]).
+pub fn detect_generator(root: &Path) -> Option<Flavor> {
     let mut dir = root.canonicalize().ok();
     for _ in 0..3 {
         let Some(d) = dir.clone() else { break };
         if d.join(".vitepress").is_dir() {
-            return Flavor::VitePress;
+            return Some(Flavor::VitePress);
         }
         for ext in ["js", "ts", "mjs", "cjs"] {
             if d.join(format!("docusaurus.config.{ext}")).is_file() {
-                return Flavor::Docusaurus;
+                return Some(Flavor::Docusaurus);
             }
         }
         if let Ok(html) = std::fs::read_to_string(d.join("index.html")) {
             if html.contains("docsify") {
-                return Flavor::Docsify;
+                return Some(Flavor::Docsify);
             }
         }
         dir = d.parent().map(Path::to_path_buf);
     }
-    Flavor::Docusaurus
+    None
 }
 
 #[cfg(test)]

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use clap::Args;
-use docent_core::source::clean::clean_page;
+use docent_core::source::clean::clean_page_with;
 
-use crate::index::{list_files, page_url, settings_from_args, IndexArgs, SiteArgs};
+use crate::index::{list_files, page_url, settings_from_args, IndexArgs, SiteArgs, SourceIncludes};
 pub use compose::{llms_full, llms_txt, md_path, Doc, Site, MAX_LLMS_TXT_CHARS};
 
 /// Arguments of `docent llms`.
@@ -79,13 +79,15 @@ pub fn write_llms(args: LlmsArgs) -> anyhow::Result<LlmsReport> {
     let settings = settings_from_args(index_args)?;
     let mut docs = Vec::new();
     let mut report = LlmsReport::default();
+    let mut includes: std::collections::HashMap<PathBuf, SourceIncludes> = Default::default();
     for (file, namespace, flavor, source) in list_files(&settings)? {
         let bytes = std::fs::read(&file.path)
             .with_context(|| format!("cannot read {}", file.path.display()))?;
         let content = String::from_utf8_lossy(&bytes);
-        let stem = file.rel.rsplit('/').next().unwrap_or(&file.rel);
-        let stem = stem.rsplit_once('.').map(|(s, _)| s).unwrap_or(stem);
-        let Some(page) = clean_page(file.kind, &content, flavor, stem)? else {
+        let inc = includes
+            .entry(source.path.clone())
+            .or_insert_with(|| SourceIncludes::new(&source.path));
+        let Some(page) = clean_page_with(file.kind, &content, flavor, &file.rel, inc)? else {
             report.skipped += 1;
             continue;
         };

@@ -3,19 +3,38 @@
 //! - YAML/TOML frontmatter ([`frontmatter`]): `title` becomes the page title; Docusaurus' `slug`
 //!   changes the page URL (applied by the caller, see [`super::page_url_with_slug`]); the rest is
 //!   dropped.
-//! - MDX: top-level `import`/`export` statements, `{/* comments */}` and JSX component tags
-//!   (`<Tabs>`, `<TabItem value="x">`, `<Badge />`) are dropped; the Markdown between tags stays.
-//! - Admonitions (`:::tip Title` … `:::`, also `:::note[Title]`) are kept as text ("Tip: Title").
-//! - Code fences are kept whole. Raw HTML tags are dropped (their text stays).
-//! - Heading anchors follow the [`Flavor`]; a trailing `{#custom-id}` is honoured.
+//! - Included files ([`super::include`]): Docusaurus partials imported into the page and VitePress
+//!   `@include`s and `<<<` snippets are inlined first, where the generator renders them.
+//! - MDX: top-level `import`/`export` statements, `{/* comments */}` (not inside code) and JSX
+//!   component tags (`<Tabs>`, `<Badge />`) are dropped; the Markdown between tags stays; a
+//!   `<TabItem label="macOS">` keeps its label as a line of its own; `{frontMatter.title}` (and
+//!   VitePress' `{{ $frontmatter.title }}`) becomes the frontmatter value.
+//! - Admonitions (`:::tip Title` … `:::`, also `:::note[Title]`) are kept as text ("Tip: Title");
+//!   a VitePress `::: code-group` gives each code block its tab title as a line before it.
+//! - Code fences are kept whole, minus what the site never shows: twoslash's hidden lines and
+//!   markers (```` ```ts twoslash ````), VitePress' `// [!code ...]` and Docusaurus'
+//!   `// highlight-next-line` comments. Raw HTML tags are dropped (their text stays).
+//! - Heading anchors follow the [`Flavor`]; a trailing `{#custom-id}` is honoured. Docusaurus
+//!   gives an h1 no id (its theme drops it), so an h1 has no anchor there.
 
+use super::include::{expand, Includes, NoIncludes};
 use super::{normalize_ws, Flavor, Page, PageBuilder, Slugger};
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
-/// Parse a Markdown/MDX document into a [`Page`].
+/// Parse a Markdown/MDX document into a [`Page`] (includes left out: see [`parse_with`]).
 pub fn parse(source: &str, flavor: Flavor, file_stem: &str) -> Page {
-    let (front_title, body) = split_frontmatter(source);
-    let body = preprocess_mdx(body);
+    parse_with(source, flavor, file_stem, &NoIncludes)
+}
+
+/// Parse the Markdown/MDX page at `path` (relative to its source folder, `/`-separated), reading
+/// the files it includes through `inc` (see [`super::include`]).
+pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) -> Page {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let file_stem = file.rsplit_once('.').map(|(s, _)| s).unwrap_or(file);
+    let (front, body) = frontmatter_raw(source);
+    let front_title = front.and_then(|f| frontmatter_value(f, "title"));
+    let body = expand(body, flavor, path, inc);
+    let body = preprocess(&body, front.unwrap_or(""), flavor);
 
     let mut opts = Options::empty();
     opts.insert(Options::ENABLE_TABLES);
@@ -59,7 +78,11 @@ pub fn parse(source: &str, flavor: Flavor, file_stem: &str) -> Page {
                 Event::SoftBreak | Event::HardBreak => buf.push(' '),
                 Event::End(TagEnd::Heading(_)) => {
                     let (level, raw) = heading.take().unwrap_or_default();
-                    let (text, anchor) = heading_text_and_anchor(&raw, &mut slugger);
+                    let (text, mut anchor) = heading_text_and_anchor(&raw, &mut slugger);
+                    if level == 1 && flavor == Flavor::Docusaurus {
+                        // Docusaurus' theme renders an h1 without its id.
+                        anchor.clear();
+                    }
                     b.heading(level, &text, &anchor);
                 }
                 _ => {}
@@ -75,7 +98,7 @@ pub fn parse(source: &str, flavor: Flavor, file_stem: &str) -> Page {
                 flush(&mut b, &mut inline);
                 let lang = match kind {
                     CodeBlockKind::Fenced(info) => info
-                        .split(|c: char| c.is_whitespace() || c == '{' || c == ',')
+                        .split(|c: char| c.is_whitespace() || matches!(c, '{' | ',' | '[' | ':'))
                         .next()
                         .unwrap_or("")
                         .to_string(),
@@ -187,6 +210,20 @@ pub struct Frontmatter {
 /// (the whole source when there is no frontmatter). The one frontmatter reader shared by the
 /// indexer and the demo site.
 pub fn frontmatter(source: &str) -> (Frontmatter, &str) {
+    let (front, body) = frontmatter_raw(source);
+    let fm = front
+        .map(|front| Frontmatter {
+            title: frontmatter_value(front, "title"),
+            slug: frontmatter_value(front, "slug"),
+            description: frontmatter_value(front, "description"),
+        })
+        .unwrap_or_default();
+    (fm, body)
+}
+
+/// Split off YAML (`---`) or TOML (`+++`) frontmatter: its raw text (None when there is none)
+/// and the body.
+pub fn frontmatter_raw(source: &str) -> (Option<&str>, &str) {
     let s = source.trim_start_matches('\u{feff}');
     for fence in ["---", "+++"] {
         let Some(rest) = s.strip_prefix(fence) else { continue };
@@ -197,19 +234,12 @@ pub fn frontmatter(source: &str) -> (Frontmatter, &str) {
         let mut offset = 0;
         for line in rest.split_inclusive('\n') {
             if line.trim_end() == fence {
-                let front = &rest[..offset];
-                let body = &rest[offset + line.len()..];
-                let fm = Frontmatter {
-                    title: frontmatter_value(front, "title"),
-                    slug: frontmatter_value(front, "slug"),
-                    description: frontmatter_value(front, "description"),
-                };
-                return (fm, body);
+                return (Some(&rest[..offset]), &rest[offset + line.len()..]);
             }
             offset += line.len();
         }
     }
-    (Frontmatter::default(), s)
+    (None, s)
 }
 
 /// Split off frontmatter; return its `title` and the body (see [`frontmatter`]).
@@ -220,7 +250,7 @@ pub fn split_frontmatter(source: &str) -> (Option<String>, &str) {
 
 /// A top-level `key: value` (YAML) or `key = value` (TOML) scalar, unquoted; None when absent
 /// or empty.
-fn frontmatter_value(front: &str, key: &str) -> Option<String> {
+pub(crate) fn frontmatter_value(front: &str, key: &str) -> Option<String> {
     for line in front.lines() {
         // Only top-level keys (no indentation).
         let Some(rest) = line.strip_prefix(key) else { continue };
@@ -242,29 +272,76 @@ fn frontmatter_value(front: &str, key: &str) -> Option<String> {
     None
 }
 
-/// Line-level MDX/admonition clean-up, outside code fences.
+/// Line-level MDX/admonition clean-up, outside code fences (no frontmatter values, VitePress
+/// containers; see [`preprocess`]).
 pub fn preprocess_mdx(body: &str) -> String {
+    preprocess(body, "", Flavor::VitePress)
+}
+
+/// A fence being read: its char and length, and whether its lines are filtered at its end
+/// (twoslash, notation comments).
+struct OpenFence {
+    ch: char,
+    n: usize,
+    twoslash: bool,
+    lines: Vec<String>,
+}
+
+/// A `:::` container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Container {
+    Admonition,
+    CodeGroup,
+}
+
+/// Line-level MDX/admonition clean-up, outside code fences: import/export statements, MDX
+/// comments, JSX tags and expressions (`front` is the raw frontmatter for `{frontMatter.x}`),
+/// `:::` containers; inside fences, the lines the site hides.
+pub fn preprocess(body: &str, front: &str, flavor: Flavor) -> String {
     let mut out = String::with_capacity(body.len());
-    let mut fence: Option<(char, usize)> = None;
+    let mut fence: Option<OpenFence> = None;
     let mut statement_depth: i32 = 0; // open brackets of a multi-line import/export
     let mut in_statement = false;
     let mut in_comment = false;
-    let mut jsx = JsxState::default();
+    let mut containers: Vec<Container> = Vec::new();
+    let mut jsx = JsxState { front, flavor, ..Default::default() };
 
     for line in body.lines() {
         let trimmed = line.trim_start();
-        // Code fences pass through untouched.
-        if let Some((ch, n)) = fence {
-            out.push_str(line);
-            out.push('\n');
+        // Code fences pass through, minus the lines the site hides.
+        if let Some(f) = fence.as_mut() {
             let t = trimmed.trim_end();
-            if t.len() >= n && t.chars().all(|c| c == ch) {
+            if t.len() >= f.n && t.chars().all(|c| c == f.ch) {
+                for l in visible_code_lines(&f.lines, f.twoslash, flavor) {
+                    out.push_str(&l);
+                    out.push('\n');
+                }
+                out.push_str(line);
+                out.push('\n');
                 fence = None;
+            } else {
+                f.lines.push(line.to_string());
             }
             continue;
         }
-        if let Some(f) = fence_open(trimmed) {
-            fence = Some(f);
+        if let Some((ch, n)) = fence_open(trimmed) {
+            let info = trimmed[n..].trim();
+            if containers.last() == Some(&Container::CodeGroup) {
+                // The tab's title: `[title]` in the info, else the language.
+                let title = info
+                    .find('[')
+                    .and_then(|a| info[a + 1..].find(']').map(|b| &info[a + 1..a + 1 + b]))
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                    .unwrap_or_else(|| {
+                        Some(fence_lang(info)).filter(|l| !l.is_empty()).unwrap_or("txt")
+                    });
+                out.push('\n');
+                out.push_str(title);
+                out.push_str("\n\n");
+            }
+            let twoslash = info.split_whitespace().any(|w| w == "twoslash");
+            fence = Some(OpenFence { ch, n, twoslash, lines: Vec::new() });
             out.push_str(line);
             out.push('\n');
             continue;
@@ -286,51 +363,200 @@ pub fn preprocess_mdx(body: &str) -> String {
             out.push('\n');
             continue;
         }
-        // {/* MDX comments */} possibly spanning lines (most lines have none: no copy).
+        // {/* MDX comments */} possibly spanning lines, never inside code spans (most lines have
+        // none: no copy).
         if !in_comment && !line.contains("{/*") {
-            push_unless_markup(&mut out, &mut jsx, line);
+            push_unless_markup(&mut out, &mut jsx, &mut containers, line);
             continue;
         }
-        let mut l = line.to_string();
-        if in_comment {
-            match l.find("*/}") {
-                Some(end) => {
-                    l = l[end + 3..].to_string();
-                    in_comment = false;
-                }
-                None => {
-                    out.push('\n');
-                    continue;
-                }
-            }
+        let l = strip_mdx_comments(line, &mut in_comment);
+        if l.trim().is_empty() && !line.trim().is_empty() {
+            out.push('\n');
+            continue;
         }
-        while let Some(start) = l.find("{/*") {
-            match l[start..].find("*/}") {
-                Some(end) => l.replace_range(start..start + end + 3, ""),
-                None => {
-                    l.truncate(start);
-                    in_comment = true;
-                }
-            }
+        push_unless_markup(&mut out, &mut jsx, &mut containers, &l);
+    }
+    if let Some(f) = fence {
+        for l in visible_code_lines(&f.lines, f.twoslash, flavor) {
+            out.push_str(&l);
+            out.push('\n');
         }
-        push_unless_markup(&mut out, &mut jsx, &l);
     }
     out
 }
 
+/// The language of a fence info string (`ts twoslash` → `ts`, `js{1,3}` → `js`).
+fn fence_lang(info: &str) -> &str {
+    info.split(|c: char| c.is_whitespace() || c == '{' || c == ',' || c == '[').next().unwrap_or("")
+}
+
+/// The length of the code span starting at `chars[i]` (a backtick run and its matching run), or
+/// None when the run is not closed on this line.
+fn code_span_len(chars: &[char], i: usize) -> Option<usize> {
+    let run = chars[i..].iter().take_while(|&&c| c == '`').count();
+    let mut j = i + run;
+    while j < chars.len() {
+        if chars[j] == '`' {
+            let r = chars[j..].iter().take_while(|&&c| c == '`').count();
+            if r == run {
+                return Some(j + r - i);
+            }
+            j += r;
+        } else {
+            j += 1;
+        }
+    }
+    None
+}
+
+/// Remove `{/* … */}` outside code spans; `in_comment` carries a comment across lines.
+fn strip_mdx_comments(line: &str, in_comment: &mut bool) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = String::with_capacity(line.len());
+    let mut i = 0;
+    let starts =
+        |i: usize, pat: &str| pat.chars().enumerate().all(|(k, p)| chars.get(i + k) == Some(&p));
+    while i < chars.len() {
+        if *in_comment {
+            if starts(i, "*/}") {
+                *in_comment = false;
+                i += 3;
+            } else {
+                i += 1;
+            }
+            continue;
+        }
+        if chars[i] == '`' {
+            let run = chars[i..].iter().take_while(|&&c| c == '`').count();
+            let len = code_span_len(&chars, i).unwrap_or(run);
+            out.extend(&chars[i..i + len]);
+            i += len;
+            continue;
+        }
+        if starts(i, "{/*") {
+            *in_comment = true;
+            i += 3;
+            continue;
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    out
+}
+
+/// A fence's lines as the site shows them: twoslash's hidden lines and markers dropped (when the
+/// fence is a twoslash one), notation comments (VitePress `// [!code ++]`, Docusaurus
+/// `// highlight-next-line`) removed.
+fn visible_code_lines(lines: &[String], twoslash: bool, flavor: Flavor) -> Vec<String> {
+    let mut lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    if twoslash {
+        let marker = |l: &str, m: &str| l.trim().strip_prefix("//").map(str::trim) == Some(m);
+        if let Some(cut) =
+            lines.iter().rposition(|l| marker(l, "---cut---") || marker(l, "---cut-before---"))
+        {
+            lines.drain(..=cut);
+        }
+        if let Some(cut) = lines.iter().position(|l| marker(l, "---cut-after---")) {
+            lines.truncate(cut);
+        }
+        let mut kept = Vec::with_capacity(lines.len());
+        let mut hidden = false;
+        for l in lines {
+            if marker(l, "---cut-start---") {
+                hidden = true;
+                continue;
+            }
+            if marker(l, "---cut-end---") {
+                hidden = false;
+                continue;
+            }
+            let comment = l.trim().strip_prefix("//").map(str::trim_start);
+            let is_marker = match comment {
+                // `// @noErrors`, `// @errors: 2322`, `// @filename: a.ts`, ...
+                Some(c) if c.starts_with('@') => {
+                    c[1..].chars().next().is_some_and(|ch| ch.is_ascii_alphabetic())
+                }
+                // `// ^?`, `// ^|`, `//    ^^^^`
+                Some(c) => c.starts_with('^'),
+                None => false,
+            };
+            if !hidden && !is_marker {
+                kept.push(l);
+            }
+        }
+        lines = kept;
+    }
+    let mut out = Vec::with_capacity(lines.len());
+    for l in lines {
+        match flavor {
+            Flavor::VitePress if l.contains("[!code ") => {
+                let cleaned = strip_code_notation(l);
+                if !cleaned.trim().is_empty() || l.trim().is_empty() {
+                    out.push(cleaned);
+                }
+            }
+            Flavor::Docusaurus if is_magic_comment(l) => {}
+            _ => out.push(l.to_string()),
+        }
+    }
+    out
+}
+
+/// `const a = 1 // [!code ++]` → `const a = 1` (VitePress' shiki notation transformers).
+fn strip_code_notation(line: &str) -> String {
+    let Some(at) = line.find("[!code ") else { return line.to_string() };
+    let Some(close) = line[at..].find(']').map(|c| at + c + 1) else { return line.to_string() };
+    let before = line[..at].trim_end();
+    let before = ["//", "<!--", "/*", "#", "--"]
+        .iter()
+        .find_map(|m| before.strip_suffix(m))
+        .unwrap_or(before);
+    let after = line[close..].trim_start();
+    let after = after.strip_prefix("-->").or_else(|| after.strip_prefix("*/")).unwrap_or(after);
+    let mut s = before.trim_end().to_string();
+    if !after.trim().is_empty() {
+        s.push(' ');
+        s.push_str(after.trim());
+    }
+    s
+}
+
+/// Docusaurus' default magic comments, alone on a line: `// highlight-next-line`,
+/// `# highlight-start`, `<!-- highlight-end -->`, `{/* highlight-next-line */}`.
+fn is_magic_comment(line: &str) -> bool {
+    let t = line.trim();
+    let inner = ["{/*", "/*", "<!--", "//", "#", "--", "%", ";"]
+        .iter()
+        .find_map(|m| t.strip_prefix(m))
+        .map(|r| r.trim_end_matches("*/}").trim_end_matches("*/").trim_end_matches("-->").trim());
+    matches!(inner, Some("highlight-next-line" | "highlight-start" | "highlight-end"))
+}
+
 /// One line of Markdown outside code fences and import/export statements: admonition markers
 /// become a title paragraph or nothing, JSX components are stripped, the rest is kept.
-fn push_unless_markup(out: &mut String, jsx: &mut JsxState, l: &str) {
+fn push_unless_markup(
+    out: &mut String,
+    jsx: &mut JsxState,
+    containers: &mut Vec<Container>,
+    l: &str,
+) {
     let t = l.trim();
     if t.starts_with(":::") {
-        if let Some(rest) = admonition_open(t) {
+        if t.bytes().all(|c| c == b':') {
+            containers.pop();
+            out.push('\n');
+            return;
+        }
+        if let Some((kind, rest)) = admonition_open(t) {
+            if kind == "code-group" {
+                containers.push(Container::CodeGroup);
+                out.push('\n');
+                return;
+            }
+            containers.push(Container::Admonition);
             out.push('\n');
             out.push_str(&rest);
             out.push_str("\n\n");
-            return;
-        }
-        if t.bytes().all(|c| c == b':') {
-            out.push('\n');
             return;
         }
     }
@@ -364,8 +590,8 @@ fn bracket_balance(line: &str) -> i32 {
     })
 }
 
-/// `:::tip Title` / `::: warning` / `:::note[Title]` → "Tip: Title".
-fn admonition_open(t: &str) -> Option<String> {
+/// `:::tip Title` / `::: warning` / `:::note[Title]` → ("tip", "Tip: Title").
+fn admonition_open(t: &str) -> Option<(String, String)> {
     let colons = t.chars().take_while(|&c| c == ':').count();
     if colons < 3 {
         return None;
@@ -384,24 +610,41 @@ fn admonition_open(t: &str) -> Option<String> {
     if let Some(brace) = title.find('{') {
         title = title[..brace].trim();
     }
+    let label = admonition_label(&kind, title);
+    Some((kind, label))
+}
+
+/// "Tip: Title" (or "Tip:") for an admonition of `kind`.
+fn admonition_label(kind: &str, title: &str) -> String {
     let mut label: String =
         kind.chars().next().map(|c| c.to_uppercase().collect()).unwrap_or_default();
     label.push_str(&kind[kind.chars().next().map(|c| c.len_utf8()).unwrap_or(0)..]);
-    Some(if title.is_empty() { format!("{label}:") } else { format!("{label}: {title}") })
+    if title.is_empty() {
+        format!("{label}:")
+    } else {
+        format!("{label}: {title}")
+    }
 }
 
-/// Removes JSX component tags (capitalised names, or `<>` fragments), keeping the text between.
+/// Removes JSX component tags (capitalised names, custom elements like `<svg-image>`, `<>`
+/// fragments), keeping the text between and the labels a reader sees (`<TabItem label>`);
+/// resolves `{frontMatter.key}` expressions.
 #[derive(Debug, Default)]
-struct JsxState {
-    /// Inside a multi-line opening tag: depth of `{}` and the quote char.
+struct JsxState<'a> {
+    /// Inside a (possibly multi-line) tag: depth of `{}` and the quote char.
     in_tag: bool,
     brace: i32,
     quote: Option<char>,
+    /// The tag read so far.
+    tag: String,
+    /// The page's raw frontmatter.
+    front: &'a str,
+    flavor: Flavor,
 }
 
-impl JsxState {
-    fn strip<'a>(&mut self, line: &'a str) -> std::borrow::Cow<'a, str> {
-        if !self.in_tag && !line.contains('<') {
+impl JsxState<'_> {
+    fn strip<'l>(&mut self, line: &'l str) -> std::borrow::Cow<'l, str> {
+        if !self.in_tag && !line.contains('<') && !line.contains('{') {
             // No tag starts or continues on this line: nothing to strip.
             return std::borrow::Cow::Borrowed(line);
         }
@@ -411,6 +654,7 @@ impl JsxState {
         while i < chars.len() {
             let c = chars[i];
             if self.in_tag {
+                self.tag.push(c);
                 match (self.quote, c) {
                     (Some(q), _) if c == q => self.quote = None,
                     (Some(_), _) => {}
@@ -420,6 +664,12 @@ impl JsxState {
                     (None, '>') if self.brace <= 0 => {
                         self.in_tag = false;
                         self.brace = 0;
+                        if let Some(label) = tag_label(&self.tag) {
+                            out.push_str("\n\n");
+                            out.push_str(&label);
+                            out.push_str("\n\n");
+                        }
+                        self.tag.clear();
                     }
                     _ => {}
                 }
@@ -428,33 +678,126 @@ impl JsxState {
             }
             if c == '`' {
                 // Inline code: copy verbatim.
-                let end = chars[i + 1..].iter().position(|&x| x == '`').map(|p| i + 1 + p);
-                if let Some(end) = end {
-                    out.extend(&chars[i..=end]);
-                    i = end + 1;
+                if let Some(len) = code_span_len(&chars, i) {
+                    out.extend(&chars[i..i + len]);
+                    i += len;
                     continue;
                 }
             }
-            let after_word = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
-            if c == '<' && !after_word {
-                let next = chars.get(i + 1).copied();
-                let name_start = if next == Some('/') { chars.get(i + 2).copied() } else { next };
-                let is_component = matches!(name_start, Some(n) if n.is_ascii_uppercase())
-                    || next == Some('>')
-                    || (next == Some('/') && chars.get(i + 2) == Some(&'>'));
-                if is_component {
-                    self.in_tag = true;
-                    self.brace = 0;
-                    self.quote = None;
-                    i += 1;
+            if c == '{' {
+                if let Some((len, value)) = self.expression(&chars[i..]) {
+                    out.push_str(&value);
+                    i += len;
                     continue;
                 }
+            }
+            if c == '<' && is_component_tag(&chars, i) {
+                self.in_tag = true;
+                self.brace = 0;
+                self.quote = None;
+                self.tag.clear();
+                self.tag.push('<');
+                i += 1;
+                continue;
             }
             out.push(c);
             i += 1;
         }
         out.into()
     }
+
+    /// `{frontMatter.title}` (MDX) or `{{ $frontmatter.title }}` (VitePress) at the start of
+    /// `chars`: its length and the frontmatter value ("" for another MDX member expression such
+    /// as `{props.name}`, which the site fills in at render time).
+    fn expression(&self, chars: &[char]) -> Option<(usize, String)> {
+        let end = chars.iter().position(|&c| c == '}')?;
+        let vue = match self.flavor {
+            Flavor::VitePress => true,
+            Flavor::Docusaurus => false,
+            Flavor::Docsify | Flavor::GitHub => return None,
+        };
+        let (inner, len) = if vue {
+            if chars.get(1) != Some(&'{') || chars.get(end + 1) != Some(&'}') {
+                return None;
+            }
+            (chars[2..end].iter().collect::<String>(), end + 2)
+        } else {
+            (chars[1..end].iter().collect::<String>(), end + 1)
+        };
+        let inner = inner.trim();
+        let path: Vec<&str> = inner.split('.').collect();
+        let ident = |s: &str| {
+            s.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+                && s.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+        };
+        if path.len() < 2 || !path.iter().all(|p| ident(p)) {
+            return None;
+        }
+        let front = if vue { "$frontmatter" } else { "frontMatter" };
+        if path[0] == front && path.len() == 2 {
+            return Some((len, frontmatter_value(self.front, path[1]).unwrap_or_default()));
+        }
+        // Another VitePress interpolation is left alone; another MDX expression shows nothing
+        // docent can know.
+        (!vue).then(|| (len, String::new()))
+    }
+}
+
+/// Is `chars[i]` (a `<`) the start of a component tag: `<Name`, `</Name`, `<my-element`, `<>`,
+/// `</>`? An opening tag right after a word (`Vec<String>`) is text.
+fn is_component_tag(chars: &[char], i: usize) -> bool {
+    let closing = chars.get(i + 1) == Some(&'/');
+    let start = if closing { i + 2 } else { i + 1 };
+    if chars.get(start) == Some(&'>') {
+        return true;
+    }
+    let name: String = chars[start.min(chars.len())..]
+        .iter()
+        .take_while(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
+        .collect();
+    let Some(first) = name.chars().next() else { return false };
+    let custom_element = first.is_ascii_lowercase() && name.contains('-');
+    if !(first.is_ascii_uppercase() || custom_element) {
+        return false;
+    }
+    let after_word = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
+    closing || custom_element || !after_word
+}
+
+/// The text a reader sees for a component's own tag: a `<TabItem>`'s label (or value), an
+/// `<Admonition>`'s kind and title.
+fn tag_label(tag: &str) -> Option<String> {
+    let inner = tag.strip_prefix('<')?;
+    if inner.starts_with('/') {
+        return None;
+    }
+    let name_end = inner.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(inner.len());
+    match &inner[..name_end] {
+        "TabItem" => attr(tag, "label").or_else(|| attr(tag, "value")),
+        "Admonition" => {
+            let kind = attr(tag, "type").unwrap_or_else(|| "note".into());
+            Some(admonition_label(&kind, attr(tag, "title").as_deref().unwrap_or("")))
+        }
+        _ => None,
+    }
+}
+
+/// A string attribute's value: `name="v"`, `name='v'` or `name={'v'}` / `name={"v"}`.
+fn attr(tag: &str, name: &str) -> Option<String> {
+    let mut from = 0;
+    while let Some(pos) = tag[from..].find(name).map(|p| p + from) {
+        from = pos + name.len();
+        let before_ok = tag[..pos].ends_with(char::is_whitespace);
+        let rest = tag[from..].trim_start();
+        let Some(rest) = rest.strip_prefix('=').filter(|_| before_ok) else { continue };
+        let rest = rest.trim_start();
+        let rest = rest.strip_prefix('{').map(str::trim_start).unwrap_or(rest);
+        let q = rest.chars().next().filter(|c| matches!(c, '"' | '\'' | '`'))?;
+        let value = &rest[1..];
+        let value = &value[..value.find(q)?];
+        return Some(normalize_ws(value)).filter(|v| !v.is_empty());
+    }
+    None
 }
 
 #[cfg(test)]
@@ -577,6 +920,149 @@ mod tests {
         assert!(texts.contains(&"- one".to_string()), "{texts:?}");
         assert!(texts.contains(&"- two `x`".to_string()), "{texts:?}");
         assert!(texts.iter().any(|t| t.starts_with("1 | 2")), "{texts:?}");
+    }
+
+    fn all_text(p: &Page) -> String {
+        p.sections
+            .iter()
+            .flat_map(|s| s.blocks.iter().map(|b| b.render()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn mdx_comments_are_removed_but_not_inside_inline_code_or_fences() {
+        let src = "# A\n\nUse a MDX comment `{/* truncate */}` instead.{/* gone */} Kept.\n\n{/* a\nmulti-line comment */}\nAfter.\n\n```mdx\n{/* shown */}\n```\n";
+        let p = parse(src, Flavor::Docusaurus, "x");
+        let all = all_text(&p);
+        assert!(all.contains("Use a MDX comment `{/* truncate */}` instead. Kept."), "{all}");
+        assert!(all.contains("```mdx\n{/* shown */}\n```"), "{all}");
+        assert!(
+            all.contains("After.") && !all.contains("gone") && !all.contains("multi-line"),
+            "{all}"
+        );
+    }
+
+    #[test]
+    fn mdx_code_block_fences_are_read_as_mdx_not_code() {
+        let src = "# A\n\n```mdx-code-block\nimport BrowserWindow from '@site/src/components/BrowserWindow';\n\n<BrowserWindow>\n\nShown **text**.\n\n</BrowserWindow>\n```\n";
+        let p = parse(src, Flavor::Docusaurus, "x");
+        assert_eq!(p.sections[0].blocks, vec![Block::Text("Shown text.".into())]);
+    }
+
+    #[test]
+    fn tab_labels_are_kept_as_lines_of_their_own_and_one_line_tags_vanish() {
+        let src = "# A\n\n<Tabs>\n<TabItem value=\"a\" label=\"Alpha\">Alpha body</TabItem>\n<TabItem value=\"beta\">\n\nBeta body\n\n</TabItem>\n<TabItem value=\"g\" label={'Gamma'} default>\n\nGamma body\n\n</TabItem>\n</Tabs>\n";
+        let p = parse(src, Flavor::Docusaurus, "x");
+        let texts: Vec<String> = p.sections[0].blocks.iter().map(|b| b.render()).collect();
+        assert_eq!(texts, vec!["Alpha", "Alpha body", "beta", "Beta body", "Gamma", "Gamma body"]);
+    }
+
+    #[test]
+    fn frontmatter_expressions_become_their_values() {
+        let src = "---\ntitle: Tags\ndescription: All about tags\n---\n# {frontMatter.title}\n\nSee {frontMatter.description} for {props.who}.\n";
+        let p = parse(src, Flavor::Docusaurus, "x");
+        assert_eq!(p.sections[0].heading, "Tags");
+        assert_eq!(all_text(&p), "See All about tags for .");
+        let v = parse(
+            "---\ntitle: Vue\n---\n# T\n\nThis is {{ $frontmatter.title }}, {{ 1 + 1 }}.\n",
+            Flavor::VitePress,
+            "x",
+        );
+        assert_eq!(all_text(&v), "This is Vue, {{ 1 + 1 }}.");
+    }
+
+    #[test]
+    fn closing_tags_after_text_and_custom_elements_are_dropped() {
+        let src = "# A\n\nWatch <ScrimbaLink href=\"https://x\">the lesson</ScrimbaLink> now.\n\n<svg-image :svg=\"cover\" />\n\nA `Vec<String>` stays.\n";
+        let p = parse(src, Flavor::VitePress, "x");
+        let all = all_text(&p);
+        assert!(all.contains("Watch the lesson now."), "{all}");
+        assert!(all.contains("A `Vec<String>` stays."), "{all}");
+        assert_eq!(preprocess_mdx("Vec<String> and Vec</String>\n"), "Vec<String> and Vec\n");
+        assert!(!all.contains("svg"), "{all}");
+    }
+
+    #[test]
+    fn a_docusaurus_h1_has_no_anchor_but_still_takes_its_slug() {
+        let src = "# Setup\n\nIntro.\n\n## Setup\n\nx\n";
+        let d = parse(src, Flavor::Docusaurus, "x");
+        assert_eq!(d.sections[0].anchor, "");
+        assert_eq!(d.sections[1].anchor, "setup-1");
+        let v = parse(src, Flavor::VitePress, "x");
+        assert_eq!(v.sections[0].anchor, "setup");
+    }
+
+    #[test]
+    fn code_group_tabs_are_labelled_by_their_titles() {
+        let src = "# A\n\n::: code-group\n\n```js [config.js]\nexport default {}\n```\n\n```ts\nexport default {}\n```\n\n:::\n\n::: tip\nAfter.\n:::\n";
+        let p = parse(src, Flavor::VitePress, "x");
+        let texts: Vec<String> = p.sections[0].blocks.iter().map(|b| b.render()).collect();
+        assert_eq!(texts[0], "config.js");
+        assert_eq!(texts[1], "```js\nexport default {}\n```");
+        assert_eq!(texts[2], "ts");
+        assert_eq!(texts[4], "Tip:");
+        assert!(!texts.iter().any(|t| t.contains("Code-group")), "{texts:?}");
+    }
+
+    #[test]
+    fn twoslash_hidden_lines_and_markers_are_dropped() {
+        let src = "# A\n\n```ts twoslash\n// @noErrors\nimport { x } from 'y'\n// ---cut---\n// @errors: 2322\nconst a = x()\n//    ^?\n// ---cut-start---\nsecret()\n// ---cut-end---\nconst b = a // keep: @noErrors in a comment after code\n// ---cut-after---\nhidden()\n```\n\n```ts\n// ---cut---\n```\n";
+        let p = parse(src, Flavor::VitePress, "x");
+        assert_eq!(
+            p.sections[0].blocks[0],
+            Block::Code {
+                lang: "ts".into(),
+                code: "const a = x()\nconst b = a // keep: @noErrors in a comment after code"
+                    .into()
+            }
+        );
+        // Without the twoslash meta the site shows the markers.
+        assert_eq!(
+            p.sections[0].blocks[1],
+            Block::Code { lang: "ts".into(), code: "// ---cut---".into() }
+        );
+    }
+
+    #[test]
+    fn notation_and_magic_comments_are_removed_from_code() {
+        let v = parse(
+            "# A\n\n```js\nconst a = 1 // [!code ++]\nconst b = 2 // [!code --]\n```\n",
+            Flavor::VitePress,
+            "x",
+        );
+        assert_eq!(
+            v.sections[0].blocks[0],
+            Block::Code { lang: "js".into(), code: "const a = 1\nconst b = 2".into() }
+        );
+        let d = parse(
+            "# A\n\n```js\n// highlight-next-line\nconst a = 1\n```\n",
+            Flavor::Docusaurus,
+            "x",
+        );
+        assert_eq!(
+            d.sections[0].blocks[0],
+            Block::Code { lang: "js".into(), code: "const a = 1".into() }
+        );
+    }
+
+    #[test]
+    fn an_imported_partial_s_headings_become_sections_of_the_importing_page() {
+        struct One;
+        impl crate::source::include::Includes for One {
+            fn read(&self, path: &str) -> Option<String> {
+                (path == "guide/_tags.mdx")
+                    .then(|| "## Tags file\n\nDeclare tags in `tags.yml`.\n".to_string())
+            }
+        }
+        let src =
+            "import TagsFile from './_tags.mdx';\n\n# Blog\n\n## Tags\n\nIntro.\n\n<TagsFile />\n";
+        let p = parse_with(src, Flavor::Docusaurus, "guide/blog.mdx", &One);
+        let s = p.sections.iter().find(|s| s.heading == "Tags file").expect("partial heading");
+        assert_eq!(s.anchor, "tags-file");
+        assert_eq!(s.breadcrumb, vec!["Blog", "Tags file"]);
+        assert_eq!(s.blocks, vec![Block::Text("Declare tags in `tags.yml`.".into())]);
+        assert!(!all_text(&p).contains("TagsFile"));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! folders and calls [`parse_page`] per file.
 
 pub mod clean;
+pub mod include;
 pub mod markdown;
 pub mod safety;
 pub mod slug;
@@ -129,6 +130,31 @@ pub fn parse_page(
             Err(SourceError::HtmlUnsupported)
         }
     }
+}
+
+/// [`parse_page`] for the file at `path` (relative to its source folder, `/`-separated): the
+/// Markdown files it includes are read through `inc` (see [`include`]).
+pub fn parse_page_with(
+    kind: SourceKind,
+    content: &str,
+    flavor: Flavor,
+    path: &str,
+    inc: &dyn include::Includes,
+) -> Result<Parsed, SourceError> {
+    match kind {
+        SourceKind::Markdown => Ok(Parsed::Page(markdown::parse_with(content, flavor, path, inc))),
+        _ => {
+            let file = path.rsplit('/').next().unwrap_or(path);
+            let stem = file.rsplit_once('.').map(|(s, _)| s).unwrap_or(file);
+            parse_page(kind, content, flavor, stem)
+        }
+    }
+}
+
+/// Is this Markdown file (path relative to its source folder) a Docusaurus partial: a file or
+/// folder whose name starts with `_`? Docusaurus makes no page of it (it is imported into pages).
+pub fn is_docusaurus_partial(rel_path: &str) -> bool {
+    rel_path.replace('\\', "/").split('/').any(|p| p.starts_with('_'))
 }
 
 /// How page URLs look when a base URL is given.
@@ -379,6 +405,7 @@ impl PageBuilder {
         // Front matter titles and `<title>` come here unfiltered (headings were stripped above).
         let title = safety::strip_unpaired_bidi(&title).into_owned();
         let mut sections = self.sections;
+        give_empty_headings_their_children(&mut sections);
         if sections.first().map(|s| s.blocks.is_empty()).unwrap_or(false) {
             sections.remove(0);
         } else if let Some(pre) = sections.first_mut() {
@@ -387,6 +414,28 @@ impl PageBuilder {
             }
         }
         Page { title, sections }
+    }
+}
+
+/// A heading (h2–h4) with no text of its own, directly followed by its sub-headings, gets their
+/// headings as its text, so a question about its topic can land on it.
+fn give_empty_headings_their_children(sections: &mut [Section]) {
+    for i in 0..sections.len() {
+        let level = sections[i].level;
+        if level < 2 || !sections[i].blocks.is_empty() || sections[i].heading.is_empty() {
+            continue;
+        }
+        let below: Vec<&Section> =
+            sections[i + 1..].iter().take_while(|s| s.level > level).collect();
+        let Some(child) = below.iter().map(|s| s.level).min() else { continue };
+        let names: Vec<String> = below
+            .iter()
+            .filter(|s| s.level == child && !s.heading.is_empty())
+            .map(|s| format!("- {}", s.heading))
+            .collect();
+        if !names.is_empty() {
+            sections[i].blocks.push(Block::Text(names.join("\n")));
+        }
     }
 }
 
@@ -537,6 +586,36 @@ mod tests {
         assert_eq!(p.sections[3].breadcrumb, vec!["Guide", "Install", "Linux"]);
         assert_eq!(p.sections[3].blocks, vec![Block::Text("Note".into())]);
         assert_eq!(p.sections[4].breadcrumb, vec!["Guide", "Use"]);
+    }
+
+    #[test]
+    fn a_heading_with_no_text_of_its_own_lists_its_sub_headings() {
+        let mut b = PageBuilder::new();
+        b.heading(1, "Guide", "guide");
+        b.heading(2, "Deploying", "deploying");
+        b.heading(3, "GitHub Pages", "github-pages");
+        b.text("Push.");
+        b.heading(4, "Custom domain", "custom-domain");
+        b.text("CNAME.");
+        b.heading(3, "Netlify", "netlify");
+        b.text("Drop.");
+        b.heading(2, "Empty", "empty");
+        b.heading(2, "Last", "last");
+        b.text("x");
+        let p = b.finish(None, "x");
+        let deploying = p.sections.iter().find(|s| s.anchor == "deploying").unwrap();
+        assert_eq!(deploying.blocks, vec![Block::Text("- GitHub Pages\n- Netlify".into())]);
+        // An h1 right before its h2s and a heading with no sub-headings stay empty.
+        assert!(p.sections.iter().all(|s| s.anchor != "guide" || s.blocks.is_empty()));
+        assert!(p.sections.iter().find(|s| s.anchor == "empty").unwrap().blocks.is_empty());
+    }
+
+    #[test]
+    fn docusaurus_partials_are_files_or_folders_starting_with_an_underscore() {
+        assert!(is_docusaurus_partial("_tags.mdx"));
+        assert!(is_docusaurus_partial("guide/_partials/tags.md"));
+        assert!(is_docusaurus_partial("guide\\_x.md"));
+        assert!(!is_docusaurus_partial("guide/tags_file.md"));
     }
 
     #[test]

@@ -19,18 +19,22 @@ pub enum Flavor {
     /// VitePress (markdown-it-anchor with `@mdit-vue/shared` slugify).
     #[default]
     VitePress,
-    /// Docusaurus (github-slugger); also what GitHub renders for README files.
+    /// Docusaurus (github-slugger, and Docusaurus' rendering: no id on an h1, `_` partials).
     Docusaurus,
+    /// GitHub's own rendering of Markdown (github-slugger); the default for a folder whose
+    /// generator is not recognised.
+    GitHub,
     /// Docsify's own slugify.
     Docsify,
 }
 
 impl Flavor {
-    /// Parse `vitepress`, `docusaurus`/`github`, `docsify`.
+    /// Parse `vitepress`, `docusaurus`, `github`, `docsify`.
     pub fn parse(s: &str) -> Option<Flavor> {
         match s.to_ascii_lowercase().as_str() {
             "vitepress" => Some(Flavor::VitePress),
-            "docusaurus" | "github" => Some(Flavor::Docusaurus),
+            "docusaurus" => Some(Flavor::Docusaurus),
+            "github" => Some(Flavor::GitHub),
             "docsify" => Some(Flavor::Docsify),
             _ => None,
         }
@@ -40,7 +44,7 @@ impl Flavor {
     pub fn slugify(self, text: &str) -> String {
         match self {
             Flavor::VitePress => slugify_vitepress(text),
-            Flavor::Docusaurus => slugify_github(text),
+            Flavor::Docusaurus | Flavor::GitHub => slugify_github(text),
             Flavor::Docsify => slugify_docsify(text),
         }
     }

@@ -5,14 +5,26 @@
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag};
 
 use super::CleanPage;
-use crate::source::markdown::{frontmatter, parse, preprocess_mdx, split_custom_id};
+use crate::source::include::{expand, Includes, NoIncludes};
+use crate::source::markdown::{
+    frontmatter, frontmatter_raw, parse_with, preprocess, split_custom_id,
+};
 use crate::source::Flavor;
 
-/// Clean a Markdown/MDX page (see the module docs).
+/// Clean a Markdown/MDX page (see the module docs); includes are left out.
 pub fn clean(content: &str, flavor: Flavor, file_stem: &str) -> CleanPage {
-    let page = parse(content, flavor, file_stem);
-    let (fm, body) = frontmatter(content);
-    let body = drop_raw_blocks(&preprocess_mdx(body));
+    clean_with(content, flavor, &format!("{file_stem}.md"), &NoIncludes)
+}
+
+/// Clean the Markdown/MDX page at `path` (relative to its source folder), inlining the files it
+/// includes (read through `inc`) as the index does.
+pub fn clean_with(content: &str, flavor: Flavor, path: &str, inc: &dyn Includes) -> CleanPage {
+    let page = parse_with(content, flavor, path, inc);
+    let (fm, _) = frontmatter(content);
+    let (front, body) = frontmatter_raw(content);
+    // Includes are read twice (once for the page's anchors); warn once.
+    let body = expand(body, flavor, path, &Quiet(inc));
+    let body = drop_raw_blocks(&preprocess(&body, front.unwrap_or(""), flavor));
     // The parser's sections, in order, carry the anchors the index uses.
     let mut anchors = page
         .sections
@@ -55,6 +67,15 @@ pub fn clean(content: &str, flavor: Flavor, file_stem: &str) -> CleanPage {
     }
     let description = fm.description.unwrap_or_else(|| super::first_sentence(&page));
     CleanPage { title: page.title, description, markdown: markdown + "\n" }
+}
+
+/// The same files, without the warnings (already given once).
+struct Quiet<'a>(&'a dyn Includes);
+
+impl Includes for Quiet<'_> {
+    fn read(&self, path: &str) -> Option<String> {
+        self.0.read(path)
+    }
 }
 
 fn heading_level(l: HeadingLevel) -> u8 {
@@ -157,6 +178,21 @@ mod tests {
             "{md}"
         );
         assert!(!md.contains("title: Guide"), "{md}");
+    }
+
+    #[test]
+    fn llms_markdown_keeps_what_the_site_shows_and_drops_component_tags() {
+        let src = "# Guide\n\n<TabItem value=\"a\" label=\"Alpha\">Alpha body</TabItem>\n\nWatch <ScrimbaLink href=\"x\">the lesson</ScrimbaLink>.\n\n<svg-image :svg=\"cover\" />\n\nUse a MDX comment `{/* truncate */}` instead.\n";
+        let p = clean(src, Flavor::Docusaurus, "guide");
+        let md = &p.markdown;
+        assert!(md.contains("Alpha\n\nAlpha body\n"), "{md}");
+        assert!(md.contains("Watch the lesson."), "{md}");
+        assert!(md.contains("`{/* truncate */}` instead"), "{md}");
+        for bad in ["</TabItem>", "</ScrimbaLink>", "svg-image", "<TabItem"] {
+            assert!(!md.contains(bad), "{bad} in {md}");
+        }
+        // Docusaurus gives the h1 no id: no anchor on it.
+        assert!(md.starts_with("# Guide\n"), "{md}");
     }
 
     #[test]

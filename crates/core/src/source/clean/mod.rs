@@ -41,6 +41,25 @@ pub fn clean_page(
     }
 }
 
+/// [`clean_page`] for the file at `path` (relative to its source folder): the Markdown files it
+/// includes are read through `inc`, as [`super::parse_page_with`] does.
+pub fn clean_page_with(
+    kind: SourceKind,
+    content: &str,
+    flavor: Flavor,
+    path: &str,
+    inc: &dyn super::include::Includes,
+) -> Result<Option<CleanPage>, SourceError> {
+    match kind {
+        SourceKind::Markdown => Ok(Some(markdown::clean_with(content, flavor, path, inc))),
+        _ => {
+            let file = path.rsplit('/').next().unwrap_or(path);
+            let stem = file.rsplit_once('.').map(|(s, _)| s).unwrap_or(file);
+            clean_page(kind, content, flavor, stem)
+        }
+    }
+}
+
 /// Longest one-line description, in characters.
 const MAX_DESCRIPTION_CHARS: usize = 160;
 

@@ -1,0 +1,115 @@
+//! Markdown sources read the way their generator renders them, through the `docent` binary:
+//! Docusaurus partials (never pages, inlined where imported), VitePress includes and snippets
+//! resolved relative to the page (a missing one is a warning), `docent inspect --page` and
+//! `docent llms` showing the same text.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn docent(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_docent")).args(args).output().expect("run docent")
+}
+
+/// Runs docent, asserts success, returns (stdout, stderr).
+fn ok(args: &[&str]) -> (String, String) {
+    let out = docent(args);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert!(out.status.success(), "docent {args:?} failed:\nstdout: {stdout}\nstderr: {stderr}");
+    (stdout, stderr)
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// A Docusaurus site: `docusaurus.config.js` next to `docs/`.
+fn docusaurus_site() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    write(r, "docusaurus.config.js", "module.exports = {};\n");
+    write(
+        r,
+        "docs/blog.mdx",
+        "---\ntitle: Blog\n---\nimport TagsFile from './_partial-tags-file.mdx';\nimport Gone from './_gone.mdx';\n\n# Blog\n\nThe blog plugin.\n\n## Tags\n\n<TagsFile />\n\n<Gone />\n",
+    );
+    write(
+        r,
+        "docs/_partial-tags-file.mdx",
+        "## Tags file\n\nDeclare the zorblax tags in `tags.yml`.\n",
+    );
+    write(r, "docs/_shared/other.md", "# Other\n\nnever a page\n");
+    dir
+}
+
+#[test]
+fn docusaurus_partials_are_no_pages_and_their_text_is_found_on_the_importing_page() {
+    let site = docusaurus_site();
+    let out = tempfile::tempdir().unwrap();
+    let idx = out.path().join("d.idx");
+    let (stdout, stderr) = ok(&[
+        "index",
+        site.path().join("docs").to_str().unwrap(),
+        "--out",
+        idx.to_str().unwrap(),
+        "--base-url",
+        "https://example.com/docs",
+        "--clean-urls",
+    ]);
+    assert!(stdout.contains("1 indexed"), "{stdout}");
+    assert!(stderr.contains("warning:") && stderr.contains("_gone.mdx"), "{stderr}");
+    let (hits, _) =
+        ok(&["search", idx.to_str().unwrap(), "zorblax tags", "--json", "--floor", "0"]);
+    let first: serde_json::Value = serde_json::from_str(hits.lines().next().unwrap()).unwrap();
+    assert_eq!(first["url"], "https://example.com/docs/blog#tags-file");
+    // The h1 has no id in Docusaurus: the page intro links to the page itself.
+    let (hits, _) = ok(&["search", idx.to_str().unwrap(), "blog plugin", "--json", "--floor", "0"]);
+    assert!(hits.contains("\"https://example.com/docs/blog\""), "{hits}");
+
+    let (page, _) = ok(&["inspect", idx.to_str().unwrap(), "--page", "/docs/blog"]);
+    assert!(page.contains("Blog › Tags › Tags file  (#tags-file)"), "{page}");
+    assert!(page.contains("Declare the zorblax tags in `tags.yml`."), "{page}");
+    assert!(!page.contains("import") && !page.contains("<TagsFile"), "{page}");
+
+    let llms = out.path().join("llms");
+    ok(&["llms", site.path().join("docs").to_str().unwrap(), "--out", llms.to_str().unwrap()]);
+    let full = std::fs::read_to_string(llms.join("llms-full.txt")).unwrap();
+    assert!(full.contains("## Tags file {#tags-file}"), "{full}");
+    assert!(!full.contains("never a page") && !full.contains("<TagsFile"), "{full}");
+}
+
+#[test]
+fn vitepress_includes_and_snippets_are_read_relative_to_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    write(r, "docs/.vitepress/config.mjs", "export default {}\n");
+    write(
+        r,
+        "docs/guide/deploy.md",
+        "# Deploy\n\n<!--@include: ./parts/intro.md-->\n\n## Workflow\n\n::: code-group\n\n<<< ./static-deploy.yaml#content [deploy.yml]\n\n<<< ./missing.ts [missing.ts]\n\n:::\n",
+    );
+    write(r, "docs/guide/parts/intro.md", "Ship the quuxer to any static host.\n");
+    write(
+        r,
+        "docs/guide/static-deploy.yaml",
+        "# header\n# region content\nname: Deploy quuxer\non: push\n# endregion content\n",
+    );
+    let out = tempfile::tempdir().unwrap();
+    let idx = out.path().join("v.idx");
+    let (_, stderr) =
+        ok(&["index", r.join("docs").to_str().unwrap(), "--out", idx.to_str().unwrap()]);
+    assert!(stderr.contains("guide/missing.ts"), "{stderr}");
+    let (page, _) = ok(&["inspect", idx.to_str().unwrap(), "--page", "guide/deploy.html"]);
+    assert!(page.contains("Ship the quuxer to any static host."), "{page}");
+    assert!(page.contains("deploy.yml\n\n```yaml\nname: Deploy quuxer\non: push\n```"), "{page}");
+    for bad in ["<<<", "@include", "Code-group", "#region", "# header"] {
+        assert!(!page.contains(bad), "{bad} in {page}");
+    }
+    let err = docent(&["inspect", idx.to_str().unwrap(), "--page", "nope.html"]);
+    assert!(!err.status.success());
+    assert!(String::from_utf8_lossy(&err.stderr).contains("no page \"nope.html\""));
+}

@@ -1,0 +1,733 @@
+//! Files a Markdown page pulls in from other files, inlined the way the generator renders them,
+//! before the page is parsed ([`expand`]):
+//!
+//! - Docusaurus: ```` ```mdx-code-block ```` fences are unwrapped (their content is MDX, not
+//!   code); a relative import of a `.md`/`.mdx` partial (`import Tags from './_tags.mdx'`) is
+//!   inlined where its component stands alone on a line (`<Tags />`), the partial's headings
+//!   keeping the ids Docusaurus gives them (each partial has its own slugger).
+//! - VitePress: `<!--@include: ./part.md-->` (with `{3,10}` line ranges and `#region`s) and
+//!   `<<< ./file.ts#region{1,3 ts} [title]` code snippets, relative to the page or to the source
+//!   folder (`@/`).
+//!
+//! Files are read through [`Includes`], given paths relative to the source folder (`/`-separated,
+//! `..` resolved; a path that leaves the source folder is not read), so this module has no file
+//! system of its own and compiles for wasm32. A missing file or region is a warning through
+//! [`Includes::warn`], never a failure: the page is read without it.
+
+use std::collections::HashMap;
+
+use super::markdown::{frontmatter, split_custom_id};
+use super::{normalize_ws, Flavor, Slugger};
+
+/// Reads the files a page includes.
+pub trait Includes {
+    /// The text of `path` (relative to the source folder, `/`-separated, normalised); `None` when
+    /// there is no such file.
+    fn read(&self, path: &str) -> Option<String>;
+    /// A problem with an include (missing file or region); the page is still read without it.
+    fn warn(&self, message: String) {
+        let _ = message;
+    }
+}
+
+/// No files to include: every include is left out (silently).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoIncludes;
+
+impl Includes for NoIncludes {
+    fn read(&self, _path: &str) -> Option<String> {
+        None
+    }
+}
+
+/// How deep includes may nest (a cycle stops here with a warning).
+const MAX_DEPTH: usize = 8;
+
+/// `rel` (as written in `from`, a source-relative file path) as a source-relative path: `./` and
+/// `..` resolved, `@/x` (VitePress' source root) from the root. `None` when it leaves the source
+/// folder or is absolute.
+pub fn resolve_path(from: &str, rel: &str) -> Option<String> {
+    let from = from.replace('\\', "/");
+    let rel = rel.trim().replace('\\', "/");
+    let (mut parts, rest): (Vec<&str>, &str) = if let Some(r) = rel.strip_prefix('@') {
+        (Vec::new(), r.trim_start_matches('/'))
+    } else if rel.starts_with('/') || rel.contains(':') {
+        return None;
+    } else {
+        let dir: Vec<&str> = match from.rsplit_once('/') {
+            Some((d, _)) => d.split('/').filter(|p| !p.is_empty() && *p != ".").collect(),
+            None => Vec::new(),
+        };
+        (dir, rel.as_str())
+    };
+    for p in rest.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(parts.join("/"))
+}
+
+/// The body of page `path` (frontmatter already split off) with its includes inlined (see the
+/// module docs). Pages without includes come back unchanged.
+pub fn expand(body: &str, flavor: Flavor, path: &str, inc: &dyn Includes) -> String {
+    expand_at(body, flavor, path, inc, 0)
+}
+
+fn expand_at(body: &str, flavor: Flavor, path: &str, inc: &dyn Includes, depth: usize) -> String {
+    match flavor {
+        Flavor::VitePress => {
+            let body = vitepress_includes(body, path, inc, depth);
+            vitepress_snippets(&body, path, inc)
+        }
+        Flavor::Docusaurus | Flavor::GitHub => {
+            docusaurus_partials(&unwrap_mdx_code_blocks(body), path, inc, depth)
+        }
+        Flavor::Docsify => body.to_string(),
+    }
+}
+
+/// A fence opening: its char, length and info string.
+fn fence_open(line: &str) -> Option<(char, usize, &str)> {
+    let t = line.trim_start();
+    if line.len() - t.len() > 3 {
+        return None;
+    }
+    let ch = t.chars().next()?;
+    if ch != '`' && ch != '~' {
+        return None;
+    }
+    let n = t.chars().take_while(|&c| c == ch).count();
+    let info = &t[n..];
+    (n >= 3 && !(ch == '`' && info.contains('`'))).then_some((ch, n, info.trim()))
+}
+
+fn fence_closes(line: &str, ch: char, n: usize) -> bool {
+    let t = line.trim();
+    t.len() >= n && t.chars().all(|c| c == ch)
+}
+
+/// Docusaurus renders ```` ```mdx-code-block ```` fences as MDX: drop the fence lines and keep
+/// the content (outside other fences).
+pub fn unwrap_mdx_code_blocks(body: &str) -> String {
+    if !body.contains("mdx-code-block") {
+        return body.to_string();
+    }
+    let mut out = String::with_capacity(body.len());
+    // The fence we are in, and whether it is an unwrapped mdx-code-block.
+    let mut stack: Vec<(char, usize, bool)> = Vec::new();
+    for line in body.lines() {
+        if let Some(&(ch, n, unwrapped)) = stack.last() {
+            if !unwrapped && fence_closes(line, ch, n) {
+                stack.pop();
+                out.push_str(line);
+                out.push('\n');
+                continue;
+            }
+            if unwrapped && fence_closes(line, ch, n) {
+                stack.pop();
+                out.push('\n');
+                continue;
+            }
+            if !unwrapped {
+                out.push_str(line);
+                out.push('\n');
+                continue;
+            }
+        }
+        if let Some((ch, n, info)) = fence_open(line) {
+            let unwrap = info.split_whitespace().next() == Some("mdx-code-block");
+            stack.push((ch, n, unwrap));
+            if unwrap {
+                out.push('\n');
+                continue;
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// `import Name from './x.mdx'` → (Name, "./x.mdx") for relative Markdown imports.
+fn partial_import(line: &str) -> Option<(&str, &str)> {
+    let rest = line.strip_prefix("import ")?.trim_start();
+    let name_end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))?;
+    let name = &rest[..name_end];
+    let rest = rest[name_end..].trim_start().strip_prefix("from")?.trim_start();
+    let q = rest.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let rest = &rest[1..];
+    let spec = &rest[..rest.find(q)?];
+    let lower = spec.to_ascii_lowercase();
+    let markdown = lower.ends_with(".md") || lower.ends_with(".mdx");
+    (!name.is_empty() && markdown && (spec.starts_with("./") || spec.starts_with("../")))
+        .then_some((name, spec))
+}
+
+/// `<Name />`, `<Name prop="x" />` or `<Name></Name>` alone on a line → Name.
+fn component_use(line: &str) -> Option<&str> {
+    let t = line.trim();
+    let inner = t.strip_prefix('<')?;
+    let end = inner.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))?;
+    let name = &inner[..end];
+    let rest = &inner[end..];
+    let self_closing = rest.trim_end().ends_with("/>");
+    let paired = rest.starts_with('>') && rest[1..].trim() == format!("</{name}>");
+    (!name.is_empty() && (self_closing || paired)).then_some(name)
+}
+
+fn docusaurus_partials(body: &str, path: &str, inc: &dyn Includes, depth: usize) -> String {
+    let mut imports: HashMap<&str, &str> = HashMap::new();
+    let mut fence: Option<(char, usize)> = None;
+    for line in body.lines() {
+        if let Some((ch, n)) = fence {
+            if fence_closes(line, ch, n) {
+                fence = None;
+            }
+            continue;
+        }
+        if let Some((ch, n, _)) = fence_open(line) {
+            fence = Some((ch, n));
+            continue;
+        }
+        if let Some((name, spec)) = partial_import(line) {
+            imports.insert(name, spec);
+        }
+    }
+    if imports.is_empty() {
+        return body.to_string();
+    }
+    let mut out = String::with_capacity(body.len());
+    let mut fence: Option<(char, usize)> = None;
+    for line in body.lines() {
+        if let Some((ch, n)) = fence {
+            if fence_closes(line, ch, n) {
+                fence = None;
+            }
+        } else if let Some((ch, n, _)) = fence_open(line) {
+            fence = Some((ch, n));
+        } else if let Some(spec) = component_use(line).and_then(|n| imports.get(n)) {
+            let indent = &line[..line.len() - line.trim_start().len()];
+            if let Some(text) = read_partial(spec, path, inc, depth) {
+                out.push('\n');
+                for l in text.lines() {
+                    if !l.trim().is_empty() {
+                        out.push_str(indent);
+                    }
+                    out.push_str(l);
+                    out.push('\n');
+                }
+                out.push('\n');
+            } else {
+                out.push('\n');
+            }
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// A Docusaurus partial, expanded, its headings given the ids its own slugger makes.
+fn read_partial(spec: &str, from: &str, inc: &dyn Includes, depth: usize) -> Option<String> {
+    let Some(target) = resolve_path(from, spec) else {
+        inc.warn(format!("{from}: import {spec:?} leaves the source folder; not inlined"));
+        return None;
+    };
+    if depth >= MAX_DEPTH {
+        inc.warn(format!("{from}: imports nest deeper than {MAX_DEPTH} at {target}; not inlined"));
+        return None;
+    }
+    let Some(text) = inc.read(&target) else {
+        inc.warn(format!(
+            "{from}: imported partial {target} not found; the page is read without it"
+        ));
+        return None;
+    };
+    let (_, body) = frontmatter(&text);
+    let body = expand_at(body, Flavor::Docusaurus, &target, inc, depth + 1);
+    Some(pin_heading_ids(&body, Flavor::Docusaurus))
+}
+
+/// ATX headings (outside fences) get an explicit `{#id}`: the one a fresh slugger gives them.
+fn pin_heading_ids(body: &str, flavor: Flavor) -> String {
+    let mut slugger = Slugger::new(flavor);
+    let mut out = String::with_capacity(body.len() + 64);
+    let mut fence: Option<(char, usize)> = None;
+    for line in body.lines() {
+        if let Some((ch, n)) = fence {
+            if fence_closes(line, ch, n) {
+                fence = None;
+            }
+        } else if let Some((ch, n, _)) = fence_open(line) {
+            fence = Some((ch, n));
+        } else if let Some(raw) = atx_heading(line) {
+            let (text, custom) = split_custom_id(&heading_plain_text(raw));
+            if let Some(id) = custom {
+                slugger.reserve(&id);
+            } else {
+                let id = slugger.slug(&normalize_ws(&text));
+                out.push_str(line.trim_end().trim_end_matches('#').trim_end());
+                out.push_str(&format!(" {{#{id}}}\n"));
+                continue;
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The text of an ATX heading line (`## Title ##` → "Title").
+fn atx_heading(line: &str) -> Option<&str> {
+    let t = line.trim_start();
+    if line.len() - t.len() > 3 {
+        return None;
+    }
+    let hashes = t.chars().take_while(|&c| c == '#').count();
+    if !(1..=6).contains(&hashes) {
+        return None;
+    }
+    let rest = &t[hashes..];
+    if !(rest.is_empty() || rest.starts_with(' ') || rest.starts_with('\t')) {
+        return None;
+    }
+    let rest = rest.trim();
+    let closed = rest.trim_end_matches('#');
+    Some(if closed.len() < rest.len() && (closed.is_empty() || closed.ends_with(' ')) {
+        closed.trim_end()
+    } else {
+        rest
+    })
+}
+
+/// A heading's visible text as the Markdown parser sees it (text and code spans).
+fn heading_plain_text(raw: &str) -> String {
+    use pulldown_cmark::{Event, Parser};
+    let mut s = String::new();
+    for e in Parser::new(raw) {
+        match e {
+            Event::Text(t) | Event::Code(t) => s.push_str(&t),
+            Event::SoftBreak | Event::HardBreak => s.push(' '),
+            _ => {}
+        }
+    }
+    s
+}
+
+/// VitePress' `<!--@include: path#region{start,end}-->`, anywhere in the text, recursively.
+fn vitepress_includes(body: &str, path: &str, inc: &dyn Includes, depth: usize) -> String {
+    if !body.contains("@include:") {
+        return body.to_string();
+    }
+    let mut out = String::with_capacity(body.len());
+    let mut rest = body;
+    while let Some(start) = rest.find("<!--") {
+        let after = &rest[start + 4..];
+        let Some(end) = after.find("-->") else { break };
+        let inner = after[..end].trim();
+        let Some(spec) = inner.strip_prefix("@include:").map(str::trim) else {
+            out.push_str(&rest[..start + 4]);
+            rest = after;
+            continue;
+        };
+        out.push_str(&rest[..start]);
+        rest = &after[end + 3..];
+        if spec.is_empty() {
+            continue;
+        }
+        if let Some(text) = read_include(spec, path, inc, depth) {
+            out.push_str(&text);
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// An include's line range: 1-based first and last line, either open.
+type LineRange = (Option<usize>, Option<usize>);
+
+/// `{3,10}` at the end of an include spec: 1-based first and last line (either may be empty).
+fn split_range(spec: &str) -> (&str, Option<LineRange>) {
+    if let Some(open) = spec.rfind('{').filter(|_| spec.ends_with('}')) {
+        let inner = &spec[open + 1..spec.len() - 1];
+        if let Some((a, b)) = inner.split_once(',') {
+            let num = |s: &str| s.trim().parse::<usize>().ok();
+            let digits = |s: &str| s.trim().chars().all(|c| c.is_ascii_digit());
+            if digits(a) && digits(b) {
+                return (&spec[..open], Some((num(a), num(b))));
+            }
+        }
+    }
+    (spec, None)
+}
+
+fn read_include(spec: &str, from: &str, inc: &dyn Includes, depth: usize) -> Option<String> {
+    let (spec, range) = split_range(spec);
+    let (file, region) = match spec.find('#') {
+        Some(i) => (&spec[..i], Some(&spec[i + 1..])),
+        None => (spec, None),
+    };
+    let Some(target) = resolve_path(from, file) else {
+        inc.warn(format!("{from}: @include {file:?} leaves the source folder; not included"));
+        return None;
+    };
+    if depth >= MAX_DEPTH {
+        inc.warn(format!(
+            "{from}: includes nest deeper than {MAX_DEPTH} at {target}; not included"
+        ));
+        return None;
+    }
+    let Some(text) = inc.read(&target) else {
+        inc.warn(format!("{from}: included file {target} not found; the page is read without it"));
+        return None;
+    };
+    // VitePress' order: the region, then the line range of what is left.
+    let mut text = text.replace("\r\n", "\n");
+    if let Some(name) = region.filter(|r| !r.is_empty()) {
+        match find_region(&text, name) {
+            Some(r) => text = r,
+            None => inc.warn(format!(
+                "{from}: region #{name} not found in {target}; the whole file is included"
+            )),
+        }
+    }
+    if let Some((a, b)) = range {
+        let lines: Vec<&str> = text.split('\n').collect();
+        let first = a.unwrap_or(1).saturating_sub(1).min(lines.len());
+        let last = b.unwrap_or(lines.len()).min(lines.len()).max(first);
+        text = lines[first..last].join("\n");
+    }
+    // Frontmatter is dropped from a whole included Markdown file only.
+    let whole_md = region.is_none() && range.is_none() && target.ends_with(".md");
+    let body = if whole_md { frontmatter(&text).1 } else { text.as_str() };
+    let body = vitepress_includes(body, &target, inc, depth + 1);
+    Some(body)
+}
+
+/// A region marker line (`// #region name`, `<!-- #region name -->`, `# region name`, ...):
+/// (is_end, name).
+fn region_marker(line: &str) -> Option<(bool, &str)> {
+    let t = line.trim();
+    let body = if let Some(r) = t.strip_prefix("<!--") {
+        r.strip_suffix("-->")?.trim()
+    } else if let Some(r) = t.strip_prefix("/*") {
+        r.strip_suffix("*/")?.trim()
+    } else if let Some(r) = t.strip_prefix("//") {
+        r.trim()
+    } else if let Some(r) = t.strip_prefix("#pragma ") {
+        r.trim()
+    } else if let Some(r) = t.strip_prefix("::") {
+        r.trim()
+    } else if let Some(r) = t.strip_prefix('#') {
+        r.trim()
+    } else {
+        return None;
+    };
+    let body = body.trim_start_matches('#').trim_start();
+    let lower = body.to_ascii_lowercase();
+    let (end, rest) = if lower.starts_with("endregion") {
+        (true, &body["endregion".len()..])
+    } else if lower.starts_with("end region") {
+        (true, &body["end region".len()..])
+    } else if lower.starts_with("region") {
+        (false, &body["region".len()..])
+    } else {
+        return None;
+    };
+    let name = rest.trim();
+    let valid = name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '*');
+    (valid && (rest.starts_with(' ') || name.is_empty())).then_some((end, name))
+}
+
+/// The lines of region `name` (VitePress' `findRegion`), without any region marker lines.
+pub fn find_region(text: &str, name: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.iter().position(|l| region_marker(l) == Some((false, name)))?;
+    let len = lines[start + 1..].iter().position(|l| region_marker(l) == Some((true, name)))?;
+    let kept: Vec<&str> = lines[start + 1..start + 1 + len]
+        .iter()
+        .copied()
+        .filter(|l| region_marker(l).is_none())
+        .collect();
+    Some(kept.join("\n"))
+}
+
+/// The lines with their common leading whitespace removed.
+fn dedent(text: &str) -> String {
+    let indent = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start_matches([' ', '\t']).len())
+        .min()
+        .unwrap_or(0);
+    text.lines()
+        .map(|l| if l.len() >= indent { &l[indent..] } else { l.trim_start() })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// VitePress' `<<< path#region{lines lang} [title]` code snippets (outside fences) → fences.
+fn vitepress_snippets(body: &str, path: &str, inc: &dyn Includes) -> String {
+    if !body.contains("<<<") {
+        return body.to_string();
+    }
+    let mut out = String::with_capacity(body.len());
+    let mut fence: Option<(char, usize)> = None;
+    for line in body.lines() {
+        if let Some((ch, n)) = fence {
+            if fence_closes(line, ch, n) {
+                fence = None;
+            }
+        } else if let Some((ch, n, _)) = fence_open(line) {
+            fence = Some((ch, n));
+        } else if let Some(spec) = snippet_line(line) {
+            if let Some(block) = snippet(spec.trim(), path, inc) {
+                out.push_str(&block);
+            }
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+fn snippet_line(line: &str) -> Option<&str> {
+    let t = line.trim_start();
+    (line.len() - t.len() <= 3).then_some(())?;
+    t.strip_prefix("<<<")
+}
+
+/// Parsed `path#region{1,3 lang} [title]`.
+struct SnippetSpec<'a> {
+    file: &'a str,
+    region: Option<&'a str>,
+    lang: Option<&'a str>,
+    title: Option<&'a str>,
+}
+
+fn parse_snippet(spec: &str) -> SnippetSpec<'_> {
+    let mut s = spec.trim();
+    let mut title = None;
+    if s.ends_with(']') {
+        if let Some(open) = s.rfind('[') {
+            title = Some(s[open + 1..s.len() - 1].trim()).filter(|t| !t.is_empty());
+            s = s[..open].trim_end();
+        }
+    }
+    let mut lang = None;
+    if s.ends_with('}') {
+        if let Some(open) = s.rfind('{') {
+            let inner = &s[open + 1..s.len() - 1];
+            lang = inner
+                .split_whitespace()
+                .find(|w| !w.chars().all(|c| c.is_ascii_digit() || c == ',' || c == '-'))
+                .map(|w| w.split(':').next().unwrap_or(w))
+                .filter(|w| !w.is_empty());
+            s = s[..open].trim_end();
+        }
+    }
+    let (file, region) = match s.rfind('#') {
+        Some(i)
+            if s[i + 1..].chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+                && i + 1 < s.len() =>
+        {
+            (&s[..i], Some(&s[i + 1..]))
+        }
+        _ => (s, None),
+    };
+    SnippetSpec { file: file.trim(), region, lang, title }
+}
+
+fn snippet(spec: &str, from: &str, inc: &dyn Includes) -> Option<String> {
+    let sp = parse_snippet(spec);
+    let Some(target) = resolve_path(from, sp.file) else {
+        inc.warn(format!("{from}: snippet {:?} leaves the source folder; not included", sp.file));
+        return None;
+    };
+    let Some(text) = inc.read(&target) else {
+        inc.warn(format!("{from}: code snippet {target} not found; the page is read without it"));
+        return None;
+    };
+    let mut code = text.replace("\r\n", "\n");
+    if let Some(name) = sp.region {
+        match find_region(&code, name) {
+            Some(r) => code = dedent(&r),
+            None => inc.warn(format!(
+                "{from}: region #{name} not found in {target}; the whole file is shown"
+            )),
+        }
+    }
+    let ext = target.rsplit('/').next().and_then(|f| f.rsplit_once('.')).map(|(_, e)| e);
+    let lang = sp.lang.or(ext).unwrap_or("");
+    let mut ticks = String::from("```");
+    while code.contains(ticks.as_str()) {
+        ticks.push('`');
+    }
+    // The title (a code-group tab's label) defaults to the file name, as in VitePress.
+    let name = sp.file.rsplit('/').next().unwrap_or(sp.file);
+    let title = sp.title.unwrap_or(name);
+    let title = if title.is_empty() { String::new() } else { format!(" [{title}]") };
+    Some(format!("{ticks}{lang}{title}\n{}\n{ticks}\n", code.trim_end_matches('\n')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    /// Files in memory, warnings collected.
+    #[derive(Default)]
+    struct Files {
+        files: HashMap<String, String>,
+        warnings: RefCell<Vec<String>>,
+    }
+
+    impl Files {
+        fn with(files: &[(&str, &str)]) -> Files {
+            Files {
+                files: files.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect(),
+                ..Default::default()
+            }
+        }
+    }
+
+    impl Includes for Files {
+        fn read(&self, path: &str) -> Option<String> {
+            self.files.get(path).cloned()
+        }
+        fn warn(&self, message: String) {
+            self.warnings.borrow_mut().push(message);
+        }
+    }
+
+    #[test]
+    fn include_paths_resolve_relative_to_the_page_and_never_leave_the_source_folder() {
+        assert_eq!(resolve_path("guide/a.md", "./_p.mdx").as_deref(), Some("guide/_p.mdx"));
+        assert_eq!(resolve_path("guide/a.md", "../x/y.ts").as_deref(), Some("x/y.ts"));
+        assert_eq!(resolve_path("guide/a.md", "@/snippets/s.ts").as_deref(), Some("snippets/s.ts"));
+        assert_eq!(resolve_path("a.md", "part.md").as_deref(), Some("part.md"));
+        assert_eq!(resolve_path("a.md", "../secret"), None);
+        assert_eq!(resolve_path("g/a.md", "../../secret"), None);
+        assert_eq!(resolve_path("a.md", "/etc/passwd"), None);
+        assert_eq!(resolve_path("a.md", "C:\\x"), None);
+    }
+
+    #[test]
+    fn mdx_code_block_fences_are_unwrapped_but_other_fences_kept() {
+        let src = "```mdx-code-block\nimport X from './x';\n\n<Tabs>\n```\n\n````md\n```mdx-code-block\nshown as code\n```\n````\n";
+        let out = unwrap_mdx_code_blocks(src);
+        assert!(!out.contains("```mdx-code-block\nimport"), "{out}");
+        assert!(out.contains("import X from './x';\n\n<Tabs>\n"), "{out}");
+        assert!(out.contains("````md\n```mdx-code-block\nshown as code\n```\n````"), "{out}");
+    }
+
+    #[test]
+    fn a_docusaurus_partial_is_inlined_where_its_component_is_used() {
+        let files = Files::with(&[(
+            "guide/_tags.mdx",
+            "---\ntitle: x\n---\nimport Inner from '../_inner.md';\n\n## Tags file\n\nList tags in `tags.yml`.\n\n<Inner />\n",
+        ), ("_inner.md", "## Overview\n\nInner text.\n")]);
+        let page = "import TagsFile from './_tags.mdx';\n\n## Overview\n\nIntro.\n\n<TagsFile />\n\nAfter.\n";
+        let out = expand(page, Flavor::Docusaurus, "guide/page.mdx", &files);
+        assert!(out.contains("## Tags file {#tags-file}\n\nList tags in `tags.yml`."), "{out}");
+        assert!(out.contains("## Overview {#overview}\n\nInner text."), "{out}");
+        assert!(!out.contains("<TagsFile />") && !out.contains("title: x"), "{out}");
+        assert!(out.find("Intro.").unwrap() < out.find("Tags file").unwrap());
+        assert!(out.find("Inner text.").unwrap() < out.find("After.").unwrap());
+        assert!(files.warnings.borrow().is_empty());
+    }
+
+    #[test]
+    fn a_missing_partial_is_a_warning_naming_the_file_and_the_page_is_still_read() {
+        let files = Files::default();
+        let out = expand(
+            "import P from './_gone.mdx';\n\nText.\n\n<P />\n",
+            Flavor::Docusaurus,
+            "a/page.md",
+            &files,
+        );
+        assert!(out.contains("Text.") && !out.contains("<P />"), "{out}");
+        let w = files.warnings.borrow();
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("a/_gone.mdx") && w[0].contains("a/page.md"), "{w:?}");
+    }
+
+    #[test]
+    fn self_importing_partials_stop_at_the_nesting_limit() {
+        let files = Files::with(&[("_loop.md", "import L from './_loop.md';\n\nx\n\n<L />\n")]);
+        let out =
+            expand("import L from './_loop.md';\n\n<L />\n", Flavor::Docusaurus, "p.md", &files);
+        assert_eq!(out.matches("x\n").count(), MAX_DEPTH);
+        assert!(files.warnings.borrow()[0].contains("nest deeper"));
+    }
+
+    #[test]
+    fn vitepress_includes_take_line_ranges_and_regions_relative_to_the_page() {
+        let files = Files::with(&[
+            ("guide/parts/basics.md", "line1\nline2\nline3\nline4\n"),
+            ("guide/parts/regions.md", "top\n<!-- #region usage -->\n## Usage\n\nUse it.\n<!-- #endregion usage -->\nbottom\n"),
+        ]);
+        let page = "# G\n\n<!--@include: ./parts/basics.md{2,3}-->\n\n<!-- @include: ./parts/regions.md#usage -->\n\n<!--@include: ./parts/none.md-->\n<!-- a comment -->\n";
+        let out = expand(page, Flavor::VitePress, "guide/index.md", &files);
+        assert!(
+            out.contains("line2\nline3\n") && !out.contains("line1") && !out.contains("line4"),
+            "{out}"
+        );
+        assert!(
+            out.contains("## Usage\n\nUse it.") && !out.contains("top") && !out.contains("#region"),
+            "{out}"
+        );
+        assert!(!out.contains("@include"), "{out}");
+        assert!(out.contains("<!-- a comment -->"), "{out}");
+        let w = files.warnings.borrow();
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("guide/parts/none.md"), "{w:?}");
+    }
+
+    #[test]
+    fn vitepress_snippets_become_fences_with_their_region_language_and_title() {
+        let files = Files::with(&[
+            (
+                "deploy/static.yaml",
+                "name: Deploy\n# #region content\non: push\njobs: {}\n# #endregion content\n",
+            ),
+            (
+                "snippets/a.ts",
+                "// #region main\nexport const a = 1\n// #endregion main\nconst hidden = 2\n",
+            ),
+        ]);
+        let page = "<<< ./static.yaml#content [deploy.yml]\n\n<<< @/snippets/a.ts#main{1 ts:line-numbers}\n\n```md\n<<< ./static.yaml\n```\n\n<<< ./gone.ts\n";
+        let out = expand(page, Flavor::VitePress, "deploy/index.md", &files);
+        assert!(out.contains("```yaml [deploy.yml]\non: push\njobs: {}\n```"), "{out}");
+        assert!(out.contains("```ts [a.ts]\nexport const a = 1\n```"), "{out}");
+        assert!(!out.contains("hidden"), "{out}");
+        assert!(out.contains("```md\n<<< ./static.yaml\n```"), "{out}");
+        assert!(files.warnings.borrow()[0].contains("deploy/gone.ts"));
+    }
+
+    #[test]
+    fn region_markers_of_several_languages_are_recognised() {
+        for (open, close) in [
+            ("// #region x", "// #endregion x"),
+            ("//#region x", "//#endregion x"),
+            ("/* #region x */", "/* #endregion x */"),
+            ("<!-- #region x -->", "<!-- #endregion x -->"),
+            ("# region x", "# endregion x"),
+            ("#pragma region x", "#pragma endregion x"),
+        ] {
+            let text = format!("a\n{open}\nb\n{close}\nc\n");
+            assert_eq!(find_region(&text, "x").as_deref(), Some("b"), "{open}");
+        }
+        assert_eq!(find_region("// #region y\nb\n// #endregion y\n", "x"), None);
+    }
+}
