@@ -406,11 +406,20 @@ pub fn with_section_vectors(
         per_chunk.push(vectors[s].clone());
     }
     let chunks: Vec<_> = (0..index.len()).map(|i| index.chunk(i)).collect();
-    Ok(Index::from_bytes(docent_core::format::write_index(
-        index.header(),
-        &chunks,
-        Some(&per_chunk),
-    )?)?)
+    let info = e.info();
+    let header = docent_core::IndexHeader {
+        provider: info.provider,
+        model: info.model,
+        dims: info.dims as u32,
+        // A lexical index gets `docent index`'s default quantisation for its new vectors.
+        quantization: if index.dims() == 0 {
+            docent_core::model::Quantization::Binary
+        } else {
+            index.header().quantization
+        },
+        ..index.header().clone()
+    };
+    Ok(Index::from_bytes(docent_core::format::write_index(&header, &chunks, Some(&per_chunk))?)?)
 }
 
 /// The baseline model, found like `docent index --embed local` finds it.

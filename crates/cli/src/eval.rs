@@ -51,9 +51,14 @@ pub struct Tuning {
     /// Weight of sections on release-notes pages (1 = no prior).
     #[arg(long, value_name = "W", hide = true)]
     pub release_notes_weight: Option<f32>,
+    /// Score the top 10 chunks instead of the top 10 sections (each section's best chunks
+    /// one after another, as search returned them before it returned sections).
+    #[arg(long, hide = true)]
+    pub chunk_hits: bool,
     /// Experiment: give every chunk its whole section's vector ("heading path + text" cut to
-    /// the model's 256 word pieces, embedded with the local model and cached like the
-    /// baseline's), re-encoded in memory with the index's quantisation.
+    /// the model's 256 word pieces, embedded with the baseline's local model and cached like
+    /// its vectors), re-encoded in memory with the index's quantisation; works on a lexical
+    /// index too (it then gets that model's header).
     #[arg(long, hide = true)]
     pub section_vectors: bool,
 }
@@ -282,6 +287,19 @@ fn rank_of(index: &Index, hits: &[docent_core::Hit], gold: &[String], unit: Unit
     None
 }
 
+/// Section hits as the chunk hits search used to return: each section's chunks in turn, one
+/// hit per chunk, the first `n`.
+fn chunk_hits(hits: &[docent_core::Hit], n: usize) -> Vec<docent_core::Hit> {
+    let mut out = Vec::new();
+    for h in hits {
+        for &c in h.section_chunks() {
+            out.push(docent_core::Hit { chunk: c, chunks: vec![c], ..h.clone() });
+        }
+    }
+    out.truncate(n);
+    out
+}
+
 /// What the pipeline gets for one question besides its text: the rewritten query (when
 /// rewriting is on) and the embeddings of [`Ask::embedding_inputs`] (empty without vectors).
 #[derive(Debug, Clone, Default)]
@@ -333,7 +351,10 @@ pub fn evaluate(
         let ask =
             Ask { question: &q.question, history: &q.history, rewritten: rewritten.as_deref() };
         let vectors = prep.map(|p| p.vectors.as_slice()).unwrap_or_default();
-        let r = retrieve(index, &ask, vectors, &opts);
+        let mut r = retrieve(index, &ask, vectors, &opts);
+        if tuning.chunk_hits {
+            r.hits = chunk_hits(&r.hits, 10);
+        }
         let rank = rank_of(index, &r.hits, &q.gold, Unit::Section);
         let page_rank = rank_of(index, &r.hits, &q.gold, Unit::Page);
         let rank_without_floor =
@@ -525,15 +546,11 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         })?;
     }
     let questions = read_questions(&args.questions)?;
-    let embedder = query_embedder(&index, args.mode, &args.access)?;
     if args.tuning.section_vectors {
-        let Some(e) = &embedder else {
-            bail!(
-                "--section-vectors needs an index built with --embed local and a mode with vectors"
-            )
-        };
+        let e = crate::baseline::embedder()?;
         index = crate::baseline::with_section_vectors(&index, &args.index, e.as_ref())?;
     }
+    let embedder = query_embedder(&index, args.mode, &args.access)?;
     let rewriter = Rewriter::from_args(&args.rewrite)?;
     let mut prepared: Vec<Prepared> = Vec::with_capacity(questions.len());
     for q in &questions {
