@@ -106,6 +106,18 @@ function shortcutLabel(spec) {
   return mods.concat(sc.key.toUpperCase()).join(isMac ? "" : "+");
 }
 
+/** The shortcut in `aria-keyshortcuts` form ("Control+K", "Meta+Shift+K"). */
+function shortcutAria(spec) {
+  const sc = parseShortcut(spec);
+  if (!sc) return "";
+  const mods = [];
+  if (sc.ctrl || (sc.mod && !isMac)) mods.push("Control");
+  if (sc.meta || (sc.mod && isMac)) mods.push("Meta");
+  if (sc.alt) mods.push("Alt");
+  if (sc.shift) mods.push("Shift");
+  return mods.concat(sc.key.length === 1 ? sc.key.toUpperCase() : sc.key).join("+");
+}
+
 // ---------- theme ----------
 /** "dark" | "light" from the site's conventions: html.dark (VitePress), [data-theme] (Docusaurus),
  * then prefers-color-scheme. A forced data-theme="light|dark" on the tag wins. */
@@ -273,8 +285,10 @@ function createFloating(attrs) {
     kbd.textContent = label;
     kbd.setAttribute("aria-hidden", "true");
     btn.appendChild(kbd);
+    // The name is the visible title (speech input users say what they see); the shortcut is
+    // told to assistive technology as a shortcut, not as part of the name.
+    btn.setAttribute("aria-keyshortcuts", shortcutAria(attrs.shortcut || "mod+k"));
   }
-  btn.setAttribute("aria-label", title + (label ? " (" + label + ")" : ""));
   shadow.appendChild(btn);
   const root = document.createElement("div");
   root.className = "docent-root";
@@ -299,7 +313,11 @@ function createFloating(attrs) {
     }
     return state.loading;
   };
-  const open = (question) => ensure().then((w) => {
+  // Where focus was when the dialog was asked for: it goes back there when the dialog closes.
+  const remember = () => {
+    if (!(state.widget && state.widget.is_open())) state.returnTo = document.activeElement;
+  };
+  const open = (question) => (remember(), ensure()).then((w) => {
     const err = shadow.querySelector(".docent-load-error");
     if (err) err.remove();
     w.open();
@@ -317,7 +335,10 @@ function createFloating(attrs) {
   root.addEventListener("docent:open", () => btn.setAttribute("aria-expanded", "true"));
   root.addEventListener("docent:close", () => {
     btn.setAttribute("aria-expanded", "false");
-    btn.focus();
+    const to = state.returnTo;
+    state.returnTo = null;
+    if (to && to !== host && to !== document.body && to.isConnected && to.focus) to.focus();
+    if (document.activeElement !== to || to === host) btn.focus();
   });
   const sc = parseShortcut(attrs.shortcut || "mod+k");
   if (sc) {

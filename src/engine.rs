@@ -217,43 +217,28 @@ pub fn core_sources(views: &[SourceView]) -> Vec<Source> {
         .collect()
 }
 
-/// Text for the polite live region: Markdown markers and citations stripped.
-pub fn speakable(md: &str) -> String {
-    let mut out = String::with_capacity(md.len());
-    let mut chars = md.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '[' => {
-                // drop [n] citations, keep [link text]
-                let rest: String = chars.clone().take(5).collect();
-                let digits: String = rest.chars().take_while(|d| d.is_ascii_digit()).collect();
-                if !digits.is_empty() && rest[digits.len()..].starts_with(']') {
-                    for _ in 0..=digits.len() {
-                        chars.next();
-                    }
-                }
-            }
-            '*' | '`' | '#' | '_' | ']' | '>' | '|' => {}
-            _ => out.push(c),
-        }
-    }
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
-}
+/// What the polite live region says once the answer has started to stream. The answer itself is
+/// not announced piece by piece (a screen reader would read a sentence at a time, interrupted by
+/// the next); the reader goes to it once it is complete.
+pub const ANSWER_STARTED: &str = "Writing the answer…";
 
-/// Byte position after the last sentence end in `text` (". ", "! ", "? ", newline), if any.
-pub fn last_sentence_end(text: &str) -> Option<usize> {
-    let b = text.as_bytes();
-    (0..b.len()).rev().find_map(|i| {
-        let c = b[i];
-        if c == b'\n'
-            || ((c == b'.' || c == b'!' || c == b'?')
-                && b.get(i + 1).map(|n| n.is_ascii_whitespace()).unwrap_or(false))
-        {
-            Some(i + 1)
-        } else {
-            None
-        }
-    })
+/// What the polite live region says when an answer is complete: what kind of answer it is and
+/// how many sources it lists, e.g. "Answer complete, with 3 sources."
+pub fn answer_complete(kind: AnswerKind, sources: usize) -> String {
+    let count = match sources {
+        0 => "no sources".to_string(),
+        1 => "1 source".to_string(),
+        n => format!("{n} sources"),
+    };
+    match kind {
+        AnswerKind::Model => format!("Answer complete, with {count}."),
+        AnswerKind::Excerpts => format!("Excerpts from the docs shown, with {count}."),
+        AnswerKind::NotCovered => match sources {
+            0 => "The docs don't seem to cover this.".to_string(),
+            1 => "The docs don't seem to cover this. The closest section is listed.".to_string(),
+            n => format!("The docs don't seem to cover this. The {n} closest sections are listed."),
+        },
+    }
 }
 
 impl Engine {
@@ -590,7 +575,8 @@ impl Engine {
         })
     }
 
-    /// Answer `question` into `turn`. `live` receives speakable sentences for the live region.
+    /// Answer `question` into `turn`. `live` receives what the live region announces: that the
+    /// search and the answer started, and that the answer is complete with its number of sources.
     pub async fn ask(
         self: Rc<Self>,
         turn: RwSignal<TurnData>,
@@ -677,7 +663,10 @@ impl Engine {
                 t.sources = source_views(&sources);
                 t.status = Status::Done;
             });
-            live.set("The docs don't seem to cover this. The closest sections are listed.".into());
+            live.set(answer_complete(
+                AnswerKind::NotCovered,
+                turn.with_untracked(|t| t.sources.len()),
+            ));
             return Ok(());
         }
         let offline_reason = offline_reason.or_else(|| {
@@ -756,7 +745,7 @@ impl Engine {
             t.notice = Some(reason);
             t.status = Status::Done;
         });
-        live.set(format!("Excerpts from the docs: {}", speakable(&md)));
+        live.set(answer_complete(AnswerKind::Excerpts, turn.with_untracked(|t| t.sources.len())));
     }
 
     async fn stream(
@@ -805,7 +794,7 @@ impl Engine {
             BodyReader::new(&resp).map_err(|e| StreamFail::Fail(Fail::new(describe(&e).0)))?;
         let mut parser = SseParser::default();
         let mut answer = String::new();
-        let mut announced = 0usize;
+        let mut announced = false;
         let mut ended = false;
         // `docent:chunk` marks when each piece of the stream arrives (the latest answer's only):
         // BENCHMARKS.md §4.4 times from it to the answer's DOM update and the next frame.
@@ -861,9 +850,9 @@ impl Engine {
                     t.answer = a;
                     t.status = Status::Streaming;
                 });
-                if let Some(end) = last_sentence_end(&answer[announced..]) {
-                    live.set(speakable(&answer[announced..announced + end]));
-                    announced += end;
+                if !announced {
+                    live.set(ANSWER_STARTED.into());
+                    announced = true;
                 }
             }
             if let Some(message) = failure {
@@ -886,10 +875,8 @@ impl Engine {
                     Some("The answer stream ended early; the answer may be incomplete.".into())
             });
         }
-        if announced < answer.len() {
-            live.set(speakable(&answer[announced..]));
-        }
         turn.update(|t| t.status = Status::Done);
+        live.set(answer_complete(AnswerKind::Model, turn.with_untracked(|t| t.sources.len())));
         Ok(())
     }
 }

@@ -9,11 +9,15 @@
 //!
 //! Safe by construction like the answer itself: every text and attribute value goes through
 //! [`escape_html`], and a link's `href` is kept only when
-//! [`classify_url`](docent_core::render::classify_url) accepts it (http(s), relative or
-//! `#fragment`), so even a tampered index cannot put a `javascript:` link in front of a reader.
+//! [`is_site_link`](docent_core::render::is_site_link) accepts it (a relative URL, `#fragment`
+//! or an absolute URL on the docs origin), so neither a tampered index nor a page's hostile
+//! `slug:` can put a `javascript:` link or a link to another host in front of a reader. Index
+//! text (titles, breadcrumbs) sits in `<bdi>` elements, and attribute values lose their bidi
+//! controls, so a right-to-left override in a heading cannot reorder the widget's own text.
 
 use docent_core::extractive::EXCERPTS_LABEL;
-use docent_core::render::{classify_url, escape_html};
+use docent_core::render::{escape_html, is_site_link};
+use docent_core::source::safety::without_bidi_controls;
 
 use crate::conversation::{AnswerKind, LookedAt, SourceView, Status};
 
@@ -53,9 +57,10 @@ impl Html {
     }
 }
 
-/// `url` if it is safe to link to, else `#` (the link then goes nowhere instead of running code).
-fn safe_href(url: &str) -> &str {
-    if classify_url(url).is_some() {
+/// `url` if it is a link on the site (relative, or absolute on `docs_origin`), else `#` (the link
+/// then goes nowhere instead of running code or leaving the site).
+fn safe_href<'a>(url: &'a str, docs_origin: Option<&str>) -> &'a str {
+    if is_site_link(url, docs_origin) {
         url
     } else {
         "#"
@@ -64,8 +69,14 @@ fn safe_href(url: &str) -> &str {
 
 /// The numbered sources under an answer: cited ones first-class, the others dimmed
 /// (`docent-uncited`); for an answer the docs don't cover, all of them are "closest sections".
-/// Empty when there are no sources.
-pub fn source_list(sources: &[SourceView], cited: &[usize], kind: AnswerKind) -> String {
+/// Empty when there are no sources. `docs_origin`: the origin whose absolute URLs may be links
+/// (the configured docs origin, else the page's).
+pub fn source_list(
+    sources: &[SourceView],
+    cited: &[usize],
+    kind: AnswerKind,
+    docs_origin: Option<&str>,
+) -> String {
     if sources.is_empty() {
         return String::new();
     }
@@ -83,18 +94,20 @@ pub fn source_list(sources: &[SourceView], cited: &[usize], kind: AnswerKind) ->
             .open(
                 "a",
                 &[
-                    ("href", safe_href(&s.url)),
+                    ("href", safe_href(&s.url, docs_origin)),
                     ("data-testid", "docent-source"),
                     ("data-n", &n),
-                    ("title", &s.breadcrumb),
+                    ("title", &without_bidi_controls(&s.breadcrumb)),
                 ],
             )
             .element("span", &[("class", "docent-source-n")], &format!("[{n}]"))
             .text(" ")
-            .text(&s.title)
+            .element("bdi", &[], &s.title)
             .close("a");
         if !s.breadcrumb.is_empty() && s.breadcrumb != s.title {
-            h.element("span", &[("class", "docent-crumb")], &s.breadcrumb);
+            h.open("span", &[("class", "docent-crumb")])
+                .element("bdi", &[], &s.breadcrumb)
+                .close("span");
         }
         h.close("li");
     }
@@ -104,11 +117,12 @@ pub fn source_list(sources: &[SourceView], cited: &[usize], kind: AnswerKind) ->
 
 /// "What I looked at": the retrieved sections with their scores, in a closed `<details>`.
 /// `fixed(x, digits)` formats a score (the widget uses the browser's `toFixed`). Empty when
-/// nothing was retrieved.
+/// nothing was retrieved. `docs_origin` as in [`source_list`].
 pub fn looked_at(
     rows: &[LookedAt],
     rewritten: Option<&str>,
     confidence: f32,
+    docs_origin: Option<&str>,
     fixed: impl Fn(f32, u8) -> String,
 ) -> String {
     if rows.is_empty() {
@@ -123,7 +137,9 @@ pub fn looked_at(
     if let Some(r) = rewritten {
         h.open("p", &[("class", "docent-rewritten"), ("data-testid", "docent-rewritten")])
             .text("Searched for: ")
-            .element("q", &[], r)
+            .open("q", &[])
+            .element("bdi", &[], r)
+            .close("q")
             .close("p");
     }
     h.element(
@@ -146,7 +162,9 @@ pub fn looked_at(
         scores.push_str(&r.retrievers);
         let label = if r.breadcrumb.is_empty() { &r.title } else { &r.breadcrumb };
         h.open("li", &[])
-            .element("a", &[("href", safe_href(&r.url))], label)
+            .open("a", &[("href", safe_href(&r.url, docs_origin))])
+            .element("bdi", &[], label)
+            .close("a")
             .element("span", &[("class", "docent-score")], &scores)
             .close("li");
     }
@@ -155,7 +173,8 @@ pub fn looked_at(
 }
 
 /// The progress line while an answer is prepared (index download with a progress bar, search,
-/// waiting for the model); empty otherwise. Shown inside a persistent `role="status"` element.
+/// waiting for the model); empty otherwise. Not a live region: the dialog's one polite live
+/// region announces the search, the answer's start and its end (`engine::answer_complete`).
 pub fn status_line(status: &Status) -> String {
     let text = match status {
         Status::LoadingIndex { received, total } => {
@@ -285,7 +304,7 @@ pub fn actions(feedback: Option<bool>) -> String {
         &[("class", "docent-actions"), ("role", "group"), ("aria-label", "Answer actions")],
     );
     button(&mut h, "copy", "docent-copy", "Copy answer", "Copy", None);
-    button(&mut h, "retry", "docent-retry-answer", "Ask again", "Retry", None);
+    button(&mut h, "retry", "docent-retry-answer", "Ask again", "Ask again", None);
     button(&mut h, "up", "docent-feedback-up", "Helpful", "Helpful", Some(pressed(true)));
     button(
         &mut h,

@@ -232,13 +232,22 @@ pub fn render_answer(t: &TurnData, docs_origin: Option<String>) -> RenderedAnswe
     RenderedAnswer { html: add_code_copy_buttons(&r.html), cited: r.cited, truncated: r.truncated }
 }
 
-/// Insert a copy button into every code block wrapper the renderer produced. The wrapper markup
+/// Insert a copy button into every code block wrapper the renderer produced, and make code
+/// blocks and tables (which scroll sideways when wide) reachable by keyboard. The wrapper markup
 /// can only come from the renderer: model-written HTML is escaped to text before it gets here.
 pub fn add_code_copy_buttons(html: &str) -> String {
     html.replace(
-        "<div class=\"docent-code\">",
-        "<div class=\"docent-code\"><button type=\"button\" class=\"docent-copy-code\" data-testid=\"docent-copy-code\" aria-label=\"Copy code\">Copy</button>",
+        "<div class=\"docent-code\"><pre>",
+        "<div class=\"docent-code\"><button type=\"button\" class=\"docent-copy-code\" data-testid=\"docent-copy-code\" aria-label=\"Copy code\">Copy</button><pre tabindex=\"0\">",
     )
+    .replace("<div class=\"docent-table\">", "<div class=\"docent-table\" tabindex=\"0\">")
+}
+
+/// A copy button after its click: it says "Copied", and that is its name too (its label said
+/// what it copies, which no longer contains the visible text).
+fn copied(button: &web_sys::Element) {
+    button.set_text_content(Some("Copied"));
+    let _ = button.remove_attribute("aria-label");
 }
 
 fn clipboard_write(text: &str) {
@@ -408,7 +417,9 @@ pub fn Chat(
                     node_ref=dialog
                     on:keydown=on_keydown
                 >
-                    <header class="docent-header">
+                    // A div, not <header>: a header outside sectioning content is a page `banner`
+                    // landmark, and the host page has its own.
+                    <div class="docent-header">
                         <h2 id="docent-title" class="docent-title">{title.clone()}</h2>
                         <button
                             type="button"
@@ -425,10 +436,10 @@ pub fn Chat(
                                 "✕"
                             </button>
                         })}
-                    </header>
+                    </div>
                     <ScopeBar scope=ctx.engine.with_value(|e| e.scope) />
                     <div class="docent-log" node_ref=log data-testid="docent-log" on:click=on_log_click>
-                        {slot(empty, None)}
+                        {slot(empty)}
                         <For each=move || ctx.turns.get() key=|e| e.id let:entry>
                             <Turn ctx=ctx entry=entry />
                         </For>
@@ -473,6 +484,8 @@ pub fn Turn(
     let data = entry.data;
     let id = entry.id;
     let docs_origin = ctx.cfg(|c| c.docs_origin.clone()).or_else(page_origin);
+    let origin = docs_origin.clone();
+    let looked_origin = docs_origin.clone();
     let rendered = Memo::new(move |_| data.with(|t| render_answer(t, docs_origin.clone())));
     let status = Memo::new(move |_| data.with(|t| t.status.clone()));
     let done = move || matches!(status.get(), Status::Done | Status::Stopped);
@@ -484,7 +497,7 @@ pub fn Turn(
             if t.status.busy() && t.answer.is_empty() {
                 return String::new();
             }
-            rendered.with(|r| strings::source_list(&t.sources, &r.cited, t.kind))
+            rendered.with(|r| strings::source_list(&t.sources, &r.cited, t.kind, origin.as_deref()))
         })
     });
     let status_line = Memo::new(move |_| status.with(strings::status_line));
@@ -494,7 +507,10 @@ pub fn Turn(
         strings::after_answer(rendered.with(|r| r.truncated), status.get() == Status::Stopped)
     });
     let looked_at = Memo::new(move |_| {
-        data.with(|t| strings::looked_at(&t.looked_at, t.rewritten.as_deref(), t.confidence, fixed))
+        data.with(|t| {
+            let origin = looked_origin.as_deref();
+            strings::looked_at(&t.looked_at, t.rewritten.as_deref(), t.confidence, origin, fixed)
+        })
     });
     let error = Memo::new(move |_| {
         status.with(|s| match s {
@@ -523,7 +539,7 @@ pub fn Turn(
                 Some("retry") => ctx.retry(id),
                 Some("copy") => {
                     clipboard_write(&data.with_untracked(|t| t.answer.clone()));
-                    button.set_text_content(Some("Copied"));
+                    copied(&button);
                 }
                 Some(rating @ ("up" | "down")) => {
                     let up = rating == "up";
@@ -554,7 +570,7 @@ pub fn Turn(
                 .and_then(|c| c.text_content())
                 .unwrap_or_default();
             clipboard_write(&code);
-            btn.set_text_content(Some("Copied"));
+            copied(&btn);
             return;
         }
         if let Ok(Some(a)) = target.closest("a[href]") {
@@ -578,9 +594,9 @@ pub fn Turn(
         <article class="docent-turn" data-testid="docent-turn">
             <div class="docent-question" data-testid="docent-question">{move || data.with(|t| t.question.clone())}</div>
             <div class="docent-reply" on:click=on_reply_click>
-                {slot(status_line, Some("status"))}
+                {slot(status_line)}
                 <TurnNote data=data text=cached_note testid="docent-cached" />
-                {slot(labels, None)}
+                {slot(labels)}
                 <TurnNote data=data text=fallback_note testid="docent-fallback" />
                 <div
                     class="docent-answer"
@@ -588,11 +604,11 @@ pub fn Turn(
                     data-testid="docent-answer"
                     inner_html=move || rendered.with(|r| r.html.clone())
                 ></div>
-                {slot(after, None)}
-                {slot(error, None)}
-                {slot(sources, None)}
-                {slot(actions, None)}
-                {slot(looked_at, None)}
+                {slot(after)}
+                {slot(error)}
+                {slot(sources)}
+                {slot(actions)}
+                {slot(looked_at)}
             </div>
         </article>
     }
@@ -622,8 +638,8 @@ fn cached_note(turn: &TurnData) -> Option<String> {
 /// An element showing a memo's HTML (from [`crate::html`]), replaced only when the text changes.
 /// One function for every such part, so they share one view type (each `view!` with its own
 /// closure would be its own copy of the build, update and drop code).
-fn slot(html: Memo<String>, role: Option<&'static str>) -> impl IntoView {
-    view! { <div class="docent-slot" role=role inner_html=move || html.get()></div> }
+fn slot(html: Memo<String>) -> impl IntoView {
+    view! { <div class="docent-slot" inner_html=move || html.get()></div> }
 }
 
 /// `x` with `digits` decimals, formatted by the browser (`Number.prototype.toFixed`): Rust's float

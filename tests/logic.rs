@@ -3,7 +3,8 @@
 #![cfg(target_arch = "wasm32")]
 
 use docent_widget::config::{looks_non_english, path_namespace, WidgetConfig};
-use docent_widget::engine::{describe, last_sentence_end, same_model, speakable};
+use docent_widget::conversation::AnswerKind;
+use docent_widget::engine::{answer_complete, describe, same_model};
 use docent_widget::net::{parse_error_body, NetError};
 use docent_widget::ui::add_code_copy_buttons;
 use wasm_bindgen_test::*;
@@ -147,14 +148,18 @@ fn non_english_questions_are_detected_for_rewriting() {
 }
 
 #[wasm_bindgen_test]
-fn live_region_text_has_no_markdown_or_citations() {
+fn the_live_region_says_an_answer_is_complete_with_its_number_of_sources() {
+    assert_eq!(answer_complete(AnswerKind::Model, 3), "Answer complete, with 3 sources.");
+    assert_eq!(answer_complete(AnswerKind::Model, 1), "Answer complete, with 1 source.");
+    assert_eq!(answer_complete(AnswerKind::Model, 0), "Answer complete, with no sources.");
     assert_eq!(
-        speakable("Use **cargo** `build` [1][2]. See [the guide](x)"),
-        "Use cargo build . See the guide(x)"
+        answer_complete(AnswerKind::Excerpts, 2),
+        "Excerpts from the docs shown, with 2 sources."
     );
-    assert_eq!(last_sentence_end("One. Two"), Some(4));
-    assert_eq!(last_sentence_end("v1.2 is out"), None);
-    assert_eq!(last_sentence_end("line\nmore"), Some(5));
+    assert_eq!(
+        answer_complete(AnswerKind::NotCovered, 4),
+        "The docs don't seem to cover this. The 4 closest sections are listed."
+    );
 }
 
 #[wasm_bindgen_test]
@@ -182,6 +187,10 @@ fn copy_buttons_go_only_into_renderer_code_wrappers() {
     let html = "<div class=\"docent-code\"><pre><code>x</code></pre></div><p>&lt;div class=&quot;docent-code&quot;&gt;</p>";
     let out = add_code_copy_buttons(html);
     assert_eq!(out.matches("<button").count(), 1, "{out}");
+    // Wide code blocks and tables scroll: they take keyboard focus so they can be scrolled.
+    assert_eq!(out.matches("<pre tabindex=\"0\">").count(), 1, "{out}");
+    let table = add_code_copy_buttons("<div class=\"docent-table\"><table></table></div>");
+    assert!(table.starts_with("<div class=\"docent-table\" tabindex=\"0\">"), "{table}");
 }
 
 #[wasm_bindgen_test]
@@ -399,9 +408,9 @@ fn source_list_escapes_text_and_never_links_to_script() {
         source(2, "javascript:alert(1)", "Evil", ""),
         source(3, "&#106;avascript:alert(1)", "Evil too", "Evil too"),
     ];
-    let html = docent_widget::html::source_list(&sources, &[1], AnswerKind::Model);
+    let html = docent_widget::html::source_list(&sources, &[1], AnswerKind::Model, None);
     assert!(html.contains(r#"<a href="/guide/config.html#cache" data-testid="docent-source" data-n="1" title="Guide › Config">"#), "{html}");
-    assert!(html.contains("Config &lt;b&gt;&quot;cache&quot;&lt;/b&gt;"), "{html}");
+    assert!(html.contains("<bdi>Config &lt;b&gt;&quot;cache&quot;&lt;/b&gt;</bdi>"), "{html}");
     assert!(!html.contains("javascript:") && !html.contains("&#106;avascript"), "{html}");
     assert_eq!(html.matches(r##"href="#""##).count(), 2, "{html}");
     assert_eq!(
@@ -415,12 +424,12 @@ fn source_list_escapes_text_and_never_links_to_script() {
         "a breadcrumb equal to the title is not repeated: {html}"
     );
     assert!(html.starts_with(r#"<nav class="docent-sources" aria-label="Sources">"#), "{html}");
-    let closest = docent_widget::html::source_list(&sources, &[], AnswerKind::NotCovered);
+    let closest = docent_widget::html::source_list(&sources, &[], AnswerKind::NotCovered, None);
     assert!(
         closest.contains("Closest sections") && !closest.contains("docent-uncited"),
         "{closest}"
     );
-    assert_eq!(docent_widget::html::source_list(&[], &[], AnswerKind::Model), "");
+    assert_eq!(docent_widget::html::source_list(&[], &[], AnswerKind::Model, None), "");
 }
 
 #[wasm_bindgen_test]
@@ -439,13 +448,14 @@ fn looked_at_lists_scores_and_the_rewritten_query_escaped() {
         &rows,
         Some("cache \"dir\""),
         0.25,
+        None,
         docent_widget::ui::fixed,
     );
     assert!(html.contains("<summary>What I looked at</summary>"), "{html}");
-    assert!(html.contains("Searched for: <q>cache &quot;dir&quot;</q>"), "{html}");
+    assert!(html.contains("Searched for: <q><bdi>cache &quot;dir&quot;</bdi></q>"), "{html}");
     assert!(html.contains("Search confidence 0.25"), "{html}");
-    assert!(html.contains(r#"<a href="/a.html#x">Book › &lt;A&gt;</a><span class="docent-score">score 0.500 · cosine 0.712 · vector</span>"#), "{html}");
-    assert_eq!(docent_widget::html::looked_at(&[], None, 0.0, docent_widget::ui::fixed), "");
+    assert!(html.contains(r#"<a href="/a.html#x"><bdi>Book › &lt;A&gt;</bdi></a><span class="docent-score">score 0.500 · cosine 0.712 · vector</span>"#), "{html}");
+    assert_eq!(docent_widget::html::looked_at(&[], None, 0.0, None, docent_widget::ui::fixed), "");
 }
 
 #[wasm_bindgen_test]
@@ -515,4 +525,93 @@ fn error_and_action_buttons_carry_their_action_and_state() {
         a.contains(r#"aria-pressed="true""#) && a.contains(r#"aria-label="Copy answer""#),
         "{a}"
     );
+}
+
+/// Source URLs a hostile page could have put in an index built before docent refused them: every
+/// scheme and malformed-scheme shape a browser reads as another host.
+const OFF_SITE: [&str; 12] = [
+    "https:/attacker.example/p12-phish/index.html#a",
+    "http:/attacker.example/x",
+    "HTTPS:attacker.example/x",
+    "https://attacker.example/x",
+    "//attacker.example/x",
+    "/\\attacker.example/x",
+    "\\\\attacker.example\\x",
+    "ht\ttps:/attacker.example/x",
+    "ht\ntps://attacker.example/x",
+    "https%3A%2F%2Fattacker.example/x",
+    "&#104;ttps://attacker.example/x",
+    "https://docs.example.com@attacker.example/x",
+];
+
+#[wasm_bindgen_test]
+fn index_urls_off_the_site_are_never_links_in_the_source_lists() {
+    use docent_widget::conversation::{AnswerKind, LookedAt};
+    let origin = Some("https://docs.example.com");
+    let mut sources = vec![
+        source(1, "/docs/ok.html#a", "Ok", "Ok › A"),
+        source(2, "https://docs.example.com/docs/abs.html", "Abs", ""),
+    ];
+    for (i, url) in OFF_SITE.iter().enumerate() {
+        sources.push(source(i + 3, url, "Phish", ""));
+    }
+    let rows: Vec<LookedAt> = sources
+        .iter()
+        .map(|s| LookedAt {
+            url: s.url.clone(),
+            title: s.title.clone(),
+            breadcrumb: String::new(),
+            score: 0.5,
+            cosine: None,
+            bm25: None,
+            retrievers: "lexical".into(),
+        })
+        .collect();
+    for html in [
+        docent_widget::html::source_list(&sources, &[1], AnswerKind::Model, origin),
+        docent_widget::html::source_list(&sources, &[], AnswerKind::NotCovered, origin),
+        docent_widget::html::looked_at(&rows, None, 0.5, origin, docent_widget::ui::fixed),
+    ] {
+        assert!(!html.contains("attacker"), "{html}");
+        assert!(html.contains(r#"href="/docs/ok.html#a""#), "{html}");
+        assert!(html.contains(r#"href="https://docs.example.com/docs/abs.html""#), "{html}");
+        assert_eq!(html.matches(r##"href="#""##).count(), OFF_SITE.len(), "{html}");
+    }
+    // Without a docs origin only relative URLs are links.
+    let html = docent_widget::html::source_list(&sources, &[], AnswerKind::Model, None);
+    assert_eq!(html.matches(r##"href="#""##).count(), OFF_SITE.len() + 1, "{html}");
+}
+
+#[wasm_bindgen_test]
+fn index_text_in_the_source_lists_is_bidi_isolated() {
+    use docent_widget::conversation::{AnswerKind, LookedAt};
+    let title = "Falcon token rotator \u{202e}txt.exe";
+    let crumb = "Guide › Topaz \u{2067}lmx.pam";
+    let sources = [source(1, "/docs/f.html", title, crumb)];
+    let html = docent_widget::html::source_list(&sources, &[1], AnswerKind::Model, None);
+    assert!(html.contains(&format!("<bdi>{title}</bdi></a>")), "{html}");
+    assert!(
+        html.contains(&format!(r#"<span class="docent-crumb"><bdi>{crumb}</bdi></span>"#)),
+        "{html}"
+    );
+    // An attribute cannot be isolated: its bidi controls are dropped.
+    assert!(html.contains(r#"title="Guide › Topaz lmx.pam""#), "{html}");
+    let rows = [LookedAt {
+        url: "/docs/f.html".into(),
+        title: title.into(),
+        breadcrumb: crumb.into(),
+        score: 0.5,
+        cosine: None,
+        bm25: None,
+        retrievers: "lexical".into(),
+    }];
+    let html = docent_widget::html::looked_at(
+        &rows,
+        Some("\u{202e}query"),
+        0.5,
+        None,
+        docent_widget::ui::fixed,
+    );
+    assert!(html.contains(&format!("<bdi>{crumb}</bdi></a>")), "{html}");
+    assert!(html.contains("<q><bdi>\u{202e}query</bdi></q>"), "{html}");
 }

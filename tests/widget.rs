@@ -638,3 +638,191 @@ async fn a_question_the_scope_cannot_answer_is_answered_from_all_docs_and_says_s
     let answer = q(&shadow, "[data-testid=docent-answer]").unwrap();
     assert!(answer.inner_html().contains("/v2/modes.html#zanzibar"), "{}", answer.inner_html());
 }
+
+// ---------------------------------------------------------------- hostile docs pages
+
+/// Page URLs a hostile `slug:` (or file path) could have put in an index built before docent
+/// refused them: schemes and malformed-scheme shapes a browser reads as another host.
+const OFF_SITE_URLS: [&str; 10] = [
+    "https:/attacker.example/p12-phish/index.html",
+    "http:/attacker.example/p13",
+    "https://attacker.example/p14",
+    "//attacker.example/p15",
+    "/\\attacker.example/p16",
+    "ht\ttps:/attacker.example/p17",
+    "https%3A%2F%2Fattacker.example/p18",
+    "&#104;ttps://attacker.example/p19",
+    "javascript:window.__pwned=1",
+    "https://docs.example.com@attacker.example/p21",
+];
+
+/// Every link in the widget goes to the site: a relative URL, a fragment, or the docs origin.
+fn assert_links_stay_on_the_site(shadow: &ShadowRoot) {
+    for a in q_all(shadow, "a[href]") {
+        let href = a.get_attribute("href").unwrap_or_default();
+        let ok = href == "#"
+            || href.starts_with("/docs/")
+            || href.starts_with("https://docs.example.com/docs/");
+        assert!(
+            ok && !href.contains("attacker"),
+            "off-site link {href:?}: {}",
+            shadow.inner_html()
+        );
+    }
+}
+
+/// Each paragraph and list item of the answer has its bidi controls in pairs, so none reorders
+/// a citation or the text after it.
+fn assert_answer_bidi_balanced(shadow: &ShadowRoot) {
+    for el in q_all(shadow, "[data-testid=docent-answer] p, [data-testid=docent-answer] li") {
+        let text = el.text_content().unwrap_or_default();
+        assert_eq!(
+            docent_core::source::safety::strip_unpaired_bidi(&text),
+            text,
+            "unpaired bidi control in {:?}",
+            el.inner_html()
+        );
+    }
+}
+
+#[wasm_bindgen_test]
+async fn a_restored_conversation_from_a_hostile_index_links_only_to_the_site() {
+    let index = unique_index_url("hostile-restore");
+    let mut sources = vec![
+        SourceView {
+            n: 1,
+            url: "/docs/ok.html#a".into(),
+            title: "Falcon token rotator \u{202e}txt.exe".into(),
+            breadcrumb: "Guide › Falcon \u{2067}rotator".into(),
+            cited: false,
+        },
+        SourceView {
+            n: 2,
+            url: "https://docs.example.com/docs/abs.html".into(),
+            title: "Absolute".into(),
+            breadcrumb: String::new(),
+            cited: false,
+        },
+    ];
+    for (i, url) in OFF_SITE_URLS.iter().enumerate() {
+        sources.push(SourceView {
+            n: i + 3,
+            url: (*url).into(),
+            title: format!("Phish {i}"),
+            breadcrumb: String::new(),
+            cited: false,
+        });
+    }
+    let cites: String = (1..=sources.len()).map(|n| format!("[{n}]")).collect();
+    let answer =
+        format!("Rotate tokens \u{202e}with the tool {cites}.\n\n- then \u{2067}restart [1]");
+    let looked_at = sources
+        .iter()
+        .map(|s| conversation::LookedAt {
+            url: s.url.clone(),
+            title: s.title.clone(),
+            breadcrumb: s.breadcrumb.clone(),
+            score: 0.5,
+            cosine: None,
+            bm25: Some(1.0),
+            retrievers: "lexical".into(),
+        })
+        .collect();
+    let turn = TurnData { looked_at, ..saved_turn(&answer, sources) };
+    conversation::save(&index, &Saved { id: "h".into(), turns: vec![turn] });
+    let (_host, shadow, root) = shadow_host();
+    let cfg = serde_json::json!({ "index": index, "mode": "inline", "docs_origin": "https://docs.example.com" });
+    let _w = mount(root, &cfg.to_string()).expect("mounts");
+    assert!(until(|| q(&shadow, "[data-testid=docent-looked-at]").is_some()).await, "restored");
+    assert_links_stay_on_the_site(&shadow);
+    // Only the two sources on the site are cited as links; the others' numbers are dropped.
+    let cited: Vec<String> = q_all(&shadow, "a.docent-cite")
+        .iter()
+        .map(|a| a.get_attribute("href").unwrap_or_default())
+        .collect();
+    assert_eq!(
+        cited,
+        ["/docs/ok.html#a", "https://docs.example.com/docs/abs.html", "/docs/ok.html#a"]
+    );
+    let sources = q_all(&shadow, "[data-testid=docent-source]");
+    assert_eq!(sources.len(), 2 + OFF_SITE_URLS.len());
+    assert!(sources.iter().skip(2).all(|a| a.get_attribute("href").as_deref() == Some("#")));
+    let looked = q_all(&shadow, "[data-testid=docent-looked-at] li a");
+    assert_eq!(looked.len(), 2 + OFF_SITE_URLS.len());
+    assert!(looked.iter().skip(2).all(|a| a.get_attribute("href").as_deref() == Some("#")));
+    // Index text is isolated wherever it is shown, and no bidi control reaches an attribute.
+    let title = sources[0].query_selector("bdi").unwrap().expect("title in <bdi>");
+    assert_eq!(title.text_content().unwrap(), "Falcon token rotator \u{202e}txt.exe");
+    assert!(q(&shadow, ".docent-crumb bdi").is_some(), "{}", shadow.inner_html());
+    assert!(looked[0].query_selector("bdi").unwrap().is_some());
+    for a in q_all(&shadow, "a[title]") {
+        let t = a.get_attribute("title").unwrap();
+        assert!(!t.chars().any(docent_core::source::safety::is_bidi_control), "{t:?}");
+    }
+    assert_answer_bidi_balanced(&shadow);
+    sleep(50).await;
+    assert!(!pwned());
+}
+
+/// An index as an old docent wrote it from hostile pages: off-site URLs from `slug:`, bidi
+/// overrides in front matter titles and built-HTML headings.
+fn hostile_index() -> Vec<u8> {
+    let chunk = |url: &str, anchor: &str, title: &str, heading: &str, text: &str| Chunk {
+        breadcrumb: vec![title.into(), heading.into()],
+        ..section("", url, anchor, title, text)
+    };
+    let mut chunks = vec![
+        chunk("/docs/falcon.html", "usage", "Falcon token rotator \u{202e}txt.exe", "Usage \u{202d}abc", "The falcon rotator rotates grommet tokens \u{202e}every hour. Configure the grommet interval in falcon.toml."),
+        chunk("/docs/topaz.html", "topaz", "Topaz sitemap builder \u{202e}lmx.pam", "Topaz \u{2067}builder", "The topaz builder writes grommet sitemaps \u{2066}for every page. Paired \u{2067}שלום\u{2069} text stays."),
+    ];
+    for (i, url) in OFF_SITE_URLS.iter().enumerate() {
+        chunks.push(chunk(
+            url,
+            "x",
+            &format!("Grommet phish {i}"),
+            "Grommet",
+            "Grommet tokens rotate here too, every grommet hour.",
+        ));
+    }
+    let header = IndexHeader {
+        provider: "none".into(),
+        tokenizer: "cl100k_base".into(),
+        ..IndexHeader::default()
+    };
+    write_index(&header, &chunks, None).expect("index")
+}
+
+#[wasm_bindgen_test]
+async fn excerpts_and_closest_sections_from_a_hostile_index_stay_on_the_site_and_in_order() {
+    let url = blob_url(&hostile_index());
+    let (_host, shadow, root) = shadow_host();
+    let cfg = serde_json::json!({ "index": url, "mode": "inline", "persist": false, "floor": 0, "docs_origin": "https://docs.example.com" });
+    let w = mount(root, &cfg.to_string()).expect("mounts");
+    w.ask("How do grommet tokens rotate every hour?");
+    let done = until(|| {
+        q(&shadow, "[data-testid=docent-excerpt-label]").is_some()
+            || q(&shadow, "[data-testid=docent-error]").is_some()
+    })
+    .await;
+    assert!(done && q(&shadow, "[data-testid=docent-error]").is_none(), "{}", shadow.inner_html());
+    assert!(until(|| !q_all(&shadow, "[data-testid=docent-source]").is_empty()).await);
+    assert_links_stay_on_the_site(&shadow);
+    assert_answer_bidi_balanced(&shadow);
+    for a in q_all(&shadow, "[data-testid=docent-source]") {
+        assert!(a.query_selector("bdi").unwrap().is_some(), "{}", a.outer_html());
+    }
+    // The closest sections (a question the docs do not cover, through a proxy that is not there).
+    let (_host2, shadow2, root2) = shadow_host();
+    let cfg = serde_json::json!({ "index": url, "mode": "inline", "persist": false, "proxy": "http://127.0.0.1:9", "rewrite": "off", "floor": 0.99, "docs_origin": "https://docs.example.com" });
+    let w2 = mount(root2, &cfg.to_string()).expect("mounts");
+    w2.ask("grommet zebra migration");
+    assert!(
+        until(|| q(&shadow2, "[data-testid=docent-not-covered]").is_some()).await,
+        "{}",
+        shadow2.inner_html()
+    );
+    assert!(!q_all(&shadow2, "[data-testid=docent-source]").is_empty(), "{}", shadow2.inner_html());
+    assert_links_stay_on_the_site(&shadow2);
+    sleep(50).await;
+    assert!(!pwned());
+}

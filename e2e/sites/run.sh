@@ -40,8 +40,8 @@ export NO_UPDATE_NOTIFIER=1 DOCUSAURUS_NO_UPDATE_CHECK=1 BROWSERSLIST_IGNORE_OLD
 command -v node >/dev/null || die "node not found (apt-get install nodejs npm)"
 [[ -x "${CHROMIUM:-/usr/bin/chromium}" ]] || die "chromium not found at ${CHROMIUM:-/usr/bin/chromium} (apt-get install chromium)"
 [[ -f dist/widget/docent-widget_bg.wasm ]] || die "dist/widget is empty: run scripts/build-widget first"
-if [[ ! -d e2e/node_modules/playwright-core ]]; then
-  say "installing playwright-core into e2e/node_modules"
+if [[ ! -d e2e/node_modules/playwright-core || ! -d e2e/node_modules/axe-core ]]; then
+  say "installing playwright-core and axe-core into e2e/node_modules"
   (cd e2e && npm ci --no-audit --no-fund --loglevel=error)
 fi
 

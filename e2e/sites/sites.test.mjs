@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { launchChromium, watchPageErrors } from '../lib/browser.mjs';
+import { assertAccessible, WIDGET } from '../lib/axe.mjs';
 
 const VP = process.env.DOCENT_SITES_VP;
 const VP_DEV = process.env.DOCENT_SITES_VP_DEV;
@@ -158,6 +159,8 @@ test('vitepress build: the launcher appears and the answer cites headings of the
   const { cites, all } = await citedLinks(turn);
   assert.ok(cites.length >= 1, `a cited answer: ${await turn.innerText()}`);
   assert.ok(all.includes('/guide/install#install-on-linux'), `the Linux section is cited: ${all.join(', ')}`);
+  // axe-core (WCAG 2.2 A/AA) on the widget as this real site shows it: open, with the answer.
+  await assertAccessible(page, 'VitePress build, the widget open with an answer', { include: WIDGET });
   await assertLandOnHeadings(all, VP);
 });
 
@@ -255,6 +258,8 @@ test('docusaurus build: the launcher appears and the answer cites headings of th
   assert.ok(all.every((h) => !h.startsWith('/fr/')), `no French page in an English answer: ${all.join(', ')}`);
   assert.ok(all.every((h) => !h.startsWith('/docs/1.0/')), `no 1.0 page on a 2.x page: ${all.join(', ')}`);
   assert.match(await scopeText(), /Answering from 2\.x docs/);
+  // axe-core (WCAG 2.2 A/AA) on the widget as this real site shows it: open, with the answer.
+  await assertAccessible(page, 'Docusaurus build, the widget open with an answer', { include: WIDGET });
   await assertLandOnHeadings(all, DU);
 });
 

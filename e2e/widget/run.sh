@@ -13,6 +13,7 @@
 #                                     site's index, then e2e/widget/trunk.test.mjs on dist/trunk
 #
 # Environment: DOCENT_E2E_SKIP_BUILD=1 (use existing builds), DOCENT_E2E_DEV=1 (debug widget build),
+# CARGO_TARGET_DIR (where cargo puts the docent binaries; default target),
 # CHROMIUM (default /usr/bin/chromium), DOCENT_E2E_TIMEOUT (seconds for the test run, default 600).
 set -euo pipefail
 
@@ -20,6 +21,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 export PATH="$HOME/.cargo/bin:$PATH"
 HERE="$ROOT/e2e/widget"
+BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug"
 MODE="test"
 case "${1:-}" in
   --measure) MODE="measure" ;;
@@ -35,8 +37,8 @@ die() { printf 'e2e/widget: error: %s\n' "$*" >&2; exit 1; }
 command -v node >/dev/null || die "node not found (apt-get install nodejs npm)"
 [[ -x "${CHROMIUM:-/usr/bin/chromium}" ]] || die "chromium not found at ${CHROMIUM:-/usr/bin/chromium} (apt-get install chromium)"
 
-# npm dependencies (playwright-core only; never `playwright install`).
-if [[ ! -d e2e/node_modules/playwright-core ]]; then
+# npm dependencies (playwright-core and axe-core; never `playwright install`).
+if [[ ! -d e2e/node_modules/playwright-core || ! -d e2e/node_modules/axe-core ]]; then
   say "installing npm dependencies into e2e/node_modules"
   if [[ -f e2e/package-lock.json ]]; then (cd e2e && npm ci --no-audit --no-fund); else (cd e2e && npm install --no-audit --no-fund); fi
 fi
@@ -45,10 +47,10 @@ if [[ "$MODE" == "trunk" ]]; then
   TRUNK="$(command -v trunk || true)"
   [[ -n "$TRUNK" ]] || die "trunk not found (cargo install trunk --version 0.21.14 --locked; scripts/setup installs it)"
   if [[ "${DOCENT_E2E_SKIP_BUILD:-}" != "1" ]]; then cargo build -q -p docent-cli; fi
-  [[ -x "$ROOT/target/debug/docent" ]] || die "target/debug/docent missing (cargo build -p docent-cli)"
+  [[ -x "$BIN/docent" ]] || die "$BIN/docent missing (cargo build -p docent-cli)"
   say "indexing e2e/widget/site/docs into dist/dev-index.bin (Trunk's hook copies it next to the page)"
   mkdir -p dist
-  "$ROOT/target/debug/docent" index "$HERE/site/docs" --out dist/dev-index.bin --embed none --base-url /docs/ >/dev/null \
+  "$BIN/docent" index "$HERE/site/docs" --out dist/dev-index.bin --embed none --base-url /docs/ >/dev/null \
     || die "docent index failed"
   say "trunk build --release ($("$TRUNK" --version))"
   timeout "${DOCENT_E2E_TIMEOUT:-600}" "$TRUNK" build --release || die "trunk build --release failed"
@@ -64,8 +66,8 @@ if [[ "${DOCENT_E2E_SKIP_BUILD:-}" != "1" ]]; then
   say "building docent and the upstream double"
   cargo build -q -p docent-cli -p docent-bench
 fi
-DOCENT="$ROOT/target/debug/docent"
-DOUBLE="$ROOT/target/debug/docent-upstream-double"
+DOCENT="$BIN/docent"
+DOUBLE="$BIN/docent-upstream-double"
 [[ -x "$DOCENT" ]] || die "$DOCENT missing (cargo build -p docent-cli)"
 [[ -x "$DOUBLE" ]] || die "$DOUBLE missing (cargo build -p docent-bench)"
 [[ -f dist/widget/docent-widget_bg.wasm ]] || die "dist/widget is empty; run scripts/build-widget"
@@ -115,6 +117,15 @@ else
   say "indexing e2e/widget/site/docs"
   "$DOCENT" index "$HERE/site/docs" --out "$WORK/index.bin" --embed none --base-url /docs/ >"$WORK/index.log" 2>&1 \
     || { cat "$WORK/index.log" >&2; die "docent index failed"; }
+  # The same pages as one docs version (the dialog shows its scope picker), and the offline
+  # demo site (its pages are checked with axe-core too).
+  "$DOCENT" index "$HERE/site/docs" --out "$WORK/scoped.bin" --embed none --base-url /docs/ --namespace v2 >>"$WORK/index.log" 2>&1 \
+    || { cat "$WORK/index.log" >&2; die "docent index --namespace failed"; }
+  export DOCENT_E2E_SCOPED_INDEX="$WORK/scoped.bin"
+  say "writing the offline demo site (docent demo --offline)"
+  "$DOCENT" demo --offline "$WORK/demo" --embed none --docs "$ROOT/docs" --widget-dir "$ROOT/dist/widget" >"$WORK/demo.log" 2>&1 \
+    || { cat "$WORK/demo.log" >&2; die "docent demo --offline failed"; }
+  export DOCENT_E2E_DEMO="$WORK/demo"
 fi
 export DOCENT_E2E_INDEX="$WORK/index.bin"
 

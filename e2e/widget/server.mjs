@@ -1,7 +1,9 @@
 // A small static server for the widget e2e tests and measurements (127.0.0.1 only).
 //
 //   /docent/<file>   the built widget (DOCENT_WIDGET_DIR, default dist/widget) and the index
-//                    (DOCENT_E2E_INDEX → /docent/index.bin)
+//                    (DOCENT_E2E_INDEX → /docent/index.bin; DOCENT_E2E_SCOPED_INDEX, an index
+//                    with a namespace, → /docent/scoped.bin)
+//   /demo/<path>     the offline demo site (DOCENT_E2E_DEMO, `docent demo --offline` output)
 //   /page?...        a test page with the widget; query: proxy, inline=1, theme, starters,
 //                    launcher, title, index (default /docent/index.bin)
 //   /<path>          files from e2e/widget/site (the docs pages the index was built from)
@@ -19,6 +21,8 @@ const root = path.resolve(here, '../..');
 const widgetDir = path.resolve(process.env.DOCENT_WIDGET_DIR || path.join(root, 'dist/widget'));
 const siteDir = path.join(here, 'site');
 const indexFile = process.env.DOCENT_E2E_INDEX ? path.resolve(process.env.DOCENT_E2E_INDEX) : null;
+const scopedIndexFile = process.env.DOCENT_E2E_SCOPED_INDEX ? path.resolve(process.env.DOCENT_E2E_SCOPED_INDEX) : null;
+const demoDir = process.env.DOCENT_E2E_DEMO ? path.resolve(process.env.DOCENT_E2E_DEMO) : null;
 const port = Number(process.env.PORT || 0);
 const coi = process.env.COI === '1';
 const gzip = process.env.GZIP === '1';
@@ -83,6 +87,11 @@ const server = http.createServer((req, res) => {
   if (p.includes('..')) return send(res, 400, 'bad path', 'text/plain');
   if (p === '/page') return send(res, 200, page(url.searchParams), TYPES['.html'], req);
   if (p === '/docent/index.bin' && indexFile) return serveFile(res, indexFile, req);
+  if (p === '/docent/scoped.bin' && scopedIndexFile) return serveFile(res, scopedIndexFile, req);
+  if (p.startsWith('/demo/') && demoDir) {
+    const rel = p.slice('/demo/'.length);
+    return serveFile(res, path.join(demoDir, rel === '' || rel.endsWith('/') ? rel + 'index.html' : rel), req);
+  }
   if (p.startsWith('/docent/')) return serveFile(res, path.join(widgetDir, p.slice('/docent/'.length)), req);
   if (p.startsWith('/bench/')) return serveFile(res, path.join(root, 'dist/widget-bench', p.slice('/bench/'.length)), req);
   if (p === '/' || p === '') return send(res, 200, page(url.searchParams), TYPES['.html'], req);

@@ -11,6 +11,7 @@
 import { test, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchChromium, watchPageErrors } from '../lib/browser.mjs';
+import { assertAccessible, axeViolations, WIDGET } from '../lib/axe.mjs';
 
 const SITE = process.env.DOCENT_E2E_SITE;
 const PROXY = process.env.DOCENT_E2E_PROXY;
@@ -18,6 +19,7 @@ const NOCHAT = process.env.DOCENT_E2E_NOCHAT;
 const CACHED = process.env.DOCENT_E2E_CACHED;
 const UPSTREAM = process.env.DOCENT_E2E_UPSTREAM;
 const SCREENSHOT = process.env.DOCENT_E2E_SCREENSHOT;
+const DEMO = process.env.DOCENT_E2E_DEMO;
 if (!SITE) throw new Error('run these tests with e2e/widget/run.sh (DOCENT_E2E_SITE is not set)');
 
 const T = 20_000;
@@ -357,9 +359,129 @@ test('keyboard: the shortcut opens, Esc closes and returns focus, Tab stays insi
   assert.ok(inside, 'focus trapped in the dialog');
   await page.keyboard.press('Escape');
   await page.locator(tid('docent-dialog')).waitFor({ state: 'detached', timeout: T });
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'host-input', 'focus is back where it was');
+  assert.equal(await page.locator(tid('docent-launcher')).getAttribute('aria-expanded'), 'false');
+  // Opened from the launcher, closed with Esc: focus goes back to the launcher.
+  await page.locator(tid('docent-launcher')).focus();
+  await page.keyboard.press('Enter');
+  await page.locator(tid('docent-dialog')).waitFor({ state: 'visible', timeout: T });
+  await page.keyboard.press('Escape');
+  await page.locator(tid('docent-dialog')).waitFor({ state: 'detached', timeout: T });
   const focused = await page.evaluate(() => document.querySelector('[data-docent-host]').shadowRoot.activeElement?.getAttribute('data-testid'));
   assert.equal(focused, 'docent-launcher');
-  assert.equal(await page.locator(tid('docent-launcher')).getAttribute('aria-expanded'), 'false');
+});
+
+test('keyboard only: ask, reach every source link and button with Tab, Esc returns focus', async () => {
+  await page.goto(pageUrl({ proxy: PROXY }));
+  await page.locator(tid('docent-launcher')).waitFor({ timeout: T });
+  await page.locator('#host-input').focus();
+  await page.keyboard.press('Control+k');
+  await page.locator(tid('docent-dialog')).waitFor({ state: 'visible', timeout: T });
+  await page.waitForFunction(() => document.querySelector('[data-docent-host]').shadowRoot.activeElement
+    ?.getAttribute('data-testid') === 'docent-input', null, { timeout: T });
+  await page.keyboard.type('How do I install Frobnicator on Linux?');
+  await page.keyboard.press('Enter');
+  const turn = await lastTurnSettled();
+  assert.equal(await turn.locator(tid('docent-error')).count(), 0, await turn.innerText());
+  assert.ok(await turn.locator(tid('docent-source')).count() >= 1, 'the answer lists sources');
+  // Tab from the question box round the dialog until focus wraps back to it, noting each stop.
+  await page.evaluate(() => { window.__tabStops = new Set(); });
+  let wrapped = false;
+  for (let i = 0; i < 80 && !wrapped; i++) {
+    await page.keyboard.press('Tab');
+    wrapped = await page.evaluate(() => {
+      const a = document.querySelector('[data-docent-host]').shadowRoot.activeElement;
+      if (a) window.__tabStops.add(a);
+      return a?.getAttribute('data-testid') === 'docent-input';
+    });
+  }
+  assert.ok(wrapped, 'Tab goes round the dialog and back to the question box');
+  const report = await page.evaluate(() => {
+    const dialog = document.querySelector('[data-docent-host]').shadowRoot.querySelector('[data-testid="docent-dialog"]');
+    const visible = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+    const all = [...dialog.querySelectorAll('a[href], button, textarea, select, summary')].filter(visible);
+    const name = (e) => `${e.tagName.toLowerCase()} ${e.getAttribute('data-testid') || ''} ${(e.textContent || '').trim().slice(0, 40)}`;
+    return {
+      missed: all.filter((e) => !window.__tabStops.has(e)).map(name),
+      sources: all.filter((e) => e.getAttribute('data-testid') === 'docent-source' && window.__tabStops.has(e)).length,
+      cites: all.filter((e) => e.classList.contains('docent-cite') && window.__tabStops.has(e)).length,
+      buttons: all.filter((e) => e.tagName === 'BUTTON' && window.__tabStops.has(e)).map((e) => e.getAttribute('data-testid')),
+    };
+  });
+  assert.deepEqual(report.missed, [], 'every link and button in the dialog is reachable with Tab');
+  assert.equal(report.sources, await turn.locator(tid('docent-source')).count(), 'every source link');
+  assert.ok(report.cites >= 1, 'the citation links');
+  for (const b of ['docent-new', 'docent-close', 'docent-send', 'docent-copy', 'docent-retry-answer', 'docent-feedback-up', 'docent-feedback-down']) {
+    assert.ok(report.buttons.includes(b), `${b} reached with Tab: ${report.buttons.join(', ')}`);
+  }
+  // Esc closes from anywhere in the dialog: focus is back in the host page where it was.
+  await page.keyboard.press('Escape');
+  await page.locator(tid('docent-dialog')).waitFor({ state: 'detached', timeout: T });
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'host-input', 'focus is back where it was');
+});
+
+/** The text of the widget's polite live region as the accessibility tree has it (CDP). */
+async function liveRegionInAxTree(cdp) {
+  const { nodes } = await cdp.send('Accessibility.getFullAXTree');
+  const byId = new Map(nodes.map((n) => [n.nodeId, n]));
+  const prop = (n, name) => (n.properties || []).find((p) => p.name === name)?.value.value;
+  // The live region's root: polite, and its parent is not in the same live region.
+  const live = nodes.filter((n) => prop(n, 'live') === 'polite' && n.role?.value !== 'StaticText' &&
+    !(n.parentId && byId.get(n.parentId) && prop(byId.get(n.parentId), 'live')));
+  const text = (n) => (n.role?.value === 'StaticText' ? n.name?.value || '' :
+    (n.childIds || []).map((id) => byId.get(id)).filter(Boolean).map(text).join(''));
+  return live.map((n) => ({ atomic: prop(n, 'atomic') === true, text: text(n) }));
+}
+
+test('the live region announces the answer starting and complete with its sources, not its text', async () => {
+  await page.goto(pageUrl({ proxy: PROXY }));
+  await openWidget();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Accessibility.enable');
+  // Every text the live region takes, in order (what a screen reader is given to announce).
+  await page.evaluate(() => {
+    const live = document.querySelector('[data-docent-host]').shadowRoot.querySelector('[data-testid="docent-live"]');
+    window.__announced = [];
+    new MutationObserver(() => {
+      const t = live.textContent;
+      if (t && window.__announced[window.__announced.length - 1] !== t) window.__announced.push(t);
+    }).observe(live, { childList: true, characterData: true, subtree: true });
+  });
+  // While a long answer streams, the live region says it is being written, and stays so.
+  await ask('SLOW: how do I configure the cache?');
+  const answerLength = () => page.locator(tid('docent-answer')).last().evaluate((e) => e.textContent.length);
+  await page.waitForFunction(() => {
+    const a = document.querySelector('[data-docent-host]').shadowRoot.querySelector('[data-testid="docent-answer"]');
+    return a && a.textContent.length > 20;
+  }, null, { timeout: T });
+  const first = await liveRegionInAxTree(cdp);
+  const grown = await answerLength();
+  await page.waitForFunction((n) => {
+    const a = document.querySelector('[data-docent-host]').shadowRoot.querySelector('[data-testid="docent-answer"]');
+    return a.textContent.length > n + 40;
+  }, grown, { timeout: T });
+  const second = await liveRegionInAxTree(cdp);
+  assert.equal(first.length, 1, `one polite live region in the accessibility tree: ${JSON.stringify(first)}`);
+  assert.ok(first[0].atomic, 'the live region is atomic');
+  assert.equal(first[0].text, 'Writing the answer…');
+  assert.equal(second[0].text, 'Writing the answer…', 'the live region does not follow the streamed text');
+  await page.locator(tid('docent-stop')).click();
+  await page.locator(tid('docent-stopped')).waitFor({ timeout: T });
+  assert.equal((await liveRegionInAxTree(cdp))[0].text, 'Stopped.');
+
+  await page.evaluate(() => { window.__announced = []; });
+  await ask('How do I install Frobnicator on Linux?');
+  const turn = await lastTurnSettled();
+  assert.equal(await turn.locator(tid('docent-error')).count(), 0, await turn.innerText());
+  const n = await turn.locator(tid('docent-source')).count();
+  assert.ok(n >= 1);
+  const done = `Answer complete, with ${n} source${n === 1 ? '' : 's'}.`;
+  await page.waitForFunction((want) => document.querySelector('[data-docent-host]').shadowRoot
+    .querySelector('[data-testid="docent-live"]').textContent === want, done, { timeout: T });
+  assert.deepEqual(await liveRegionInAxTree(cdp), [{ atomic: true, text: done }]);
+  assert.deepEqual(await page.evaluate(() => window.__announced),
+    ['Searching the docs…', 'Writing the answer…', done], 'three announcements, none of them the answer text');
+  await cdp.detach();
 });
 
 test('the widget follows the site theme (html.dark, data-theme, forced)', async () => {
@@ -455,4 +577,103 @@ test('small screens get a full-screen dialog', async () => {
   await openWidget();
   const box = await page.locator(tid('docent-dialog')).boundingBox();
   assert.ok(box.width >= 389 && box.height >= 750, `dialog ${box.width}x${box.height}`);
+});
+
+// ---------------------------------------------------------------- accessibility (axe-core)
+
+test('the axe-core check sees inside the widget\'s shadow root and fails on a violation there', async () => {
+  await page.setContent(`<!doctype html><html lang="en"><head><title>t</title></head><body><main>
+    <div data-docent-host></div></main></body></html>`);
+  await page.evaluate(() => {
+    const sr = document.querySelector('[data-docent-host]').attachShadow({ mode: 'open' });
+    sr.innerHTML = '<button type="button" aria-label="Ask again">Retry</button>' +
+      '<p style="color:#000">Text with a <a href="#x" style="color:#222;text-decoration:none">link</a> in it.</p>';
+  });
+  const ids = (await axeViolations(page, { include: WIDGET })).map((v) => v.id).sort();
+  assert.deepEqual(ids, ['label-content-name-mismatch', 'link-in-text-block']);
+  await assert.rejects(assertAccessible(page, 'a broken widget', { include: WIDGET }), /label-content-name-mismatch/);
+});
+
+const VIEWPORTS = { desktop: { width: 1280, height: 860 }, phone: { width: 390, height: 800 } };
+
+for (const theme of ['light', 'dark']) {
+  for (const [device, viewport] of Object.entries(VIEWPORTS)) {
+    test(`axe-core finds no WCAG 2.2 A/AA violation in the widget in any state (${theme}, ${device})`, async () => {
+      await page.setViewportSize(viewport);
+      const check = (state) => assertAccessible(page, `${state}, ${theme}, ${device} ${viewport.width}x${viewport.height}`, { include: WIDGET });
+      await page.goto(pageUrl({ proxy: PROXY, theme, rewrite: 'off', starters: 'How do I limit the cache size? | What does FROB_LOG do?' }));
+      await page.locator(tid('docent-launcher')).waitFor({ timeout: T });
+      await check('closed');
+      await openWidget();
+      await check('open and empty');
+
+      await ask('SLOW: how do I configure the cache?');
+      await page.waitForFunction(() => {
+        const a = document.querySelector('[data-docent-host]').shadowRoot.querySelector('[data-testid="docent-answer"]');
+        return a && a.textContent.length > 20;
+      }, null, { timeout: T });
+      await check('streaming');
+      await page.locator(tid('docent-stop')).click();
+      await lastTurnSettled();
+
+      let turn;
+      await ask('How do I install Frobnicator on Linux?');
+      turn = await lastTurnSettled();
+      assert.ok(await turn.locator(tid('docent-source')).count() >= 1, await turn.innerText());
+      await turn.locator(`${tid('docent-looked-at')} summary`).click();
+      await turn.locator(tid('docent-copy')).click();
+      await check('answered with sources (copied, "What I looked at" open)');
+
+      await ask('zebra migration patterns serengeti savanna');
+      turn = await lastTurnSettled();
+      await turn.locator(tid('docent-not-covered')).waitFor({ timeout: T });
+      await check("the docs don't cover this");
+
+      await ask('ERROR500 how do I install Frobnicator on Linux with the install script?');
+      turn = await lastTurnSettled();
+      await turn.locator(tid('docent-error')).waitFor({ timeout: T });
+      await check('an error');
+
+      await page.reload();
+      await openWidget();
+      assert.equal(await page.locator(tid('docent-turn')).count(), 4, 'the conversation is restored');
+      await check('a restored conversation');
+
+      // An index with a docs version: the scope picker shows once the index is loaded.
+      await page.goto(pageUrl({ theme, index: '/docent/scoped.bin' }));
+      await openWidget();
+      await ask('How do I limit the cache size?');
+      turn = await lastTurnSettled();
+      await turn.locator(tid('docent-excerpt-label')).waitFor({ timeout: T });
+      await page.locator(tid('docent-scope-pick')).waitFor({ state: 'visible', timeout: T });
+      await check('the scope picker, with an excerpts answer');
+    });
+  }
+}
+
+test('the offline demo site\'s pages pass axe-core, light and dark, and with the widget answering', async (t) => {
+  if (!DEMO) return t.skip('DOCENT_E2E_DEMO is not set (run.sh writes the demo site)');
+  const fs = await import('node:fs');
+  const path = await import('node:path');
+  const pages = fs.readdirSync(DEMO, { recursive: true }).filter((f) => String(f).endsWith('.html')).map(String).sort();
+  assert.ok(pages.length >= 5, `demo pages: ${pages.join(', ')}`);
+  // The page-level landmark rules too: one banner, one main, unique landmark names.
+  const rules = ['landmark-no-duplicate-banner', 'landmark-no-duplicate-contentinfo', 'landmark-no-duplicate-main',
+    'landmark-one-main', 'landmark-unique', 'page-has-heading-one'];
+  for (const theme of ['light', 'dark']) {
+    await page.setViewportSize(theme === 'dark' ? VIEWPORTS.phone : VIEWPORTS.desktop);
+    await page.goto(`${SITE}/demo/index.html`);
+    await page.evaluate((th) => localStorage.setItem('docent-demo-theme', th), theme);
+    for (const p of pages) {
+      await page.goto(`${SITE}/demo/${p.split(path.sep).join('/')}`);
+      await assertAccessible(page, `demo ${p}, ${theme}`, { rules });
+    }
+  }
+  // The page most readers land on, with the widget open and an extractive answer shown.
+  await page.goto(`${SITE}/demo/index.html`);
+  await openWidget();
+  await ask('How do I install docent?');
+  const turn = await lastTurnSettled();
+  await turn.locator(tid('docent-excerpt-label')).waitFor({ timeout: T });
+  await assertAccessible(page, 'demo index.html with the widget answering (dark, phone)', { rules });
 });

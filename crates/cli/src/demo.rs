@@ -21,7 +21,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use docent_core::source::markdown::{frontmatter, heading_text_and_anchor, split_custom_id};
 use docent_core::source::{Flavor, Slugger};
-use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -575,6 +575,29 @@ pub fn render_page(rel_path: &str, source: &str) -> RenderedPage {
                     id: id.clone(),
                 }));
             }
+            // Code blocks scroll sideways when a line is long: focusable, so keyboard users can
+            // scroll them too, and named for screen readers (WCAG 2.1.1, axe's
+            // `scrollable-region-focusable`).
+            Event::Start(Tag::CodeBlock(kind)) => {
+                let lang = match kind {
+                    CodeBlockKind::Fenced(info) => {
+                        info.split([' ', ',', '{']).next().unwrap_or("").to_string()
+                    }
+                    CodeBlockKind::Indented => String::new(),
+                };
+                let (label, class) = if lang.is_empty() {
+                    ("Code".to_string(), String::new())
+                } else {
+                    let lang = escape_html(&lang);
+                    (format!("Code ({lang})"), format!(" class=\"language-{lang}\""))
+                };
+                out_events.push(Event::Html(CowStr::from(format!(
+                    "<pre tabindex=\"0\" role=\"group\" aria-label=\"{label}\"><code{class}>"
+                ))));
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                out_events.push(Event::Html(CowStr::from("</code></pre>\n")));
+            }
             other => out_events.push(other.clone()),
         }
         i += 1;
@@ -801,6 +824,7 @@ html.dark{--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;--border:#30363d;--side:#151
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.65 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
 a{color:var(--link);text-decoration:none}a:hover{text-decoration:underline}
+.content a:not(.anchor){text-decoration:underline;text-underline-offset:.15em}
 .top{position:sticky;top:0;z-index:1;display:flex;align-items:center;justify-content:space-between;height:56px;padding:0 24px;border-bottom:1px solid var(--border);background:var(--bg)}
 .brand{font-weight:700;font-size:18px;color:var(--fg)}.brand span{color:var(--accent)}
 .theme{border:1px solid var(--border);background:var(--side);color:var(--fg);border-radius:8px;width:36px;height:32px;cursor:pointer;font-size:16px}
@@ -816,6 +840,7 @@ a{color:var(--link);text-decoration:none}a:hover{text-decoration:underline}
 .content :target{background:color-mix(in srgb,var(--accent) 14%,transparent);border-radius:4px}
 code{font:.9em/1.5 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--code);padding:.15em .35em;border-radius:5px}
 pre{background:var(--code);border:1px solid var(--border);border-radius:8px;padding:14px 16px;overflow:auto}pre code{padding:0;background:none}
+pre:focus-visible{outline:2px solid var(--link);outline-offset:2px}
 table{border-collapse:collapse;display:block;overflow:auto;margin:1em 0}th,td{border:1px solid var(--border);padding:6px 12px;text-align:left;vertical-align:top}th{background:var(--side)}
 blockquote{margin:1em 0;padding:0 1em;color:var(--muted);border-left:4px solid var(--border)}
 kbd{font:12px ui-monospace,monospace;border:1px solid var(--border);border-bottom-width:2px;border-radius:5px;padding:1px 5px;background:var(--side)}
@@ -1031,6 +1056,25 @@ mod tests {
         );
         assert!(html.contains("```\n:::warning\n```"));
         assert_eq!(html.matches("<div").count(), 1);
+    }
+
+    #[test]
+    fn code_blocks_take_keyboard_focus_and_are_named_by_their_language() {
+        let page = render_page("a.md", "```toml {1}\na = \"<b>\"\n```\n\n    indented\n");
+        assert!(
+            page.body.contains(
+                "<pre tabindex=\"0\" role=\"group\" aria-label=\"Code (toml)\"><code class=\"language-toml\">a = &quot;&lt;b&gt;&quot;\n</code></pre>"
+            ),
+            "{}",
+            page.body
+        );
+        assert!(
+            page.body
+                .contains("<pre tabindex=\"0\" role=\"group\" aria-label=\"Code\"><code>indented"),
+            "{}",
+            page.body
+        );
+        assert_eq!(page.body.matches("<pre").count(), 2);
     }
 
     #[test]

@@ -28,6 +28,7 @@ use clap::Args;
 use docent_core::chunk::{cl100k_tokens, ChunkOptions, Chunker};
 use docent_core::model::{Chunk, IndexHeader, Quantization};
 use docent_core::source::markdown::frontmatter;
+use docent_core::source::safety::check_slug;
 use docent_core::source::{page_url_with_slug, parse_page, Flavor, Parsed, SourceKind, UrlStyle};
 use docent_core::Index;
 use docent_embed::{EmbedOptions, Embedder};
@@ -540,13 +541,35 @@ pub fn page_url(
     flavor: Flavor,
     content: &str,
 ) -> String {
+    page_url_checked(settings, source, file, flavor, content).0
+}
+
+/// [`page_url`], plus a warning naming the file when its `slug:` was refused: a slug is a path
+/// on the site, and one a browser would read as a link to another scheme or host
+/// (`https:/attacker.example/`, `//host`, `javascript:`) is ignored, the page keeping its
+/// file's URL.
+pub fn page_url_checked(
+    settings: &IndexSettings,
+    source: &SourceSpec,
+    file: &SourceFile,
+    flavor: Flavor,
+    content: &str,
+) -> (String, Option<String>) {
     let style = if settings.clean_urls { UrlStyle::Clean } else { UrlStyle::Html };
     let slug = match (file.kind, flavor) {
         (SourceKind::Markdown, Flavor::Docusaurus) => frontmatter(content).0.slug,
         _ => None,
     };
+    let warning = slug.as_deref().and_then(|s| {
+        let problem = check_slug(s.trim()).err()?;
+        Some(format!(
+            "{}: slug {:?} ignored ({problem}); the page keeps the URL of its file",
+            file.path.display(),
+            s.trim()
+        ))
+    });
     let base = source.base_url.as_deref().or(settings.base_url.as_deref());
-    page_url_with_slug(&file.rel, slug.as_deref(), base, style)
+    (page_url_with_slug(&file.rel, slug.as_deref(), base, style), warning)
 }
 
 /// Build with a given embedder (None = lexical only). Tests pass a counting embedder here.
@@ -605,7 +628,11 @@ pub fn build_index_with(
                 continue;
             }
         };
-        let url = page_url(settings, source, file, *flavor, &content);
+        let (url, warning) = page_url_checked(settings, source, file, *flavor, &content);
+        if let Some(w) = warning {
+            bar.suspend(|| eprintln!("warning: {w}"));
+            report.notes.push(w);
+        }
         let page_chunks = chunker.chunk_page(&page, &url, namespace)?;
         if let (Some(checker), Some(dir)) = (anchors.as_mut(), &settings.check_anchors) {
             let site = if !dir.as_os_str().is_empty() {

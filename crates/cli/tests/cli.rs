@@ -513,6 +513,60 @@ fn every_gold_anchor_of_the_git_eval_set_exists() {
     check_gold_anchors("git.jsonl", &|_| root.clone());
 }
 
+/// Check every gold entry of an eval set over a vendored Markdown corpus (`eval/corpora/<name>/docs`,
+/// namespace `<name>`): index the folder as `scripts/eval` does (lexical only) and require each
+/// gold entry to name a chunk of that index, the way `docent eval` matches it.
+fn check_vendored_gold(set: &str, corpus: &str) {
+    let eval = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../eval");
+    let questions = docent_cli::eval::read_questions(&eval.join(set)).unwrap();
+    assert!(questions.len() >= 60, "{set}: {} questions", questions.len());
+    let unanswerable = questions.iter().filter(|q| q.gold.is_empty()).count();
+    assert!(unanswerable >= 8, "{set}: {unanswerable} unanswerable questions");
+    let out = tempfile::tempdir().unwrap();
+    let settings = IndexSettings {
+        sources: vec![SourceSpec {
+            path: eval.join("corpora").join(corpus).join("docs"),
+            namespace: corpus.to_string(),
+            base_url: None,
+        }],
+        out: out.path().join("set.idx"),
+        embed: "none".into(),
+        progress: false,
+        ..Default::default()
+    };
+    build_index_with(&settings, None).unwrap();
+    let index = docent_core::Index::from_bytes(std::fs::read(&settings.out).unwrap()).unwrap();
+    let chunks: Vec<docent_core::model::Chunk> = (0..index.len()).map(|i| index.chunk(i)).collect();
+    for q in &questions {
+        for g in &q.gold {
+            assert!(
+                g.starts_with(&format!("{corpus}/")),
+                "{set}: gold {g} is not in namespace {corpus}"
+            );
+            assert!(
+                chunks.iter().any(|c| docent_cli::eval::gold_matches(
+                    g,
+                    &c.namespace,
+                    &c.url,
+                    &c.anchor
+                )),
+                "{set}: gold {g} names no section of the vendored pages (question: {})",
+                q.question
+            );
+        }
+    }
+}
+
+#[test]
+fn every_gold_anchor_of_the_starlight_eval_set_exists() {
+    check_vendored_gold("starlight.jsonl", "starlight");
+}
+
+#[test]
+fn every_gold_anchor_of_the_mkdocs_material_eval_set_exists() {
+    check_vendored_gold("mkdocs-material.jsonl", "mkdocs-material");
+}
+
 /// Run docent with its stdout connected to a pipe whose reading end is already closed (like
 /// `docent inspect idx | head` after head exits), so every write fails with EPIPE.
 fn docent_into_closed_pipe(args: &[&str]) -> Output {
@@ -772,4 +826,98 @@ fn indexed_md_fixture() -> (tempfile::TempDir, tempfile::TempDir, PathBuf) {
     let idx = out_dir.path().join("site.idx");
     ok(&["index", src.path().to_str().unwrap(), "--out", idx.to_str().unwrap(), "--quiet"]);
     (src, out_dir, idx)
+}
+
+/// `docent search --json` hits as (url, title, breadcrumb), for every page of an index.
+fn all_hits(idx: &str, query: &str) -> Vec<(String, String, String)> {
+    ok(&["search", idx, query, "--json", "--floor", "0", "--mode", "lexical", "--top", "50"])
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+            (s("url"), s("title"), s("breadcrumb"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_slug_that_leaves_the_site_is_ignored_with_a_warning_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = |rel: &str, text: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    let hostile = [
+        ("p12.md", "https:/attacker.example/p12-phish/"),
+        ("p13.md", "http:/attacker.example/x"),
+        ("p14.md", "//attacker.example/p14"),
+        ("p15.md", "/\\\\attacker.example/p15"),
+        ("p16.md", "ht\ttps:/attacker.example/p16"),
+        ("p17.md", "https%3A%2F%2Fattacker.example"),
+        ("p18.md", "javascript:alert(1)"),
+    ];
+    for (file, slug) in hostile {
+        w(
+            &format!("guide/{file}"),
+            &format!("---\nslug: {slug}\n---\n# Phish {file}\n\nThe grommet page {file}.\n"),
+        );
+    }
+    w("guide/fine.md", "---\nslug: /fine-here\n---\n# Fine\n\nThe grommet page that is fine.\n");
+    let out_dir = tempfile::tempdir().unwrap();
+    let idx = out_dir.path().join("d.idx");
+    let (idx_s, src) = (idx.to_str().unwrap(), dir.path().to_str().unwrap());
+    let out = docent(&["index", src, "--out", idx_s, "--flavor", "docusaurus", "--quiet"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    for (file, _) in hostile {
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with("warning: ") && l.contains(file) && l.contains("slug")),
+            "no warning naming {file}: {err}"
+        );
+    }
+    assert!(!err.contains("fine.md"), "{err}");
+    let hits = all_hits(idx_s, "grommet page");
+    assert_eq!(hits.len(), 8, "{hits:?}");
+    for (url, _, _) in &hits {
+        assert!(!url.contains("attacker") && !url.contains(':'), "{url} leaves the site");
+        assert!(url.starts_with("guide/p1") || url == "fine-here.html#fine", "{url}");
+    }
+}
+
+#[test]
+fn unpaired_bidi_controls_in_titles_and_headings_are_dropped_at_index_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = |rel: &str, text: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    w("md/falcon.md", "---\ntitle: Falcon token rotator \u{202e}txt.exe\n---\n# Falcon \u{2067}rotator\n\n## Usage \u{202d}abc\n\nThe sprocket rotates \u{202e}tokens.\n\nPaired \u{2067}שלום\u{2069} stays.\n");
+    w("html/topaz.html", "<html><head><title>Topaz</title></head><body><main><h1>Topaz sitemap builder \u{202e}lmx.pam</h1><p>The sprocket builds \u{2066}sitemaps.</p><h2 id=\"x\">Stray \u{202c}close</h2><p>More sprocket text.</p></main></body></html>");
+    let out_dir = tempfile::tempdir().unwrap();
+    for (sub, want_title) in
+        [("md", "Falcon token rotator txt.exe"), ("html", "Topaz sitemap builder lmx.pam")]
+    {
+        let idx = out_dir.path().join(format!("{sub}.idx"));
+        let idx_s = idx.to_str().unwrap();
+        ok(&["index", dir.path().join(sub).to_str().unwrap(), "--out", idx_s, "--quiet"]);
+        let hits = all_hits(idx_s, "sprocket");
+        assert!(!hits.is_empty());
+        for (_, title, crumb) in &hits {
+            assert_eq!(title, want_title);
+            for c in ['\u{202e}', '\u{202d}', '\u{202c}', '\u{2066}'] {
+                assert!(!crumb.contains(c), "{crumb:?} keeps {c:?}");
+            }
+        }
+        let index = docent_core::format::Index::from_bytes(std::fs::read(&idx).unwrap()).unwrap();
+        let text: String = (0..index.len()).map(|i| index.chunk(i).text + "\n").collect();
+        for c in ['\u{202e}', '\u{202d}', '\u{202c}', '\u{2066}'] {
+            assert!(!text.contains(c), "chunk text keeps {c:?}: {text}");
+        }
+        if sub == "md" {
+            assert!(text.contains("\u{2067}שלום\u{2069}"), "a paired isolate stays: {text}");
+        }
+    }
 }

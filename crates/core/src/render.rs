@@ -13,10 +13,13 @@
 //! - Every render of a streamed prefix is well-formed and as safe as the final one (the writer
 //!   closes what it opens), and an unfinished code fence renders as code.
 //! - `[n]` becomes `<a class="docent-cite" href="{url}" title="{title}">[n]</a>` for known
-//!   sources; numbers that match no source are dropped.
+//!   sources whose URL is a link on the site ([`is_site_link`]); other numbers are dropped.
+//! - Bidi controls survive only in balanced pairs within one run of text (between citations,
+//!   per code line), so an override cannot reorder a citation or anything after its run.
 
 use crate::budget::Source;
 use crate::prompt::source_label;
+use crate::source::safety::{strip_unpaired_bidi, without_bidi_controls};
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
 /// How to render.
@@ -93,6 +96,20 @@ pub fn classify_url(raw: &str) -> Option<UrlKind> {
         (UrlKind::Fragment, UrlKind::Fragment) => UrlKind::Fragment,
         _ => UrlKind::Relative,
     })
+}
+
+/// Whether a URL from the index (a source's page) may be a link in the widget: a relative URL
+/// or `#fragment` (same site), or an absolute http(s) URL on `docs_origin` (the configured docs
+/// origin, else the page's). Everything else, `https:/other.example/` and `//other.example`
+/// included, is shown without a link: index URLs come from docs pages, which are semi-trusted.
+pub fn is_site_link(url: &str, docs_origin: Option<&str>) -> bool {
+    match classify_url(url) {
+        Some(UrlKind::Relative | UrlKind::Fragment) => true,
+        Some(UrlKind::Absolute { origin }) => {
+            docs_origin.map(normalize_origin).is_some_and(|o| !o.is_empty() && o == origin)
+        }
+        None => false,
+    }
 }
 
 /// Classify a decoded, lowercased URL without backslashes.
@@ -384,6 +401,10 @@ impl<'o> Writer<'o> {
         if self.truncated {
             return;
         }
+        // Every piece of text (each run between citations, each code line) is balanced, so a
+        // bidi override in the docs or the model's text cannot reorder what follows it.
+        let s = strip_unpaired_bidi(s);
+        let s = s.as_ref();
         let mut buf = [0u8; 4];
         let mut piece = String::new();
         for c in s.chars() {
@@ -427,13 +448,13 @@ impl<'o> Writer<'o> {
 
     fn citation(&mut self, n: usize) {
         let Some(source) = self.opts.sources.iter().find(|s| s.n == n) else { return };
-        if classify_url(&source.url).is_none() {
+        if !is_site_link(&source.url, self.docs_origin.as_deref()) {
             return;
         }
         let html = format!(
             "<a class=\"docent-cite\" href=\"{}\" title=\"{}\">[{}]</a>",
             escaped(&source.url),
-            escaped(&source_label(source)),
+            escaped(&without_bidi_controls(&source_label(source))),
             n
         );
         let before = self.truncated;

@@ -35,6 +35,11 @@ pub struct Config {
     /// `[mcp]`: the docs tools for AI agents at `/mcp`; absent = no `/mcp` route.
     #[serde(default)]
     pub mcp: Option<crate::mcp::McpConfig>,
+    /// The site's pages, from the index (`[serve] index`, else `[mcp] index`), filled at start
+    /// by [`crate::serve::check_index`]: the only paths `{page}` may name. None without an index,
+    /// and then `{page}` is always empty.
+    #[serde(skip)]
+    pub site_pages: Option<std::sync::Arc<crate::pages::SitePages>>,
 }
 
 /// `[serve]`.

@@ -33,6 +33,7 @@ pub mod mcp;
 pub mod metrics;
 #[cfg(feature = "otel")]
 pub mod otel;
+pub mod pages;
 pub mod prompt;
 pub mod redact;
 pub mod relay;

@@ -85,6 +85,7 @@ pub fn check_index(cfg: &mut Config) -> anyhow::Result<()> {
     let index = docent_core::Index::from_bytes(bytes)
         .map_err(|e| anyhow::anyhow!("the index {} is not usable: {e}", path.display()))?;
     let header = index.header().clone();
+    cfg.site_pages = Some(std::sync::Arc::new(crate::pages::SitePages::from_index(&index)));
     if header.provider == "none" || header.dims == 0 {
         if cfg.serve.embeddings.is_some() {
             tracing::warn!(index = %path.display(), "the index has no vectors (lexical only); [serve.embeddings] will not be used by the widget");

@@ -6,6 +6,7 @@
 
 pub mod clean;
 pub mod markdown;
+pub mod safety;
 pub mod slug;
 
 #[cfg(feature = "html")]
@@ -154,10 +155,10 @@ pub fn page_url(rel_path: &str, base_url: Option<&str>, style: UrlStyle) -> Stri
         _ => rel,
     };
     match base_url {
-        None => match kind {
+        None => safety::confine_url(match kind {
             Some(SourceKind::Markdown) => format!("{stem}.html"),
             _ => rel.to_string(),
-        },
+        }),
         Some(base) => {
             let base = base.trim_end_matches('/');
             let file = stem.rsplit('/').next().unwrap_or(stem);
@@ -186,13 +187,18 @@ pub fn page_url(rel_path: &str, base_url: Option<&str>, style: UrlStyle) -> Stri
 ///
 /// Without `base_url` the result is the slug's path with `.html`, like [`page_url`]
 /// (`custom/path.html`, a path ending in `/` gets `index.html`).
+///
+/// A slug that [`safety::check_slug`] refuses (one a browser would read as another scheme or
+/// host, like `https:/attacker.example/`) is ignored: the page keeps its file's URL. Callers
+/// that can warn check it first.
 pub fn page_url_with_slug(
     rel_path: &str,
     slug: Option<&str>,
     base_url: Option<&str>,
     style: UrlStyle,
 ) -> String {
-    let Some(slug) = slug.map(str::trim).filter(|s| !s.is_empty()) else {
+    let Some(slug) = slug.map(str::trim).filter(|s| !s.is_empty() && safety::check_slug(s).is_ok())
+    else {
         return page_url(rel_path, base_url, style);
     };
     let rel = rel_path.replace('\\', "/");
@@ -222,10 +228,10 @@ pub fn page_url_with_slug(
             if path.is_empty() {
                 "index.html".to_string()
             } else {
-                format!("{path}/index.html")
+                safety::confine_url(format!("{path}/index.html"))
             }
         }
-        None => format!("{path}.html"),
+        None => safety::confine_url(format!("{path}.html")),
         Some(base) => {
             let base = base.trim_end_matches('/');
             if path.is_empty() {
@@ -306,7 +312,7 @@ impl PageBuilder {
 
     /// A heading. Levels 5–6 do not start a section: they become a text line.
     pub(crate) fn heading(&mut self, level: u8, text: &str, anchor: &str) {
-        let text = normalize_ws(text);
+        let text = safety::strip_unpaired_bidi(&normalize_ws(text)).into_owned();
         if level >= 5 {
             if !text.is_empty() {
                 self.text(&text);
@@ -339,7 +345,8 @@ impl PageBuilder {
 
     /// A text block (ignored when blank).
     pub(crate) fn text(&mut self, text: &str) {
-        let t = text.trim();
+        let t = safety::strip_unpaired_bidi(text.trim());
+        let t = t.trim();
         if t.is_empty() {
             return;
         }
@@ -357,7 +364,8 @@ impl PageBuilder {
         }
         self.sections.last_mut().expect("builder always has a section").blocks.push(Block::Code {
             lang: lang.to_string(),
-            code: code.trim_end().trim_start_matches('\n').to_string(),
+            code: safety::strip_unpaired_bidi(code.trim_end().trim_start_matches('\n'))
+                .into_owned(),
         });
     }
 
@@ -368,6 +376,8 @@ impl PageBuilder {
             .or(self.first_h1.take())
             .or(self.first_heading.take())
             .unwrap_or_else(|| fallback.to_string());
+        // Front matter titles and `<title>` come here unfiltered (headings were stripped above).
+        let title = safety::strip_unpaired_bidi(&title).into_owned();
         let mut sections = self.sections;
         if sections.first().map(|s| s.blocks.is_empty()).unwrap_or(false) {
             sections.remove(0);

@@ -1,0 +1,277 @@
+//! Defences against hostile docs pages (docs are semi-trusted: sites merge doc PRs from
+//! outsiders). Two helpers the parsers and the URL mapping call:
+//!
+//! - [`strip_unpaired_bidi`]: an unterminated RIGHT-TO-LEFT OVERRIDE (U+202E) in a title
+//!   reorders whatever the widget shows after it (`Falcon rotator \u{202E}txt.exe`). Bidi
+//!   embeddings, overrides and isolates survive only in properly nested pairs; every other one
+//!   is dropped at index time.
+//! - [`check_slug`] and [`confine_url`]: a page URL comes from the file path and, for
+//!   Docusaurus, the `slug:` front matter. Neither may give a URL with a scheme or a host
+//!   (`https:/attacker.example/x` is a link to that host in a browser, WHATWG URL parsing), so a
+//!   slug that a browser would read as leaving the site is refused (the caller warns and keeps
+//!   the file's own path), and a path-derived URL that could be read so is made `./`-relative.
+//!
+//! Both judge a URL the way the widget does, with [`crate::render::classify_url`] (after entity,
+//! percent and backslash decoding and removal of tabs, newlines and invisible characters).
+
+use std::borrow::Cow;
+
+use crate::render::{classify_url, UrlKind};
+
+/// Bidi embedding and override openers: LRE, RLE, LRO, RLO (closed by PDF).
+fn opens_embedding(c: char) -> bool {
+    matches!(c, '\u{202a}' | '\u{202b}' | '\u{202d}' | '\u{202e}')
+}
+
+/// Bidi isolate openers: LRI, RLI, FSI (closed by PDI).
+fn opens_isolate(c: char) -> bool {
+    matches!(c, '\u{2066}' | '\u{2067}' | '\u{2068}')
+}
+
+/// POP DIRECTIONAL FORMATTING and POP DIRECTIONAL ISOLATE.
+const PDF: char = '\u{202c}';
+const PDI: char = '\u{2069}';
+
+/// Deepest nesting kept (Unicode's bidi algorithm stops at 125 levels; two per pair).
+const MAX_DEPTH: usize = 60;
+
+/// Whether `c` is one of the nine paired bidi formatting characters (U+202A–U+202E,
+/// U+2066–U+2069).
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `s` with every bidi embedding, override and isolate that is not closed in a properly nested
+/// pair removed (an opener without its closer, a closer without its opener, an embedding left
+/// open inside an isolate). Paired ones stay (right-to-left text uses them), and so do the
+/// LRM/RLM/ALM marks, which reorder nothing beyond themselves. The result never changes the
+/// direction of text that follows it.
+pub fn strip_unpaired_bidi(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(is_bidi_control) {
+        return Cow::Borrowed(s);
+    }
+    // (byte offset, is_isolate) of the open controls; `drop` collects offsets to remove.
+    let mut stack: Vec<(usize, bool)> = Vec::new();
+    let mut drop: Vec<usize> = Vec::new();
+    for (i, c) in s.char_indices() {
+        if opens_embedding(c) || opens_isolate(c) {
+            if stack.len() >= MAX_DEPTH {
+                drop.push(i);
+            } else {
+                stack.push((i, opens_isolate(c)));
+            }
+        } else if c == PDF {
+            match stack.last() {
+                Some((_, false)) => {
+                    stack.pop();
+                }
+                _ => drop.push(i),
+            }
+        } else if c == PDI {
+            if stack.iter().any(|(_, iso)| *iso) {
+                // The isolate closes; embeddings still open inside it were never closed.
+                while let Some((j, iso)) = stack.pop() {
+                    if iso {
+                        break;
+                    }
+                    drop.push(j);
+                }
+            } else {
+                drop.push(i);
+            }
+        }
+    }
+    drop.extend(stack.iter().map(|(j, _)| *j));
+    if drop.is_empty() {
+        return Cow::Borrowed(s);
+    }
+    drop.sort_unstable();
+    let mut out = String::with_capacity(s.len());
+    let mut from = 0;
+    for j in drop {
+        out.push_str(&s[from..j]);
+        // Every bidi control is 3 bytes in UTF-8.
+        from = j + 3;
+    }
+    out.push_str(&s[from..]);
+    Cow::Owned(out)
+}
+
+/// `s` without any of the nine bidi formatting characters (for attribute values such as a
+/// link's `title`, which no element can isolate).
+pub fn without_bidi_controls(s: &str) -> Cow<'_, str> {
+    if s.chars().any(is_bidi_control) {
+        Cow::Owned(s.chars().filter(|&c| !is_bidi_control(c)).collect())
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// Why a `slug:` cannot be used as a path on the site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlugProblem {
+    /// A browser would read it as a URL with a scheme or a host (`https:/x`, `//x`,
+    /// `javascript:`, also when percent- or entity-encoded or split by tabs).
+    LeavesTheSite,
+    /// A backslash (browsers read it as `/`) or a control character.
+    BadCharacter,
+}
+
+impl std::fmt::Display for SlugProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SlugProblem::LeavesTheSite => {
+                "a browser would read it as a link with a scheme or a host, not a path on the site"
+            }
+            SlugProblem::BadCharacter => "it contains a backslash or a control character",
+        })
+    }
+}
+
+/// Check a Docusaurus `slug:`: it must be a path on the site (`/custom/path`, `intro`,
+/// `../moved`). Anything a browser could read as another scheme or host is refused.
+pub fn check_slug(slug: &str) -> Result<(), SlugProblem> {
+    if slug.chars().any(|c| c == '\\' || c.is_control()) {
+        return Err(SlugProblem::BadCharacter);
+    }
+    match classify_url(slug.trim()) {
+        Some(UrlKind::Relative) => Ok(()),
+        _ => Err(SlugProblem::LeavesTheSite),
+    }
+}
+
+/// A page URL made from a file path (no base URL): returned as is when the widget reads it as
+/// a relative URL, else with `./` in front, which keeps a first segment like `https:` (a folder
+/// of that name) a path. Never a URL with a scheme or a host.
+pub fn confine_url(url: String) -> String {
+    if url.is_empty() || matches!(classify_url(&url), Some(UrlKind::Relative)) {
+        url
+    } else {
+        format!("./{url}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unterminated_override_in_a_title_is_dropped() {
+        assert_eq!(
+            strip_unpaired_bidi("Falcon token rotator \u{202e}txt.exe"),
+            "Falcon token rotator txt.exe"
+        );
+        assert_eq!(strip_unpaired_bidi("a\u{2067}b"), "ab");
+        assert_eq!(
+            strip_unpaired_bidi("stray \u{202c} and \u{2069} closers"),
+            "stray  and  closers"
+        );
+    }
+
+    #[test]
+    fn paired_bidi_controls_and_marks_stay() {
+        for s in [
+            "name \u{2067}שלום\u{2069} ok",
+            "x \u{202b}abc\u{202c} y",
+            "nested \u{2068}a \u{202e}b\u{202c} c\u{2069}",
+            "mark \u{200f} only",
+            "plain",
+        ] {
+            assert_eq!(strip_unpaired_bidi(s), s, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn an_embedding_left_open_inside_an_isolate_is_dropped_with_the_isolate_kept() {
+        assert_eq!(strip_unpaired_bidi("\u{2066}a\u{202e}b\u{2069}c"), "\u{2066}ab\u{2069}c");
+        // A PDF cannot close an embedding across an isolate boundary.
+        assert_eq!(strip_unpaired_bidi("\u{202e}a\u{2066}b\u{202c}\u{2069}"), "a\u{2066}b\u{2069}");
+    }
+
+    #[test]
+    fn stripping_leaves_no_control_unpaired_whatever_the_input() {
+        let alphabet = [
+            'a', '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}', '\u{2066}',
+            '\u{2067}', '\u{2068}', '\u{2069}',
+        ];
+        // Every string of length 5 over the alphabet.
+        let mut idx = [0usize; 5];
+        loop {
+            let s: String = idx.iter().map(|&i| alphabet[i]).collect();
+            let out = strip_unpaired_bidi(&s);
+            assert_eq!(strip_unpaired_bidi(&out), out, "{s:?} is not stripped to a fixed point");
+            // Paired: a stack closes everything it opens.
+            let mut stack = Vec::new();
+            for c in out.chars() {
+                if opens_embedding(c) || opens_isolate(c) {
+                    stack.push(opens_isolate(c));
+                } else if c == PDF {
+                    assert_eq!(stack.pop(), Some(false), "{s:?} -> {out:?}");
+                } else if c == PDI {
+                    assert_eq!(stack.pop(), Some(true), "{s:?} -> {out:?}");
+                }
+            }
+            assert!(stack.is_empty(), "{s:?} -> {out:?}");
+            let mut k = 0;
+            while k < idx.len() {
+                idx[k] += 1;
+                if idx[k] < alphabet.len() {
+                    break;
+                }
+                idx[k] = 0;
+                k += 1;
+            }
+            if k == idx.len() {
+                break;
+            }
+        }
+    }
+
+    #[test]
+    fn zero_width_and_full_width_characters_are_left_alone() {
+        let s = "javascript\u{ff1a}alert(1) a\u{200b}b\u{200d}c";
+        assert_eq!(strip_unpaired_bidi(s), s);
+    }
+
+    #[test]
+    fn slugs_that_a_browser_reads_as_another_host_or_scheme_are_refused() {
+        for bad in [
+            "https:/attacker.example/p12-phish/",
+            "http:/attacker.example",
+            "https://attacker.example/x",
+            "HTTPS:attacker.example",
+            "//attacker.example/x",
+            "/\\attacker.example/x",
+            "\\\\attacker.example",
+            "ht\ttps:/attacker.example",
+            "ht\ntps:/attacker.example",
+            "https%3A%2F%2Fattacker.example",
+            "https&#58;//attacker.example",
+            "&#104;ttps://attacker.example",
+            "javascript:alert(1)",
+            "data:text/html,x",
+            "\u{1}https:/x",
+        ] {
+            assert!(check_slug(bad).is_err(), "{bad:?} was accepted");
+        }
+        for good in
+            ["/custom/path", "intro", "../moved", "/", "guide/", "caf%C3%A9", "javascript\u{ff1a}x"]
+        {
+            assert_eq!(check_slug(good), Ok(()), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn a_path_derived_url_with_a_colon_in_its_first_segment_stays_a_path() {
+        assert_eq!(
+            confine_url("https:/attacker.example/x.html".into()),
+            "./https:/attacker.example/x.html"
+        );
+        assert_eq!(confine_url("javascript:alert(1).html".into()), "./javascript:alert(1).html");
+        assert_eq!(confine_url("guide/intro.html".into()), "guide/intro.html");
+        assert_eq!(confine_url("a/https:/b.html".into()), "a/https:/b.html");
+        for u in ["https:/x.html", "//x.html", "%2F%2Fx.html", "ht\ttps:/x"] {
+            assert_eq!(classify_url(&confine_url(u.into())), Some(UrlKind::Relative), "{u:?}");
+        }
+    }
+}
