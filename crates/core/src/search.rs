@@ -658,17 +658,16 @@ impl Index {
             keys.truncate(CHUNKS_PER_SECTION);
             let (chunk, _, _, _) = sec.chunks[keys[0].2];
             // The section's best cosine and BM25 among its chunks.
-            let best = |f: fn(&(u32, usize, Option<f32>, Option<f32>)) -> Option<f32>| {
-                sec.chunks.iter().filter_map(f).reduce(f32::max)
-            };
+            let cosine = sec.chunks.iter().filter_map(|c| c.2).reduce(f32::max);
+            let bm25 = sec.chunks.iter().filter_map(|c| c.3).reduce(f32::max);
             hits.push(Hit {
                 chunk,
                 section: sec.id,
                 chunks: keys.iter().map(|k| sec.chunks[k.2].0).collect(),
                 score: sec.score,
                 retrievers: sec.retrievers,
-                cosine: best(|c| c.2),
-                bm25: best(|c| c.3),
+                cosine,
+                bm25,
             });
         }
         hits
