@@ -10,9 +10,10 @@
 //!
 //! A gold entry matches a hit when it equals the hit's `url#anchor`, or `namespace/url#anchor`,
 //! or (without `#`) the hit's page URL. An empty `gold` means the docs do not answer it: success
-//! is abstaining. Reported: recall@1/5/10 and MRR over answerable questions (an abstain counts as
-//! a miss), correct and false abstains, per kind, and a suggested relevance floor (the one that
-//! makes the most abstain/answer decisions right).
+//! is abstaining. Reported: recall@1/5/10 and MRR@10 over the top 10 distinct sections (search
+//! returns one hit per section) for the answerable questions (an abstain counts as a miss),
+//! correct and false abstains, per kind, and a suggested relevance floor (the one that makes the
+//! most abstain/answer decisions right).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,6 +28,40 @@ use serde::{Deserialize, Serialize};
 use crate::query::{embed_texts, load_index, query_embedder, EmbedAccess, ModeArg};
 use crate::rewrite::{RewriteArgs, Rewriter};
 use docent_core::retrieve::{retrieve, Ask};
+
+/// Search settings an eval can override (to compare candidates; the defaults are what readers
+/// get).
+#[derive(Debug, Clone, Default, Args)]
+pub struct Tuning {
+    /// Only this namespace.
+    #[arg(long, value_name = "NAME")]
+    pub namespace: Option<String>,
+    /// Reciprocal rank fusion constant k (default: the built-in one).
+    #[arg(long, value_name = "K", hide = true)]
+    pub rrf_k: Option<f32>,
+    /// Weight of the vector list in fusion.
+    #[arg(long, value_name = "W", hide = true)]
+    pub vector_weight: Option<f32>,
+    /// Weight of the lexical list in fusion.
+    #[arg(long, value_name = "W", hide = true)]
+    pub lexical_weight: Option<f32>,
+    /// Share of a section's next chunks' scores added to its best chunk's.
+    #[arg(long, value_name = "B", hide = true)]
+    pub section_bonus: Option<f32>,
+    /// Weight of sections on release-notes pages (1 = no prior).
+    #[arg(long, value_name = "W", hide = true)]
+    pub release_notes_weight: Option<f32>,
+    /// Score the top 10 chunks instead of the top 10 sections (each section's best chunks
+    /// one after another, as search returned them before it returned sections).
+    #[arg(long, hide = true)]
+    pub chunk_hits: bool,
+    /// Experiment: give every chunk its whole section's vector ("heading path + text" cut to
+    /// the model's 256 word pieces, embedded with the baseline's local model and cached like
+    /// its vectors), re-encoded in memory with the index's quantisation; works on a lexical
+    /// index too (it then gets that model's header).
+    #[arg(long, hide = true)]
+    pub section_vectors: bool,
+}
 
 /// Arguments of `docent eval`.
 #[derive(Debug, Clone, Args)]
@@ -53,9 +88,9 @@ pub struct EvalArgs {
     /// Relevance floor override (default: the index's calibrated floor or the built-in one).
     #[arg(long, value_name = "F")]
     pub floor: Option<f32>,
-    /// Only this namespace.
-    #[arg(long, value_name = "NAME")]
-    pub namespace: Option<String>,
+    /// Search settings (namespace; hidden: fusion constants to compare).
+    #[command(flatten)]
+    pub tuning: Tuning,
     /// Machine-readable output (one JSON document).
     #[arg(long)]
     pub json: bool,
@@ -73,6 +108,12 @@ pub struct EvalArgs {
     /// Query rewriting through a chat model, as the widget does it.
     #[command(flatten)]
     pub rewrite: RewriteArgs,
+    /// Score a plain baseline instead of docent's pipeline, on the same questions and sections:
+    /// naive BM25 (no stemming, no stop words) and all-MiniLM-L6-v2 over whole sections
+    /// ("heading path + text", cut to 256 word pieces), fused with RRF k = 60 (`--mode lexical`
+    /// or `vector` for one of them). Section vectors are cached in INDEX.baseline-vectors.
+    #[arg(long)]
+    pub baseline: bool,
     /// Quality gate: exit with status 1, naming the questions that missed, when R@5 over the
     /// answerable questions is below this share (0..1), e.g. 0.8 in a docs build.
     #[arg(long, value_name = "SHARE")]
@@ -246,6 +287,19 @@ fn rank_of(index: &Index, hits: &[docent_core::Hit], gold: &[String], unit: Unit
     None
 }
 
+/// Section hits as the chunk hits search used to return: each section's chunks in turn, one
+/// hit per chunk, the first `n`.
+fn chunk_hits(hits: &[docent_core::Hit], n: usize) -> Vec<docent_core::Hit> {
+    let mut out = Vec::new();
+    for h in hits {
+        for &c in h.section_chunks() {
+            out.push(docent_core::Hit { chunk: c, chunks: vec![c], ..h.clone() });
+        }
+    }
+    out.truncate(n);
+    out
+}
+
 /// What the pipeline gets for one question besides its text: the rewritten query (when
 /// rewriting is on) and the embeddings of [`Ask::embedding_inputs`] (empty without vectors).
 #[derive(Debug, Clone, Default)]
@@ -264,15 +318,32 @@ pub fn evaluate(
     prepared: Option<&[Prepared]>,
     mode: ModeArg,
     floor: Option<f32>,
-    namespace: Option<String>,
+    tuning: &Tuning,
 ) -> EvalReport {
-    let opts = SearchOptions {
-        top_k: 30,
+    // The top 10 sections, as `docent search --top 10` returns them: R@10 and MRR@10 are over
+    // distinct sections, and the pool each retriever draws from is the one readers get.
+    let mut opts = SearchOptions {
+        top_k: 10,
         mode: mode.mode(),
         floor,
-        namespace: namespace.clone(),
+        namespace: tuning.namespace.clone(),
         ..SearchOptions::default()
     };
+    if let Some(k) = tuning.rrf_k {
+        opts.fusion = docent_core::search::Fusion::Rrf { k };
+    }
+    if let Some(w) = tuning.vector_weight {
+        opts.vector_weight = w;
+    }
+    if let Some(w) = tuning.lexical_weight {
+        opts.lexical_weight = w;
+    }
+    if let Some(b) = tuning.section_bonus {
+        opts.section_bonus = b;
+    }
+    if let Some(w) = tuning.release_notes_weight {
+        opts.release_notes_weight = w;
+    }
     let mut results = Vec::new();
     for (i, q) in questions.iter().enumerate() {
         let prep = prepared.and_then(|p| p.get(i));
@@ -280,7 +351,10 @@ pub fn evaluate(
         let ask =
             Ask { question: &q.question, history: &q.history, rewritten: rewritten.as_deref() };
         let vectors = prep.map(|p| p.vectors.as_slice()).unwrap_or_default();
-        let r = retrieve(index, &ask, vectors, &opts);
+        let mut r = retrieve(index, &ask, vectors, &opts);
+        if tuning.chunk_hits {
+            r.hits = chunk_hits(&r.hits, 10);
+        }
         let rank = rank_of(index, &r.hits, &q.gold, Unit::Section);
         let page_rank = rank_of(index, &r.hits, &q.gold, Unit::Page);
         let rank_without_floor =
@@ -300,13 +374,7 @@ pub fn evaluate(
             });
         results.push(QuestionResult {
             question: q.question.clone(),
-            kind: q.kind.clone().unwrap_or_else(|| {
-                if q.gold.is_empty() {
-                    "unanswerable".into()
-                } else {
-                    "other".into()
-                }
-            }),
+            kind: kind_of(q),
             rank,
             rank_without_floor,
             page_rank,
@@ -343,7 +411,19 @@ pub fn evaluate(
     }
 }
 
-fn metrics<'a>(rs: impl Iterator<Item = &'a QuestionResult>) -> Metrics {
+/// A question's kind: as given, or `unanswerable` / `other`.
+pub fn kind_of(q: &EvalQuestion) -> String {
+    q.kind.clone().unwrap_or_else(|| {
+        if q.gold.is_empty() {
+            "unanswerable".into()
+        } else {
+            "other".into()
+        }
+    })
+}
+
+/// Metrics of a group of question results.
+pub fn metrics<'a>(rs: impl Iterator<Item = &'a QuestionResult>) -> Metrics {
     let mut m = Metrics::default();
     let (mut r1, mut r5, mut r10, mut rr, mut p5) = (0usize, 0usize, 0usize, 0f64, 0usize);
     for r in rs {
@@ -435,6 +515,29 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         }
     }
     let mut index = load_index(&args.index)?;
+    if args.baseline {
+        if args.rewrite.rewrite_url.is_some() {
+            bail!("--baseline searches the questions as written; drop --rewrite-url");
+        }
+        let questions = read_questions(&args.questions)?;
+        let embedder = match args.mode {
+            ModeArg::Lexical => None,
+            _ => Some(crate::baseline::embedder()?),
+        };
+        let report = crate::baseline::evaluate(
+            &index,
+            &args.index,
+            &questions,
+            args.mode,
+            embedder.as_deref(),
+        )?;
+        if args.json {
+            outln!("{}", serde_json::to_string_pretty(&report)?);
+        } else {
+            print_report(&report, args.verbose)?;
+        }
+        return gate(&report, args.min_recall, args.max_answered_unanswerable);
+    }
     let bits: u32 = args.vector_bits.parse().unwrap_or(8);
     let quantization = Quantization::from_bits(bits).unwrap_or_default();
     if quantization.bits() < index.header().quantization.bits() {
@@ -443,6 +546,10 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         })?;
     }
     let questions = read_questions(&args.questions)?;
+    if args.tuning.section_vectors {
+        let e = crate::baseline::embedder()?;
+        index = crate::baseline::with_section_vectors(&index, &args.index, e.as_ref())?;
+    }
     let embedder = query_embedder(&index, args.mode, &args.access)?;
     let rewriter = Rewriter::from_args(&args.rewrite)?;
     let mut prepared: Vec<Prepared> = Vec::with_capacity(questions.len());
@@ -473,14 +580,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
             p.vectors = vs.by_ref().take(ins.len()).collect();
         }
     }
-    let report = evaluate(
-        &index,
-        &questions,
-        Some(&prepared),
-        args.mode,
-        args.floor,
-        args.namespace.clone(),
-    );
+    let report = evaluate(&index, &questions, Some(&prepared), args.mode, args.floor, &args.tuning);
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -628,9 +728,9 @@ pub fn print_report(r: &EvalReport, verbose: bool) -> std::io::Result<()> {
     row("ALL", &r.overall)?;
     outln!();
     outln!(
-        "R@k, MRR and page R@5 (a gold page among the first 5 pages) over answerable questions;"
+        "R@k and MRR@10 over the top 10 distinct sections, page R@5 (a gold page among the first"
     );
-    outln!("an abstain counts as a miss.");
+    outln!("5 distinct pages), over answerable questions; an abstain counts as a miss.");
     outln!("abstain✓ = unanswerable questions correctly abstained; abstain✗ = answerable questions wrongly abstained.");
     if let Some((f, acc)) = r.suggested_floor {
         outln!("suggested floor: {f:.3} ({} of abstain/answer decisions right); set it with `docent index --floor {f:.3}` or `floor` in docent.toml", pct(acc).trim());

@@ -26,6 +26,7 @@ macro_rules! out {
 }
 
 pub mod anchors;
+pub mod baseline;
 pub mod config;
 pub mod demo;
 pub mod eval;

@@ -78,7 +78,7 @@ pub struct SearchArgs {
     /// The question.
     #[arg(value_name = "QUESTION")]
     pub question: String,
-    /// Number of hits.
+    /// Number of sections (one hit per section, with its best chunk).
     #[arg(long, default_value_t = 5, value_name = "N")]
     pub top: usize,
     /// One JSON object per hit and line.

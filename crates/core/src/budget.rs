@@ -1,8 +1,9 @@
 //! Token budgeting: which retrieved chunks and which conversation turns go into the request.
 //!
 //! Budget = the model's context window − the answer reserve. The docs context gets its own cap
-//! ([`ModelLimits::docs_cap`]) and is filled first, with the best chunks in rank order, grouped per
-//! page into numbered [`Source`]s; then the conversation history, newest turns first, dropping the
+//! ([`ModelLimits::docs_cap`]) and is filled first: the hits are sections, and the best chunk of
+//! every section goes in (in rank order) before any section's second-best ([`chunks_in_order`]),
+//! grouped per page into numbered [`Source`]s; then the conversation history, newest turns first, dropping the
 //! oldest; the current question is always kept, and a question that alone does not fit is a
 //! [`BudgetError::QuestionTooLong`]. Message overhead is counted as OpenAI's cookbook does
 //! ([`crate::tokens::count_message_tokens`]).
@@ -202,8 +203,27 @@ impl BudgetError {
 /// Tokens allowed for joining pieces ("\n\n" separators, BPE merges across boundaries).
 const JOIN_TOKENS: usize = 2;
 
-/// Group hits into numbered per-page sources, choosing hits in rank order while `admit` accepts
-/// the extra tokens (chunk tokens + a new source's header). Returns the sources and tokens used.
+/// The chunks of section hits (best first) in the order they are offered to the prompt: the
+/// best chunk of every section in rank order, then every section's second chunk, and so on, so
+/// a tight budget holds the best text of as many sections as it can.
+pub fn chunks_in_order(hits: &[Hit]) -> Vec<u32> {
+    let deepest = hits.iter().map(|h| h.section_chunks().len()).max().unwrap_or(0);
+    let mut out: Vec<u32> = Vec::new();
+    for depth in 0..deepest {
+        for hit in hits {
+            if let Some(&c) = hit.section_chunks().get(depth) {
+                if !out.contains(&c) {
+                    out.push(c);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Group the chunks of section hits into numbered per-page sources, taking them in
+/// [`chunks_in_order`] while they fit in `room` tokens (chunk tokens + a new source's header).
+/// Returns the sources, the tokens used, and whether a chunk was left out.
 fn select_sources(
     index: &dyn ChunkSource,
     hits: &[Hit],
@@ -215,11 +235,8 @@ fn select_sources(
     let mut pages: Vec<String> = Vec::new();
     let mut used = 0usize;
     let mut skipped = false;
-    for hit in hits {
-        if sources.iter().any(|s| s.chunks.contains(&hit.chunk)) {
-            continue;
-        }
-        let Some(chunk) = index.chunk_at(hit.chunk) else { continue };
+    for id in chunks_in_order(hits) {
+        let Some(chunk) = index.chunk_at(id) else { continue };
         let text_tokens = if chunk.tokens > 0 || chunk.text.is_empty() {
             chunk.tokens as usize
         } else {
@@ -237,7 +254,7 @@ fn select_sources(
                 url: chunk.link(),
                 title: chunk.title.clone(),
                 breadcrumb: chunk.breadcrumb_display(),
-                chunks: vec![hit.chunk],
+                chunks: vec![id],
             };
             cost += counter.count(&source_header(&s)) + JOIN_TOKENS;
             Some(s)
@@ -253,8 +270,8 @@ fn select_sources(
         match (existing, new_source) {
             (Some(i), _) => {
                 let list = &mut sources[i].chunks;
-                let at = list.partition_point(|&c| c < hit.chunk);
-                list.insert(at, hit.chunk);
+                let at = list.partition_point(|&c| c < id);
+                list.insert(at, id);
             }
             (None, Some(s)) => {
                 pages.push(chunk.url.clone());
@@ -266,8 +283,8 @@ fn select_sources(
     (sources, used, skipped)
 }
 
-/// Group hits (best first) into at most `max_sources` numbered per-page sources, with no token
-/// limit (extractive answers, "what I looked at").
+/// Group section hits (best first) into at most `max_sources` numbered per-page sources, with
+/// no token limit (extractive answers, "what I looked at").
 pub fn group_sources(index: &dyn ChunkSource, hits: &[Hit], max_sources: usize) -> Vec<Source> {
     struct Zero;
     impl TokenCounter for Zero {

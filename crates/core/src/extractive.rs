@@ -109,7 +109,9 @@ pub fn answer_from(
     if sources.is_empty() {
         return not_covered(index, &result.closest);
     }
-    let rank_of = |chunk: u32| hits.iter().position(|h| h.chunk == chunk).unwrap_or(hits.len());
+    let rank_of = |chunk: u32| {
+        hits.iter().position(|h| h.section_chunks().contains(&chunk)).unwrap_or(hits.len())
+    };
 
     let mut chunks: Vec<Vec<Part>> = Vec::new();
     let mut candidates = Vec::new();

@@ -6,6 +6,7 @@
 //! - [`chunk`] + [`source`]: Markdown/MDX and built HTML into heading-aware, token-bounded chunks.
 //! - [`format`]: the ONE module that defines the index byte layout, used by writer and reader.
 //! - [`lexical`], [`vector`], [`search`]: BM25, int8 cosine, hybrid fusion, relevance floor.
+//! - [`pagekind`]: release notes and changelogs told from the page, for search's prior.
 //! - [`retrieve`]: the one pipeline (question, history, rewrite → queries → search → fusion)
 //!   that the widget, `docent search` and `docent eval` share.
 //! - [`tokens`], [`budget`], [`prompt`]: token counting, context budgeting, prompt templates.
@@ -21,6 +22,7 @@ mod header_json;
 pub mod lang;
 pub mod lexical;
 pub mod model;
+pub mod pagekind;
 pub mod prompt;
 pub mod render;
 pub mod retrieve;

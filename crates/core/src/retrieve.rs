@@ -14,7 +14,9 @@
 
 use crate::format::Index;
 use crate::prompt::Message;
-use crate::search::{best_first, Hit, Query, SearchOptions, SearchResult, Signals};
+use crate::search::{
+    best_first, Hit, Query, SearchOptions, SearchResult, Signals, CHUNKS_PER_SECTION,
+};
 
 /// Earlier user turns that take part in retrieval: the most recent ones only; older turns rarely
 /// help a follow-up and often mislead it.
@@ -148,24 +150,34 @@ pub fn merge(a: SearchResult, b: SearchResult, top_k: usize) -> SearchResult {
     }
 }
 
-/// Fuse two ranked hit lists with reciprocal rank fusion, keeping `top_k`.
+/// Fuse two ranked lists of section hits with reciprocal rank fusion, keeping `top_k` sections.
+/// A section both lists found keeps the first list's best chunk and gains the other's chunks
+/// (at most [`CHUNKS_PER_SECTION`]).
 pub fn fuse(a: &[Hit], b: &[Hit], top_k: usize) -> Vec<Hit> {
     let mut merged: Vec<(Hit, f32)> = Vec::new();
     for list in [a, b] {
         for (rank, h) in list.iter().enumerate() {
             let rrf = 1.0 / (MERGE_K + rank as f32 + 1.0);
-            if let Some((m, s)) = merged.iter_mut().find(|(m, _)| m.chunk == h.chunk) {
+            if let Some((m, s)) = merged.iter_mut().find(|(m, _)| m.section == h.section) {
                 *s += rrf;
                 m.retrievers.vector |= h.retrievers.vector;
                 m.retrievers.lexical |= h.retrievers.lexical;
                 m.cosine = max_opt(m.cosine, h.cosine);
                 m.bm25 = max_opt(m.bm25, h.bm25);
+                let mut chunks = m.section_chunks().to_vec();
+                for &c in h.section_chunks() {
+                    if chunks.len() < CHUNKS_PER_SECTION && !chunks.contains(&c) {
+                        chunks.push(c);
+                    }
+                }
+                m.chunks = chunks;
             } else {
                 merged.push((h.clone(), rrf));
             }
         }
     }
-    // Merged hits are unique per chunk; ties keep the order they were met in (first list first).
+    // Merged hits are unique per section; ties keep the order they were met in (first list
+    // first).
     best_first(merged.iter().map(|(_, s)| (*s, 0)))
         .into_iter()
         .take(top_k)

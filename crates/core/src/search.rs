@@ -50,7 +50,22 @@ pub struct SearchOptions {
     /// Weight of the conversation history (previous user turns) in retrieval, relative to the
     /// question (default 1.0: as much as the question, the best of 0.3-2 on the open eval sets).
     pub history_weight: f32,
+    /// A section scores as its best chunk does in each list, plus this share of what each of
+    /// its next [`SECTION_BONUS_CHUNKS`] chunks in that list would score on its own (0 = the
+    /// best chunk alone).
+    pub section_bonus: f32,
+    /// Sections on release notes or changelog pages ([`crate::pagekind`]) score this share of
+    /// their fused score, unless the question asks about versions or changes (1 = no prior).
+    pub release_notes_weight: f32,
 }
+
+/// Default [`SearchOptions::release_notes_weight`]: chosen on python's corpus with its "What's
+/// New" pages added (any of 0.3–0.8 gave the same ranks there), checked on pg's with its
+/// release notes (BENCHMARKS.md §2.0.2).
+pub const RELEASE_NOTES_WEIGHT: f32 = 0.5;
+
+/// Further chunks of a section (per list) that earn [`SearchOptions::section_bonus`].
+pub const SECTION_BONUS_CHUNKS: usize = 2;
 
 impl Default for SearchOptions {
     fn default() -> Self {
@@ -64,6 +79,8 @@ impl Default for SearchOptions {
             url_prefix: None,
             floor: None,
             history_weight: 1.0,
+            section_bonus: 0.0,
+            release_notes_weight: RELEASE_NOTES_WEIGHT,
         }
     }
 }
@@ -100,11 +117,17 @@ impl Retriever {
     }
 }
 
-/// One search result.
+/// One search result: a section (page + anchor), ranked by its chunks.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
-    /// Chunk number in the index.
+    /// The section's best chunk (its number in the index): the one the retrievers liked best.
     pub chunk: u32,
+    /// The section ([`Index::section_of`]): no two hits of one result share it.
+    pub section: u32,
+    /// The section's chunks that either retriever found, best first, at most
+    /// [`CHUNKS_PER_SECTION`]; the first is `chunk`. May be empty in a hand-made hit: use
+    /// [`Hit::section_chunks`].
+    pub chunks: Vec<u32>,
     /// Fused score (higher is better; only comparable within one result).
     pub score: f32,
     pub retrievers: Retriever,
@@ -112,6 +135,17 @@ pub struct Hit {
     pub cosine: Option<f32>,
     /// BM25 score, when the lexical retriever ran.
     pub bm25: Option<f32>,
+}
+
+impl Hit {
+    /// The section's chunks found, best first (`chunks`, or just `chunk` when that is empty).
+    pub fn section_chunks(&self) -> &[u32] {
+        if self.chunks.is_empty() {
+            std::slice::from_ref(&self.chunk)
+        } else {
+            &self.chunks
+        }
+    }
 }
 
 /// What a search saw of the question, beyond its ranking: the evidence the relevance floor
@@ -188,7 +222,8 @@ pub struct SearchResult {
     pub closest: Vec<Hit>,
 }
 
-/// Hits of one section at most, so one long section cannot fill the answer's sources.
+/// Chunks of one section a hit carries at most (its best ones), so one long section cannot
+/// fill the answer's sources.
 pub const CHUNKS_PER_SECTION: usize = 3;
 
 /// Default relevance floor on [`SearchResult::confidence`] ([`Signals::confidence`] puts its
@@ -513,20 +548,23 @@ impl Index {
     ///
     /// Each list is read as a ranking of sections (a section ranks where its best chunk does), so
     /// a section whose one chunk the vectors like and whose other chunk BM25 likes gets both
-    /// votes; fusing chunks would split them. The sections come out best first, each with its
-    /// chunks that either list found (best first, at most [`CHUNKS_PER_SECTION`]), until `top_k`
-    /// hits. Every hit of a section carries the section's fused score and retrievers.
+    /// votes; fusing chunks would split them. The best `top_k` sections come out best first, one
+    /// hit each, with the chunks of it that either list found (best first, at most
+    /// [`CHUNKS_PER_SECTION`]) and the section's fused score, retrievers, best cosine and BM25.
     fn fuse_sections(
         &self,
         vec_list: &[(u32, f32)],
         lex_list: &[(u32, f32)],
         opts: &SearchOptions,
         top_k: usize,
+        demote_release_notes: bool,
     ) -> Vec<Hit> {
         struct Section {
             id: u32,
             score: f32,
             retrievers: Retriever,
+            /// Further chunks of it counted for the bonus, per list (vector, lexical).
+            extra: [usize; 2],
             /// (chunk, best rank of the chunk in either list, cosine, bm25)
             chunks: Vec<(u32, usize, Option<f32>, Option<f32>)>,
         }
@@ -545,6 +583,7 @@ impl Index {
                             id,
                             score: 0.0,
                             retrievers: Retriever::default(),
+                            extra: [0; 2],
                             chunks: Vec::new(),
                         });
                         sections.len() - 1
@@ -566,6 +605,19 @@ impl Index {
                     } else {
                         sec.retrievers.lexical = true;
                     }
+                } else if opts.section_bonus > 0.0
+                    && sec.extra[!is_vector as usize] < SECTION_BONUS_CHUNKS
+                {
+                    // Another chunk of a section this list already ranked: a small bonus, as if
+                    // it stood at its own rank.
+                    sec.extra[!is_vector as usize] += 1;
+                    sec.score += opts.section_bonus
+                        * match opts.fusion {
+                            Fusion::Rrf { k } => weight / (k + (rank + 1) as f32),
+                            Fusion::Weighted => {
+                                weight * if max > min { (score - min) / (max - min) } else { 1.0 }
+                            }
+                        };
                 }
                 match sec.chunks.iter_mut().find(|c| c.0 == chunk) {
                     Some(c) => {
@@ -585,27 +637,38 @@ impl Index {
                 }
             }
         }
+        if demote_release_notes && opts.release_notes_weight != 1.0 {
+            let mut kinds = crate::pagekind::PageKinds::new();
+            for sec in sections.iter_mut() {
+                if let Some(c) = sec.chunks.first() {
+                    if kinds.release_notes(self, c.0 as usize) {
+                        sec.score *= opts.release_notes_weight;
+                    }
+                }
+            }
+        }
         let order = best_first(sections.iter().map(|s| (s.score, s.id as usize)));
         let mut hits = Vec::with_capacity(top_k);
-        for i in order {
+        for i in order.into_iter().take(top_k) {
             let sec = &sections[i];
             // Best rank first, then lower chunk: the crate's one SortKey sort (see best_first).
             let mut keys: Vec<SortKey> =
                 sec.chunks.iter().enumerate().map(|(j, c)| (c.1, c.0 as usize, j, 0)).collect();
             keys.sort_unstable();
-            for key in keys.iter().take(CHUNKS_PER_SECTION) {
-                let (chunk, _, cosine, bm25) = sec.chunks[key.2];
-                if hits.len() == top_k {
-                    return hits;
-                }
-                hits.push(Hit {
-                    chunk,
-                    score: sec.score,
-                    retrievers: sec.retrievers,
-                    cosine,
-                    bm25,
-                });
-            }
+            keys.truncate(CHUNKS_PER_SECTION);
+            let (chunk, _, _, _) = sec.chunks[keys[0].2];
+            // The section's best cosine and BM25 among its chunks.
+            let cosine = sec.chunks.iter().filter_map(|c| c.2).reduce(f32::max);
+            let bm25 = sec.chunks.iter().filter_map(|c| c.3).reduce(f32::max);
+            hits.push(Hit {
+                chunk,
+                section: sec.id,
+                chunks: keys.iter().map(|k| sec.chunks[k.2].0).collect(),
+                score: sec.score,
+                retrievers: sec.retrievers,
+                cosine,
+                bm25,
+            });
         }
         hits
     }
@@ -645,7 +708,8 @@ impl Index {
         };
         let confidence = signals.confidence();
 
-        let mut fused = self.fuse_sections(&vec_list, &lex.ranked, opts, top_k);
+        let demote = !crate::pagekind::asks_about_changes(query.text);
+        let mut fused = self.fuse_sections(&vec_list, &lex.ranked, opts, top_k, demote);
         let floor = opts.floor.or(self.header().relevance_floor).unwrap_or(DEFAULT_FLOOR);
         // A question in another language than the docs shares few words with them and sits far
         // from them in an English embedding space whether or not they answer it: its confidence

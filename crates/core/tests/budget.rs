@@ -16,6 +16,8 @@ fn bpe() -> Bpe {
 fn hit(chunk: u32) -> Hit {
     Hit {
         chunk,
+        section: chunk,
+        chunks: vec![chunk],
         score: 1.0,
         retrievers: Retriever { vector: false, lexical: true },
         cosine: None,
@@ -115,6 +117,28 @@ fn hits_are_grouped_per_page_and_numbered_in_rank_order() {
         .starts_with("Sources:\n[1] Page b.html › Build (b.html#b1)\nbuild0 build1"));
     assert_eq!(p.dropped_turns, 0);
     assert!(!p.needs_exact_count);
+}
+
+#[test]
+fn every_section_gets_its_best_chunk_in_before_any_section_gets_a_second() {
+    let chunks = corpus();
+    // Three section hits: the first brings two chunks (0 best, then 1), the others one each.
+    let mut first = hit(0);
+    first.chunks = vec![0, 1];
+    let hits = [first, hit(2), hit(4)];
+    assert_eq!(docent_core::budget::chunks_in_order(&hits), vec![0, 2, 4, 1]);
+    // Room for the three best chunks but not for the first section's second one as well.
+    let best: usize = [0, 2, 4].iter().map(|&c| chunks[c].tokens as usize).sum();
+    assert!(chunks[1].tokens > 100);
+    let t = Template::new(DEFAULT_USER);
+    let counter = bpe();
+    let limits = ModelLimits { docs_cap: best + 100, ..roomy() };
+    let p = plan(&request(&chunks, &hits, &[], "q", &t, limits, &counter)).unwrap();
+    let used: Vec<Vec<u32>> = p.sources.iter().map(|s| s.chunks.clone()).collect();
+    assert_eq!(used, vec![vec![0], vec![2], vec![4]]);
+    // With room, the second chunk joins its page's source in document order.
+    let p = plan(&request(&chunks, &hits, &[], "q", &t, roomy(), &counter)).unwrap();
+    assert_eq!(p.sources[0].chunks, vec![0, 1]);
 }
 
 #[test]

@@ -9,6 +9,8 @@ use docent_core::search::{Hit, Retriever, SearchResult};
 fn hit(chunk: u32, score: f32) -> Hit {
     Hit {
         chunk,
+        section: chunk,
+        chunks: vec![chunk],
         score,
         retrievers: Retriever { vector: false, lexical: true },
         cosine: None,

@@ -8,6 +8,8 @@ use docent_core::{Chunk, Index, IndexHeader};
 fn hit(chunk: u32, lexical: bool) -> Hit {
     Hit {
         chunk,
+        section: chunk,
+        chunks: vec![chunk],
         score: 1.0,
         retrievers: Retriever { vector: !lexical, lexical },
         cosine: None,
@@ -97,7 +99,10 @@ fn a_section_liked_by_both_retrievers_through_different_chunks_ranks_first() {
     let first = ix.chunk(r.hits[0].chunk as usize);
     assert_eq!((first.url.as_str(), first.anchor.as_str()), ("a", "x"), "{:?}", r.hits);
     assert!(r.hits[0].retrievers.vector && r.hits[0].retrievers.lexical);
-    // Both chunks of the section come out, next to each other.
+    // One hit for the section, carrying both of its chunks; no section comes out twice.
+    let mut chunks = r.hits[0].chunks.clone();
+    chunks.sort();
+    assert_eq!(chunks, vec![0, 1], "{:?}", r.hits);
     let sections: Vec<String> = r
         .hits
         .iter()
@@ -106,7 +111,52 @@ fn a_section_liked_by_both_retrievers_through_different_chunks_ranks_first() {
             format!("{}#{}", c.url, c.anchor)
         })
         .collect();
-    assert_eq!(&sections[..2], &["a#x", "a#x"], "{sections:?}");
+    let mut distinct = sections.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), sections.len(), "{sections:?}");
+}
+
+#[test]
+fn top_k_counts_distinct_sections_however_many_chunks_one_section_has() {
+    // Section a#x has six chunks that all name the flag; three other sections name it once.
+    let mut rows: Vec<(&str, &str, &str, [f32; 3])> =
+        vec![("a", "x", "the frobnicate flag, frobnicate flag again", [1.0, 0.0, 0.0]); 6];
+    rows.push(("b", "y", "the frobnicate flag in b", [0.9, 0.1, 0.0]));
+    rows.push(("c", "z", "the frobnicate flag in c", [0.8, 0.2, 0.0]));
+    rows.push(("d", "w", "the frobnicate flag in d", [0.7, 0.3, 0.0]));
+    let ix = index(&rows);
+    let q = vec![vec![1.0f32, 0.0, 0.0]];
+    let ask = Ask { question: "frobnicate flag", ..Default::default() };
+    for (top_k, vectors) in [(3, &q[..]), (4, &q[..]), (3, &[][..])] {
+        let opts = SearchOptions { top_k, floor: Some(0.0), ..Default::default() };
+        let r = retrieve(&ix, &ask, vectors, &opts);
+        let pages: Vec<&str> = r.hits.iter().map(|h| ix.chunk_ref(h.chunk as usize).url).collect();
+        assert_eq!(r.hits.len(), top_k, "{pages:?}");
+        assert_eq!(pages[0], "a", "{pages:?}");
+        let mut distinct = pages.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), top_k, "{pages:?}");
+        // The long section brings its best chunks, at most three, the best one first.
+        let a = &r.hits[0];
+        assert_eq!(a.chunks.len(), 3, "{a:?}");
+        assert_eq!(a.chunks[0], a.chunk);
+        assert!(a.chunks.iter().all(|&c| c < 6), "{a:?}");
+        assert!(r.hits[1..].iter().all(|h| h.chunks == vec![h.chunk]), "{:?}", r.hits);
+    }
+}
+
+#[test]
+fn fusing_two_queries_merges_a_section_found_through_different_chunks() {
+    let mut a = hit(1, true);
+    a.section = 7;
+    let mut b = hit(2, false);
+    b.section = 7;
+    let f = fuse(&[a, hit(3, true)], &[b, hit(4, false)], 10);
+    assert_eq!(f.len(), 3, "{f:?}");
+    assert_eq!((f[0].chunk, f[0].chunks.clone()), (1, vec![1, 2]));
+    assert!(f[0].retrievers.vector && f[0].retrievers.lexical);
 }
 
 #[test]

@@ -235,9 +235,9 @@ impl Docs {
             }
             None => Vec::new(),
         };
-        // Several chunks of one section can rank: ask for more, keep each section's best.
+        // Hits are sections: `top` of them.
         let opts = SearchOptions {
-            top_k: top * 3,
+            top_k: top,
             namespace: namespace.map(str::to_string),
             ..SearchOptions::default()
         };
@@ -251,6 +251,8 @@ impl Docs {
         })
     }
 
+    /// One result per section hit (hits are distinct sections already; a repeat is skipped all
+    /// the same), its text windowed around its best chunk.
     fn per_section(&self, hits: &[Hit], top: usize) -> Vec<Found> {
         let mut seen = Vec::new();
         let mut out = Vec::new();
