@@ -310,7 +310,13 @@ pub fn write_index_centered(
         let mut q = Vec::with_capacity(dims);
         for v in vs {
             let mut v = v.clone();
-            crate::vector::normalize(&mut v);
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            // Relative to a mean vector, a vector near unit length is taken as it is: a reused
+            // reconstruction (`center + scale × levels`, not quite unit length) then gets its
+            // codes and scale back exactly; the search divides by its norm anyway.
+            if center.is_none() || !(0.8..=1.25).contains(&norm) {
+                crate::vector::normalize(&mut v);
+            }
             let scale = match center {
                 Some(c) => crate::vector::quantize_centered(&v, c, bits, &mut q),
                 None => crate::vector::quantize_levels(&v, bits, &mut q),
