@@ -1063,7 +1063,7 @@ mod tests {
         let page = render_page("a.md", "```toml {1}\na = \"<b>\"\n```\n\n    indented\n");
         assert!(
             page.body.contains(
-                "<pre tabindex=\"0\" role=\"group\" aria-label=\"Code (toml)\"><code class=\"language-toml\">a = &quot;&lt;b&gt;&quot;\n</code></pre>"
+                "<pre tabindex=\"0\" role=\"group\" aria-label=\"Code (toml)\"><code class=\"language-toml\">a = \"&lt;b&gt;\"\n</code></pre>"
             ),
             "{}",
             page.body

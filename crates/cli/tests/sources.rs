@@ -71,7 +71,7 @@ fn docusaurus_partials_are_no_pages_and_their_text_is_found_on_the_importing_pag
     assert!(hits.contains("\"https://example.com/docs/blog\""), "{hits}");
 
     let (page, _) = ok(&["inspect", idx.to_str().unwrap(), "--page", "/docs/blog"]);
-    assert!(page.contains("Blog › Tags › Tags file  (#tags-file)"), "{page}");
+    assert!(page.contains("Blog › Tags file  (#tags-file)"), "{page}");
     assert!(page.contains("Declare the zorblax tags in `tags.yml`."), "{page}");
     assert!(!page.contains("import") && !page.contains("<TagsFile"), "{page}");
 
