@@ -126,7 +126,7 @@ fn top_k_counts_distinct_sections_however_many_chunks_one_section_has() {
     rows.push(("c", "z", "the frobnicate flag in c", [0.8, 0.2, 0.0]));
     rows.push(("d", "w", "the frobnicate flag in d", [0.7, 0.3, 0.0]));
     let ix = index(&rows);
-    let q = vec![vec![1.0f32, 0.0, 0.0]];
+    let q = [vec![1.0f32, 0.0, 0.0]];
     let ask = Ask { question: "frobnicate flag", ..Default::default() };
     for (top_k, vectors) in [(3, &q[..]), (4, &q[..]), (3, &[][..])] {
         let opts = SearchOptions { top_k, floor: Some(0.0), ..Default::default() };

@@ -599,12 +599,13 @@ async fn a_prompt_goes_before_every_input_and_input_type_is_sent_as_asked() {
     // The vector is the one of the prompted text.
     let want = normalised(fake_vector("query: how do I install it", 8));
     assert!(cosine(&out[0], &want) > 0.99999, "{:?} vs {want:?}", out[0]);
-    let requests = server.requests.lock().unwrap();
-    let body = &requests[0].1;
-    assert_eq!(body["input"], json!(["query: how do I install it"]));
-    assert_eq!(body["input_type"], json!("query"));
-    assert_eq!(body["model"], json!("e5-query"));
-    drop(requests);
+    {
+        let requests = server.requests.lock().unwrap();
+        let body = &requests[0].1;
+        assert_eq!(body["input"], json!(["query: how do I install it"]));
+        assert_eq!(body["input_type"], json!("query"));
+        assert_eq!(body["model"], json!("e5-query"));
+    }
     // No prompt, no input_type: neither is sent.
     let plain = EmbedOptions { prompt: Some(String::new()), input_type: None, ..opts };
     let e = make_embedder("openai", Some("text-embedding-3-small"), &plain).unwrap();
