@@ -85,16 +85,12 @@ pub fn strip_unpaired_bidi(s: &str) -> Cow<'_, str> {
     if drop.is_empty() {
         return Cow::Borrowed(s);
     }
-    drop.sort_unstable();
-    let mut out = String::with_capacity(s.len());
-    let mut from = 0;
+    // Marks instead of a sort (a sort's code would ship in the widget); linear either way.
+    let mut dead = vec![false; s.len()];
     for j in drop {
-        out.push_str(&s[from..j]);
-        // Every bidi control is 3 bytes in UTF-8.
-        from = j + 3;
+        dead[j] = true;
     }
-    out.push_str(&s[from..]);
-    Cow::Owned(out)
+    Cow::Owned(s.char_indices().filter(|&(i, _)| !dead[i]).map(|(_, c)| c).collect())
 }
 
 /// `s` without any of the nine bidi formatting characters (for attribute values such as a
