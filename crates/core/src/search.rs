@@ -638,6 +638,8 @@ impl Index {
             }
         }
         // The widget leaves the prior out (its bytes); the CLI, the proxy and MCP apply it.
+        #[cfg(target_arch = "wasm32")]
+        let _ = demote_release_notes;
         #[cfg(not(target_arch = "wasm32"))]
         if demote_release_notes && opts.release_notes_weight != 1.0 {
             let mut kinds = crate::pagekind::PageKinds::new();
