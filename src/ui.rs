@@ -271,6 +271,10 @@ fn focusables(container: &web_sys::Element) -> Vec<HtmlElement> {
         .filter_map(|i| list.item(i))
         .filter_map(|n| n.dyn_into::<HtmlElement>().ok())
         .filter(|e| e.offset_parent().is_some() || e.get_client_rects().length() > 0)
+        // A closed <details> keeps its content laid out but out of the tab order.
+        .filter(|e| {
+            e.tag_name() == "SUMMARY" || e.closest("details:not([open])").ok().flatten().is_none()
+        })
         .collect()
 }
 

@@ -398,7 +398,9 @@ test('keyboard only: ask, reach every source link and button with Tab, Esc retur
   assert.ok(wrapped, 'Tab goes round the dialog and back to the question box');
   const report = await page.evaluate(() => {
     const dialog = document.querySelector('[data-docent-host]').shadowRoot.querySelector('[data-testid="docent-dialog"]');
-    const visible = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+    // A closed <details> keeps its content laid out (getClientRects) but out of the tab order.
+    const visible = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden'
+      && (e.tagName === 'SUMMARY' || !e.closest('details:not([open])'));
     const all = [...dialog.querySelectorAll('a[href], button, textarea, select, summary')].filter(visible);
     const name = (e) => `${e.tagName.toLowerCase()} ${e.getAttribute('data-testid') || ''} ${(e.textContent || '').trim().slice(0, 40)}`;
     return {
