@@ -604,6 +604,19 @@ pub fn render_page(rel_path: &str, source: &str) -> RenderedPage {
     }
     let mut html = String::with_capacity(body.len() * 2);
     pulldown_cmark::html::push_html(&mut html, out_events.into_iter());
+    // Tables scroll sideways on narrow screens (`display:block; overflow:auto`): like code
+    // blocks they take keyboard focus (axe `scrollable-region-focusable`).
+    let html = html.replace("<table>", "<table tabindex=\"0\">");
+    // Task-list checkboxes get a name (axe `label`).
+    let html = html
+        .replace(
+            "<input disabled=\"\" type=\"checkbox\" checked=\"\"/>",
+            "<input disabled=\"\" type=\"checkbox\" checked=\"\" aria-label=\"Done\"/>",
+        )
+        .replace(
+            "<input disabled=\"\" type=\"checkbox\"/>",
+            "<input disabled=\"\" type=\"checkbox\" aria-label=\"Not done\"/>",
+        );
 
     let stem = rel_path.rsplit('/').next().unwrap_or(rel_path);
     let stem = stem.rsplit_once('.').map(|(s, _)| s).unwrap_or(stem);
@@ -1056,6 +1069,14 @@ mod tests {
         );
         assert!(html.contains("```\n:::warning\n```"));
         assert_eq!(html.matches("<div").count(), 1);
+    }
+
+    #[test]
+    fn tables_take_keyboard_focus_and_task_list_checkboxes_have_names() {
+        let page = render_page("a.md", "| a |\n|---|\n| b |\n\n- [x] shipped\n- [ ] planned\n");
+        assert!(page.body.contains("<table tabindex=\"0\">"), "{}", page.body);
+        assert!(page.body.contains("checked=\"\" aria-label=\"Done\""), "{}", page.body);
+        assert!(page.body.contains("type=\"checkbox\" aria-label=\"Not done\""), "{}", page.body);
     }
 
     #[test]
