@@ -22,7 +22,7 @@ use docent_core::retrieve::HISTORY_TURNS;
 use docent_core::Index;
 use docent_embed::{EmbedOptions, Embedder};
 
-use crate::eval::{gold_matches, metrics, EvalQuestion, EvalReport, QuestionResult};
+use crate::eval::{gold_matches, summarize, EvalQuestion, EvalReport, QuestionResult};
 use crate::query::{embed_texts, ModeArg};
 
 /// The baseline's embedding model.
@@ -363,14 +363,7 @@ pub fn evaluate(
                 .collect(),
         });
     }
-    let overall = metrics(results.iter());
-    let mut kinds: Vec<String> = results.iter().map(|r| r.kind.clone()).collect();
-    kinds.sort();
-    kinds.dedup();
-    let per_kind = kinds
-        .into_iter()
-        .map(|k| (k.clone(), metrics(results.iter().filter(|r| r.kind == k))))
-        .collect();
+    let (overall, per_kind) = summarize(&results);
     Ok(EvalReport {
         mode: format!("baseline {}", mode.name()),
         floor: None,

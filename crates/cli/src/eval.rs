@@ -386,14 +386,7 @@ pub fn evaluate(
             top: top.collect(),
         });
     }
-    let overall = metrics(results.iter());
-    let mut kinds: Vec<String> = results.iter().map(|r| r.kind.clone()).collect();
-    kinds.sort();
-    kinds.dedup();
-    let per_kind = kinds
-        .into_iter()
-        .map(|k| (k.clone(), metrics(results.iter().filter(|r| r.kind == k))))
-        .collect();
+    let (overall, per_kind) = summarize(&results);
     let h = index.header();
     EvalReport {
         mode: mode.name().to_string(),
@@ -420,6 +413,18 @@ pub fn kind_of(q: &EvalQuestion) -> String {
             "other".into()
         }
     })
+}
+
+/// The report's metrics over every question, and per kind.
+pub fn summarize(results: &[QuestionResult]) -> (Metrics, BTreeMap<String, Metrics>) {
+    let mut kinds: Vec<&str> = results.iter().map(|r| r.kind.as_str()).collect();
+    kinds.sort();
+    kinds.dedup();
+    let per_kind = kinds
+        .into_iter()
+        .map(|k| (k.to_string(), metrics(results.iter().filter(|r| r.kind == k))))
+        .collect();
+    (metrics(results.iter()), per_kind)
 }
 
 /// Metrics of a group of question results.
