@@ -24,7 +24,7 @@ pub fn clean(content: &str, file_stem: &str) -> Option<CleanPage> {
         .select(&sel("meta[name=description]"))
         .next()
         .and_then(|m| m.attr("content"))
-        .map(normalize_ws)
+        .map(super::one_line)
         .filter(|d| !d.is_empty());
     let mut markdown = w.out.trim().to_string();
     if !w.has_h1 {
@@ -304,6 +304,13 @@ x --help</code></pre></div>
         let p = clean(html, "guide").unwrap();
         assert_eq!(p.title, "Guide");
         assert_eq!(p.description, "All about the guide.");
+        // A meta description of any length (fuzzing found one of 300 characters) is one line.
+        let long = format!("<html><head><meta name=\"description\" content=\"{}\"></head><body><main><h1>G</h1><p>x y z</p></main></body></html>", "\u{fffd}ab\n".repeat(100));
+        let d = clean(&long, "g").unwrap().description;
+        assert!(
+            d.chars().count() <= super::super::MAX_DESCRIPTION_CHARS && !d.contains('\n'),
+            "{d}"
+        );
         let md = &p.markdown;
         assert!(
             md.starts_with("# Guide {#guide}\n\nRead [this](other.html) and `run()` it, **now**."),

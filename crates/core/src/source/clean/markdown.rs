@@ -65,7 +65,11 @@ pub fn clean_with(content: &str, flavor: Flavor, path: &str, inc: &dyn Includes)
     if !has_h1 {
         markdown = format!("# {}\n\n{markdown}", page.title);
     }
-    let description = fm.description.unwrap_or_else(|| super::first_sentence(&page));
+    let description = fm
+        .description
+        .map(|d| super::one_line(&d))
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| super::first_sentence(&page));
     CleanPage { title: page.title, description, markdown: markdown + "\n" }
 }
 
@@ -200,5 +204,18 @@ mod tests {
         let p = clean("## Setup\n\nFirst do this. Then that.\n", Flavor::Docusaurus, "setup-page");
         assert!(p.markdown.starts_with("# Setup\n\n## Setup {#setup}"), "{}", p.markdown);
         assert_eq!(p.description, "First do this.");
+    }
+
+    #[test]
+    fn a_long_frontmatter_description_is_cut_to_one_line() {
+        let long = "word ".repeat(100);
+        let src = format!("---\ndescription: \"{long}\"\n---\n# T\n\nBody text here.\n");
+        let p = clean(&src, Flavor::VitePress, "t");
+        assert!(
+            p.description.chars().count() <= super::super::MAX_DESCRIPTION_CHARS,
+            "{}",
+            p.description
+        );
+        assert!(p.description.ends_with("word…"), "{}", p.description);
     }
 }

@@ -81,9 +81,17 @@ pub(crate) fn first_sentence(page: &Page) -> String {
             break;
         }
     }
-    let s = &text[..end];
+    one_line(&text[..end])
+}
+
+/// A description as one line of at most [`MAX_DESCRIPTION_CHARS`] characters: whitespace runs
+/// become one space, and a longer text is cut at a word boundary with `…`. Authors' own
+/// descriptions (frontmatter, `<meta name="description">`) go through it too: they can be any
+/// length.
+pub(crate) fn one_line(text: &str) -> String {
+    let s = normalize_ws(text);
     if s.chars().count() <= MAX_DESCRIPTION_CHARS {
-        return s.to_string();
+        return s;
     }
     let cut: String = s.chars().take(MAX_DESCRIPTION_CHARS - 1).collect();
     let cut = cut.rsplit_once(' ').map(|(a, _)| a).unwrap_or(&cut);
