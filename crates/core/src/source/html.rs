@@ -10,7 +10,7 @@
 
 use super::{normalize_ws, PageBuilder, Parsed};
 use scraper::node::Element;
-use scraper::{ElementRef, Html, Node, Selector};
+use scraper::{CaseSensitivity, ElementRef, Html, Node, Selector};
 
 /// Content roots, most specific first.
 pub(crate) const ROOTS: &[&str] =
@@ -210,6 +210,18 @@ impl Walker {
 
     fn element(&mut self, el: ElementRef<'_>, e: &Element) {
         let name = e.name();
+        if name == "div" || name.contains('-') {
+            if let Some(tabs) = tab_set(el) {
+                // Each tab's label, then its panel: the labels name what differs (npm, Yarn).
+                self.flush();
+                for (label, panel) in tabs {
+                    self.b.text(&label);
+                    self.walk(panel);
+                    self.flush();
+                }
+                return;
+            }
+        }
         match name {
             "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
                 self.flush();
@@ -220,9 +232,7 @@ impl Walker {
             }
             "pre" => {
                 self.flush();
-                let mut code = String::new();
-                code_text(el, &mut code);
-                self.b.code(&code_lang(el), &code);
+                self.b.code(&code_lang(el), &code_block_text(el));
             }
             "code" | "kbd" | "samp" => {
                 let mut t = String::new();
@@ -380,6 +390,74 @@ pub(crate) fn code_text(el: ElementRef<'_>, out: &mut String) {
     }
 }
 
+/// A code block's text as the reader sees it: [`code_text`] with trailing spaces cut from each
+/// line (VitePress leaves one where it removed a `// [!code …]` notation comment).
+pub(crate) fn code_block_text(pre: ElementRef<'_>) -> String {
+    let mut code = String::new();
+    code_text(pre, &mut code);
+    code.split('\n').map(str::trim_end).collect::<Vec<_>>().join("\n")
+}
+
+/// The tabs of a tab set, as (label, panel) pairs in order, when `el` is one: VitePress code
+/// groups (`.vp-code-group`: `.tabs > label` and `.blocks > *`), Material for MkDocs
+/// (`.tabbed-set`: `.tabbed-labels > label` and `.tabbed-content > *`), and the ARIA pattern
+/// Docusaurus and Starlight render (a `[role=tablist]` child or grandchild of `el` holding
+/// `[role=tab]`s, and the `[role=tabpanel]`s below `el`). Every panel is returned, the hidden
+/// ones too: a reader sees each by choosing its tab, and the Markdown sources hold them all.
+/// `None` when the labels and panels do not pair up.
+pub(crate) fn tab_set<'a>(el: ElementRef<'a>) -> Option<Vec<(String, ElementRef<'a>)>> {
+    fn child_with<'a>(parent: ElementRef<'a>, class: &str) -> Option<ElementRef<'a>> {
+        parent.child_elements().find(|c| c.value().has_class(class, CaseSensitivity::CaseSensitive))
+    }
+    let e = el.value();
+    let text_of = |c: ElementRef<'_>| normalize_ws(&c.text().collect::<String>());
+    let (labels, panels): (Vec<String>, Vec<ElementRef<'a>>) = if e
+        .has_class("vp-code-group", CaseSensitivity::CaseSensitive)
+    {
+        let labels = child_with(el, "tabs")?;
+        let blocks = child_with(el, "blocks")?;
+        (
+            labels.child_elements().filter(|c| c.value().name() == "label").map(text_of).collect(),
+            blocks.child_elements().collect(),
+        )
+    } else if e.has_class("tabbed-set", CaseSensitivity::CaseSensitive) {
+        let labels = child_with(el, "tabbed-labels")?;
+        let blocks = child_with(el, "tabbed-content")?;
+        (
+            labels.child_elements().filter(|c| c.value().name() == "label").map(text_of).collect(),
+            blocks.child_elements().collect(),
+        )
+    } else {
+        let is_tablist = |c: &ElementRef<'_>| c.value().attr("role") == Some("tablist");
+        let tablist = el
+            .child_elements()
+            .find(is_tablist)
+            .or_else(|| el.child_elements().flat_map(|c| c.child_elements()).find(is_tablist))?;
+        let labels = tablist
+            .descendants()
+            .filter_map(ElementRef::wrap)
+            .filter(|c| c.value().attr("role") == Some("tab"))
+            .map(text_of)
+            .collect();
+        let mut panels = Vec::new();
+        collect_tabpanels(el, &mut panels);
+        (labels, panels)
+    };
+    (!labels.is_empty() && labels.len() == panels.len())
+        .then(|| labels.into_iter().zip(panels).collect())
+}
+
+/// The `[role=tabpanel]` elements below `el`, not looking inside a panel.
+fn collect_tabpanels<'a>(el: ElementRef<'a>, out: &mut Vec<ElementRef<'a>>) {
+    for c in el.child_elements() {
+        if c.value().attr("role") == Some("tabpanel") {
+            out.push(c);
+        } else if c.value().attr("role") != Some("tablist") {
+            collect_tabpanels(c, out);
+        }
+    }
+}
+
 /// `language-*` class on the `pre`, its `code`, or the wrapping `div` (VitePress).
 pub(crate) fn code_lang(pre: ElementRef<'_>) -> String {
     let mut candidates: Vec<&Element> = vec![pre.value()];
@@ -427,6 +505,54 @@ mod tests {
             Parsed::Page(p) => p,
             Parsed::Skipped(r) => panic!("skipped: {r}"),
         }
+    }
+
+    /// The rendered blocks of a page's sections, one string.
+    fn text(p: &Page) -> String {
+        p.sections.iter().flat_map(|s| &s.blocks).map(|b| b.render()).collect::<Vec<_>>().join("\n")
+    }
+
+    #[test]
+    fn tab_sets_read_every_panel_under_its_label() {
+        // VitePress code group; the notation comment left a trailing space.
+        let vp = page(
+            r##"<main><div class="vp-doc"><h1 id="t">T</h1><div class="vp-code-group"><div class="tabs">
+            <input type="radio" checked><label data-title="deploy.yml">deploy.yml</label><input type="radio"><label>terminal</label></div>
+            <div class="blocks"><div class="language-yaml active"><pre><code><span class="line">on: push </span>
+</code></pre></div><div class="language-sh"><pre><code>npx quuxer deploy</code></pre></div></div></div></div></main>"##,
+        );
+        assert_eq!(
+            text(&vp),
+            "deploy.yml\n```yaml\non: push\n```\nterminal\n```sh\nnpx quuxer deploy\n```"
+        );
+        // Docusaurus tabs: the inactive panel is `hidden`, and still read.
+        let du = page(
+            r##"<main><article><h1>T</h1><div class="tabs-container"><ul role="tablist" class="tabs">
+            <li role="tab" aria-selected="true">Using npm</li><li role="tab">Using Yarn</li></ul>
+            <div class="margin-top--md"><div role="tabpanel"><p>Run <code>npm i</code>.</p></div>
+            <div role="tabpanel" hidden="">Run <code>yarn add</code>.</div></div></div></article></main>"##,
+        );
+        assert_eq!(text(&du), "Using npm\nRun `npm i`.\nUsing Yarn\nRun `yarn add`.");
+        // Starlight: the tablist is a grandchild.
+        let sl = page(
+            r##"<main><h1>T</h1><starlight-tabs><div class="tablist-wrapper"><ul role="tablist">
+            <li role="presentation"><a role="tab" href="#tab-1">macOS</a></li><li role="presentation"><a role="tab" href="#tab-2">Linux</a></li></ul></div>
+            <div role="tabpanel" id="tab-1"><p>Use brew.</p></div><div role="tabpanel" id="tab-2" hidden><p>Use apt.</p></div></starlight-tabs></main>"##,
+        );
+        assert_eq!(text(&sl), "macOS\nUse brew.\nLinux\nUse apt.");
+        // Material for MkDocs.
+        let mk = page(
+            r##"<main><h1>T</h1><div class="tabbed-set"><input type="radio" checked><input type="radio">
+            <div class="tabbed-labels"><label>pip</label><label>conda</label></div><div class="tabbed-content">
+            <div class="tabbed-block"><p>pip install x</p></div><div class="tabbed-block"><p>conda install x</p></div></div></div></main>"##,
+        );
+        assert_eq!(text(&mk), "pip\npip install x\nconda\nconda install x");
+        // Labels and panels that do not pair up: read as ordinary content (hidden panels dropped).
+        let odd = page(
+            r##"<main><h1>T</h1><div><div role="tablist"><span role="tab">A</span><span role="tab">B</span></div>
+            <div role="tabpanel"><p>Only A.</p></div></div></main>"##,
+        );
+        assert_eq!(text(&odd), "AB\nOnly A.");
     }
 
     #[test]

@@ -6,7 +6,8 @@ use scraper::{ElementRef, Html, Node};
 
 use super::CleanPage;
 use crate::source::html::{
-    code_lang, code_text, heading_id, heading_text, parse, sel, skipped, strip_site_suffix, ROOTS,
+    code_block_text, code_lang, code_text, heading_id, heading_text, parse, sel, skipped,
+    strip_site_suffix, tab_set, ROOTS,
 };
 use crate::source::{fence, normalize_ws, Parsed};
 
@@ -95,7 +96,15 @@ impl Writer {
                         continue;
                     }
                     let Some(c) = ElementRef::wrap(child) else { continue };
-                    if is_block(e.name()) {
+                    let tabs =
+                        (e.name() == "div" || e.name().contains('-')).then(|| tab_set(c)).flatten();
+                    if let Some(tabs) = tabs {
+                        self.paragraph(prefix, &mut para);
+                        for (label, panel) in tabs {
+                            self.block(prefix, &format!("**{}**", label.replace('*', "\\*")));
+                            self.blocks(panel, prefix);
+                        }
+                    } else if is_block(e.name()) {
                         self.paragraph(prefix, &mut para);
                         self.element(c, prefix);
                     } else {
@@ -130,11 +139,7 @@ impl Writer {
                 };
                 self.block(prefix, &line);
             }
-            "pre" => {
-                let mut code = String::new();
-                code_text(el, &mut code);
-                self.block(prefix, &fence(&lang(el), &code));
-            }
+            "pre" => self.block(prefix, &fence(&lang(el), &code_block_text(el))),
             "ul" | "ol" => self.list(el, prefix, name == "ol"),
             "table" => {
                 let t = self.table(el);
