@@ -633,7 +633,18 @@ pub fn page_url_checked(
         ))
     });
     let base = source.base_url.as_deref().or(settings.base_url.as_deref());
-    (page_url_with_slug(&file.rel, slug.as_deref(), base, style), warning)
+    let mut url = page_url_with_slug(&file.rel, slug.as_deref(), base, style);
+    if file.kind == SourceKind::Html {
+        // The form the site links (`/docs/features` or `/docs/features/`), from the page's own
+        // canonical link when it names this page.
+        let index_file = file.rel.rsplit(['/', '\\']).next() == Some("index.html");
+        if let Some(aligned) = docent_core::source::canonical::canonical_href(content)
+            .and_then(|c| docent_core::source::canonical::align_to_canonical(&url, index_file, &c))
+        {
+            url = aligned;
+        }
+    }
+    (url, warning)
 }
 
 /// Build with a given embedder (None = lexical only). Tests pass a counting embedder here.

@@ -4,6 +4,7 @@
 //! Everything here works on strings (no file system), so it compiles for wasm32 too; the CLI walks
 //! folders and calls [`parse_page`] per file.
 
+pub mod canonical;
 pub mod clean;
 pub mod include;
 pub mod markdown;
