@@ -389,10 +389,14 @@ impl Engine {
     ) -> Result<Vec<Vec<f32>>, NetError> {
         let Some(url) = self.cfg.endpoint("/v1/embeddings") else { return Ok(Vec::new()) };
         let header = index.header();
+        // The query prompt the index expects goes along: a proxy that would embed questions
+        // with another one refuses (embedding_model_mismatch) rather than rank wrong sections.
         let mut body = Obj::new()
             .str("model", &header.model)
             .val("input", json::strings(inputs))
-            .str("encoding_format", "float");
+            .str("encoding_format", "float")
+            .str("input_type", "query")
+            .str("query_prompt", &header.embedding.query_prompt);
         if header.dims > 0 {
             body = body.num("dimensions", header.dims as f64);
         }
@@ -404,6 +408,22 @@ impl Engine {
                 status: 400,
                 code: "embedding_model_mismatch".into(),
                 message: format!("index built with {}, proxy embeds with {model}", header.model),
+                retry_after: None,
+                categories: vec![],
+            });
+        }
+        // A proxy that says which prompt it used must have used the index's; one that says
+        // nothing (older docent, another server) is trusted only when the index needs none.
+        let prompt = json::string(&v, "query_prompt");
+        if prompt.as_deref().unwrap_or("") != header.embedding.query_prompt {
+            return Err(NetError::Http {
+                status: 400,
+                code: "embedding_model_mismatch".into(),
+                message: format!(
+                    "index expects the query prompt {:?}, proxy embeds with {:?}",
+                    header.embedding.query_prompt,
+                    prompt.as_deref().unwrap_or("")
+                ),
                 retry_after: None,
                 categories: vec![],
             });

@@ -75,6 +75,17 @@ pub struct IndexSection {
     pub api_key_env: Option<String>,
     /// Relevance floor to record in the index header (from `docent eval --calibrate`).
     pub floor: Option<f32>,
+    /// Text put before every question before embedding (the model's query prompt).
+    pub query_prompt: Option<String>,
+    /// Text put before every chunk before embedding (the model's passage prompt).
+    pub passage_prompt: Option<String>,
+    /// `openai`: the model questions are embedded with, when the server picks the query
+    /// variant by name (`e5-query` beside `--model e5-passage`).
+    pub query_model: Option<String>,
+    /// `openai`: `input_type` sent with questions.
+    pub query_input_type: Option<String>,
+    /// `openai`: `input_type` sent with chunks.
+    pub passage_input_type: Option<String>,
 }
 
 /// Read `path`'s `[index]` section. Paths inside it are made relative to the file's folder.

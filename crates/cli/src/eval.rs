@@ -102,6 +102,10 @@ pub struct EvalArgs {
     /// vectors are re-encoded in memory by the real writer; the file is not changed.
     #[arg(long, value_name = "BITS", default_value = "8", value_parser = ["8", "4", "1"])]
     pub vector_bits: String,
+    /// With --vector-bits 4 or 1: store the signs/levels of the raw vectors, as docent did
+    /// before packed vectors were stored relative to the mean vector (for comparison).
+    #[arg(long)]
+    pub uncentered: bool,
     /// Embedding access (openai).
     #[command(flatten)]
     pub access: EmbedAccess,
@@ -546,7 +550,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     let bits: u32 = args.vector_bits.parse().unwrap_or(8);
     let quantization = Quantization::from_bits(bits).unwrap_or_default();
     if quantization.bits() < index.header().quantization.bits() {
-        index = requantized(&index, quantization).with_context(|| {
+        index = requantized_as(&index, quantization, !args.uncentered).with_context(|| {
             format!("re-encoding {}'s vectors as {}", args.index.display(), quantization.name())
         })?;
     }
@@ -660,6 +664,12 @@ pub fn gate(
 /// The same index with its vectors stored as `q` (through the real writer, from the stored
 /// vectors, so int8 rounding comes first); a lexical-only index comes back unchanged.
 pub fn requantized(index: &Index, q: Quantization) -> anyhow::Result<Index> {
+    requantized_as(index, q, true)
+}
+
+/// [`requantized`]; `centered`: packed vectors relative to the mean vector (the index's own,
+/// else the mean of its vectors), as `docent index` stores them; otherwise their raw signs.
+pub fn requantized_as(index: &Index, q: Quantization, centered: bool) -> anyhow::Result<Index> {
     if index.dims() == 0 {
         return Ok(Index::from_bytes(index.as_bytes().to_vec())?);
     }
@@ -667,7 +677,17 @@ pub fn requantized(index: &Index, q: Quantization) -> anyhow::Result<Index> {
     let vectors: Vec<Vec<f32>> =
         (0..index.len()).map(|i| index.vector(i).unwrap_or_default()).collect();
     let header = IndexHeader { quantization: q, ..index.header().clone() };
-    Ok(Index::from_bytes(docent_core::format::write_index(&header, &chunks, Some(&vectors))?)?)
+    let center = match index.center() {
+        Some(c) => c.to_vec(),
+        None => docent_core::vector::mean_vector(&vectors, index.dims()),
+    };
+    let center = (centered && q != Quantization::Int8).then_some(center);
+    Ok(Index::from_bytes(docent_core::format::write_index_centered(
+        &header,
+        &chunks,
+        Some(&vectors),
+        center.as_deref(),
+    )?)?)
 }
 
 fn pct(x: f64) -> String {

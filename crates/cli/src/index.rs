@@ -26,7 +26,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{bail, Context};
 use clap::Args;
 use docent_core::chunk::{cl100k_tokens, ChunkOptions, Chunker};
-use docent_core::model::{Chunk, IndexHeader, Quantization};
+use docent_core::model::{Chunk, EmbedRecipe, IndexHeader, Quantization};
 use docent_core::source::include::Includes;
 use docent_core::source::markdown::frontmatter;
 use docent_core::source::safety::check_slug;
@@ -137,14 +137,44 @@ pub struct IndexArgs {
     /// Relevance floor to record in the index (see `docent eval`).
     #[arg(long, value_name = "F")]
     pub floor: Option<f32>,
+    /// How this model wants questions and chunks (recorded in the index).
+    #[command(flatten)]
+    pub prompts: PromptArgs,
     /// Check that every link a hit can show (`url#anchor`) lands on an existing element of the
     /// built site: `--check-anchors` for built HTML sources, `--check-anchors=DIR` with the
     /// built site's folder for Markdown sources.
     #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true)]
     pub check_anchors: Option<Option<PathBuf>>,
+    /// local: never download a missing model from the Hugging Face hub (also HF_HUB_OFFLINE=1).
+    #[arg(long)]
+    pub offline: bool,
     /// No progress bars.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// The model's prompts and query variant, when they are not what docent finds by itself (a
+/// local folder's `config_sentence_transformers.json`, or the known e5 / bge prompts by model
+/// name). Recorded in the index: every consumer then embeds questions the same way.
+#[derive(Debug, Clone, Args, Default)]
+pub struct PromptArgs {
+    /// Text put before every question before embedding, e.g. "query: " for e5 models
+    /// ("" = none).
+    #[arg(long, value_name = "TEXT")]
+    pub query_prompt: Option<String>,
+    /// Text put before every chunk before embedding, e.g. "passage: " for e5 models ("" = none).
+    #[arg(long, value_name = "TEXT")]
+    pub passage_prompt: Option<String>,
+    /// openai: model name for questions when the server picks the query variant by name
+    /// (default: the --model name with "passage"/"document" replaced by "query", when it has one).
+    #[arg(long, value_name = "M")]
+    pub query_model: Option<String>,
+    /// openai: `input_type` sent with questions (e.g. "query").
+    #[arg(long, value_name = "T")]
+    pub query_input_type: Option<String>,
+    /// openai: `input_type` sent with chunks (e.g. "passage" or "document").
+    #[arg(long, value_name = "T")]
+    pub passage_input_type: Option<String>,
 }
 
 /// How `docent index` stores vectors unless told otherwise: 1 bit per component. On the open
@@ -237,6 +267,13 @@ pub struct IndexSettings {
     /// Check links against the built site: None = no check, Some("") = each HTML source
     /// folder, Some(dir) = that folder (`--check-anchors[=DIR]`, see `anchors.rs`).
     pub check_anchors: Option<PathBuf>,
+    /// Prompts and query variant set explicitly (flags, docent.toml); the rest is found by
+    /// [`resolve_recipe`].
+    pub prompts: PromptArgs,
+    /// True when the quantization is docent's default rather than chosen (no `--quantization`,
+    /// none in docent.toml): the build then moves from binary to int8 when its self-check finds
+    /// binary loses too much for this model.
+    pub auto_quantization: bool,
 }
 
 impl Default for IndexSettings {
@@ -260,6 +297,8 @@ impl Default for IndexSettings {
             progress: false,
             namespace_dirs: Vec::new(),
             check_anchors: None,
+            prompts: PromptArgs::default(),
+            auto_quantization: false,
         }
     }
 }
@@ -301,6 +340,52 @@ pub struct IndexReport {
     pub model: String,
     /// Notes to show the user (previous index not reusable, ...).
     pub notes: Vec<String>,
+    /// How the vectors were stored (None without vectors).
+    pub quantization: Option<Quantization>,
+}
+
+/// The build's self-check of the quantisations on the index's own vectors: each of up to 200
+/// chunk vectors is a pseudo-query, and each quantisation is scored by the share of its exact
+/// top-10 neighbours it keeps ([`docent_core::vector::ranking_agreement`]).
+#[derive(Debug, Clone, Copy)]
+pub struct SelfCheck {
+    /// int8.
+    pub int8: f32,
+    /// Binary, relative to the mean vector (how docent stores it).
+    pub binary: f32,
+    /// Binary of the raw vectors (how docent stored it before the mean vector).
+    pub binary_raw: f32,
+}
+
+impl SelfCheck {
+    /// Pseudo-queries per check.
+    const SAMPLES: usize = 200;
+    /// Binary may keep this much less of the top 10 than int8 before the build stores int8.
+    const MAX_BINARY_LOSS: f32 = 0.25;
+
+    /// Runs the check on `vectors` with the mean vector `center`.
+    pub fn run(vectors: &[Vec<f32>], center: &[f32]) -> SelfCheck {
+        use docent_core::vector::ranking_agreement;
+        SelfCheck {
+            int8: ranking_agreement(vectors, 8, None, Self::SAMPLES),
+            binary: ranking_agreement(vectors, 1, Some(center), Self::SAMPLES),
+            binary_raw: ranking_agreement(vectors, 1, None, Self::SAMPLES),
+        }
+    }
+
+    /// True when binary keeps much less of the ranking than int8.
+    pub fn binary_loses_too_much(&self) -> bool {
+        self.int8 - self.binary > Self::MAX_BINARY_LOSS
+    }
+
+    /// One line for the report.
+    pub fn summary(&self) -> String {
+        format!(
+            "self-check, top-10 neighbours kept on the index's own chunks: int8 {:.2}, binary {:.2} \
+             (relative to the mean vector; {:.2} without it)",
+            self.int8, self.binary, self.binary_raw
+        )
+    }
 }
 
 impl IndexReport {
@@ -455,6 +540,7 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
         base_url: args.embed_base_url.clone().or(section.embed_base_url.clone()),
         api_key_env: args.api_key_env.clone().or(section.api_key_env.clone()),
         dimensions: dims,
+        offline: args.offline,
         ..EmbedOptions::default()
     };
     Ok(IndexSettings {
@@ -489,24 +575,105 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
             .map(|s| NamespaceDir::parse(s))
             .collect::<anyhow::Result<_>>()?,
         check_anchors: args.check_anchors.clone().map(Option::unwrap_or_default),
+        prompts: PromptArgs {
+            query_prompt: args.prompts.query_prompt.clone().or(section.query_prompt.clone()),
+            passage_prompt: args.prompts.passage_prompt.clone().or(section.passage_prompt.clone()),
+            query_model: args.prompts.query_model.clone().or(section.query_model.clone()),
+            query_input_type: args
+                .prompts
+                .query_input_type
+                .clone()
+                .or(section.query_input_type.clone()),
+            passage_input_type: args
+                .prompts
+                .passage_input_type
+                .clone()
+                .or(section.passage_input_type.clone()),
+        },
+        auto_quantization: args.quantization.is_none() && section.quantization.is_none(),
     })
 }
 
-/// Build the index described by `settings`, creating the embedder it names.
+/// Build the index described by `settings`, creating the embedder it names (with the model's
+/// passage prompt, see [`resolve_recipe`]).
 pub fn build_index(settings: &IndexSettings) -> anyhow::Result<IndexReport> {
     let embedder: Option<Box<dyn Embedder>> = if settings.embed == "none" {
         None
     } else {
+        let recipe = resolve_recipe(
+            &settings.embed,
+            settings.model.as_deref(),
+            settings.embed_options.model_dir.as_deref(),
+            &settings.prompts,
+        )?;
+        let opts = EmbedOptions {
+            prompt: Some(recipe.passage_prompt.clone()),
+            input_type: Some(recipe.passage_input_type.clone()),
+            ..settings.embed_options.clone()
+        };
         Some(
-            docent_embed::make_embedder(
-                &settings.embed,
-                settings.model.as_deref(),
-                &settings.embed_options,
-            )
-            .with_context(|| format!("cannot set up the {} embedder", settings.embed))?,
+            docent_embed::make_embedder(&settings.embed, settings.model.as_deref(), &opts)
+                .with_context(|| format!("cannot set up the {} embedder", settings.embed))?,
         )
     };
     build_index_with(settings, embedder.as_deref())
+}
+
+/// What the index records about how the model wants its inputs: the explicit settings first;
+/// then, for `local`, the prompts the model folder declares (`config_sentence_transformers.json`);
+/// then the known prompts of e5 and bge models by name. For `openai`, a model named as a
+/// passage variant (`e5-passage`) gets its query variant (`e5-query`) for questions.
+pub fn resolve_recipe(
+    embed: &str,
+    model: Option<&str>,
+    model_dir: Option<&Path>,
+    explicit: &PromptArgs,
+) -> anyhow::Result<EmbedRecipe> {
+    let mut r = EmbedRecipe::default();
+    if embed == "none" {
+        return Ok(r);
+    }
+    let model = model.unwrap_or(match embed {
+        "local" => docent_embed::DEFAULT_LOCAL_MODEL,
+        _ => docent_embed::DEFAULT_OPENAI_MODEL,
+    });
+    let mut declared = (None, None);
+    if embed == "local" {
+        let dir = if let Some(d) = model_dir {
+            Some(d.to_path_buf())
+        } else if Path::new(model).is_dir() {
+            Some(PathBuf::from(model))
+        } else {
+            docent_embed::find_local_model(model)
+        };
+        if let Some(dir) = dir {
+            declared = docent_embed::model_prompts(&dir)?;
+        }
+    }
+    let known = docent_embed::known_prompts(model);
+    if declared.0.is_none() && declared.1.is_none() {
+        if let Some((q, p)) = known {
+            declared = (Some(q.to_string()), Some(p.to_string()));
+        }
+    }
+    r.query_prompt = explicit.query_prompt.clone().or(declared.0).unwrap_or_default();
+    r.passage_prompt = explicit.passage_prompt.clone().or(declared.1).unwrap_or_default();
+    if embed == "openai" {
+        r.query_model = explicit
+            .query_model
+            .clone()
+            .or_else(|| docent_embed::query_model_for(model))
+            .filter(|q| q != model)
+            .unwrap_or_default();
+        r.query_input_type = explicit.query_input_type.clone().unwrap_or_default();
+        r.passage_input_type = explicit.passage_input_type.clone().unwrap_or_default();
+    } else if explicit.query_model.is_some()
+        || explicit.query_input_type.is_some()
+        || explicit.passage_input_type.is_some()
+    {
+        bail!("--query-model, --query-input-type and --passage-input-type are for --embed openai (servers that choose the variant); a local model takes prompts: use --query-prompt / --passage-prompt");
+    }
+    Ok(r)
 }
 
 /// The files of every source (after --include/--exclude), each with its namespace (from the
@@ -762,12 +929,34 @@ pub fn build_index_with(
         Some(i) => (i.provider.clone(), i.model.clone(), i.dims),
         None => ("none".to_string(), String::new(), 0),
     };
+    let mut recipe = match &info {
+        Some(i) => resolve_recipe(
+            &i.provider,
+            settings.model.as_deref().or(Some(&i.model)),
+            settings.embed_options.model_dir.as_deref(),
+            &settings.prompts,
+        )?,
+        None => EmbedRecipe::default(),
+    };
+    if let Some(i) = &info {
+        if i.prompt != recipe.passage_prompt {
+            bail!(
+                "the embedder puts {:?} before each chunk but the index would record the passage prompt {:?}; \
+                 set --passage-prompt to the one the embedder uses",
+                i.prompt,
+                recipe.passage_prompt
+            );
+        }
+    }
     let mut vectors: Vec<Option<Vec<f32>>> = vec![None; chunks.len()];
     if let Some(prev) = &previous {
         report.had_previous = true;
         let ph = prev.header();
-        let same_model =
-            ph.provider == provider && ph.model == model && (dims == 0 || ph.dims as usize == dims);
+        let same_model = ph.provider == provider
+            && ph.model == model
+            && (dims == 0 || ph.dims as usize == dims)
+            && ph.embedding.passage_prompt == recipe.passage_prompt
+            && ph.embedding.passage_input_type == recipe.passage_input_type;
         // Stored vectors are reused when they are at least as fine as the new file's: int8 ones
         // can be stored at 4 bits, but 4-bit ones cannot become int8 again.
         let fine_enough = ph.quantization.bits() >= settings.quantization.bits();
@@ -853,14 +1042,48 @@ pub fn build_index_with(
         }
     }
 
-    // 5. Write.
+    // 5. What the vectors say about the model: its cosine baseline (the floor reads cosines
+    // relative to it), the mean vector packed vectors are stored relative to, and how much of
+    // the ranking each quantisation keeps (the self-check).
+    let mut quantization = settings.quantization;
+    let mut center: Option<Vec<f32>> = None;
+    if let Some(vs) = final_vectors.as_deref().filter(|_| dims > 0) {
+        recipe.cosine_baseline = docent_core::vector::cosine_baseline(vs, 2000);
+        // Re-runs keep the previous mean vector, so reused vectors keep their codes.
+        let previous_center = previous
+            .as_ref()
+            .filter(|p| {
+                let ph = p.header();
+                ph.model == model && ph.dims as usize == dims
+            })
+            .and_then(|p| p.center().map(<[f32]>::to_vec));
+        let mean = previous_center.unwrap_or_else(|| docent_core::vector::mean_vector(vs, dims));
+        let check = SelfCheck::run(vs, &mean);
+        report.notes.push(check.summary());
+        if settings.auto_quantization
+            && quantization == Quantization::Binary
+            && check.binary_loses_too_much()
+        {
+            report.notes.push(format!(
+                "binary vectors lose too much of the ranking for {model} (see above): stored as int8; \
+                 pass --quantization binary to keep binary"
+            ));
+            quantization = Quantization::Int8;
+        }
+        if quantization != Quantization::Int8 {
+            center = Some(mean);
+        }
+    }
+    report.quantization = Some(quantization);
+
+    // 6. Write.
     let namespaces: BTreeSet<String> =
         chunks.iter().map(|c| c.namespace.clone()).filter(|n| !n.is_empty()).collect();
     let header = IndexHeader {
         provider: provider.clone(),
         model: model.clone(),
         dims: dims as u32,
-        quantization: settings.quantization,
+        quantization,
         tokenizer: "cl100k_base".into(),
         chunk_count: chunks.len() as u32,
         page_count: report.pages as u32,
@@ -882,9 +1105,15 @@ pub fn build_index_with(
             })
             .chain(settings.base_url.iter().map(|b| format!("base_url={b}")))
             .collect(),
+        embedding: recipe,
     };
-    let bytes = docent_core::format::write_index(&header, &chunks, final_vectors.as_deref())
-        .context("cannot encode the index")?;
+    let bytes = docent_core::format::write_index_centered(
+        &header,
+        &chunks,
+        final_vectors.as_deref(),
+        center.as_deref(),
+    )
+    .context("cannot encode the index")?;
     report.bytes = bytes.len();
     write_atomic(&settings.out, &bytes)?;
     report.provider = provider;

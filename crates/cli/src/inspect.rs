@@ -261,6 +261,34 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
             h.dims,
             h.quantization.name()
         );
+        let r = &h.embedding;
+        if r.changes_queries() {
+            outln!(
+                "  questions   model {}, prompt {:?}{}",
+                h.query_model(),
+                r.query_prompt,
+                if r.query_input_type.is_empty() {
+                    String::new()
+                } else {
+                    format!(", input_type {:?}", r.query_input_type)
+                }
+            );
+            outln!(
+                "  chunks as   prompt {:?}{}",
+                r.passage_prompt,
+                if r.passage_input_type.is_empty() {
+                    String::new()
+                } else {
+                    format!(", input_type {:?}", r.passage_input_type)
+                }
+            );
+        }
+        if let Some(b) = r.cosine_baseline {
+            outln!("  cosines     {b:.3} between unrelated chunks (the floor reads cosines relative to it)");
+        }
+        if index.center().is_some() {
+            outln!("  vectors     stored relative to the mean vector");
+        }
     }
     outln!("  tokenizer   {}", h.tokenizer);
     match h.relevance_floor {

@@ -58,6 +58,10 @@ pub struct EmbedAccess {
     /// Expected embedding model; refused if the index was built with another.
     #[arg(long, value_name = "M")]
     pub model: Option<String>,
+    /// Expected query prompt (e.g. "query: "); refused if the index expects another. By
+    /// default questions get the prompt recorded in the index.
+    #[arg(long, value_name = "TEXT")]
+    pub query_prompt: Option<String>,
 }
 
 /// Arguments of `docent search`.
@@ -138,19 +142,26 @@ pub fn query_embedder(
     if mode == ModeArg::Lexical {
         return Ok(None);
     }
+    let prompt = access.query_prompt.clone().unwrap_or_else(|| h.embedding.query_prompt.clone());
     let opts = EmbedOptions {
         base_url: access.embed_base_url.clone(),
         api_key_env: access.api_key_env.clone(),
         dimensions: if h.provider == "openai" { Some(h.dims as usize) } else { None },
+        prompt: Some(prompt),
+        input_type: Some(h.embedding.query_input_type.clone()),
         ..EmbedOptions::default()
     };
-    let e = docent_embed::make_embedder(&h.provider, Some(&h.model), &opts).with_context(|| {
-        format!("cannot set up the {} embedder {:?} the index was built with", h.provider, h.model)
-    })?;
+    let e = docent_embed::make_embedder(&h.provider, Some(h.query_model()), &opts).with_context(
+        || {
+            format!(
+                "cannot set up the {} embedder {:?} the index was built with",
+                h.provider, h.model
+            )
+        },
+    )?;
     let info = e.info();
-    if info.model != h.model {
-        bail!("embedding model mismatch: the index was built with {:?}, the {} provider gives {:?}; rebuild the index", h.model, h.provider, info.model);
-    }
+    h.check_query_embedding(&info.model, &info.prompt)
+        .map_err(|m| anyhow::anyhow!("embedding mismatch: {m}"))?;
     if info.dims != 0 && info.dims != h.dims as usize {
         bail!(
             "embedding size mismatch: the index has {} dims, the model gives {}; rebuild the index",

@@ -46,10 +46,14 @@ use std::sync::OnceLock;
 
 /// The 8 bytes every docent index starts with.
 pub const MAGIC: &[u8; 8] = b"DOCENTIX";
-/// The newest format version this code writes and reads: version 2 plus vectors packed at 4
-/// or 1 bits. Files with int8 vectors (or none) are still written as [`INT8_FORMAT_VERSION`], so
-/// every version-2 reader keeps reading them.
-pub const FORMAT_VERSION: u32 = 3;
+/// The newest format version this code writes and reads: version 3 plus a `Center` section
+/// (packed vectors stored relative to the mean vector) and an embedding recipe in the header
+/// (query prompts, query model) that older readers would ignore. A file is written as version
+/// 4 only when it has one of them; otherwise as [`PACKED_FORMAT_VERSION`] (packed vectors) or
+/// [`INT8_FORMAT_VERSION`], so older readers keep reading what they can read correctly.
+pub const FORMAT_VERSION: u32 = 4;
+/// The version of files with packed vectors and nothing newer.
+pub const PACKED_FORMAT_VERSION: u32 = 3;
 /// The oldest version this code reads, and the one it writes unless the vectors are packed.
 pub const INT8_FORMAT_VERSION: u32 = 2;
 /// Byte size of one chunk record.
@@ -92,10 +96,11 @@ pub enum SectionKind {
     Chunks = 6,
     Places = 7,
     Crumbs = 8,
+    Center = 9,
 }
 
 impl SectionKind {
-    const ALL: [SectionKind; 8] = [
+    const ALL: [SectionKind; 9] = [
         SectionKind::Pages,
         SectionKind::Strings,
         SectionKind::Text,
@@ -104,6 +109,7 @@ impl SectionKind {
         SectionKind::Chunks,
         SectionKind::Places,
         SectionKind::Crumbs,
+        SectionKind::Center,
     ];
 
     fn from_u32(v: u32) -> Option<SectionKind> {
@@ -121,6 +127,7 @@ impl SectionKind {
             SectionKind::Chunks => "chunk records",
             SectionKind::Places => "sections (page, anchor, breadcrumb)",
             SectionKind::Crumbs => "breadcrumb trie",
+            SectionKind::Center => "mean vector (packed vectors are stored relative to it)",
         }
     }
 }
@@ -187,6 +194,19 @@ pub fn write_index(
     header: &IndexHeader,
     chunks: &[Chunk],
     vectors: Option<&[Vec<f32>]>,
+) -> Result<Vec<u8>, FormatError> {
+    write_index_centered(header, chunks, vectors, None)
+}
+
+/// [`write_index`], with vectors packed below 8 bits stored relative to `center` (usually
+/// [`crate::vector::mean_vector`] of the vectors; see [`crate::vector::quantize_centered`]),
+/// which is kept in a `Center` section (format version 4). `center` is ignored for int8
+/// vectors and must have `dims` components.
+pub fn write_index_centered(
+    header: &IndexHeader,
+    chunks: &[Chunk],
+    vectors: Option<&[Vec<f32>]>,
+    center: Option<&[f32]>,
 ) -> Result<Vec<u8>, FormatError> {
     let n = chunks.len();
     to_u32(n, "chunk count")?;
@@ -275,22 +295,42 @@ pub fn write_index(
         header.quantization = Quantization::Int8;
     }
     let bits = header.quantization.bits();
+    let center = center.filter(|_| dims > 0 && bits < 8);
+    if let Some(c) = center {
+        if c.len() != dims || c.iter().any(|x| !x.is_finite()) {
+            return Err(FormatError::Invalid(format!(
+                "the mean vector has {} components (or a non-finite one); the index has {dims} dims",
+                c.len()
+            )));
+        }
+    }
     let mut vec_sec = Vec::with_capacity(n * header.quantization.vector_bytes(dims));
     let mut scale_sec = Vec::with_capacity(n * 4);
     if let Some(vs) = vectors {
         let mut q = Vec::with_capacity(dims);
         for v in vs {
             let mut v = v.clone();
-            crate::vector::normalize(&mut v);
-            let scale = crate::vector::quantize_levels(&v, bits, &mut q);
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            // Relative to a mean vector, a vector near unit length is taken as it is: a reused
+            // reconstruction (`center + scale × levels`, not quite unit length) then gets its
+            // codes and scale back exactly; the search divides by its norm anyway.
+            if center.is_none() || !(0.8..=1.25).contains(&norm) {
+                crate::vector::normalize(&mut v);
+            }
+            let scale = match center {
+                Some(c) => crate::vector::quantize_centered(&v, c, bits, &mut q),
+                None => crate::vector::quantize_levels(&v, bits, &mut q),
+            };
             crate::vector::pack_levels(&q, bits, &mut vec_sec);
             scale_sec.extend_from_slice(&scale.to_le_bytes());
         }
     }
-    let version = if header.quantization == Quantization::Int8 {
+    let version = if center.is_some() || header.embedding.changes_queries() {
+        FORMAT_VERSION
+    } else if header.quantization == Quantization::Int8 {
         INT8_FORMAT_VERSION
     } else {
-        FORMAT_VERSION
+        PACKED_FORMAT_VERSION
     };
 
     // Assemble.
@@ -307,6 +347,9 @@ pub fn write_index(
     if dims > 0 {
         sections.push((SectionKind::Vectors, vec_sec));
         sections.push((SectionKind::Scales, scale_sec));
+    }
+    if let Some(c) = center {
+        sections.push((SectionKind::Center, c.iter().flat_map(|x| x.to_le_bytes()).collect()));
     }
     let table_len = sections.len() * SECTION_ENTRY;
     let mut offset = align8(FIXED_HEADER + table_len + header_json.len());
@@ -442,6 +485,9 @@ pub struct Index {
     text: (usize, usize),
     /// (the int8 levels, the scales' offset in `bytes`).
     vectors: Option<(Levels, usize)>,
+    /// The mean vector packed vectors are stored relative to, and each vector's
+    /// `1 / |center + scale × levels|` (format version 4).
+    center: Option<(Vec<f32>, Vec<f32>)>,
     lexical: OnceLock<LexicalIndex>,
     checksum: u64,
 }
@@ -717,6 +763,40 @@ impl Index {
         } else {
             None
         };
+        let center = match (find(SectionKind::Center), &vectors) {
+            (None, _) => None,
+            (Some(_), _) if version < FORMAT_VERSION => {
+                return Err(FormatError::Corrupt(format!(
+                    "a version {version} file cannot hold a mean vector"
+                )))
+            }
+            (Some(_), None) => {
+                return Err(FormatError::Corrupt("a mean vector but no vectors".into()))
+            }
+            (Some(_), Some(_)) if quantization == Quantization::Int8 => {
+                return Err(FormatError::Corrupt("a mean vector beside int8 vectors".into()))
+            }
+            (Some((at, len)), Some((Levels::Unpacked(levels), scales))) => {
+                if len != dims * 4 {
+                    return Err(FormatError::Corrupt(format!(
+                        "the mean vector has {len} bytes, not 4 × {dims}"
+                    )));
+                }
+                let mu: Vec<f32> =
+                    (0..dims).map(|j| f32::from_bits(rd_u32(&bytes, at + 4 * j))).collect();
+                if mu.iter().any(|x| !x.is_finite()) {
+                    return Err(FormatError::Corrupt("the mean vector is not finite".into()));
+                }
+                let inv = (0..n)
+                    .map(|i| {
+                        let s = f32::from_bits(rd_u32(&bytes, scales + 4 * i));
+                        crate::vector::centered_inv_norm(&mu, &levels[i * dims..(i + 1) * dims], s)
+                    })
+                    .collect();
+                Some((mu, inv))
+            }
+            (Some(_), Some(_)) => None,
+        };
         Ok(Index {
             header,
             sections,
@@ -729,6 +809,7 @@ impl Index {
             strings,
             text,
             vectors,
+            center,
             lexical: OnceLock::new(),
             checksum,
             bytes,
@@ -882,9 +963,23 @@ impl Index {
     }
 
     /// Dequantised vector of chunk `i` (for incremental re-indexing), None for lexical-only indexes.
+    /// With a mean vector: `center + scale × levels`.
     pub fn vector(&self, i: usize) -> Option<Vec<f32>> {
         let (q, scale) = self.quantized(i)?;
-        Some(q.iter().map(|&x| x as f32 * scale).collect())
+        Some(match &self.center {
+            Some((mu, _)) => mu.iter().zip(q).map(|(&c, &x)| c + x as f32 * scale).collect(),
+            None => q.iter().map(|&x| x as f32 * scale).collect(),
+        })
+    }
+
+    /// The mean vector packed vectors are stored relative to (format version 4), if any.
+    pub fn center(&self) -> Option<&[f32]> {
+        self.center.as_ref().map(|(mu, _)| mu.as_slice())
+    }
+
+    /// Per vector `1 / |center + scale × levels|`, when there is a mean vector.
+    pub(crate) fn center_inv_norms(&self) -> Option<&[f32]> {
+        self.center.as_ref().map(|(_, inv)| inv.as_slice())
     }
 
     /// The file's xxh3-64 checksum (also a cache key).

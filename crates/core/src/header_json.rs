@@ -6,7 +6,7 @@
 //! that accepts any JSON (RFC 8259) and then picks the fields it knows is enough. Unknown fields
 //! are ignored (a newer writer may add some); missing required fields are errors.
 
-use crate::model::{IndexHeader, Quantization};
+use crate::model::{EmbedRecipe, IndexHeader, Quantization};
 
 /// A parsed JSON value.
 #[derive(Debug, Clone, PartialEq)]
@@ -287,6 +287,37 @@ pub(crate) fn read_header(bytes: &[u8]) -> Result<IndexHeader, String> {
         built_at: f.number("built_at")?,
         relevance_floor,
         sources: f.strings("sources", true)?,
+        embedding: match f.get("embedding") {
+            None | Some(Value::Null) => EmbedRecipe::default(),
+            Some(Value::Object(fields)) => read_recipe(&Fields(fields.clone()))?,
+            Some(_) => return Err("field `embedding` is not an object".into()),
+        },
+    })
+}
+
+/// The `embedding` object: every field optional.
+fn read_recipe(f: &Fields) -> Result<EmbedRecipe, String> {
+    let text = |name: &str| match f.get(name) {
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(_) => Err(format!("field `embedding.{name}` is not a string")),
+    };
+    let cosine_baseline = match f.get("cosine_baseline") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => Some(
+            parse_f32(n)
+                .filter(|x| (-1.0..1.0).contains(x))
+                .ok_or_else(|| format!("field `embedding.cosine_baseline` is out of range: {n}"))?,
+        ),
+        Some(_) => return Err("field `embedding.cosine_baseline` is not a number".into()),
+    };
+    Ok(EmbedRecipe {
+        query_prompt: text("query_prompt")?,
+        passage_prompt: text("passage_prompt")?,
+        query_model: text("query_model")?,
+        query_input_type: text("query_input_type")?,
+        passage_input_type: text("passage_input_type")?,
+        cosine_baseline,
     })
 }
 
@@ -448,7 +479,28 @@ mod tests {
             built_at: 1_790_000_000,
             relevance_floor: Some(0.0125),
             sources: vec!["/usr/share/doc\u{1}".into()],
+            embedding: EmbedRecipe::default(),
         }
+    }
+
+    #[test]
+    fn an_embedding_recipe_is_read_back_and_absent_when_empty() {
+        let h = IndexHeader {
+            embedding: EmbedRecipe {
+                query_prompt: "query: ".into(),
+                passage_prompt: "passage: ".into(),
+                query_model: "e5-query".into(),
+                query_input_type: "query".into(),
+                passage_input_type: "passage".into(),
+                cosine_baseline: Some(0.734),
+            },
+            ..header()
+        };
+        assert_eq!(read_header(&serde_json::to_vec(&h).unwrap()).unwrap(), h);
+        let plain = serde_json::to_string(&header()).unwrap();
+        assert!(!plain.contains("embedding"), "{plain}");
+        let bad = plain.replacen('{', r#"{"embedding":{"cosine_baseline":"x"},"#, 1);
+        assert!(read_header(bad.as_bytes()).unwrap_err().contains("cosine_baseline"));
     }
 
     #[test]

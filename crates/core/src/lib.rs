@@ -36,7 +36,7 @@ pub mod tokens;
 pub mod vector;
 
 pub use format::{FormatError, Index};
-pub use model::{Chunk, IndexHeader};
+pub use model::{Chunk, EmbedRecipe, IndexHeader};
 pub use search::{Hit, Retriever, SearchOptions, SearchResult};
 
 /// The docent version recorded in every index header.

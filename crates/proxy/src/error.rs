@@ -82,6 +82,14 @@ pub enum ApiError {
         /// The model the client asked for.
         client: String,
     },
+    /// 400 `embedding_model_mismatch`: the client's index expects another query prompt than
+    /// the one this server puts before questions.
+    EmbeddingPromptMismatch {
+        /// The prompt the proxy uses.
+        server: String,
+        /// The prompt the client's index expects.
+        client: String,
+    },
     /// 503 `limits_unavailable`: the shared limit store (`[limits] store`) cannot be reached and
     /// `store_unavailable = "closed"`, so nothing is admitted; comes with `Retry-After`.
     LimitsUnavailable,
@@ -107,7 +115,8 @@ impl ApiError {
             | ContextTooLong { .. }
             | InvalidRole { .. }
             | InvalidRequest(_)
-            | EmbeddingModelMismatch { .. } => StatusCode::BAD_REQUEST,
+            | EmbeddingModelMismatch { .. }
+            | EmbeddingPromptMismatch { .. } => StatusCode::BAD_REQUEST,
             RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             OriginNotAllowed => StatusCode::FORBIDDEN,
@@ -141,7 +150,9 @@ impl ApiError {
             Upstream(_) => "upstream_error",
             UpstreamTimeout(_) => "upstream_timeout",
             ModerationFailed(_) => "moderation_failed",
-            EmbeddingModelMismatch { .. } => "embedding_model_mismatch",
+            EmbeddingModelMismatch { .. } | EmbeddingPromptMismatch { .. } => {
+                "embedding_model_mismatch"
+            }
             NotFound => "not_found",
             MethodNotAllowed => "method_not_allowed",
             Internal => "internal_error",
@@ -186,6 +197,9 @@ impl ApiError {
             ModerationFailed(why) => format!("{why}, so the conversation could not be checked and was not answered; try again later"),
             EmbeddingModelMismatch { server, client } => format!(
                 "this server embeds with \"{server}\" but the request asked for \"{client}\"; rebuild the index with the server's model or change [serve.embeddings] model"
+            ),
+            EmbeddingPromptMismatch { server, client } => format!(
+                "this server puts the prompt {server:?} before questions but the index expects {client:?}; set [serve.embeddings] query_prompt to the index's (or remove it and set [serve] index) or rebuild the index"
             ),
             NotFound => "no such endpoint; see /v1/chat/completions, /v1/embeddings, /v1/moderations, /v1/feedback, /healthz, /metrics".into(),
             MethodNotAllowed => "method not allowed on this endpoint".into(),

@@ -66,17 +66,20 @@ pub fn load(cfg: &McpConfig, st: &Arc<AppState>) -> anyhow::Result<docent_mcp::D
     let h = index.header();
     let embedder: Option<Arc<dyn Embedder>> = match &st.embed {
         _ if h.provider == "none" || h.dims == 0 => None,
-        Some((e, _)) if e.model == h.model => Some(Arc::new(StateEmbedder {
-            st: st.clone(),
-            info: EmbedInfo {
-                provider: h.provider.clone(),
-                model: h.model.clone(),
-                dims: h.dims as usize,
-                max_input_tokens: None,
-            },
-        })),
+        Some((e, _)) if e.model == h.model && e.prompt() == h.embedding.query_prompt => {
+            Some(Arc::new(StateEmbedder {
+                st: st.clone(),
+                info: EmbedInfo {
+                    provider: h.provider.clone(),
+                    model: h.model.clone(),
+                    dims: h.dims as usize,
+                    max_input_tokens: None,
+                    prompt: h.embedding.query_prompt.clone(),
+                },
+            }))
+        }
         _ => {
-            tracing::warn!(index = %cfg.index.display(), model = %h.model, "[mcp] the index has vectors but [serve.embeddings] is not its model; /mcp searches lexically");
+            tracing::warn!(index = %cfg.index.display(), model = %h.model, "[mcp] the index has vectors but [serve.embeddings] is not its model (or query prompt); /mcp searches lexically");
             None
         }
     };
@@ -106,14 +109,16 @@ impl Embedder for StateEmbedder {
         Box::pin(async move {
             let failed = |e: ApiError| EmbedError::Inference(e.to_string());
             match &self.st.embed {
-                Some((_, EmbedBackend::Local(l))) => {
-                    l.embed(texts).await.map(|(v, _)| v).map_err(failed)
+                Some((e, EmbedBackend::Local(l))) => {
+                    l.embed(&e.prompted(texts)).await.map(|(v, _)| v).map_err(failed)
                 }
                 Some((e, EmbedBackend::Remote(p))) => {
-                    let mut body =
-                        json!({"model": e.model, "input": texts, "encoding_format": "float"});
+                    let mut body = json!({"model": e.upstream_model(), "input": e.prompted(texts), "encoding_format": "float"});
                     if let Some(d) = e.dimensions {
                         body["dimensions"] = json!(d);
+                    }
+                    if let Some(t) = &e.query_input_type {
+                        body["input_type"] = json!(t);
                     }
                     let bytes = p
                         .call_json(

@@ -102,6 +102,9 @@ pub fn check_index(cfg: &mut Config) -> anyhow::Result<()> {
                 provider: "local".into(),
                 model: header.model.clone(),
                 dimensions: Some(header.dims as usize),
+                query_prompt: Some(header.embedding.query_prompt.clone()),
+                query_model: None,
+                query_input_type: None,
             });
             tracing::info!(model = %header.model, "serving query embeddings with the index's local model");
             Ok(())
@@ -114,10 +117,19 @@ pub fn check_index(cfg: &mut Config) -> anyhow::Result<()> {
             check_index_model(&header, e).map_err(anyhow::Error::msg)?;
             let local =
                 cfg.providers.get(&e.provider).is_some_and(|p| p.kind == ProviderKind::Local);
-            if local && e.dimensions.is_none() {
-                // A local model has fixed dimensions: `serve` checks them against the index's.
-                if let Some(e) = cfg.serve.embeddings.as_mut() {
+            if let Some(e) = cfg.serve.embeddings.as_mut() {
+                if local && e.dimensions.is_none() {
+                    // A local model has fixed dimensions: `serve` checks them against the index's.
                     e.dimensions = Some(header.dims as usize);
+                }
+                // Questions are embedded as the index says (checked equal above when set).
+                let r = &header.embedding;
+                e.query_prompt.get_or_insert_with(|| r.query_prompt.clone());
+                if e.query_model.is_none() && !r.query_model.is_empty() {
+                    e.query_model = Some(r.query_model.clone());
+                }
+                if e.query_input_type.is_none() && !r.query_input_type.is_empty() {
+                    e.query_input_type = Some(r.query_input_type.clone());
                 }
             }
             Ok(())
@@ -155,6 +167,26 @@ pub fn check_index_model(
         if d != header.dims as usize {
             return Err(format!("[serve.embeddings] dimensions = {d} but the index has {}-dimensional vectors; set dimensions = {} or remove it", header.dims, header.dims));
         }
+    }
+    let r = &header.embedding;
+    if let Some(p) = e.query_prompt.as_deref().filter(|p| *p != r.query_prompt) {
+        return Err(format!(
+            "embedding prompt mismatch: the index expects questions embedded with the prompt {:?}, but [serve.embeddings] query_prompt = {p:?}; set query_prompt = {:?} (or remove it to use the index's)",
+            r.query_prompt, r.query_prompt
+        ));
+    }
+    if let Some(m) = e.query_model.as_deref().filter(|m| *m != header.query_model()) {
+        return Err(format!(
+            "embedding model mismatch: the index expects questions embedded with \"{}\", but [serve.embeddings] query_model = \"{m}\"; set query_model = \"{}\" (or remove it to use the index's)",
+            header.query_model(),
+            header.query_model()
+        ));
+    }
+    if let Some(t) = e.query_input_type.as_deref().filter(|t| *t != r.query_input_type) {
+        return Err(format!(
+            "[serve.embeddings] query_input_type = {t:?} but the index was built for {:?}; remove it to use the index's",
+            r.query_input_type
+        ));
     }
     Ok(())
 }

@@ -296,6 +296,57 @@ async fn asking_for_another_embedding_model_is_embedding_model_mismatch() {
 }
 
 #[tokio::test]
+async fn questions_get_the_query_prompt_and_model_and_another_prompt_is_refused() {
+    let up = start_double(0).await;
+    let mut cfg = config(up);
+    let e = cfg.serve.embeddings.as_mut().unwrap();
+    e.query_prompt = Some("query: ".into());
+    e.query_model = Some("test-embed-query".into());
+    e.query_input_type = Some("query".into());
+    let a = app(Arc::new(cfg));
+    // What a widget whose index expects "query: " sends.
+    let r = a
+        .clone()
+        .oneshot(post(
+            "/v1/embeddings",
+            &json!({"input": ["hello"], "model": "test-embed", "input_type": "query", "query_prompt": "query: "}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let v = body_json(r).await;
+    assert_eq!(
+        (v["model"].as_str(), v["query_prompt"].as_str()),
+        (Some("test-embed"), Some("query: "))
+    );
+    let floats: Vec<f32> = serde_json::from_value(v["data"][0]["embedding"].clone()).unwrap();
+    assert_eq!(floats, double::embed_text("query: hello", 384));
+    let sent: Vec<Value> =
+        requests(up).await.into_iter().filter(|r| r["path"] == "/v1/embeddings").collect();
+    assert_eq!(sent[0]["body"]["model"], "test-embed-query");
+    assert_eq!(sent[0]["body"]["input"], json!(["query: hello"]));
+    assert_eq!(sent[0]["body"]["input_type"], "query");
+    // An index that expects no prompt (or another one) is refused, with both prompts named.
+    let r = a
+        .clone()
+        .oneshot(post("/v1/embeddings", &json!({"input": "x", "query_prompt": ""})))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let v = body_json(r).await;
+    assert_eq!(v["error"]["code"], "embedding_model_mismatch");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("\"query: \"") && msg.contains("query_prompt"), "{msg}");
+    // Passages are not what this endpoint embeds.
+    let r = a
+        .oneshot(post("/v1/embeddings", &json!({"input": "x", "input_type": "passage"})))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(requests(up).await.iter().filter(|r| r["path"] == "/v1/embeddings").count(), 1);
+}
+
+#[tokio::test]
 async fn the_moderation_endpoint_forwards_to_the_moderation_provider() {
     let up = start_double(0).await;
     let r = app(Arc::new(config(up)))
@@ -894,6 +945,9 @@ fn an_index_built_with_another_embedding_model_is_refused_at_start() {
         provider: "oai".into(),
         model: "text-embedding-3-small".into(),
         dimensions: None,
+        query_prompt: None,
+        query_model: None,
+        query_input_type: None,
     };
     let err = docent_proxy::serve::check_index_model(&header, &e).unwrap_err();
     assert!(err.contains("all-MiniLM-L6-v2") && err.contains("rebuild"), "{err}");
@@ -901,6 +955,39 @@ fn an_index_built_with_another_embedding_model_is_refused_at_start() {
         model: "sentence-transformers/all-MiniLM-L6-v2".into(),
         ..e
     };
+    docent_proxy::serve::check_index_model(&header, &ok).unwrap();
+}
+
+#[test]
+fn an_index_that_expects_another_query_prompt_or_query_model_is_refused_at_start() {
+    let header = docent_core::IndexHeader {
+        provider: "openai".into(),
+        model: "e5-passage".into(),
+        dims: 384,
+        embedding: docent_core::EmbedRecipe {
+            query_model: "e5-query".into(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let e = docent_proxy::config::EmbeddingsConfig {
+        provider: "e5".into(),
+        model: "e5-passage".into(),
+        dimensions: None,
+        query_prompt: Some("query: ".into()),
+        query_model: None,
+        query_input_type: None,
+    };
+    let err = docent_proxy::serve::check_index_model(&header, &e).unwrap_err();
+    assert!(err.contains("prompt") && err.contains("\"query: \""), "{err}");
+    let wrong_model = docent_proxy::config::EmbeddingsConfig {
+        query_prompt: None,
+        query_model: Some("e5-passage".into()),
+        ..e.clone()
+    };
+    let err = docent_proxy::serve::check_index_model(&header, &wrong_model).unwrap_err();
+    assert!(err.contains("e5-query"), "{err}");
+    let ok = docent_proxy::config::EmbeddingsConfig { query_prompt: None, ..e };
     docent_proxy::serve::check_index_model(&header, &ok).unwrap();
 }
 
