@@ -401,29 +401,17 @@ impl Engine {
             body = body.num("dimensions", header.dims as f64);
         }
         let v = net::post_json_value(&url, &body.build(), Some(signal)).await?;
+        // The proxy must embed with the index's model, and with its query prompt: one that says
+        // which prompt it used must have used the index's; one that says nothing (older docent,
+        // another server) is trusted only when the index needs none.
         let model = json::string(&v, "model").unwrap_or_default();
-        let model = model.as_str();
-        if !model.is_empty() && !same_model(model, &header.model) {
+        let prompt = json::string(&v, "query_prompt").unwrap_or_default();
+        let wanted = &header.embedding.query_prompt;
+        if !model.is_empty() && !same_model(&model, &header.model) || prompt != *wanted {
             return Err(NetError::Http {
                 status: 400,
                 code: "embedding_model_mismatch".into(),
-                message: format!("index built with {}, proxy embeds with {model}", header.model),
-                retry_after: None,
-                categories: vec![],
-            });
-        }
-        // A proxy that says which prompt it used must have used the index's; one that says
-        // nothing (older docent, another server) is trusted only when the index needs none.
-        let prompt = json::string(&v, "query_prompt");
-        if prompt.as_deref().unwrap_or("") != header.embedding.query_prompt {
-            return Err(NetError::Http {
-                status: 400,
-                code: "embedding_model_mismatch".into(),
-                message: format!(
-                    "index expects the query prompt {:?}, proxy embeds with {:?}",
-                    header.embedding.query_prompt,
-                    prompt.as_deref().unwrap_or("")
-                ),
+                message: format!("index built with {} and prompt {wanted:?}", header.model),
                 retry_after: None,
                 categories: vec![],
             });

@@ -394,6 +394,15 @@ fn align8(v: usize) -> usize {
 // ---------------------------------------------------------------------------------------------
 // Reading
 
+/// Every way a `Center` section can be wrong, in one message.
+fn bad_center() -> FormatError {
+    FormatError::Corrupt(
+        "the mean vector section is invalid (it needs format version 4, packed vectors and \
+         dims finite floats)"
+            .into(),
+    )
+}
+
 #[inline]
 fn rd_u32(b: &[u8], at: usize) -> u32 {
     // Callers guarantee bounds (validated at load); `get` keeps this panic-free regardless.
@@ -763,29 +772,19 @@ impl Index {
         } else {
             None
         };
+        // A mean vector belongs to a version-4 file with packed vectors, and holds `dims` finite
+        // floats. One message for every way it can be wrong keeps the widget small.
         let center = match (find(SectionKind::Center), &vectors) {
             (None, _) => None,
-            (Some(_), _) if version < FORMAT_VERSION => {
-                return Err(FormatError::Corrupt(format!(
-                    "a version {version} file cannot hold a mean vector"
-                )))
-            }
-            (Some(_), None) => {
-                return Err(FormatError::Corrupt("a mean vector but no vectors".into()))
-            }
-            (Some(_), Some(_)) if quantization == Quantization::Int8 => {
-                return Err(FormatError::Corrupt("a mean vector beside int8 vectors".into()))
-            }
-            (Some((at, len)), Some((Levels::Unpacked(levels), scales))) => {
-                if len != dims * 4 {
-                    return Err(FormatError::Corrupt(format!(
-                        "the mean vector has {len} bytes, not 4 × {dims}"
-                    )));
-                }
+            (Some((at, len)), Some((Levels::Unpacked(levels), scales)))
+                if version >= FORMAT_VERSION
+                    && quantization != Quantization::Int8
+                    && len == dims * 4 =>
+            {
                 let mu: Vec<f32> =
                     (0..dims).map(|j| f32::from_bits(rd_u32(&bytes, at + 4 * j))).collect();
-                if mu.iter().any(|x| !x.is_finite()) {
-                    return Err(FormatError::Corrupt("the mean vector is not finite".into()));
+                if !mu.iter().all(|x| x.is_finite()) {
+                    return Err(bad_center());
                 }
                 let inv = (0..n)
                     .map(|i| {
@@ -795,7 +794,7 @@ impl Index {
                     .collect();
                 Some((mu, inv))
             }
-            (Some(_), Some(_)) => None,
+            (Some(_), _) => return Err(bad_center()),
         };
         Ok(Index {
             header,

@@ -213,9 +213,9 @@ fn parse(bytes: &[u8]) -> Result<Value, String> {
 }
 
 /// Fields of the header object, by name.
-struct Fields(Vec<(String, Value)>);
+struct Fields<'a>(&'a [(String, Value)]);
 
-impl Fields {
+impl Fields<'_> {
     fn get(&self, name: &str) -> Option<&Value> {
         self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v)
     }
@@ -228,6 +228,17 @@ impl Fields {
         match self.required(name)? {
             Value::String(s) => Ok(s.clone()),
             _ => Err(format!("field `{name}` is not a string")),
+        }
+    }
+
+    /// An optional float field (missing or `null`: `None`).
+    fn float(&self, name: &str) -> Result<Option<f32>, String> {
+        match self.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) => {
+                parse_f32(n).map(Some).ok_or_else(|| format!("field `{name}` is out of range: {n}"))
+            }
+            Some(_) => Err(format!("field `{name}` is not a number")),
         }
     }
 
@@ -261,19 +272,14 @@ pub(crate) fn read_header(bytes: &[u8]) -> Result<IndexHeader, String> {
     let Value::Object(fields) = parse(bytes)? else {
         return Err("the header is not a JSON object".into());
     };
-    let f = Fields(fields);
+    let f = Fields(&fields);
     let name = f.string("quantization")?;
     let quantization = Quantization::ALL
         .into_iter()
         .find(|q| q.name() == name)
         .ok_or_else(|| format!("unknown quantization `{name}`"))?;
-    let relevance_floor = match f.required("relevance_floor")? {
-        Value::Null => None,
-        Value::Number(n) => Some(
-            parse_f32(n).ok_or_else(|| format!("field `relevance_floor` is out of range: {n}"))?,
-        ),
-        _ => return Err("field `relevance_floor` is not a number".into()),
-    };
+    f.required("relevance_floor")?;
+    let relevance_floor = f.float("relevance_floor")?;
     Ok(IndexHeader {
         provider: f.string("provider")?,
         model: f.string("model")?,
@@ -289,28 +295,24 @@ pub(crate) fn read_header(bytes: &[u8]) -> Result<IndexHeader, String> {
         sources: f.strings("sources", true)?,
         embedding: match f.get("embedding") {
             None | Some(Value::Null) => EmbedRecipe::default(),
-            Some(Value::Object(fields)) => read_recipe(&Fields(fields.clone()))?,
+            Some(Value::Object(fields)) => read_recipe(&Fields(fields))?,
             Some(_) => return Err("field `embedding` is not an object".into()),
         },
     })
 }
 
 /// The `embedding` object: every field optional.
-fn read_recipe(f: &Fields) -> Result<EmbedRecipe, String> {
+fn read_recipe(f: &Fields<'_>) -> Result<EmbedRecipe, String> {
+    let bad = |name: &str| format!("field `embedding.{name}` is not a string, or out of range");
     let text = |name: &str| match f.get(name) {
         None | Some(Value::Null) => Ok(String::new()),
         Some(Value::String(s)) => Ok(s.clone()),
-        Some(_) => Err(format!("field `embedding.{name}` is not a string")),
+        Some(_) => Err(bad(name)),
     };
-    let cosine_baseline = match f.get("cosine_baseline") {
-        None | Some(Value::Null) => None,
-        Some(Value::Number(n)) => Some(
-            parse_f32(n)
-                .filter(|x| (-1.0..1.0).contains(x))
-                .ok_or_else(|| format!("field `embedding.cosine_baseline` is out of range: {n}"))?,
-        ),
-        Some(_) => return Err("field `embedding.cosine_baseline` is not a number".into()),
-    };
+    let cosine_baseline = f.float("cosine_baseline")?;
+    if cosine_baseline.is_some_and(|x| !(-1.0..1.0).contains(&x)) {
+        return Err(bad("cosine_baseline"));
+    }
     Ok(EmbedRecipe {
         query_prompt: text("query_prompt")?,
         passage_prompt: text("passage_prompt")?,

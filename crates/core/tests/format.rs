@@ -443,7 +443,7 @@ fn a_mean_vector_in_an_older_version_or_of_the_wrong_size_is_refused() {
     bytes[8..12].copy_from_slice(&3u32.to_le_bytes());
     reseal(&mut bytes);
     let err = Index::from_bytes(bytes).unwrap_err().to_string();
-    assert!(err.contains("version 3") && err.contains("mean vector"), "{err}");
+    assert!(err.contains("version 4") && err.contains("mean vector"), "{err}");
     let err = write_index_centered(&h, &chunks, Some(&vs), Some(&mean[..4])).unwrap_err();
     assert!(err.to_string().contains("mean vector"), "{err}");
 }
