@@ -615,3 +615,15 @@ fn index_text_in_the_source_lists_is_bidi_isolated() {
     assert!(html.contains(&format!("<bdi>{crumb}</bdi></a>")), "{html}");
     assert!(html.contains("<q><bdi>\u{202e}query</bdi></q>"), "{html}");
 }
+
+#[wasm_bindgen_test]
+fn the_widgets_renderer_decodes_html4_entities_and_leaves_rarer_ones_as_text() {
+    use docent_core::render::{render_markdown, RenderOptions};
+    // The wasm build carries only the HTML 4 entities (vendor/README.md): the common ones decode,
+    // an HTML5-only one stays literal, and nothing becomes markup.
+    let r = render_markdown(
+        "Caf&eacute; &amp; co &mdash; &copy; &rarr; &ApplyFunction; &lt;b&gt;",
+        &RenderOptions::default(),
+    );
+    assert!(r.html.contains("Café &amp; co — © → &amp;ApplyFunction; &lt;b&gt;"), "{}", r.html);
+}

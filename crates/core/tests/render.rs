@@ -503,3 +503,14 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn native_builds_decode_every_html5_entity() {
+    // Only the wasm build carries the short HTML 4 table (vendor/README.md; tests/logic.rs checks
+    // the widget's side): indexing and llms keep every entity.
+    let r = docent_core::render::render_markdown(
+        "&ApplyFunction;&bopf; &eacute;",
+        &docent_core::render::RenderOptions::default(),
+    );
+    assert!(r.html.contains("\u{2061}\u{1D553} é"), "{}", r.html);
+}
