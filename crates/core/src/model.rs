@@ -163,11 +163,14 @@ pub struct EmbedRecipe {
     /// `input_type` for chunks (e.g. `"passage"` or `"document"`). Empty = not sent.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub passage_input_type: String,
-    /// Mean cosine between chunks of unrelated sections, measured at build: how anisotropic
-    /// the model is (all-MiniLM-L6-v2 about 0.1, e5 about 0.75). The relevance floor reads
-    /// cosines relative to it, so one floor works across models.
+    /// Mean cosine between this site's chunks and texts about nothing a docs site covers
+    /// (weather, cooking, sports: `docent index` embeds a fixed set), measured at build: where
+    /// an off-topic question lands with this model (all-MiniLM-L6-v2 near 0, e5 about 0.7).
+    /// The relevance floor reads cosines relative to it, so one floor works across models.
+    /// (Not the mean cosine between the site's own chunks: on a small single-topic site that is
+    /// high for any model, and read as a baseline it turned answerable questions away.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cosine_baseline: Option<f32>,
+    pub off_topic_cosine: Option<f32>,
 }
 
 impl EmbedRecipe {
@@ -293,7 +296,7 @@ mod tests {
     #[test]
     fn only_recipes_that_change_questions_need_a_newer_reader() {
         assert!(!EmbedRecipe::default().changes_queries());
-        let measured = EmbedRecipe { cosine_baseline: Some(0.1), ..Default::default() };
+        let measured = EmbedRecipe { off_topic_cosine: Some(0.1), ..Default::default() };
         assert!(!measured.changes_queries() && !measured.is_empty());
         assert!(EmbedRecipe { query_input_type: "query".into(), ..Default::default() }
             .changes_queries());

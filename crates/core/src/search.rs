@@ -263,7 +263,7 @@ pub fn cosine_confidence(cos: f32) -> f32 {
 pub const MINILM_COSINE_BASELINE: f32 = 0.08;
 
 /// A cosine of a model whose unrelated texts meet at `baseline` (recorded at build as
-/// `embedding.cosine_baseline`), put on all-MiniLM-L6-v2's scale: the baseline maps to
+/// `embedding.off_topic_cosine`), put on all-MiniLM-L6-v2's scale: the baseline maps to
 /// [`MINILM_COSINE_BASELINE`], 1 stays 1, linear in between. So the floor's cosine thresholds
 /// hold for anisotropic models (e5's unrelated texts meet at about 0.75, where MiniLM's
 /// answering sections are). Without a recorded baseline, or one at or below MiniLM's, the
@@ -735,7 +735,7 @@ impl Index {
             top_cosine: run_vector.then(|| {
                 calibrated_cosine(
                     vec_list.first().map(|x| x.1).unwrap_or(0.0),
-                    self.header().embedding.cosine_baseline,
+                    self.header().embedding.off_topic_cosine,
                 )
             }),
             known: run_lexical.then_some(lex.known),

@@ -219,6 +219,35 @@ pub fn ranking_agreement(
     total / samples as f32
 }
 
+/// The mean cosine between `probes` (vectors of texts about nothing the docs cover) and up to
+/// `samples` of `vectors` (spread evenly): where an off-topic question lands with this model.
+/// `None` without probes or vectors.
+pub fn off_topic_cosine(probes: &[Vec<f32>], vectors: &[Vec<f32>], samples: usize) -> Option<f32> {
+    let n = vectors.len();
+    if probes.is_empty() || n == 0 || samples == 0 {
+        return None;
+    }
+    let unit = |v: &Vec<f32>| {
+        let mut v = v.clone();
+        normalize(&mut v);
+        v
+    };
+    let probes: Vec<Vec<f32>> = probes.iter().map(unit).collect();
+    let take = samples.min(n);
+    let mut sum = 0.0f64;
+    let mut count = 0usize;
+    for s in 0..take {
+        let v = unit(&vectors[s * n / take]);
+        for p in &probes {
+            if p.len() == v.len() {
+                sum += f64::from(p.iter().zip(&v).map(|(a, b)| a * b).sum::<f32>());
+                count += 1;
+            }
+        }
+    }
+    (count > 0).then(|| (sum / count as f64) as f32)
+}
+
 /// The mean cosine between `vectors` of unrelated texts: up to `pairs` pairs far apart in
 /// the list (chunk order follows the pages, so distant chunks are of other sections). A
 /// model's floor of similarity: all-MiniLM-L6-v2 about 0.1, e5 models about 0.75.
@@ -522,6 +551,9 @@ mod tests {
         // Unrelated texts of such a model meet far above zero.
         let b = cosine_baseline(&vs, 100).unwrap();
         assert!(b > 0.7, "{b}");
+        let off = off_topic_cosine(&anisotropic(5, 128), &vs, 100).unwrap();
+        assert!(off > 0.7, "{off}");
+        assert_eq!(off_topic_cosine(&[], &vs, 100), None);
     }
 
     #[test]
