@@ -346,6 +346,7 @@ pub fn evaluate(
             page_rank: rank_by(true),
             rewritten: None,
             abstained: false,
+            outcome: "answered",
             confidence: 1.0,
             signals: Default::default(),
             answerable: !q.gold.is_empty(),

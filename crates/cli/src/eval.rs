@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use clap::Args;
 use docent_core::model::{IndexHeader, Quantization};
-use docent_core::search::SearchOptions;
+use docent_core::search::{Outcome, SearchOptions, DECLINE_SHARE};
 use docent_core::Index;
 use serde::{Deserialize, Serialize};
 
@@ -166,6 +166,9 @@ pub struct QuestionResult {
     pub rewritten: Option<String>,
     /// Whether the search abstained.
     pub abstained: bool,
+    /// What the reader is told: `answered`, `uncertain` (answered, saying the docs may not
+    /// fully cover it) or `declined`.
+    pub outcome: &'static str,
     /// Search confidence.
     pub confidence: f32,
     /// The evidence behind the confidence (best cosine, known and covered term shares).
@@ -199,6 +202,10 @@ pub struct Metrics {
     pub correct_abstains: usize,
     /// Answerable questions where the search abstained.
     pub false_abstains: usize,
+    /// Answerable questions answered as uncertain (hedged).
+    pub uncertain_answerable: usize,
+    /// Unanswerable questions answered as uncertain (hedged).
+    pub uncertain_unanswerable: usize,
 }
 
 /// The whole report.
@@ -384,6 +391,7 @@ pub fn evaluate(
             page_rank,
             rewritten,
             abstained: r.abstained,
+            outcome: r.outcome().name(),
             confidence: r.confidence,
             signals: r.signals,
             answerable: !q.gold.is_empty(),
@@ -403,7 +411,10 @@ pub fn evaluate(
         vector_bits: h.quantization.bits() as u8,
         overall,
         per_kind,
-        suggested_floor: suggest_floor(&results),
+        // The best single threshold is where questions should be declined: the floor puts its
+        // decline threshold there (0.6 × floor).
+        suggested_floor: suggest_floor(&results)
+            .map(|(t, acc)| ((t / DECLINE_SHARE).min(1.0), acc)),
         questions: results,
     }
 }
@@ -442,6 +453,9 @@ pub fn metrics<'a>(rs: impl Iterator<Item = &'a QuestionResult>) -> Metrics {
             if r.abstained {
                 m.false_abstains += 1;
             }
+            if r.outcome == Outcome::Uncertain.name() {
+                m.uncertain_answerable += 1;
+            }
             if r.page_rank.is_some_and(|k| k <= 5) {
                 p5 += 1;
             }
@@ -461,6 +475,9 @@ pub fn metrics<'a>(rs: impl Iterator<Item = &'a QuestionResult>) -> Metrics {
             m.unanswerable += 1;
             if r.abstained {
                 m.correct_abstains += 1;
+            }
+            if r.outcome == Outcome::Uncertain.name() {
+                m.uncertain_unanswerable += 1;
             }
         }
     }
@@ -757,8 +774,31 @@ pub fn print_report(r: &EvalReport, verbose: bool) -> std::io::Result<()> {
     );
     outln!("5 distinct pages), over answerable questions; an abstain counts as a miss.");
     outln!("abstain✓ = unanswerable questions correctly abstained; abstain✗ = answerable questions wrongly abstained.");
+    outln!();
+    let m = &r.overall;
+    let share = |k: usize, of: usize| {
+        if of == 0 {
+            "-".to_string()
+        } else {
+            format!("{k} ({:.0}%)", 100.0 * k as f64 / of as f64)
+        }
+    };
+    outln!("{:<14} {:>11} {:>11} {:>11}", "outcome", "answered", "uncertain", "declined");
+    for (name, n, unsure, declined) in [
+        ("answerable", m.answerable, m.uncertain_answerable, m.false_abstains),
+        ("unanswerable", m.unanswerable, m.uncertain_unanswerable, m.correct_abstains),
+    ] {
+        let answered = n.saturating_sub(unsure + declined);
+        outln!(
+            "{name:<14} {:>11} {:>11} {:>11}",
+            share(answered, n),
+            share(unsure, n),
+            share(declined, n)
+        );
+    }
+    outln!("uncertain = answered, saying the docs may not fully cover it (confidence between 0.6 × and 1.5 × the floor).");
     if let Some((f, acc)) = r.suggested_floor {
-        outln!("suggested floor: {f:.3} ({} of abstain/answer decisions right); set it with `docent index --floor {f:.3}` or `floor` in docent.toml", pct(acc).trim());
+        outln!("suggested floor: {f:.3} ({} of decline/answer decisions right at its decline threshold); set it with `docent index --floor {f:.3}` or `floor` in docent.toml", pct(acc).trim());
     }
     if verbose {
         outln!();
@@ -807,6 +847,7 @@ mod tests {
             page_rank: None,
             rewritten: None,
             abstained: false,
+            outcome: "answered",
             confidence: conf,
             signals: Default::default(),
             answerable,

@@ -277,12 +277,18 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
                 "breadcrumb": c.breadcrumb_display(),
                 "score": hit.score,
                 "retriever": hit.retrievers.label(),
+                "outcome": result.outcome().name(),
             });
             outln!("{line}");
         }
         if result.abstained {
             eprintln!(
-                "abstained: the docs don't seem to cover this (confidence {:.3})",
+                "declined: the docs don't seem to cover this (confidence {:.3})",
+                result.confidence
+            );
+        } else if result.uncertain {
+            eprintln!(
+                "uncertain: these may not fully answer the question (confidence {:.3})",
                 result.confidence
             );
         }
@@ -290,7 +296,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
     }
     if result.abstained {
         outln!(
-            "The docs don't seem to cover this (confidence {:.3} is below the relevance floor).",
+            "The docs don't seem to cover this (confidence {:.3} is below the decline threshold).",
             result.confidence
         );
         if !result.closest.is_empty() {
@@ -304,7 +310,14 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     print_hits(&index, &result.hits)?;
-    outln!("(confidence {:.3})", result.confidence);
+    if result.uncertain {
+        outln!(
+            "(confidence {:.3}: uncertain, these may not fully answer the question)",
+            result.confidence
+        );
+    } else {
+        outln!("(confidence {:.3})", result.confidence);
+    }
     Ok(())
 }
 

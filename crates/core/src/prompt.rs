@@ -209,6 +209,22 @@ Rules:\n\
 - Write Markdown: short paragraphs or lists, and fenced code blocks with a language tag for code samples taken from the sources.\n\
 - Be concise and precise. Do not mention these rules.";
 
+/// Said to the chat model after the question when the search is not sure the sources cover it
+/// ([`crate::search::Outcome::Uncertain`]).
+pub const UNCERTAIN_NOTE: &str = "(The search is not sure these sources cover this question. \
+Answer only what they support, and if they do not answer it, say plainly that the docs do not \
+seem to cover it.)";
+
+/// The question as the chat model gets it: with [`UNCERTAIN_NOTE`] after it when the search
+/// was unsure.
+pub fn question_for_model(question: &str, uncertain: bool) -> std::borrow::Cow<'_, str> {
+    if uncertain {
+        format!("{question}\n\n{UNCERTAIN_NOTE}").into()
+    } else {
+        question.into()
+    }
+}
+
 /// Client-side user message: the numbered sources and the question. Parameters: `{sources}`
 /// (see [`format_sources`]) and `{question}`.
 pub const DEFAULT_USER: &str = "Sources:\n{sources}\n\nQuestion: {question}";

@@ -125,7 +125,8 @@ pub fn retrieve(
 }
 
 /// Merge the results of two queries for one question (as typed, and rewritten): the hits of the
-/// queries that passed the floor, fused by reciprocal rank; abstain only when both abstained.
+/// queries that passed the floor, fused by reciprocal rank; abstain only when both abstained,
+/// uncertain when every one that passed was.
 pub fn merge(a: SearchResult, b: SearchResult, top_k: usize) -> SearchResult {
     let abstained = a.abstained && b.abstained;
     let hits = if abstained {
@@ -141,11 +142,14 @@ pub fn merge(a: SearchResult, b: SearchResult, top_k: usize) -> SearchResult {
         coverage: max_opt(a.signals.coverage, b.signals.coverage),
         follow_up: a.signals.follow_up || b.signals.follow_up,
     };
+    // Uncertain when every query that passed was.
+    let uncertain = !abstained && [&a, &b].iter().filter(|r| !r.abstained).all(|r| r.uncertain);
     SearchResult {
         hits,
         confidence: a.confidence.max(b.confidence),
         signals,
         abstained,
+        uncertain,
         closest: fuse(&a.closest, &b.closest, top_k),
     }
 }

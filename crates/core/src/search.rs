@@ -44,7 +44,8 @@ pub struct SearchOptions {
     pub namespace: Option<String>,
     /// Only chunks whose url starts with this prefix.
     pub url_prefix: Option<String>,
-    /// Relevance floor on [`SearchResult::confidence`]; below it the result is empty (abstain).
+    /// Relevance floor on [`SearchResult::confidence`]: questions below 0.6 × it are declined
+    /// (the result is empty), those below 1.5 × it answered as uncertain ([`outcome_thresholds`]).
     /// `None` = use the index header's calibrated floor, or the built-in default.
     pub floor: Option<f32>,
     /// Weight of the conversation history (previous user turns) in retrieval, relative to the
@@ -216,10 +217,66 @@ pub struct SearchResult {
     pub confidence: f32,
     /// The evidence behind `confidence`.
     pub signals: Signals,
-    /// True when confidence fell below the floor: `hits` is empty, say "the docs don't cover this".
+    /// True when confidence fell below the decline threshold ([`outcome_thresholds`]): `hits` is
+    /// empty, say "the docs don't cover this" ([`Outcome::Declined`]).
     pub abstained: bool,
+    /// True when the question is answered from `hits` but the search is not sure they cover it
+    /// (confidence between the two [`outcome_thresholds`], or a question it could not judge):
+    /// the answer says so ([`Outcome::Uncertain`]).
+    pub uncertain: bool,
     /// The closest hits even when abstaining (to offer as "closest sections").
     pub closest: Vec<Hit>,
+}
+
+/// What a reader is told about a question: an answer, an answer marked as maybe not covering
+/// it, or "the docs don't cover this" with the closest sections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// Confidence at or above the hedge threshold: answer.
+    Answered,
+    /// Between the thresholds (or not judged: a question in another language than the docs):
+    /// answer, saying the docs may not fully cover it.
+    Uncertain,
+    /// Below the decline threshold: no answer, the closest sections.
+    Declined,
+}
+
+impl Outcome {
+    /// `answered`, `uncertain`, `declined` (reports, JSON).
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Answered => "answered",
+            Outcome::Uncertain => "uncertain",
+            Outcome::Declined => "declined",
+        }
+    }
+}
+
+impl SearchResult {
+    /// The result's [`Outcome`].
+    pub fn outcome(&self) -> Outcome {
+        if self.abstained {
+            Outcome::Declined
+        } else if self.uncertain {
+            Outcome::Uncertain
+        } else {
+            Outcome::Answered
+        }
+    }
+}
+
+/// Share of the floor below which a question is declined.
+pub const DECLINE_SHARE: f32 = 0.6;
+/// Multiple of the floor at and above which an answer is given without a hedge.
+pub const HEDGE_FACTOR: f32 = 1.5;
+
+/// `(decline below, hedge below)` on [`SearchResult::confidence`] for a relevance floor: at the
+/// default floor 0.5, 0.3 and 0.75. One floor cannot serve both sides (it refused answerable
+/// questions while letting near-topic ones through); two thresholds around it were picked on
+/// the tuning sets' confidences (no answerable question declined, 9 % hedged) and checked on the
+/// validation sets (BENCHMARKS.md §2.0.4). Floor 0 answers everything, unhedged.
+pub fn outcome_thresholds(floor: f32) -> (f32, f32) {
+    (floor * DECLINE_SHARE, (floor * HEDGE_FACTOR).min(1.0))
 }
 
 /// Chunks of one section a hit carries at most (its best ones), so one long section cannot
@@ -755,11 +812,26 @@ impl Index {
         // says nothing, so it is answered from the closest sections (a chat model's rewrite into
         // the docs' language is judged on its own, see retrieve.rs).
         let judged = !crate::lang::looks_non_english(query.text);
-        if (judged && confidence < floor) || fused.is_empty() {
+        let (decline, hedge) = outcome_thresholds(floor);
+        if (judged && confidence < decline) || fused.is_empty() {
             fused.truncate(3);
-            SearchResult { hits: Vec::new(), confidence, signals, abstained: true, closest: fused }
+            SearchResult {
+                hits: Vec::new(),
+                confidence,
+                signals,
+                abstained: true,
+                uncertain: false,
+                closest: fused,
+            }
         } else {
-            SearchResult { hits: fused, confidence, signals, abstained: false, closest: Vec::new() }
+            SearchResult {
+                hits: fused,
+                confidence,
+                signals,
+                abstained: false,
+                uncertain: !judged || confidence < hedge,
+                closest: Vec::new(),
+            }
         }
     }
 }
@@ -940,6 +1012,55 @@ mod tests {
         );
         assert!(!r.abstained && r.signals.follow_up, "{r:?}");
         assert_eq!(r.signals.known, Some(1.0));
+    }
+
+    #[test]
+    fn two_thresholds_give_three_outcomes() {
+        let index = idx(
+            &[
+                ("", "Set CARGO_HOME to move the cache of downloaded crates."),
+                ("", "Vectors store values."),
+                ("", "The borrow checker checks references."),
+            ],
+            None,
+        );
+        let (decline, hedge) = outcome_thresholds(DEFAULT_FLOOR);
+        assert_eq!((decline, hedge), (0.3, 0.75));
+        let mut seen = std::collections::HashSet::new();
+        for q in [
+            "move the crates cache",
+            "move the crates cache with kubernetes",
+            "kubernetes ingress helm cache",
+            "sourdough bread recipe",
+        ] {
+            let r =
+                index.search(&Query { text: q, ..Default::default() }, &SearchOptions::default());
+            let want = if r.confidence < decline {
+                Outcome::Declined
+            } else if r.confidence < hedge {
+                Outcome::Uncertain
+            } else {
+                Outcome::Answered
+            };
+            assert_eq!(r.outcome(), want, "{q}: {r:?}");
+            // Uncertain questions are answered: their hits are there.
+            assert_eq!(r.hits.is_empty(), want == Outcome::Declined, "{q}");
+            seen.insert(want);
+        }
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        // Floor 0: everything answered, unhedged.
+        let all = SearchOptions { floor: Some(0.0), ..Default::default() };
+        let r = index.search(
+            &Query { text: "move the crates cache with kubernetes", ..Default::default() },
+            &all,
+        );
+        assert_eq!(r.outcome(), Outcome::Answered);
+        // A question in another language cannot be judged: answered, hedged.
+        let r = index.search(
+            &Query { text: "¿Cómo muevo la caché de crates?", ..Default::default() },
+            &SearchOptions::default(),
+        );
+        assert!(matches!(r.outcome(), Outcome::Uncertain | Outcome::Declined), "{r:?}");
     }
 
     #[test]

@@ -192,3 +192,17 @@ fn vectors_of_the_wrong_count_are_ignored_not_misassigned() {
     assert!(r.hits.iter().all(|h| !h.retrievers.vector), "{r:?}");
     assert_eq!(ix.chunk(r.hits[0].chunk as usize).url, "a");
 }
+
+#[test]
+fn a_merged_result_is_uncertain_only_when_every_query_that_passed_was() {
+    use docent_core::search::Outcome;
+    let hit = |chunk| hit(chunk, true);
+    let answered = SearchResult { hits: vec![hit(0)], confidence: 0.9, ..Default::default() };
+    let unsure =
+        SearchResult { hits: vec![hit(1)], confidence: 0.5, uncertain: true, ..Default::default() };
+    let declined = SearchResult { abstained: true, closest: vec![hit(2)], ..Default::default() };
+    assert_eq!(merge(answered.clone(), unsure.clone(), 5).outcome(), Outcome::Answered);
+    assert_eq!(merge(unsure.clone(), declined.clone(), 5).outcome(), Outcome::Uncertain);
+    assert_eq!(merge(unsure.clone(), unsure, 5).outcome(), Outcome::Uncertain);
+    assert_eq!(merge(declined.clone(), declined, 5).outcome(), Outcome::Declined);
+}

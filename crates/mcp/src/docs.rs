@@ -62,6 +62,9 @@ pub struct SearchOutcome {
     /// True when the relevance floor judged that the docs do not cover the query: `results`
     /// are then only the closest sections, not answers.
     pub abstained: bool,
+    /// `answered`, `uncertain` (the results may not fully answer the query: say so) or
+    /// `declined` (the same as `abstained`).
+    pub outcome: &'static str,
     /// The floor's confidence in the best result (0-1).
     pub confidence: f32,
     /// "hybrid" (embeddings + BM25) or "lexical" (BM25 only).
@@ -245,6 +248,7 @@ impl Docs {
         let hits = if result.abstained { &result.closest } else { &result.hits };
         Ok(SearchOutcome {
             abstained: result.abstained,
+            outcome: result.outcome().name(),
             confidence: result.confidence,
             retrieval: self.retrieval(),
             results: self.per_section(hits, top),

@@ -70,7 +70,7 @@ impl DocsServer {
     }
 
     #[tool(
-        description = "Search the documentation and get the best-matching sections, best first: each with its title, heading path, url (page#anchor, to cite and to pass to read_section), score and text (long sections are cut; read_section gives the whole). Use it before answering any question about this software, and cite the urls. The search is hybrid (meaning + keywords) with a relevance floor: when the docs do not cover the query the answer says so (abstained) and lists only the closest sections; then say the docs don't cover it rather than guessing. Returns Markdown text plus the same data as structured JSON.",
+        description = "Search the documentation and get the best-matching sections, best first: each with its title, heading path, url (page#anchor, to cite and to pass to read_section), score and text (long sections are cut; read_section gives the whole). Use it before answering any question about this software, and cite the urls. The search is hybrid (meaning + keywords) with a relevance floor: when the docs do not cover the query the answer says so (abstained) and lists only the closest sections; then say the docs don't cover it rather than guessing. When it is unsure (outcome: uncertain), answer only what the sections say. Returns Markdown text plus the same data as structured JSON.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn search_docs(
@@ -175,7 +175,7 @@ fn render_search(query: &str, o: &SearchOutcome) -> String {
     if o.abstained {
         let _ = writeln!(
             s,
-            "The docs don't seem to cover \"{query}\" (confidence {:.2} is below the relevance floor).",
+            "The docs don't seem to cover \"{query}\" (confidence {:.2} is below the decline threshold).",
             o.confidence
         );
         if !o.results.is_empty() {
@@ -193,6 +193,12 @@ fn render_search(query: &str, o: &SearchOutcome) -> String {
             o.retrieval,
             o.confidence
         );
+        if o.outcome == "uncertain" {
+            s.push_str(
+                "These may not fully answer it (uncertain): answer from them only what they say, \
+                 and say plainly what the docs do not cover.\n\n",
+            );
+        }
     }
     for f in &o.results {
         let _ = writeln!(s, "## {}. {}", f.rank, heading(&f.section));
