@@ -120,6 +120,9 @@ pub struct TurnData {
     pub feedback: Option<bool>,
     /// Whether the rendered output was cut at the size cap.
     pub truncated: bool,
+    /// The search was not sure the docs cover the question (between the decline and the hedge
+    /// thresholds): the answer carries a note saying it may not fully answer it.
+    pub uncertain: bool,
     /// The answer came from the proxy's answer cache (`x-docent-cache: hit`).
     pub cached: bool,
     /// The answer's key in the proxy's answer cache (`x-docent-cache-key`), sent back with
@@ -232,6 +235,7 @@ impl TurnData {
             .opt_str("fallback", self.fallback.as_deref())
             .val("feedback", self.feedback.map(JsValue::from_bool).unwrap_or(JsValue::NULL))
             .bool("truncated", self.truncated)
+            .bool("uncertain", self.uncertain)
             .bool("cached", self.cached)
             .opt_str("cache_key", self.cache_key.as_deref())
             .build()
@@ -272,6 +276,7 @@ impl TurnData {
             fallback: json::string(v, "fallback"),
             feedback: json::boolean(v, "feedback"),
             truncated: json::boolean(v, "truncated").unwrap_or(false),
+            uncertain: json::boolean(v, "uncertain").unwrap_or(false),
             cached: json::boolean(v, "cached").unwrap_or(false),
             cache_key: json::string(v, "cache_key"),
         }

@@ -658,6 +658,7 @@ impl Engine {
             t.looked_at = looked;
             t.rewritten = rewritten.clone();
             t.confidence = result.confidence;
+            t.uncertain = result.uncertain;
             t.fallback = fallback;
         });
         if let Some(note) = turn.with_untracked(crate::scope::fallback_note) {
@@ -690,12 +691,14 @@ impl Engine {
             self.answer_with_excerpts(turn, &index, &result, question, reason, live);
             return Ok(());
         }
+        // An unsure search tells the model so, after the question.
+        let model_question = docent_core::prompt::question_for_model(question, result.uncertain);
         // Token budget: byte upper bound first, exact counts only when it matters.
         let plan = {
             let bpe = self.bpe.borrow().clone();
             let first = match &bpe {
-                Some(b) => self.plan(&index, &result.hits, history, question, b.as_ref()),
-                None => self.plan(&index, &result.hits, history, question, &ByteBound),
+                Some(b) => self.plan(&index, &result.hits, history, &model_question, b.as_ref()),
+                None => self.plan(&index, &result.hits, history, &model_question, &ByteBound),
             };
             let needs_exact = match &first {
                 Ok(p) => p.needs_exact_count,
@@ -706,7 +709,9 @@ impl Engine {
                 let exact = self.load_ranks().await;
                 turn.update(|t| t.notice = None);
                 match exact {
-                    Some(b) => self.plan(&index, &result.hits, history, question, b.as_ref()),
+                    Some(b) => {
+                        self.plan(&index, &result.hits, history, &model_question, b.as_ref())
+                    }
                     None => first,
                 }
             } else {

@@ -13,7 +13,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{HtmlElement, KeyboardEvent};
 
 use crate::config::Mode;
-use crate::conversation::{self, Saved, Status, TurnData};
+use crate::conversation::{self, AnswerKind, Saved, Status, TurnData};
 use crate::engine::{self, Engine, History};
 use crate::html as strings;
 use crate::json::{self, Obj};
@@ -602,6 +602,7 @@ pub fn Turn(
                 <TurnNote data=data text=cached_note testid="docent-cached" />
                 {slot(labels)}
                 <TurnNote data=data text=fallback_note testid="docent-fallback" />
+                <TurnNote data=data text=uncertain_note testid="docent-uncertain" />
                 <div
                     class="docent-answer"
                     class:docent-streaming=move || status.get() == Status::Streaming
@@ -632,6 +633,15 @@ pub fn TurnNote(
     move || {
         data.with(text).map(|note| view! { <p class="docent-notice" data-testid=testid>{note}</p> })
     }
+}
+
+/// "This may not fully answer your question": on answers the search was not sure the docs
+/// cover (core's `Outcome::Uncertain`). Not on "not covered" turns, which say so themselves.
+fn uncertain_note(turn: &TurnData) -> Option<String> {
+    (turn.uncertain && turn.kind != AnswerKind::NotCovered).then(|| {
+        "This may not fully answer your question: the docs may not cover it. Check the sources."
+            .into()
+    })
 }
 
 /// "Cached answer": on answers the proxy replayed from its answer cache.
