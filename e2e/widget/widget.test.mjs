@@ -330,6 +330,29 @@ test('a proxy without a chat model gives excerpts (503 no_chat_model)', async ()
   assert.ok(await turn.locator(`${tid('docent-answer')} a.docent-cite`).count() >= 1);
 });
 
+test('a question the search is unsure of is answered with a note, and the model is told', async () => {
+  await page.goto(pageUrl({ proxy: PROXY, rewrite: 'off' }));
+  await openWidget();
+  const before = (await upstreamRequests()).length;
+  // Its words are half the docs' (cache, limit, size) and half not (reader, kubernetes).
+  await ask('Can I limit the cache size per reader in kubernetes?');
+  const turn = await lastTurnSettled();
+  const note = turn.locator(tid('docent-uncertain'));
+  await note.waitFor({ timeout: T });
+  assert.match(await note.innerText(), /may not fully answer your question/);
+  assert.equal(await turn.locator(tid('docent-not-covered')).count(), 0, 'answered, not declined');
+  assert.ok((await turn.locator(tid('docent-answer')).innerText()).trim().length > 0, 'an answer');
+  const chat = (await upstreamRequests()).slice(before)
+    .find((r) => r.path.endsWith('/chat/completions') && r.body && r.body.stream);
+  assert.ok(chat, 'the model was asked');
+  assert.match(lastUserText(chat), /not sure these sources cover this question/);
+  // A question the docs answer carries no note.
+  await ask('How do I limit the cache size?');
+  const sure = await lastTurnSettled();
+  await sure.locator(tid('docent-answer')).waitFor({ timeout: T });
+  assert.equal(await sure.locator(tid('docent-uncertain')).count(), 0);
+});
+
 test('a question the docs do not cover gets no model call and the closest sections', async () => {
   await page.goto(pageUrl({ proxy: PROXY, rewrite: 'off' }));
   await openWidget();
