@@ -22,8 +22,6 @@ mod header_json;
 pub mod lang;
 pub mod lexical;
 pub mod model;
-// The widget leaves the release-notes prior out (search.rs); its helpers are unused there.
-#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 pub mod pagekind;
 pub mod prompt;
 pub mod render;

@@ -721,10 +721,6 @@ impl Index {
                 }
             }
         }
-        // The widget leaves the prior out (its bytes); the CLI, the proxy and MCP apply it.
-        #[cfg(target_arch = "wasm32")]
-        let _ = demote_release_notes;
-        #[cfg(not(target_arch = "wasm32"))]
         if demote_release_notes && opts.release_notes_weight != 1.0 {
             let mut kinds = crate::pagekind::PageKinds::new();
             for sec in sections.iter_mut() {
@@ -801,10 +797,7 @@ impl Index {
         };
         let confidence = signals.confidence();
 
-        #[cfg(not(target_arch = "wasm32"))]
         let demote = !crate::pagekind::asks_about_changes(query.text);
-        #[cfg(target_arch = "wasm32")]
-        let demote = false;
         let mut fused = self.fuse_sections(&vec_list, &lex.ranked, opts, top_k, demote);
         let floor = opts.floor.or(self.header().relevance_floor).unwrap_or(DEFAULT_FLOOR);
         // A question in another language than the docs shares few words with them and sits far
