@@ -223,6 +223,7 @@ fn a_saved_conversation_reads_back_field_for_field() {
         fallback: Some("v1".into()),
         feedback: Some(false),
         truncated: true,
+        uncertain: true,
         cached: true,
         cache_key: Some("0f".repeat(32)),
     };
