@@ -298,6 +298,8 @@ enum Container {
 /// comments, JSX tags and expressions (`front` is the raw frontmatter for `{frontMatter.x}`),
 /// `:::` containers; inside fences, the lines the site hides.
 pub fn preprocess(body: &str, front: &str, flavor: Flavor) -> String {
+    // MkDocs' indented admonitions and tabs first: their bodies are Markdown, not code.
+    let body = &*super::mkdocs::blocks(body);
     let mut out = String::with_capacity(body.len());
     let mut fence: Option<OpenFence> = None;
     let mut statement_depth: i32 = 0; // open brackets of a multi-line import/export
@@ -615,7 +617,7 @@ fn admonition_open(t: &str) -> Option<(String, String)> {
 }
 
 /// "Tip: Title" (or "Tip:") for an admonition of `kind`.
-fn admonition_label(kind: &str, title: &str) -> String {
+pub(crate) fn admonition_label(kind: &str, title: &str) -> String {
     let mut label: String =
         kind.chars().next().map(|c| c.to_uppercase().collect()).unwrap_or_default();
     label.push_str(&kind[kind.chars().next().map(|c| c.len_utf8()).unwrap_or(0)..]);

@@ -8,6 +8,7 @@ pub mod canonical;
 pub mod clean;
 pub mod include;
 pub mod markdown;
+pub mod mkdocs;
 pub mod safety;
 pub mod slug;
 
