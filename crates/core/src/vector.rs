@@ -248,30 +248,6 @@ pub fn off_topic_cosine(probes: &[Vec<f32>], vectors: &[Vec<f32>], samples: usiz
     (count > 0).then(|| (sum / count as f64) as f32)
 }
 
-/// The mean cosine between `vectors` of unrelated texts: up to `pairs` pairs far apart in
-/// the list (chunk order follows the pages, so distant chunks are of other sections). A
-/// model's floor of similarity: all-MiniLM-L6-v2 about 0.1, e5 models about 0.75.
-pub fn cosine_baseline(vectors: &[Vec<f32>], pairs: usize) -> Option<f32> {
-    let n = vectors.len();
-    if n < 4 || pairs == 0 {
-        return None;
-    }
-    let unit = |v: &Vec<f32>| {
-        let mut v = v.clone();
-        normalize(&mut v);
-        v
-    };
-    let pairs = pairs.min(n);
-    let mut sum = 0.0f64;
-    for p in 0..pairs {
-        let a = p * n / pairs;
-        let b = (a + n / 2) % n;
-        let (x, y) = (unit(&vectors[a]), unit(&vectors[b]));
-        sum += f64::from(x.iter().zip(&y).map(|(a, b)| a * b).sum::<f32>());
-    }
-    Some((sum / pairs as f64) as f32)
-}
-
 /// Append `levels` packed at `bits` bits each (4, 2 or 1; 8 copies the bytes): component `j` takes
 /// bits `j*bits..(j+1)*bits` of the little-endian bit stream, as a two's-complement code (1 bit:
 /// set = +1, clear = -1). The last byte is zero-padded.
@@ -549,8 +525,6 @@ mod tests {
         assert!(int8 > 0.9, "int8 {int8}");
         assert!(centered > raw + 0.3, "centered {centered} vs raw {raw}");
         // Unrelated texts of such a model meet far above zero.
-        let b = cosine_baseline(&vs, 100).unwrap();
-        assert!(b > 0.7, "{b}");
         let off = off_topic_cosine(&anisotropic(5, 128), &vs, 100).unwrap();
         assert!(off > 0.7, "{off}");
         assert_eq!(off_topic_cosine(&[], &vs, 100), None);

@@ -109,7 +109,8 @@ fn fence_open(line: &str) -> Option<(char, usize, &str)> {
     (n >= 3 && !(ch == '`' && info.contains('`'))).then_some((ch, n, info.trim()))
 }
 
-fn fence_closes(line: &str, ch: char, n: usize) -> bool {
+/// Whether `line` closes a fence of `n` `ch`s.
+pub(crate) fn fence_closes(line: &str, ch: char, n: usize) -> bool {
     let t = line.trim();
     t.len() >= n && t.chars().all(|c| c == ch)
 }

@@ -571,7 +571,9 @@ fn push_unless_markup(
     out.push('\n');
 }
 
-fn fence_open(trimmed: &str) -> Option<(char, usize)> {
+/// A fence opener (three or more backticks or tildes) at the start of `trimmed`: its char and
+/// length.
+pub(crate) fn fence_open(trimmed: &str) -> Option<(char, usize)> {
     let ch = trimmed.chars().next()?;
     if ch != '`' && ch != '~' {
         return None;

@@ -4,6 +4,8 @@
 //! indented code: `docent` indexed prose as code blocks. [`blocks`] turns each opener into a
 //! label line ("Note: Title", "Tab") and dedents its body; fenced code is left as it is.
 
+use super::include::fence_closes;
+use super::markdown::fence_open;
 use std::borrow::Cow;
 
 /// The label of a block opener line (already trimmed of its indentation), or `None`.
@@ -59,13 +61,6 @@ fn dedent(line: &str, cols: usize) -> &str {
     ""
 }
 
-/// A fence opener (```` ``` ```` or `~~~`, three or more): its char and length.
-fn fence_open(t: &str) -> Option<(char, usize)> {
-    let ch = t.chars().next().filter(|c| *c == '`' || *c == '~')?;
-    let n = t.chars().take_while(|c| *c == ch).count();
-    (n >= 3).then_some((ch, n))
-}
-
 /// The text with MkDocs' indented blocks turned into label lines and dedented bodies. Text
 /// without any opener is returned as it is.
 pub fn blocks(body: &str) -> Cow<'_, str> {
@@ -86,7 +81,7 @@ pub fn blocks(body: &str) -> Cow<'_, str> {
         let l = dedent(line, open.last().copied().unwrap_or(0));
         let t = l.trim_start();
         if let Some((ch, n)) = fence {
-            if t.trim_end().len() >= n && t.trim_end().chars().all(|c| c == ch) {
+            if fence_closes(t, ch, n) {
                 fence = None;
             }
         } else if let Some(f) = fence_open(t) {
