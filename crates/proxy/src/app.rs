@@ -29,6 +29,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/embeddings", post(crate::endpoints::embeddings))
         .route("/v1/moderations", post(crate::endpoints::moderations))
         .route("/v1/feedback", post(crate::endpoints::feedback))
+        .route("/v1/events", post(crate::endpoints::events))
         .route("/healthz", get(crate::endpoints::healthz))
         .route("/metrics", get(crate::endpoints::metrics));
     crate::mcp::route(api, &state)
@@ -107,6 +108,7 @@ fn route_label(path: &str) -> &'static str {
         "/v1/embeddings" => "/v1/embeddings",
         "/v1/moderations" => "/v1/moderations",
         "/v1/feedback" => "/v1/feedback",
+        "/v1/events" => "/v1/events",
         "/healthz" => "/healthz",
         "/metrics" => "/metrics",
         "/mcp" => "/mcp",

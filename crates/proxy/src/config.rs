@@ -32,6 +32,9 @@ pub struct Config {
     /// `[cache]`: the opt-in answer cache.
     #[serde(default)]
     pub cache: CacheConfig,
+    /// `[analytics]`: opt-in records of questions' outcomes and feedback (`docent report`).
+    #[serde(default)]
+    pub analytics: crate::analytics::AnalyticsConfig,
     /// `[mcp]`: the docs tools for AI agents at `/mcp`; absent = no `/mcp` route.
     #[serde(default)]
     pub mcp: Option<crate::mcp::McpConfig>,
@@ -710,6 +713,9 @@ impl Config {
                 "[limits] store_prefix = \"{}\" must be non-empty letters, digits, - _ . or :",
                 l.store_prefix
             ));
+        }
+        if let Err(m) = self.analytics.validate(self.limits.store.as_deref()) {
+            return bad(m);
         }
         if self.cache.enabled && self.cache.ttl_secs == 0 {
             return bad("[cache] ttl_secs = 0 would keep nothing; use a positive number of seconds (default 86400) or enabled = false".into());

@@ -275,6 +275,16 @@ pub async fn feedback(
         }
         None => false,
     };
+    if let Some(a) = &st.analytics {
+        let (q, ans) = (text("question", 4000)?, text("answer", 20000)?);
+        a.record(&crate::analytics::feedback_record(
+            rating,
+            q.as_deref(),
+            ans.as_deref(),
+            &sources,
+        ))
+        .await;
+    }
     st.metrics.feedback(rating);
     let mut evicted = false;
     if let (Some(cache), "down", Some(key)) =
@@ -290,6 +300,24 @@ pub async fn feedback(
         .into_response())
 }
 
+/// The handler for `/v1/events`: one question's outcome from the widget, stored when
+/// `[analytics]` is enabled (see [`crate::analytics::question_record`] for the body). The
+/// request limit was taken by the guard. Answers `{"ok": true, "stored": bool}`.
+pub async fn events(State(st): State<Arc<AppState>>, body: Body) -> Result<Response, ApiError> {
+    let bytes = read_body(&st, body).await?;
+    let v: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::InvalidRequest(format!("invalid event: {e}")))?;
+    let rec = crate::analytics::question_record(&v)?;
+    let stored = match &st.analytics {
+        Some(a) => {
+            a.record(&rec).await;
+            true
+        }
+        None => false,
+    };
+    Ok((StatusCode::OK, Json(json!({"ok": true, "stored": stored}))).into_response())
+}
+
 /// `GET /healthz`: what is configured (never secrets).
 pub async fn healthz(State(st): State<Arc<AppState>>) -> Json<Value> {
     Json(json!({
@@ -300,6 +328,7 @@ pub async fn healthz(State(st): State<Arc<AppState>>) -> Json<Value> {
         "moderation": st.cfg.moderation.enabled,
         "limits_store": if st.limits.is_shared() { "redis" } else { "in-process" },
         "answer_cache": st.cache.is_some(),
+        "analytics": st.analytics.is_some(),
         "open_streams": st.metrics.open_streams(),
     }))
 }

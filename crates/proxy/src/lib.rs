@@ -19,6 +19,7 @@
 //!
 //! User documentation: docs/proxy.md.
 
+pub mod analytics;
 pub mod app;
 pub mod budget;
 pub mod cache;

@@ -44,6 +44,8 @@ pub struct AppState {
     pub audit: Option<JsonlWriter>,
     /// Feedback log, when configured.
     pub feedback: Option<JsonlWriter>,
+    /// Where `[analytics]` records go, when enabled.
+    pub analytics: Option<crate::analytics::AnalyticsSink>,
     /// Set when the shutdown grace period is over: open streams end with an error event.
     pub shutdown: tokio::sync::watch::Sender<bool>,
 }
@@ -102,7 +104,22 @@ impl AppState {
             Some(r) => AnswerCache::redis(&cfg.cache, r.connection(), r.prefix(), limits.timeout()),
             None => AnswerCache::local(&cfg.cache),
         });
+        let analytics = match (&cfg.analytics, limits.redis()) {
+            (a, _) if !a.enabled => None,
+            (a, Some(r)) if a.redis => Some(crate::analytics::AnalyticsSink::Redis {
+                conn: r.connection(),
+                key: crate::analytics::redis_key(r.prefix()),
+                max: a.max_records,
+            }),
+            (a, _) => match &a.path {
+                Some(p) => Some(crate::analytics::AnalyticsSink::File(JsonlWriter::open(p).map_err(|e| {
+                    anyhow::anyhow!("cannot open the analytics file {}: {e}; fix [analytics] path or the folder's permissions", p.display())
+                })?)),
+                None => anyhow::bail!("[analytics] is enabled with nowhere to write; set path = \"analytics.jsonl\" or redis = true"),
+            },
+        };
         Ok(AppState {
+            analytics,
             metrics: Metrics::default(),
             limits,
             cache,

@@ -81,6 +81,12 @@ fn user(q: &str) -> Value {
     json!([{"role": "user", "content": q}])
 }
 
+fn health_req() -> Request<Body> {
+    let mut r = Request::get("/healthz").body(Body::empty()).unwrap();
+    r.extensions_mut().insert(ConnectInfo("198.51.100.7:5000".parse::<SocketAddr>().unwrap()));
+    r
+}
+
 fn post(path: &str, body: &Value) -> Request<Body> {
     post_from(path, body, "198.51.100.7:5000")
 }
@@ -1042,4 +1048,71 @@ async fn with_the_otel_feature_request_spans_reach_the_otlp_collector() {
         assert!(t.elapsed() < Duration::from_secs(6), "no span exported: {spans:?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+#[tokio::test]
+async fn analytics_records_outcomes_and_feedback_without_any_reader_id() {
+    let up = start_double(0).await;
+    let dir = std::env::temp_dir().join(format!("docent-analytics-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let file = dir.join("analytics.jsonl");
+    let text = format!(
+        "{}\n[analytics]\nenabled = true\npath = \"{}\"\n",
+        config_text(up, ""),
+        file.display()
+    );
+    let cfg = Config::from_toml_str(&text).unwrap();
+    cfg.validate().unwrap();
+    let a = app(Arc::new(cfg));
+    let health = body_json(a.clone().oneshot(health_req()).await.unwrap()).await;
+    assert_eq!(health["analytics"], true);
+    let event = json!({
+        "type": "question", "question": "where are the logs?", "outcome": "uncertain",
+        "sections": [{"url": "/privacy#stored", "title": "Privacy"}], "confidence": 0.46,
+        "mode": "extractive", "index": "0123abcd", "reader": "someone"
+    });
+    let r = a.clone().oneshot(post_from("/v1/events", &event, "203.0.113.9:5000")).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(body_json(r).await["stored"], true);
+    let r = a.clone().oneshot(post("/v1/events", &json!({"type": "question"}))).await.unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let r = a
+        .clone()
+        .oneshot(post(
+            "/v1/feedback",
+            &json!({"rating": "down", "question": "where are the logs?", "answer": "No idea."}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let t = Instant::now();
+    let lines = loop {
+        let s = std::fs::read_to_string(&file).unwrap_or_default();
+        if s.lines().count() >= 2 {
+            break s;
+        }
+        assert!(t.elapsed() < Duration::from_secs(3), "analytics not written: {s:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(!lines.contains("203.0.113.9") && !lines.contains("someone"), "{lines}");
+    assert!(!lines.contains("req_"), "no request id: {lines}");
+    let recs: Vec<Value> = lines.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(recs[0]["type"], "question");
+    assert_eq!(recs[0]["outcome"], "uncertain");
+    assert_eq!(recs[0]["sections"][0]["url"], "/privacy#stored");
+    assert_eq!(recs[1]["type"], "feedback");
+    assert_eq!(recs[1]["rating"], "down");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn events_are_accepted_but_not_stored_when_analytics_is_off() {
+    let up = start_double(0).await;
+    let cfg = Config::from_toml_str(&config_text(up, "")).unwrap();
+    let a = app(Arc::new(cfg));
+    let event = json!({"type": "question", "question": "q", "outcome": "answered"});
+    let r = a.clone().oneshot(post("/v1/events", &event)).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(body_json(r).await["stored"], false);
+    assert_eq!(body_json(a.oneshot(health_req()).await.unwrap()).await["analytics"], false);
 }
