@@ -1,5 +1,5 @@
 //! The `docent` command line: `index`, `search`, `inspect`, `eval`, `serve`, `mcp`, `llms`,
-//! `demo`.
+//! `report`, `demo`.
 //!
 //! `main.rs` only calls [`main`]; everything else lives here so other crates (and tests) can use
 //! the library API, e.g. [`index::build_index`].
@@ -35,6 +35,7 @@ pub mod inspect;
 pub mod llms;
 pub mod mcp;
 pub mod query;
+pub mod report;
 pub mod rewrite;
 pub mod walk;
 
@@ -76,6 +77,9 @@ pub enum Command {
     Mcp(mcp::McpArgs),
     /// Write llms.txt, llms-full.txt and a Markdown file per page for AI agents.
     Llms(llms::LlmsArgs),
+    /// Turn `docent serve`'s [analytics] records into one HTML page: outcomes over time, what the
+    /// docs could not answer, answers marked not helpful.
+    Report(report::ReportArgs),
     /// Run docent's own docs as a demo site with the widget.
     Demo(demo::DemoArgs),
 }
@@ -93,6 +97,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Mcp(a) => mcp::run(a),
         Command::Llms(a) => llms::run(a),
+        Command::Report(a) => report::run(a),
         Command::Demo(a) => {
             let rt = tokio::runtime::Runtime::new()?;
             rt.block_on(demo::run(a))

@@ -216,7 +216,7 @@ pub fn system_prompt(
 }
 
 /// YYYY-MM-DD from days since the epoch (proleptic Gregorian).
-fn civil_date(days: i64) -> String {
+pub fn civil_date(days: i64) -> String {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;

@@ -288,3 +288,36 @@ async fn an_answer_cached_by_one_replica_is_served_by_the_other_until_not_helpfu
     assert_eq!(ask(&base_a, &q).await.0.as_deref(), Some("miss"));
     assert_eq!(chat_calls(up).await, 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_write_analytics_to_one_capped_redis_list() {
+    let Some(redis) = redis_server() else { return };
+    let up = start_double(0).await;
+    let cfg = format!(
+        "{}\nstore_timeout_ms = 2000\nstore_prefix = \"an{}\"\n\n[analytics]\nenabled = true\nredis = true\nmax_records = 3\n",
+        config(up, &redis.url(), ""),
+        std::process::id()
+    );
+    let replicas = [Replica::start(&cfg).await, Replica::start(&cfg).await];
+    let c = reqwest::Client::new();
+    for i in 0..4 {
+        let event = json!({"type": "question", "question": format!("q{i}"), "outcome": "declined"});
+        let r = c.post(replicas[i % 2].url("/v1/events")).json(&event).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(r.json::<Value>().await.unwrap()["stored"], true);
+    }
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let key = format!("an{}:analytics", std::process::id());
+    let lines: Vec<String> =
+        redis::cmd("LRANGE").arg(&key).arg(0).arg(-1).query_async(&mut conn).await.unwrap();
+    let qs: Vec<String> = lines
+        .iter()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["question"].as_str().unwrap().into())
+        .collect();
+    assert_eq!(
+        qs,
+        ["q1", "q2", "q3"],
+        "both replicas' records, the oldest dropped past max_records"
+    );
+}
