@@ -14,12 +14,19 @@ fuzz_target!(|data: &[u8]| {
         let mut fixed = data.to_vec();
         let total = fixed.len() as u64;
         fixed[..8].copy_from_slice(b"DOCENTIX");
-        fixed[8..12].copy_from_slice(&docent_core::format::FORMAT_VERSION.to_le_bytes());
+        // Both the newest one-file layout and a split index's entry (version 5).
+        let version = if data[8] & 1 == 0 {
+            docent_core::format::CENTERED_FORMAT_VERSION
+        } else {
+            docent_core::format::FORMAT_VERSION
+        };
+        fixed[8..12].copy_from_slice(&version.to_le_bytes());
         fixed[16..24].copy_from_slice(&total.to_le_bytes());
         let body = fixed.len() - 8;
         let sum = xxh3(&fixed[..body]);
         fixed[body..].copy_from_slice(&sum.to_le_bytes());
         if let Ok(index) = Index::from_bytes(fixed) {
+            let _ = (index.shards_for_query(&["cargo build"]), index.shards_for_chunks(&[0, 1]));
             for i in 0..index.len().min(64) {
                 let c = index.chunk_ref(i);
                 let _ = (c.url.len(), c.text.len(), index.vector(i));

@@ -46,12 +46,17 @@ use std::sync::OnceLock;
 
 /// The 8 bytes every docent index starts with.
 pub const MAGIC: &[u8; 8] = b"DOCENTIX";
-/// The newest format version this code writes and reads: version 3 plus a `Center` section
-/// (packed vectors stored relative to the mean vector) and an embedding recipe in the header
-/// (query prompts, query model) that older readers would ignore. A file is written as version
-/// 4 only when it has one of them; otherwise as [`PACKED_FORMAT_VERSION`] (packed vectors) or
+/// The newest format version this code reads and writes: the entry file of a split index
+/// ([`crate::split`]): version 4 without the `Text` section, plus `Shards` (where the chunk
+/// texts and BM25 postings are) and `DocLens`. Only split entries are version 5, so readers
+/// that cannot fetch shards refuse them with "upgrade docent" instead of misreading them.
+pub const FORMAT_VERSION: u32 = 5;
+/// The newest one-file version: version 3 plus a `Center` section (packed vectors stored
+/// relative to the mean vector) and an embedding recipe in the header (query prompts, query
+/// model) that older readers would ignore. A file is written as version 4 only when it has one
+/// of them; otherwise as [`PACKED_FORMAT_VERSION`] (packed vectors) or
 /// [`INT8_FORMAT_VERSION`], so older readers keep reading what they can read correctly.
-pub const FORMAT_VERSION: u32 = 4;
+pub const CENTERED_FORMAT_VERSION: u32 = 4;
 /// The version of files with packed vectors and nothing newer.
 pub const PACKED_FORMAT_VERSION: u32 = 3;
 /// The oldest version this code reads, and the one it writes unless the vectors are packed.
@@ -97,10 +102,14 @@ pub enum SectionKind {
     Places = 7,
     Crumbs = 8,
     Center = 9,
+    /// Split entries only: where the shards are ([`crate::split::Manifest`]).
+    Shards = 10,
+    /// Split entries only: every chunk's BM25 length (u16), for scoring from partial postings.
+    DocLens = 11,
 }
 
 impl SectionKind {
-    const ALL: [SectionKind; 9] = [
+    const ALL: [SectionKind; 11] = [
         SectionKind::Pages,
         SectionKind::Strings,
         SectionKind::Text,
@@ -110,6 +119,8 @@ impl SectionKind {
         SectionKind::Places,
         SectionKind::Crumbs,
         SectionKind::Center,
+        SectionKind::Shards,
+        SectionKind::DocLens,
     ];
 
     fn from_u32(v: u32) -> Option<SectionKind> {
@@ -128,6 +139,8 @@ impl SectionKind {
             SectionKind::Places => "sections (page, anchor, breadcrumb)",
             SectionKind::Crumbs => "breadcrumb trie",
             SectionKind::Center => "mean vector (packed vectors are stored relative to it)",
+            SectionKind::Shards => "shard manifest (split index)",
+            SectionKind::DocLens => "chunk lengths for BM25 (split index)",
         }
     }
 }
@@ -326,16 +339,13 @@ pub fn write_index_centered(
         }
     }
     let version = if center.is_some() || header.embedding.changes_queries() {
-        FORMAT_VERSION
+        CENTERED_FORMAT_VERSION
     } else if header.quantization == Quantization::Int8 {
         INT8_FORMAT_VERSION
     } else {
         PACKED_FORMAT_VERSION
     };
 
-    // Assemble.
-    let header_json =
-        serde_json::to_vec(&header).map_err(|e| FormatError::Invalid(e.to_string()))?;
     let mut sections: Vec<(SectionKind, Vec<u8>)> = vec![
         (SectionKind::Pages, pages_sec),
         (SectionKind::Places, places_sec),
@@ -351,10 +361,22 @@ pub fn write_index_centered(
     if let Some(c) = center {
         sections.push((SectionKind::Center, c.iter().flat_map(|x| x.to_le_bytes()).collect()));
     }
+    assemble(version, &header, &sections)
+}
+
+/// Lay out a file: fixed header, section table, header JSON, the sections (8-byte aligned),
+/// checksum.
+pub(crate) fn assemble(
+    version: u32,
+    header: &IndexHeader,
+    sections: &[(SectionKind, Vec<u8>)],
+) -> Result<Vec<u8>, FormatError> {
+    let header_json =
+        serde_json::to_vec(header).map_err(|e| FormatError::Invalid(e.to_string()))?;
     let table_len = sections.len() * SECTION_ENTRY;
     let mut offset = align8(FIXED_HEADER + table_len + header_json.len());
     let mut table = Vec::with_capacity(table_len);
-    for (kind, body) in &sections {
+    for (kind, body) in sections {
         push_u32(&mut table, *kind as u32);
         push_u32(&mut table, 0);
         table.extend_from_slice(&(offset as u64).to_le_bytes());
@@ -371,7 +393,7 @@ pub fn write_index_centered(
     push_u32(&mut out, sections.len() as u32);
     out.extend_from_slice(&table);
     out.extend_from_slice(&header_json);
-    for (_, body) in &sections {
+    for (_, body) in sections {
         out.resize(align8(out.len()), 0);
         out.extend_from_slice(body);
     }
@@ -499,6 +521,8 @@ pub struct Index {
     center: Option<(Vec<f32>, Vec<f32>)>,
     lexical: OnceLock<LexicalIndex>,
     checksum: u64,
+    /// A split entry's shard manifest and the shards attached so far.
+    pub(crate) split: Option<Box<crate::split::SplitState>>,
 }
 
 /// Where a loaded index's int8 vector levels are.
@@ -709,22 +733,41 @@ impl Index {
         if chunk_count != n {
             return Err(FormatError::Corrupt("chunk records do not match the chunk count".into()));
         }
-        let text = need(SectionKind::Text)?;
-        let text_str = std::str::from_utf8(&bytes[text.0..text.0 + text.1])
-            .map_err(|_| FormatError::Corrupt("chunk text is not valid UTF-8".into()))?;
+        let shards = find(SectionKind::Shards);
+        if (version == FORMAT_VERSION) != shards.is_some()
+            || (shards.is_some() && find(SectionKind::Text).is_some())
+        {
+            return Err(FormatError::Corrupt(
+                "a split index entry is version 5, has a shard manifest and no chunk text".into(),
+            ));
+        }
+        // A split entry's texts are in its text shards, checked when they arrive.
+        let text = if shards.is_some() { (0, usize::MAX) } else { need(SectionKind::Text)? };
+        let text_str = match shards {
+            Some(_) => "",
+            None => std::str::from_utf8(&bytes[text.0..text.0 + text.1])
+                .map_err(|_| FormatError::Corrupt("chunk text is not valid UTF-8".into()))?,
+        };
         let mut prev_end = 0usize;
+        let mut ends = Vec::with_capacity(if shards.is_some() { n } else { 0 });
         for i in 0..n {
             let r = chunks + i * CHUNK_RECORD;
             if rd_u32(&bytes, r) as usize >= place_count {
                 return Err(FormatError::Corrupt(format!("chunk {i} refers to a missing section")));
             }
             let end = rd_u32(&bytes, r + 4) as usize;
-            if end < prev_end || end > text.1 || !text_str.is_char_boundary(end) {
+            if end < prev_end
+                || end > text.1
+                || (shards.is_none() && !text_str.is_char_boundary(end))
+            {
                 return Err(FormatError::Corrupt(format!(
                     "chunk {i} text lies outside the text section"
                 )));
             }
             prev_end = end;
+            if shards.is_some() {
+                ends.push(end);
+            }
         }
         let quantization = header.quantization;
         if version == INT8_FORMAT_VERSION && quantization != Quantization::Int8 {
@@ -777,7 +820,7 @@ impl Index {
         let center = match (find(SectionKind::Center), &vectors) {
             (None, _) => None,
             (Some((at, len)), Some((Levels::Unpacked(levels), scales)))
-                if version >= FORMAT_VERSION
+                if version >= CENTERED_FORMAT_VERSION
                     && quantization != Quantization::Int8
                     && len == dims * 4 =>
             {
@@ -796,8 +839,27 @@ impl Index {
             }
             (Some(_), _) => return Err(bad_center()),
         };
+        let split = match shards {
+            None => None,
+            Some(m) => {
+                let doclens = need(SectionKind::DocLens)?;
+                if Some(doclens.1) != n.checked_mul(2) {
+                    return Err(FormatError::Corrupt(
+                        "the chunk lengths do not match the chunk count".into(),
+                    ));
+                }
+                let lens = (0..n)
+                    .map(|i| {
+                        u16::from_le_bytes([bytes[doclens.0 + 2 * i], bytes[doclens.0 + 2 * i + 1]])
+                    })
+                    .collect();
+                let manifest = crate::split::Manifest::parse(&bytes[m.0..m.0 + m.1], n)?;
+                Some(Box::new(crate::split::SplitState::new(manifest, lens, &ends)))
+            }
+        };
         Ok(Index {
             header,
+            split,
             sections,
             n,
             dims,
@@ -861,6 +923,16 @@ impl Index {
         (rd_u32(&self.bytes, r) as usize, start, rd_u32(&self.bytes, r + 4) as usize)
     }
 
+    /// Where chunk `i`'s (< len()) text ends among all chunk texts together.
+    pub(crate) fn text_end(&self, i: usize) -> usize {
+        self.record(i).2
+    }
+
+    /// Forget the BM25 index (a split index got more postings).
+    pub(crate) fn reset_lexical(&mut self) {
+        self.lexical = OnceLock::new();
+    }
+
     /// The page record (url, title, namespace string ids) of chunk `i`'s place.
     fn page_of_place(&self, place: usize) -> usize {
         self.pages + rd_u32(&self.bytes, self.places + place * PLACE_RECORD) as usize * PAGE_RECORD
@@ -889,10 +961,13 @@ impl Index {
             title: self.string(rd_u32(b, page + 4)),
             namespace: self.string(rd_u32(b, page + 8)),
             anchor: self.string(rd_u32(b, pl + 4)),
-            text: b
-                .get(self.text.0 + start..self.text.0 + end)
-                .and_then(|t| std::str::from_utf8(t).ok())
-                .unwrap_or(""),
+            text: match &self.split {
+                Some(sp) => sp.text(i, start, end),
+                None => b
+                    .get(self.text.0 + start..self.text.0 + end)
+                    .and_then(|t| std::str::from_utf8(t).ok())
+                    .unwrap_or(""),
+            },
             tokens: rd_u32(b, self.chunks + i * CHUNK_RECORD + 8),
             index: Some(self),
             crumb: rd_u32(b, pl + 8),
@@ -990,6 +1065,11 @@ impl Index {
     /// thousand chunks) and kept. Call it right after loading to move that cost off the first search.
     pub fn lexical(&self) -> &LexicalIndex {
         self.lexical.get_or_init(|| {
+            if let Some(sp) = &self.split {
+                // From the postings attached so far: enough for the questions they were
+                // fetched for ([`Index::shards_for_query`]).
+                return sp.lexical();
+            }
             LexicalIndex::build((0..self.n).map(|i| {
                 let c = self.chunk_ref(i);
                 let mut parts = c.breadcrumb();
@@ -997,6 +1077,13 @@ impl Index {
                 parts
             }))
         })
+    }
+
+    /// (kind, offset, length) of each known section, in file order.
+    pub(crate) fn section_ranges(&self) -> Vec<(SectionKind, usize, usize)> {
+        let mut v = self.sections.clone();
+        v.sort_by_key(|&(_, o, _)| o);
+        v
     }
 
     /// Size of each section in bytes, for `docent inspect`, in file order.

@@ -365,6 +365,51 @@ impl LexicalIndex {
         LexicalIndex { terms, offsets, docs: docs_out, tfs, doclens, norms, avgdl }
     }
 
+    /// Build from stored postings (a split index's shards, [`crate::split`]): every document's
+    /// length and, for the terms at hand, their postings (docs ascending, with term
+    /// frequencies). Scores for those terms equal [`LexicalIndex::build`]'s over the same
+    /// documents: the length normalisation is global, only the term list is partial. Postings
+    /// naming a document past `doclens` are dropped.
+    pub fn from_postings<'a, I>(doclens: Vec<u16>, postings: I) -> LexicalIndex
+    where
+        I: IntoIterator<Item = (&'a str, &'a [u32], &'a [u16])>,
+    {
+        let mut terms: std::collections::HashMap<Box<str>, u32, FxBuild> = Default::default();
+        let (mut offsets, mut docs, mut tfs) = (vec![0u32], Vec::new(), Vec::new());
+        let n = doclens.len() as u32;
+        for (term, d, f) in postings {
+            if terms.contains_key(term) {
+                continue;
+            }
+            terms.insert(term.into(), terms.len() as u32);
+            for (&doc, &tf) in d.iter().zip(f) {
+                if doc < n {
+                    docs.push(doc);
+                    tfs.push(tf);
+                }
+            }
+            offsets.push(docs.len() as u32);
+        }
+        let total: u64 = doclens.iter().map(|&l| l as u64).sum();
+        let avgdl =
+            if doclens.is_empty() { 1.0 } else { (total as f32 / doclens.len() as f32).max(1.0) };
+        let norms = doclens
+            .iter()
+            .map(|&dl| BM25_K1 * (1.0 - BM25_B + BM25_B * dl as f32 / avgdl))
+            .collect();
+        LexicalIndex { terms, offsets, docs, tfs, doclens, norms, avgdl }
+    }
+
+    /// Every term with its id, in no particular order (to write the postings out).
+    pub fn terms(&self) -> impl Iterator<Item = (&str, u32)> + '_ {
+        self.terms.iter().map(|(t, &id)| (&**t, id))
+    }
+
+    /// Every document's length in tokens, in document order.
+    pub fn doc_lens(&self) -> &[u16] {
+        &self.doclens
+    }
+
     /// Number of documents.
     pub fn len(&self) -> usize {
         self.doclens.len()

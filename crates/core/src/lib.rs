@@ -29,6 +29,7 @@ pub mod retrieve;
 pub mod scope;
 pub mod search;
 pub mod source;
+pub mod split;
 pub mod sse;
 pub mod tokens;
 pub mod vector;

@@ -1,7 +1,8 @@
 //! The index format: round trips, the golden file per format version, and bad input.
 
 use docent_core::format::{
-    write_index, FormatError, Index, FORMAT_VERSION, INT8_FORMAT_VERSION, MAGIC,
+    write_index, FormatError, Index, CENTERED_FORMAT_VERSION, FORMAT_VERSION, INT8_FORMAT_VERSION,
+    MAGIC,
 };
 use docent_core::model::{Chunk, IndexHeader, Quantization};
 use proptest::prelude::*;
@@ -394,7 +395,7 @@ fn binary_vectors_relative_to_the_mean_vector_are_version_4_and_keep_the_cosine_
     };
     let chunks = chunks_for(vs.len());
     let centered = write_index_centered(&h, &chunks, Some(&vs), Some(&mean)).unwrap();
-    assert_eq!(centered[8..12], FORMAT_VERSION.to_le_bytes());
+    assert_eq!(centered[8..12], CENTERED_FORMAT_VERSION.to_le_bytes());
     let raw = write_index(&h, &chunks, Some(&vs)).unwrap();
     assert_eq!(raw[8..12], PACKED_FORMAT_VERSION.to_le_bytes());
     let centered = Index::from_bytes(centered).unwrap();
@@ -460,7 +461,7 @@ fn an_index_that_records_a_query_prompt_is_version_4_and_reads_it_back() {
         ..h
     };
     let bytes = write_index(&h, &c, Some(&v)).unwrap();
-    assert_eq!(bytes[8..12], FORMAT_VERSION.to_le_bytes(), "older readers must refuse it");
+    assert_eq!(bytes[8..12], CENTERED_FORMAT_VERSION.to_le_bytes(), "older readers must refuse it");
     let index = Index::from_bytes(bytes).unwrap();
     assert_eq!(index.header().embedding.query_prompt, "query: ");
     assert_eq!(index.header().embedding.passage_prompt, "passage: ");

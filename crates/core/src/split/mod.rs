@@ -1,0 +1,347 @@
+//! Split indexes, for big sites: the first answer without downloading the whole index.
+//!
+//! A one-file index carries every chunk's text, and the BM25 postings are derived from it at
+//! load. For a manual of thousands of pages that is megabytes before the first answer. A split
+//! index keeps what every question needs in the entry file and moves the rest into shards
+//! fetched by need:
+//!
+//! - **the entry** (`index.bin`, format version 5): the header, pages, sections, breadcrumbs,
+//!   chunk records, vectors, every chunk's BM25 length (`DocLens`) and the shard manifest
+//!   (`Shards`), but no chunk text;
+//! - **postings shards**: the BM25 postings of the terms whose xxh3 hash falls in the shard
+//!   (`hash % count`); a question fetches the shards of its own terms;
+//! - **text shards**: the chunk texts of a run of whole pages; fetched for the hits shown or
+//!   sent to the model.
+//!
+//! Shard files are named by their content (`{stem}-p-{xxh3}.bin`), so an unchanged shard keeps
+//! its name and bytes across rebuilds and CDN caches stay warm; the entry lists each shard's
+//! checksum, so a stale or half-deployed shard is refused with a message to reload, never used.
+//! Scores from the shards are identical to the one-file index's: the postings are the same
+//! tokenizer's, and the length normalisation is global (see
+//! [`crate::lexical::LexicalIndex::from_postings`]).
+//!
+//! The layouts: [`Manifest`] (the entry's `Shards` section) here, shard files in [`shard`];
+//! splitting a built index in [`write`].
+
+pub mod shard;
+pub mod write;
+
+use crate::format::{FormatError, Index};
+use crate::lexical::LexicalIndex;
+use shard::OwnedPostings;
+pub use shard::ShardKind;
+
+/// The `Shards` section's own layout version.
+pub const MANIFEST_VERSION: u32 = 1;
+/// Longest file stem the manifest accepts.
+pub const MAX_STEM: usize = 200;
+
+/// Where an entry's shards are: a `Shards` section.
+///
+/// ```text
+/// u32 layout version (1)
+/// u32 postings shard count S (≥ 1)
+/// u32 text shard count T (≥ 1 unless the index is empty)
+/// u32 stem length L, then the stem (UTF-8, no '/' or '\'), zero-padded to 8 bytes
+/// S × u64 postings shard checksums
+/// T × { u32 first chunk, u32 reserved 0, u64 checksum }   first chunks ascending, from 0
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manifest {
+    /// File name stem shards are named after (`index` for `index.bin`).
+    pub stem: String,
+    /// Checksum of each postings shard.
+    pub postings: Vec<u64>,
+    /// (first chunk, checksum) of each text shard.
+    pub texts: Vec<(u32, u64)>,
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// A shard file's name: `{stem}-{p|t}-{checksum as 16 hex digits}.bin`.
+pub fn shard_name(stem: &str, kind: ShardKind, checksum: u64) -> String {
+    format!("{stem}-{}-{checksum:016x}.bin", kind.letter())
+}
+
+/// The postings shard a (tokenized) term lives in.
+pub fn postings_shard_of(term: &str, count: usize) -> usize {
+    (xxhash_rust::xxh3::xxh3_64(term.as_bytes()) % count.max(1) as u64) as usize
+}
+
+impl Manifest {
+    /// Encode as a `Shards` section.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for v in [MANIFEST_VERSION, self.postings.len() as u32, self.texts.len() as u32] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.stem.len() as u32).to_le_bytes());
+        out.extend_from_slice(self.stem.as_bytes());
+        out.resize((out.len() + 7) & !7, 0);
+        for c in &self.postings {
+            out.extend_from_slice(&c.to_le_bytes());
+        }
+        for (first, c) in &self.texts {
+            out.extend_from_slice(&first.to_le_bytes());
+            out.extend_from_slice(&0u32.to_le_bytes());
+            out.extend_from_slice(&c.to_le_bytes());
+        }
+        out
+    }
+
+    /// Parse and validate a `Shards` section of an index of `n` chunks.
+    pub fn parse(b: &[u8], n: usize) -> Result<Manifest, FormatError> {
+        let bad = |m: &str| FormatError::Corrupt(format!("shard manifest: {m}"));
+        let short = || FormatError::Truncated("shard manifest");
+        if u32_at(b, 0).ok_or_else(short)? != MANIFEST_VERSION {
+            return Err(bad("unknown layout version; upgrade docent"));
+        }
+        let s = u32_at(b, 4).ok_or_else(short)? as usize;
+        let t = u32_at(b, 8).ok_or_else(short)? as usize;
+        let l = u32_at(b, 12).ok_or_else(short)? as usize;
+        if l == 0 || l > MAX_STEM || s == 0 || (t == 0) != (n == 0) || t > n.max(1) {
+            return Err(bad("bad counts"));
+        }
+        let stem = std::str::from_utf8(b.get(16..16 + l).ok_or_else(short)?)
+            .map_err(|_| bad("the stem is not UTF-8"))?;
+        if stem.contains(['/', '\\']) || stem.starts_with('.') {
+            return Err(bad("the stem must be a plain file name"));
+        }
+        let mut at = (16 + l + 7) & !7;
+        let need = s.checked_mul(8).and_then(|x| x.checked_add(t.checked_mul(16)?));
+        if need.and_then(|x| x.checked_add(at)) != Some(b.len()) {
+            return Err(short());
+        }
+        let postings = (0..s).map(|i| u64_at(b, at + 8 * i).unwrap_or(0)).collect();
+        at += 8 * s;
+        let mut texts: Vec<(u32, u64)> = Vec::with_capacity(t);
+        for i in 0..t {
+            let first = u32_at(b, at + 16 * i).unwrap_or(0);
+            let ok = match texts.last() {
+                None => first == 0,
+                Some(&(prev, _)) => first > prev && (first as usize) < n,
+            };
+            if !ok {
+                return Err(bad("text shards out of order"));
+            }
+            texts.push((first, u64_at(b, at + 16 * i + 8).unwrap_or(0)));
+        }
+        Ok(Manifest { stem: stem.to_string(), postings, texts })
+    }
+
+    /// The text shard holding chunk `i`.
+    pub fn text_shard_of(&self, i: usize) -> usize {
+        self.texts.partition_point(|&(first, _)| first as usize <= i).saturating_sub(1)
+    }
+}
+
+/// One shard an index needs: what to fetch and how to check it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ShardRef {
+    /// What it holds.
+    pub kind: ShardKind,
+    /// Its number among the shards of its kind.
+    pub id: u32,
+    /// Its file name, next to the entry file.
+    pub name: String,
+    /// Its checksum (also in its name).
+    pub checksum: u64,
+}
+
+/// A split entry's manifest and the shards attached so far.
+#[derive(Debug, Clone)]
+pub(crate) struct SplitState {
+    manifest: Manifest,
+    doclens: Vec<u16>,
+    /// Per text shard: the global byte offset of its first chunk's text, then the total.
+    bases: Vec<usize>,
+    /// Per text shard: its bytes (the body), once attached.
+    texts: Vec<Option<Box<[u8]>>>,
+    /// Per postings shard: its terms, once attached.
+    postings: Vec<Option<Vec<OwnedPostings>>>,
+}
+
+impl SplitState {
+    /// `ends[i]` is chunk `i`'s text end (the chunk records), validated ascending.
+    pub(crate) fn new(manifest: Manifest, doclens: Vec<u16>, ends: &[usize]) -> SplitState {
+        let mut bases: Vec<usize> = manifest
+            .texts
+            .iter()
+            .map(|&(first, _)| if first == 0 { 0 } else { ends[first as usize - 1] })
+            .collect();
+        bases.push(ends.last().copied().unwrap_or(0));
+        SplitState {
+            texts: vec![None; manifest.texts.len()],
+            postings: vec![None; manifest.postings.len()],
+            manifest,
+            doclens,
+            bases,
+        }
+    }
+
+    /// Chunk `i`'s text (global byte range `start..end`), or "" while its shard is not attached.
+    pub(crate) fn text(&self, i: usize, start: usize, end: usize) -> &str {
+        let k = self.manifest.text_shard_of(i);
+        let (Some(Some(body)), Some(&base)) = (self.texts.get(k), self.bases.get(k)) else {
+            return "";
+        };
+        body.get(start.saturating_sub(base)..end.saturating_sub(base))
+            .and_then(|t| std::str::from_utf8(t).ok())
+            .unwrap_or("")
+    }
+
+    pub(crate) fn lexical(&self) -> LexicalIndex {
+        LexicalIndex::from_postings(
+            self.doclens.clone(),
+            self.postings
+                .iter()
+                .flatten()
+                .flatten()
+                .map(|(t, d, f)| (&**t, d.as_slice(), f.as_slice())),
+        )
+    }
+
+    fn shard_ref(&self, kind: ShardKind, id: usize) -> ShardRef {
+        let checksum = match kind {
+            ShardKind::Postings => self.manifest.postings[id],
+            ShardKind::Text => self.manifest.texts[id].1,
+        };
+        ShardRef {
+            kind,
+            id: id as u32,
+            name: shard_name(&self.manifest.stem, kind, checksum),
+            checksum,
+        }
+    }
+}
+
+impl Index {
+    /// True for the entry file of a split index (its texts and postings are in shards).
+    pub fn is_split(&self) -> bool {
+        self.split.is_some()
+    }
+
+    /// The manifest of a split index's entry.
+    pub fn manifest(&self) -> Option<&Manifest> {
+        self.split.as_ref().map(|s| &s.manifest)
+    }
+
+    /// The postings shards a search for these texts (the question, and the history turns the
+    /// search weighs) needs and that are not attached yet. Empty for a one-file index.
+    pub fn shards_for_query(&self, texts: &[&str]) -> Vec<ShardRef> {
+        let Some(sp) = &self.split else { return Vec::new() };
+        let count = sp.postings.len();
+        let mut ids: Vec<usize> = texts
+            .iter()
+            .flat_map(|t| crate::lexical::tokenize(t))
+            .map(|term| postings_shard_of(&term, count))
+            .filter(|&k| sp.postings[k].is_none())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.into_iter().map(|k| sp.shard_ref(ShardKind::Postings, k)).collect()
+    }
+
+    /// The text shards holding these chunks that are not attached yet. Empty for a one-file
+    /// index.
+    pub fn shards_for_chunks(&self, chunks: &[usize]) -> Vec<ShardRef> {
+        let Some(sp) = &self.split else { return Vec::new() };
+        let mut ids: Vec<usize> = chunks
+            .iter()
+            .filter(|&&i| i < self.len())
+            .map(|&i| sp.manifest.text_shard_of(i))
+            .filter(|&k| sp.texts[k].is_none())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.into_iter().map(|k| sp.shard_ref(ShardKind::Text, k)).collect()
+    }
+
+    /// Every shard not attached yet (to load a split index whole, as the CLI does).
+    pub fn missing_shards(&self) -> Vec<ShardRef> {
+        let Some(sp) = &self.split else { return Vec::new() };
+        let p = (0..sp.postings.len()).filter(|&k| sp.postings[k].is_none());
+        let t = (0..sp.texts.len()).filter(|&k| sp.texts[k].is_none());
+        p.map(|k| sp.shard_ref(ShardKind::Postings, k))
+            .chain(t.map(|k| sp.shard_ref(ShardKind::Text, k)))
+            .collect()
+    }
+
+    /// Attach a fetched shard. Its checksum, kind and contents are checked against the entry;
+    /// a shard from another build is refused with a message to reload (never used).
+    pub fn attach(&mut self, shard: &ShardRef, bytes: &[u8]) -> Result<(), FormatError> {
+        let n = self.len();
+        let Some(sp) = self.split.as_deref() else {
+            return Err(FormatError::Invalid("this index is not split; it has no shards".into()));
+        };
+        let id = shard.id as usize;
+        let expected = match shard.kind {
+            ShardKind::Postings => sp.manifest.postings.get(id).copied(),
+            ShardKind::Text => sp.manifest.texts.get(id).map(|t| t.1),
+        };
+        if expected != Some(shard.checksum) {
+            return Err(shard::mismatch(&shard.name));
+        }
+        let body = shard::decode(bytes, shard.kind, shard.checksum, &shard.name)?;
+        match shard.kind {
+            ShardKind::Postings => {
+                let count = sp.postings.len();
+                let terms =
+                    shard::parse_postings(body, n as u32, |t| postings_shard_of(t, count) == id)?;
+                if let Some(sp) = self.split.as_mut() {
+                    sp.postings[id] = Some(terms);
+                }
+                self.reset_lexical();
+            }
+            ShardKind::Text => {
+                let (base, end) = (sp.bases[id], sp.bases[id + 1]);
+                let text = std::str::from_utf8(body).map_err(|_| shard::mismatch(&shard.name))?;
+                let first = sp.manifest.texts[id].0 as usize;
+                let last = sp.manifest.texts.get(id + 1).map(|t| t.0 as usize).unwrap_or(n);
+                let ends_ok = (first..last)
+                    .all(|i| text.is_char_boundary(self.text_end(i).saturating_sub(base)));
+                if text.len() != end - base || !ends_ok {
+                    return Err(shard::mismatch(&shard.name));
+                }
+                let body: Box<[u8]> = body.into();
+                if let Some(sp) = self.split.as_mut() {
+                    sp.texts[id] = Some(body);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Attach every missing shard, read through `read` (by file name). For native readers
+    /// that have the whole folder: the CLI, the proxy, MCP.
+    pub fn attach_all<E: std::fmt::Display>(
+        &mut self,
+        mut read: impl FnMut(&str) -> Result<Vec<u8>, E>,
+    ) -> Result<(), String> {
+        for s in self.missing_shards() {
+            let bytes = read(&s.name).map_err(|e| {
+                format!("this index is split into shards and {} cannot be read ({e}); keep the shard files next to the index file (copy the whole folder `docent index` wrote)", s.name)
+            })?;
+            self.attach(&s, &bytes).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// Read an index file, and when it is a split entry, every shard next to it.
+pub fn read_path(path: &std::path::Path) -> Result<Index, String> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        format!("cannot read index {} ({e}); build one with `docent index`", path.display())
+    })?;
+    let mut index = Index::from_bytes(bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let dir = path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+    index.attach_all(|name| std::fs::read(dir.join(name)))?;
+    Ok(index)
+}

@@ -1,0 +1,185 @@
+//! Split indexes (`docent_core::split`): the entry plus shards answer exactly as the one-file
+//! index does, fetching only what a question needs, and refuse shards of another build.
+
+use docent_core::format::write_index;
+use docent_core::search::{Query, SearchOptions};
+use docent_core::split::write::{split_index, SplitIndex, SplitOptions};
+use docent_core::split::ShardKind;
+use docent_core::{Chunk, Index, IndexHeader};
+
+const WORDS: &[&str] = &[
+    "cache", "proxy", "widget", "index", "shard", "token", "budget", "citation", "vector",
+    "postgres", "replica", "vacuum", "trigger", "cursor", "schema", "locale", "plugin", "theme",
+    "sidebar", "deploy", "origin", "header", "stream", "model", "prompt", "answer", "section",
+];
+
+/// 40 pages of 1–4 sections, 1–3 chunks each, of deterministic pseudo-random words (some
+/// non-ASCII, some code identifiers).
+fn chunks(seed: u64) -> Vec<Chunk> {
+    let mut x = seed;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut out = Vec::new();
+    for p in 0..40 {
+        for s in 0..(1 + next() % 4) {
+            for _ in 0..(1 + next() % 3) {
+                let mut text = String::new();
+                for w in 0..(20 + next() % 80) {
+                    let word = WORDS[(next() % WORDS.len() as u64) as usize];
+                    text.push_str(match w % 17 {
+                        3 => "café_ünïcode",
+                        11 => "max_connections",
+                        _ => word,
+                    });
+                    text.push(' ');
+                }
+                out.push(Chunk {
+                    url: format!("/guide/page-{p}.html"),
+                    anchor: format!("s{s}"),
+                    title: format!("Page {p}"),
+                    breadcrumb: vec![format!("Page {p}"), format!("Section {s}")],
+                    text,
+                    tokens: 10,
+                    ..Default::default()
+                });
+            }
+        }
+    }
+    out
+}
+
+fn one_file(chunks: &[Chunk]) -> Index {
+    Index::from_bytes(write_index(&IndexHeader::default(), chunks, None).unwrap()).unwrap()
+}
+
+fn small() -> SplitOptions {
+    SplitOptions { postings_bytes: 256, text_bytes: 1_000 }
+}
+
+fn shard<'a>(s: &'a SplitIndex, name: &str) -> &'a [u8] {
+    &s.shards.iter().find(|(n, _)| n == name).expect("shard written").1
+}
+
+fn hits(index: &Index, q: &str) -> Vec<(u32, u32)> {
+    let r = index.search(&Query { text: q, ..Default::default() }, &SearchOptions::default());
+    r.hits.iter().map(|h| (h.chunk, h.score.to_bits())).collect()
+}
+
+const QUESTIONS: &[&str] =
+    &["proxy cache", "vacuum trigger on a replica", "max_connections", "café", "zzz nothing", ""];
+
+#[test]
+fn a_whole_split_index_reads_like_the_one_file_index() {
+    let c = chunks(7);
+    let full = one_file(&c);
+    let s = split_index(&full, "index", small()).unwrap();
+    assert!(s.shards.iter().filter(|(n, _)| n.starts_with("index-p-")).count() > 4);
+    assert!(s.shards.iter().filter(|(n, _)| n.starts_with("index-t-")).count() > 4);
+    let mut split = Index::from_bytes(s.entry.clone()).unwrap();
+    assert!(split.is_split() && !full.is_split());
+    assert!(split.chunk_ref(0).text.is_empty(), "no text before its shard arrives");
+    split.attach_all(|name| Ok::<_, String>(shard(&s, name).to_vec())).unwrap();
+    assert!(split.missing_shards().is_empty());
+    for i in 0..full.len() {
+        assert_eq!(split.chunk(i), full.chunk(i), "chunk {i}");
+    }
+    for q in QUESTIONS {
+        assert_eq!(hits(&split, q), hits(&full, q), "{q:?}");
+    }
+}
+
+#[test]
+fn a_question_fetches_only_its_terms_shards_and_ranks_the_same() {
+    let c = chunks(11);
+    let full = one_file(&c);
+    let s = split_index(&full, "docs", small()).unwrap();
+    let postings = s.shards.iter().filter(|(n, _)| n.starts_with("docs-p-")).count();
+    for q in QUESTIONS {
+        let mut lazy = Index::from_bytes(s.entry.clone()).unwrap();
+        let need = lazy.shards_for_query(&[q]);
+        assert!(need.len() < postings, "{q:?} needs {} of {postings} postings shards", need.len());
+        assert!(need.iter().all(|r| r.kind == ShardKind::Postings));
+        for r in &need {
+            lazy.attach(r, shard(&s, &r.name)).unwrap();
+        }
+        assert!(lazy.shards_for_query(&[q]).is_empty(), "attached");
+        assert_eq!(hits(&lazy, q), hits(&full, q), "{q:?}");
+        // Then the texts of the hits, and only their shards.
+        let chunks: Vec<usize> = hits(&lazy, q).iter().map(|h| h.0 as usize).collect();
+        for r in lazy.shards_for_chunks(&chunks) {
+            lazy.attach(&r, shard(&s, &r.name)).unwrap();
+        }
+        for &i in &chunks {
+            assert_eq!(lazy.chunk_ref(i).text, full.chunk_ref(i).text);
+        }
+    }
+}
+
+#[test]
+fn shards_of_another_build_are_refused_with_a_reload_message() {
+    let a = split_index(&one_file(&chunks(3)), "index", small()).unwrap();
+    let b = split_index(&one_file(&chunks(4)), "index", small()).unwrap();
+    let mut idx = Index::from_bytes(a.entry.clone()).unwrap();
+    let want = idx.missing_shards();
+    let text = want.iter().find(|r| r.kind == ShardKind::Text).unwrap();
+    // Another build's shard under this name, a truncated copy, a flipped byte.
+    let other = &b.shards.iter().find(|(n, _)| n.starts_with("index-t-")).unwrap().1;
+    let good = shard(&a, &text.name);
+    let mut flipped = good.to_vec();
+    flipped[40] ^= 1;
+    for bad in [&other[..], &good[..good.len() - 1], &flipped[..]] {
+        let e = idx.attach(text, bad).unwrap_err().to_string();
+        assert!(e.contains("reload the page"), "{e}");
+    }
+    assert!(idx.chunk_ref(0).text.is_empty(), "nothing attached after refusals");
+    // A shard ref the entry does not list.
+    let mut forged = text.clone();
+    forged.checksum ^= 1;
+    assert!(idx.attach(&forged, good).is_err());
+    idx.attach(text, good).unwrap();
+    // A missing file says what to do.
+    let e = Index::from_bytes(a.entry.clone())
+        .unwrap()
+        .attach_all(|_| Err::<Vec<u8>, _>("not found"))
+        .unwrap_err();
+    assert!(e.contains("keep the shard files next to the index file"), "{e}");
+}
+
+#[test]
+fn a_rebuild_keeps_the_names_and_bytes_of_unchanged_shards() {
+    let c = chunks(5);
+    let a = split_index(&one_file(&c), "index", small()).unwrap();
+    let again = split_index(&one_file(&c), "index", small()).unwrap();
+    assert_eq!(a.entry, again.entry);
+    assert_eq!(a.shards, again.shards);
+    // Change one word of the last page (same chunk count: no chunk number moves).
+    let mut changed = c.clone();
+    let last = changed.len() - 1;
+    changed[last].text = changed[last].text.replacen("cache", "cachet", 1);
+    let b = split_index(&one_file(&changed), "index", small()).unwrap();
+    let names = |s: &SplitIndex| s.shards.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    let (na, nb) = (names(&a), names(&b));
+    let gone: Vec<_> = na.iter().filter(|n| !nb.contains(n)).collect();
+    let texts_changed = gone.iter().filter(|n| n.starts_with("index-t-")).count();
+    assert_eq!(texts_changed, 1, "only the last page's text shard: {gone:?}");
+    assert!(gone.len() <= 4, "one text shard and the postings of the terms that changed: {gone:?}");
+}
+
+#[test]
+fn a_split_entry_is_refused_by_a_bad_stem_or_split_twice() {
+    let full = one_file(&chunks(9));
+    for stem in ["", "../x", "a/b", ".hidden"] {
+        assert!(split_index(&full, stem, small()).is_err(), "{stem:?}");
+    }
+    let s = split_index(&full, "index", small()).unwrap();
+    assert!(split_index(&Index::from_bytes(s.entry).unwrap(), "index", small()).is_err());
+    let empty = one_file(&[]);
+    let s = split_index(&empty, "index", small()).unwrap();
+    let mut e = Index::from_bytes(s.entry.clone()).unwrap();
+    e.attach_all(|n| Ok::<_, String>(shard(&s, n).to_vec())).unwrap();
+    assert!(e.is_empty());
+}
