@@ -67,6 +67,8 @@ pub struct IndexSection {
     pub flavor: Option<String>,
     /// Max cl100k tokens per chunk.
     pub max_tokens: Option<usize>,
+    /// `never`, `always` or `auto`: an entry file plus shards fetched by need (big sites).
+    pub split: Option<String>,
     /// Overlap between consecutive chunks of one section, in tokens.
     pub overlap_tokens: Option<usize>,
     /// `openai`: API base URL for embeddings.

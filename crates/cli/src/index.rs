@@ -148,6 +148,10 @@ pub struct IndexArgs {
     /// local: never download a missing model from the Hugging Face hub (also HF_HUB_OFFLINE=1).
     #[arg(long)]
     pub offline: bool,
+    /// Split the index into an entry file (--out) and shards next to it, fetched by need, for
+    /// big sites: never (default), always, or auto (above 2 MiB). See docs/index-format.md.
+    #[arg(long, value_name = "WHEN")]
+    pub split: Option<String>,
     /// No progress bars.
     #[arg(long, short)]
     pub quiet: bool,
@@ -274,6 +278,8 @@ pub struct IndexSettings {
     /// none in docent.toml): the build then moves from binary to int8 when its self-check finds
     /// binary loses too much for this model.
     pub auto_quantization: bool,
+    /// Whether to write an entry and shards instead of one file.
+    pub split: crate::shards::SplitMode,
 }
 
 impl Default for IndexSettings {
@@ -299,6 +305,7 @@ impl Default for IndexSettings {
             check_anchors: None,
             prompts: PromptArgs::default(),
             auto_quantization: false,
+            split: crate::shards::SplitMode::Never,
         }
     }
 }
@@ -330,6 +337,8 @@ pub struct IndexReport {
     pub reused: usize,
     /// Whether a previous index was found and compared.
     pub had_previous: bool,
+    /// The shards, when the index was split (`--split`).
+    pub split: Option<crate::shards::ShardReport>,
     /// Index file size in bytes.
     pub bytes: usize,
     /// Wall time.
@@ -415,6 +424,16 @@ impl IndexReport {
             ));
         } else {
             s.push_str(&format!("  changes  {} added (no previous index)\n", self.added));
+        }
+        if let Some(sp) = &self.split {
+            s.push_str(&format!(
+                "  split    entry {} + {} shards ({} written, {} unchanged, {} old removed)\n",
+                human_bytes(sp.entry_bytes),
+                sp.shards,
+                sp.written,
+                sp.shards - sp.written,
+                sp.removed
+            ));
         }
         s.push_str(&format!("  time     {:.2}s\n", self.elapsed.as_secs_f64()));
         for n in &self.notes {
@@ -591,6 +610,10 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
                 .or(section.passage_input_type.clone()),
         },
         auto_quantization: args.quantization.is_none() && section.quantization.is_none(),
+        split: match args.split.as_deref().or(section.split.as_deref()) {
+            Some(s) => crate::shards::SplitMode::parse(s)?,
+            None => crate::shards::SplitMode::Never,
+        },
     })
 }
 
@@ -1141,7 +1164,7 @@ pub fn build_index_with(
     )
     .context("cannot encode the index")?;
     report.bytes = bytes.len();
-    write_atomic(&settings.out, &bytes)?;
+    report.split = crate::shards::write(&settings.out, &bytes, settings.split, write_atomic)?;
     report.provider = provider;
     report.model = model;
     report.elapsed = started.elapsed();
@@ -1156,8 +1179,13 @@ fn load_previous(path: &Path, explicit: bool) -> anyhow::Result<Index> {
             format!("cannot read {}", path.display())
         }
     })?;
-    Index::from_bytes(bytes)
-        .map_err(|e| anyhow::anyhow!("{} is not a usable index: {e}", path.display()))
+    let mut index = Index::from_bytes(bytes)
+        .map_err(|e| anyhow::anyhow!("{} is not a usable index: {e}", path.display()))?;
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    index
+        .attach_all(|name| std::fs::read(dir.join(name)))
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    Ok(index)
 }
 
 /// Inputs per `embed` call (the provider may batch further internally).

@@ -190,6 +190,8 @@ pub struct Inspection {
     pub sections: Vec<(String, usize)>,
     /// File bytes per chunk beyond its text.
     pub overhead_per_chunk: f64,
+    /// A split index: postings shards, text shards (their bytes are not in `file_bytes`).
+    pub shards: Option<(usize, usize)>,
 }
 
 /// Compute the inspection of a loaded index.
@@ -216,7 +218,9 @@ pub fn inspect(index: &Index) -> Inspection {
         file_bytes.saturating_sub(accounted),
     ));
     let n = index.len().max(1);
+    let shards = index.manifest().map(|m| (m.postings.len(), m.texts.len()));
     Inspection {
+        shards,
         file_bytes,
         header: serde_json::to_value(index.header()).unwrap_or(serde_json::Value::Null),
         chunks: index.len(),
@@ -226,7 +230,13 @@ pub fn inspect(index: &Index) -> Inspection {
         tokens_mean: tokens_total as f64 / n as f64,
         tokens_max,
         sections,
-        overhead_per_chunk: (file_bytes.saturating_sub(text_bytes)) as f64 / n as f64,
+        // A split entry holds no text at all.
+        overhead_per_chunk: if index.is_split() {
+            file_bytes
+        } else {
+            file_bytes.saturating_sub(text_bytes)
+        } as f64
+            / n as f64,
     }
 }
 
@@ -321,5 +331,11 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
         outln!("    {name:<34} {:>12} {pct:>5.1}%", human_bytes(*bytes));
     }
     outln!("  bytes per chunk beyond its text: {:.1}", ins.overhead_per_chunk);
+    if let Some((p, t)) = ins.shards {
+        outln!(
+            "  split: this entry file names {p} postings shards and {t} text shards next to it;"
+        );
+        outln!("         a reader's browser fetches the shards each question needs (docs/index-format.md)");
+    }
     Ok(())
 }

@@ -37,6 +37,7 @@ pub mod mcp;
 pub mod query;
 pub mod report;
 pub mod rewrite;
+pub mod shards;
 pub mod walk;
 
 use clap::{Parser, Subcommand};

@@ -88,6 +88,10 @@ pub struct SearchArgs {
     /// One JSON object per hit and line.
     #[arg(long)]
     pub json: bool,
+    /// For a split index: print (to stderr, one JSON line) the shards a reader's browser would
+    /// fetch for this question: the postings of its terms and the texts of its hits.
+    #[arg(long)]
+    pub shards: bool,
     /// JSON file with earlier turns: ["question", ...] or [{"role":"user","content":...}, ...].
     #[arg(long, value_name = "FILE")]
     pub history: Option<PathBuf>,
@@ -110,10 +114,7 @@ pub struct SearchArgs {
 
 /// Read and validate an index file.
 pub fn load_index(path: &Path) -> anyhow::Result<Index> {
-    let bytes = std::fs::read(path).with_context(|| {
-        format!("cannot read index {} (build one with `docent index`)", path.display())
-    })?;
-    Index::from_bytes(bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    docent_core::split::read_path(path).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 /// The embedder the index was built with, or None when the search needs no vectors.
@@ -182,6 +183,31 @@ pub fn embed_texts(e: &dyn Embedder, texts: &[String]) -> anyhow::Result<Vec<Vec
         bail!("the embedder returned {} vectors for {} questions", vs.len(), texts.len());
     }
     Ok(vs)
+}
+
+/// The shards a browser fetches for one question, by name, on stderr as one JSON line:
+/// `{"postings": [...], "texts": [...]}` (empty for a one-file index).
+fn print_shards(
+    path: &Path,
+    question: &str,
+    history: &[String],
+    result: &docent_core::search::SearchResult,
+) -> anyhow::Result<()> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let entry = Index::from_bytes(bytes).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut texts: Vec<&str> = vec![question];
+    texts.extend(history.iter().rev().take(2).map(String::as_str));
+    let hits = if result.hits.is_empty() { &result.closest } else { &result.hits };
+    let chunks: Vec<usize> =
+        hits.iter().flat_map(|h| h.section_chunks().iter().map(|&c| c as usize)).collect();
+    let names =
+        |v: Vec<docent_core::split::ShardRef>| v.into_iter().map(|r| r.name).collect::<Vec<_>>();
+    let line = serde_json::json!({
+        "postings": names(entry.shards_for_query(&texts)),
+        "texts": names(entry.shards_for_chunks(&chunks)),
+    });
+    eprintln!("{line}");
+    Ok(())
 }
 
 /// Read a history file: a JSON array of strings or of chat messages (user turns are kept).
@@ -268,6 +294,9 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
         }
     }
     let result = search_one(&index, embedder.as_deref(), &args.question, &history, &opts)?;
+    if args.shards {
+        print_shards(&args.index, &args.question, &history, &result)?;
+    }
     if args.json {
         for hit in &result.hits {
             let c = index.chunk(hit.chunk as usize);

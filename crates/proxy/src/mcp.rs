@@ -54,14 +54,9 @@ pub fn route(router: Router<Arc<AppState>>, st: &Arc<AppState>) -> Router<Arc<Ap
 
 /// Read `[mcp] index` and pick the query embedder.
 pub fn load(cfg: &McpConfig, st: &Arc<AppState>) -> anyhow::Result<docent_mcp::Docs> {
-    let bytes = std::fs::read(&cfg.index).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot read the [mcp] index {}: {e}; set [mcp] index to the file `docent index` wrote",
-            cfg.index.display()
-        )
-    })?;
-    let index = docent_core::Index::from_bytes(bytes).map_err(|e| {
-        anyhow::anyhow!("the [mcp] index {} is not usable: {e}", cfg.index.display())
+    // A split index is read whole, with its shards (MCP hands out section texts).
+    let index = docent_core::split::read_path(&cfg.index).map_err(|e| {
+        anyhow::anyhow!("[mcp] index: {e}; set [mcp] index to the file `docent index` wrote")
     })?;
     let h = index.header();
     let embedder: Option<Arc<dyn Embedder>> = match &st.embed {

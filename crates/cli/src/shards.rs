@@ -1,0 +1,146 @@
+//! Writing a split index (`docent index --split`): the entry file at `--out` and its shards
+//! next to it ([`docent_core::split`]).
+//!
+//! Order matters for readers that fetch while a deploy or a rebuild runs: shards first (each
+//! under its content hash, so an unchanged one is not even rewritten), the entry last and
+//! atomically, then shards no entry names any more are removed.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use docent_core::split::write::{split_index, SplitOptions};
+use docent_core::Index;
+
+/// When `docent index` splits the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SplitMode {
+    /// One file (the default while the widget reads only one-file indexes... see docs).
+    #[default]
+    Never,
+    /// Always an entry plus shards.
+    Always,
+    /// Split when the one-file index would be bigger than [`AUTO_SPLIT_BYTES`].
+    Auto,
+}
+
+/// `--split auto` splits indexes bigger than this (their text dominates; see BENCHMARKS.md).
+pub const AUTO_SPLIT_BYTES: usize = 2 * 1024 * 1024;
+
+impl SplitMode {
+    /// Parse `never`, `always` or `auto`.
+    pub fn parse(s: &str) -> anyhow::Result<SplitMode> {
+        Ok(match s {
+            "never" | "no" | "false" => SplitMode::Never,
+            "always" | "yes" | "true" => SplitMode::Always,
+            "auto" => SplitMode::Auto,
+            _ => bail!("--split {s:?}: use never, always or auto"),
+        })
+    }
+}
+
+/// What was written.
+#[derive(Debug, Clone, Default)]
+pub struct ShardReport {
+    /// Shards the entry names.
+    pub shards: usize,
+    /// Of them, written in this run (new content).
+    pub written: usize,
+    /// Old shards of this index removed.
+    pub removed: usize,
+    /// Bytes of the entry file.
+    pub entry_bytes: usize,
+}
+
+/// The shard file name stem for an entry file: its name without the extension.
+pub fn stem_of(out: &Path) -> String {
+    out.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "docent".into())
+}
+
+/// Shard files of `stem` in `dir`: `{stem}-p-{16 hex}.bin` and `{stem}-t-{16 hex}.bin`.
+fn existing_shards(dir: &Path, stem: &str) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
+    rd.filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+            let Some(rest) = name.strip_prefix(stem) else { return false };
+            let Some(hex) = rest
+                .strip_prefix("-p-")
+                .or_else(|| rest.strip_prefix("-t-"))
+                .and_then(|r| r.strip_suffix(".bin"))
+            else {
+                return false;
+            };
+            hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit())
+        })
+        .collect()
+}
+
+/// Write `bytes` (a one-file index) to `out`, split into an entry and shards when `mode` says
+/// so; `write_atomic` puts a file in place atomically. Returns None when written as one file.
+pub fn write(
+    out: &Path,
+    bytes: &[u8],
+    mode: SplitMode,
+    write_atomic: impl Fn(&Path, &[u8]) -> anyhow::Result<()>,
+) -> anyhow::Result<Option<ShardReport>> {
+    let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let stem = stem_of(out);
+    let split = match mode {
+        SplitMode::Never => false,
+        SplitMode::Always => true,
+        SplitMode::Auto => bytes.len() > AUTO_SPLIT_BYTES,
+    };
+    let old = existing_shards(dir, &stem);
+    if !split {
+        write_atomic(out, bytes)?;
+        // A one-file index names no shards: those of an earlier split build are stale.
+        for p in &old {
+            let _ = std::fs::remove_file(p);
+        }
+        return Ok(None);
+    }
+    let index =
+        Index::from_bytes(bytes.to_vec()).context("cannot read back the index to split it")?;
+    let s = split_index(&index, &stem, SplitOptions::default())
+        .with_context(|| format!("cannot split the index into shards named after {stem:?}"))?;
+    let mut report =
+        ShardReport { shards: s.shards.len(), entry_bytes: s.entry.len(), ..Default::default() };
+    for (name, data) in &s.shards {
+        let path = dir.join(name);
+        // Same name, same content: leave it (and its timestamp) alone.
+        if std::fs::metadata(&path).is_ok_and(|m| m.len() == data.len() as u64) {
+            continue;
+        }
+        write_atomic(&path, data)?;
+        report.written += 1;
+    }
+    write_atomic(out, &s.entry)?;
+    for p in old {
+        let keep = p
+            .file_name()
+            .map(|n| s.shards.iter().any(|(name, _)| n.to_string_lossy() == name.as_str()))
+            .unwrap_or(true);
+        if !keep && std::fs::remove_file(&p).is_ok() {
+            report.removed += 1;
+        }
+    }
+    Ok(Some(report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_parse_and_say_what_they_take() {
+        assert_eq!(SplitMode::parse("auto").unwrap(), SplitMode::Auto);
+        assert_eq!(SplitMode::parse("always").unwrap(), SplitMode::Always);
+        assert!(SplitMode::parse("sometimes")
+            .unwrap_err()
+            .to_string()
+            .contains("never, always or auto"));
+        assert_eq!(stem_of(Path::new("public/index.bin")), "index");
+        assert_eq!(stem_of(Path::new("docent.idx")), "docent");
+    }
+}
