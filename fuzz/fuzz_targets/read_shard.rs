@@ -36,7 +36,7 @@ fn entry() -> &'static [u8] {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let mut index = Index::from_bytes(entry().to_vec()).expect("the fixed entry loads");
+    let index = Index::from_bytes(entry().to_vec()).expect("the fixed entry loads");
     for r in index.missing_shards() {
         let _ = index.attach(&r, data);
     }

@@ -1179,7 +1179,7 @@ fn load_previous(path: &Path, explicit: bool) -> anyhow::Result<Index> {
             format!("cannot read {}", path.display())
         }
     })?;
-    let mut index = Index::from_bytes(bytes)
+    let index = Index::from_bytes(bytes)
         .map_err(|e| anyhow::anyhow!("{} is not a usable index: {e}", path.display()))?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     index

@@ -499,6 +499,25 @@ impl StrList {
     }
 }
 
+/// An index's BM25 index: derived once from a one-file index's text, or built from the
+/// postings a split index has attached so far.
+pub enum Lexical<'a> {
+    /// Kept by the index.
+    Borrowed(&'a LexicalIndex),
+    /// Shared with the index's cache (split indexes).
+    Shared(std::sync::Arc<LexicalIndex>),
+}
+
+impl std::ops::Deref for Lexical<'_> {
+    type Target = LexicalIndex;
+    fn deref(&self) -> &LexicalIndex {
+        match self {
+            Lexical::Borrowed(l) => l,
+            Lexical::Shared(l) => l,
+        }
+    }
+}
+
 /// A loaded, validated index. Holds the file bytes; every accessor reads from them directly.
 /// The BM25 index is built from the text on first use (see [`Index::lexical`]).
 #[derive(Debug, Clone)]
@@ -928,11 +947,6 @@ impl Index {
         self.record(i).2
     }
 
-    /// Forget the BM25 index (a split index got more postings).
-    pub(crate) fn reset_lexical(&mut self) {
-        self.lexical = OnceLock::new();
-    }
-
     /// The page record (url, title, namespace string ids) of chunk `i`'s place.
     fn page_of_place(&self, place: usize) -> usize {
         self.pages + rd_u32(&self.bytes, self.places + place * PLACE_RECORD) as usize * PAGE_RECORD
@@ -1063,20 +1077,21 @@ impl Index {
 
     /// The BM25 index over every chunk's breadcrumb and text, built on first use (a few ms per
     /// thousand chunks) and kept. Call it right after loading to move that cost off the first search.
-    pub fn lexical(&self) -> &LexicalIndex {
-        self.lexical.get_or_init(|| {
-            if let Some(sp) = &self.split {
-                // From the postings attached so far: enough for the questions they were
-                // fetched for ([`Index::shards_for_query`]).
-                return sp.lexical();
-            }
+    ///
+    /// For a split index: the postings attached so far, enough for the questions they were
+    /// fetched for ([`Index::shards_for_query`]); rebuilt when more arrive.
+    pub fn lexical(&self) -> Lexical<'_> {
+        if let Some(sp) = &self.split {
+            return Lexical::Shared(sp.lexical());
+        }
+        Lexical::Borrowed(self.lexical.get_or_init(|| {
             LexicalIndex::build((0..self.n).map(|i| {
                 let c = self.chunk_ref(i);
                 let mut parts = c.breadcrumb();
                 parts.push(c.text);
                 parts
             }))
-        })
+        }))
     }
 
     /// (kind, offset, length) of each known section, in file order.

@@ -79,7 +79,7 @@ fn a_whole_split_index_reads_like_the_one_file_index() {
     let s = split_index(&full, "index", small()).unwrap();
     assert!(s.shards.iter().filter(|(n, _)| n.starts_with("index-p-")).count() > 4);
     assert!(s.shards.iter().filter(|(n, _)| n.starts_with("index-t-")).count() > 4);
-    let mut split = Index::from_bytes(s.entry.clone()).unwrap();
+    let split = Index::from_bytes(s.entry.clone()).unwrap();
     assert!(split.is_split() && !full.is_split());
     assert!(split.chunk_ref(0).text.is_empty(), "no text before its shard arrives");
     split.attach_all(|name| Ok::<_, String>(shard(&s, name).to_vec())).unwrap();
@@ -99,7 +99,7 @@ fn a_question_fetches_only_its_terms_shards_and_ranks_the_same() {
     let s = split_index(&full, "docs", small()).unwrap();
     let postings = s.shards.iter().filter(|(n, _)| n.starts_with("docs-p-")).count();
     for q in QUESTIONS {
-        let mut lazy = Index::from_bytes(s.entry.clone()).unwrap();
+        let lazy = Index::from_bytes(s.entry.clone()).unwrap();
         let need = lazy.shards_for_query(&[q]);
         assert!(need.len() < postings, "{q:?} needs {} of {postings} postings shards", need.len());
         assert!(need.iter().all(|r| r.kind == ShardKind::Postings));
@@ -123,7 +123,7 @@ fn a_question_fetches_only_its_terms_shards_and_ranks_the_same() {
 fn shards_of_another_build_are_refused_with_a_reload_message() {
     let a = split_index(&one_file(&chunks(3)), "index", small()).unwrap();
     let b = split_index(&one_file(&chunks(4)), "index", small()).unwrap();
-    let mut idx = Index::from_bytes(a.entry.clone()).unwrap();
+    let idx = Index::from_bytes(a.entry.clone()).unwrap();
     let want = idx.missing_shards();
     let text = want.iter().find(|r| r.kind == ShardKind::Text).unwrap();
     // Another build's shard under this name, a truncated copy, a flipped byte.
@@ -179,7 +179,7 @@ fn a_split_entry_is_refused_by_a_bad_stem_or_split_twice() {
     assert!(split_index(&Index::from_bytes(s.entry).unwrap(), "index", small()).is_err());
     let empty = one_file(&[]);
     let s = split_index(&empty, "index", small()).unwrap();
-    let mut e = Index::from_bytes(s.entry.clone()).unwrap();
+    let e = Index::from_bytes(s.entry.clone()).unwrap();
     e.attach_all(|n| Ok::<_, String>(shard(&s, n).to_vec())).unwrap();
     assert!(e.is_empty());
 }

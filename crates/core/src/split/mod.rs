@@ -30,6 +30,7 @@ use crate::format::{FormatError, Index};
 use crate::lexical::LexicalIndex;
 use shard::OwnedPostings;
 pub use shard::ShardKind;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The `Shards` section's own layout version.
 pub const MANIFEST_VERSION: u32 = 1;
@@ -154,17 +155,33 @@ pub struct ShardRef {
     pub checksum: u64,
 }
 
-/// A split entry's manifest and the shards attached so far.
-#[derive(Debug, Clone)]
+/// A split entry's manifest and the shards attached so far. Attaching goes through `&Index`
+/// (each shard slot is set once), so a shared index (`Rc`/`Arc`) can fetch shards by need.
+#[derive(Debug)]
 pub(crate) struct SplitState {
     manifest: Manifest,
     doclens: Vec<u16>,
     /// Per text shard: the global byte offset of its first chunk's text, then the total.
     bases: Vec<usize>,
     /// Per text shard: its bytes (the body), once attached.
-    texts: Vec<Option<Box<[u8]>>>,
+    texts: Vec<OnceLock<Box<[u8]>>>,
     /// Per postings shard: its terms, once attached.
-    postings: Vec<Option<Vec<OwnedPostings>>>,
+    postings: Vec<OnceLock<Vec<OwnedPostings>>>,
+    /// The BM25 index over the postings attached so far, and how many shards that was.
+    lexical: Mutex<Option<(usize, Arc<LexicalIndex>)>>,
+}
+
+impl Clone for SplitState {
+    fn clone(&self) -> Self {
+        SplitState {
+            manifest: self.manifest.clone(),
+            doclens: self.doclens.clone(),
+            bases: self.bases.clone(),
+            texts: self.texts.clone(),
+            postings: self.postings.clone(),
+            lexical: Mutex::new(None),
+        }
+    }
 }
 
 impl SplitState {
@@ -177,18 +194,21 @@ impl SplitState {
             .collect();
         bases.push(ends.last().copied().unwrap_or(0));
         SplitState {
-            texts: vec![None; manifest.texts.len()],
-            postings: vec![None; manifest.postings.len()],
+            texts: (0..manifest.texts.len()).map(|_| OnceLock::new()).collect(),
+            postings: (0..manifest.postings.len()).map(|_| OnceLock::new()).collect(),
             manifest,
             doclens,
             bases,
+            lexical: Mutex::new(None),
         }
     }
 
     /// Chunk `i`'s text (global byte range `start..end`), or "" while its shard is not attached.
     pub(crate) fn text(&self, i: usize, start: usize, end: usize) -> &str {
         let k = self.manifest.text_shard_of(i);
-        let (Some(Some(body)), Some(&base)) = (self.texts.get(k), self.bases.get(k)) else {
+        let (Some(Some(body)), Some(&base)) =
+            (self.texts.get(k).map(OnceLock::get), self.bases.get(k))
+        else {
             return "";
         };
         body.get(start.saturating_sub(base)..end.saturating_sub(base))
@@ -196,15 +216,25 @@ impl SplitState {
             .unwrap_or("")
     }
 
-    pub(crate) fn lexical(&self) -> LexicalIndex {
-        LexicalIndex::from_postings(
+    /// The BM25 index over the postings attached so far (rebuilt when more arrived).
+    pub(crate) fn lexical(&self) -> Arc<LexicalIndex> {
+        let attached = self.postings.iter().filter(|p| p.get().is_some()).count();
+        let mut cache = self.lexical.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((n, lx)) = cache.as_ref() {
+            if *n == attached {
+                return lx.clone();
+            }
+        }
+        let lx = Arc::new(LexicalIndex::from_postings(
             self.doclens.clone(),
             self.postings
                 .iter()
-                .flatten()
+                .filter_map(OnceLock::get)
                 .flatten()
                 .map(|(t, d, f)| (&**t, d.as_slice(), f.as_slice())),
-        )
+        ));
+        *cache = Some((attached, lx.clone()));
+        lx
     }
 
     fn shard_ref(&self, kind: ShardKind, id: usize) -> ShardRef {
@@ -241,7 +271,7 @@ impl Index {
             .iter()
             .flat_map(|t| crate::lexical::tokenize(t))
             .map(|term| postings_shard_of(&term, count))
-            .filter(|&k| sp.postings[k].is_none())
+            .filter(|&k| sp.postings[k].get().is_none())
             .collect();
         ids.sort_unstable();
         ids.dedup();
@@ -256,7 +286,7 @@ impl Index {
             .iter()
             .filter(|&&i| i < self.len())
             .map(|&i| sp.manifest.text_shard_of(i))
-            .filter(|&k| sp.texts[k].is_none())
+            .filter(|&k| sp.texts[k].get().is_none())
             .collect();
         ids.sort_unstable();
         ids.dedup();
@@ -266,8 +296,8 @@ impl Index {
     /// Every shard not attached yet (to load a split index whole, as the CLI does).
     pub fn missing_shards(&self) -> Vec<ShardRef> {
         let Some(sp) = &self.split else { return Vec::new() };
-        let p = (0..sp.postings.len()).filter(|&k| sp.postings[k].is_none());
-        let t = (0..sp.texts.len()).filter(|&k| sp.texts[k].is_none());
+        let p = (0..sp.postings.len()).filter(|&k| sp.postings[k].get().is_none());
+        let t = (0..sp.texts.len()).filter(|&k| sp.texts[k].get().is_none());
         p.map(|k| sp.shard_ref(ShardKind::Postings, k))
             .chain(t.map(|k| sp.shard_ref(ShardKind::Text, k)))
             .collect()
@@ -275,7 +305,7 @@ impl Index {
 
     /// Attach a fetched shard. Its checksum, kind and contents are checked against the entry;
     /// a shard from another build is refused with a message to reload (never used).
-    pub fn attach(&mut self, shard: &ShardRef, bytes: &[u8]) -> Result<(), FormatError> {
+    pub fn attach(&self, shard: &ShardRef, bytes: &[u8]) -> Result<(), FormatError> {
         let n = self.len();
         let Some(sp) = self.split.as_deref() else {
             return Err(FormatError::Invalid("this index is not split; it has no shards".into()));
@@ -294,10 +324,8 @@ impl Index {
                 let count = sp.postings.len();
                 let terms =
                     shard::parse_postings(body, n as u32, |t| postings_shard_of(t, count) == id)?;
-                if let Some(sp) = self.split.as_mut() {
-                    sp.postings[id] = Some(terms);
-                }
-                self.reset_lexical();
+                // Set once: a second copy of the same shard (checked above) changes nothing.
+                let _ = sp.postings[id].set(terms);
             }
             ShardKind::Text => {
                 let (base, end) = (sp.bases[id], sp.bases[id + 1]);
@@ -309,10 +337,7 @@ impl Index {
                 if text.len() != end - base || !ends_ok {
                     return Err(shard::mismatch(&shard.name));
                 }
-                let body: Box<[u8]> = body.into();
-                if let Some(sp) = self.split.as_mut() {
-                    sp.texts[id] = Some(body);
-                }
+                let _ = sp.texts[id].set(body.into());
             }
         }
         Ok(())
@@ -321,7 +346,7 @@ impl Index {
     /// Attach every missing shard, read through `read` (by file name). For native readers
     /// that have the whole folder: the CLI, the proxy, MCP.
     pub fn attach_all<E: std::fmt::Display>(
-        &mut self,
+        &self,
         mut read: impl FnMut(&str) -> Result<Vec<u8>, E>,
     ) -> Result<(), String> {
         for s in self.missing_shards() {
@@ -340,7 +365,7 @@ pub fn read_path(path: &std::path::Path) -> Result<Index, String> {
     let bytes = std::fs::read(path).map_err(|e| {
         format!("cannot read index {} ({e}); build one with `docent index`", path.display())
     })?;
-    let mut index = Index::from_bytes(bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let index = Index::from_bytes(bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     let dir = path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
     index.attach_all(|name| std::fs::read(dir.join(name)))?;
     Ok(index)
