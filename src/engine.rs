@@ -491,6 +491,13 @@ impl Engine {
                 }
             }
         }
+        // A split index fetches the postings of the question's terms first.
+        let mut terms: Vec<&str> = vec![question];
+        terms.extend(rewritten.as_deref());
+        terms.extend(history.questions.iter().rev().take(2).map(String::as_str));
+        crate::shards::ensure(index, &self.cfg.index, index.shards_for_query(&terms))
+            .await
+            .map_err(Fail::new)?;
         mark("docent:search");
         let scoped = retrieve::retrieve(index, &ask, &vectors, &opts);
         // The scope has nothing on the question: all docs, and the answer says so. When all
@@ -653,6 +660,12 @@ impl Engine {
             return Err(Fail::new("Stopped."));
         }
         let shown = if result.abstained { &result.closest } else { &result.hits };
+        // A split index fetches the texts of what is shown or sent to the model.
+        let chunks: Vec<usize> =
+            shown.iter().flat_map(|h| h.section_chunks().iter().map(|&c| c as usize)).collect();
+        crate::shards::ensure(&index, &self.cfg.index, index.shards_for_chunks(&chunks))
+            .await
+            .map_err(Fail::new)?;
         let looked = looked_at(&index, shown);
         turn.update(|t| {
             t.looked_at = looked;

@@ -22,6 +22,7 @@ pub mod index_store;
 pub mod json;
 pub mod net;
 pub mod scope;
+pub mod shards;
 pub mod tokenizer;
 pub mod ui;
 

@@ -122,6 +122,11 @@ else
   "$DOCENT" index "$HERE/site/docs" --out "$WORK/scoped.bin" --embed none --base-url /docs/ --namespace v2 >>"$WORK/index.log" 2>&1 \
     || { cat "$WORK/index.log" >&2; die "docent index --namespace failed"; }
   export DOCENT_E2E_SCOPED_INDEX="$WORK/scoped.bin"
+  # docent's own docs as a split index (an entry and shards fetched by need).
+  mkdir -p "$WORK/split"
+  "$DOCENT" index "$ROOT/docs" --out "$WORK/split/index.bin" --embed none --base-url /docs/ --split always >>"$WORK/index.log" 2>&1 \
+    || { cat "$WORK/index.log" >&2; die "docent index --split failed"; }
+  export DOCENT_E2E_SPLIT_DIR="$WORK/split"
   say "writing the offline demo site (docent demo --offline)"
   "$DOCENT" demo --offline "$WORK/demo" --embed none --docs "$ROOT/docs" --widget-dir "$ROOT/dist/widget" >"$WORK/demo.log" 2>&1 \
     || { cat "$WORK/demo.log" >&2; die "docent demo --offline failed"; }

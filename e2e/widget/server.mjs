@@ -3,6 +3,8 @@
 //   /docent/<file>   the built widget (DOCENT_WIDGET_DIR, default dist/widget) and the index
 //                    (DOCENT_E2E_INDEX → /docent/index.bin; DOCENT_E2E_SCOPED_INDEX, an index
 //                    with a namespace, → /docent/scoped.bin)
+//   /split/<file>    a split index (DOCENT_E2E_SPLIT_DIR: the entry index.bin and its shards)
+//   /split-bad/<file> the same, with every shard's last byte flipped (a stale or mixed deploy)
 //   /demo/<path>     the offline demo site (DOCENT_E2E_DEMO, `docent demo --offline` output)
 //   /page?...        a test page with the widget; query: proxy, inline=1, theme, starters,
 //                    launcher, title, index (default /docent/index.bin)
@@ -22,6 +24,7 @@ const widgetDir = path.resolve(process.env.DOCENT_WIDGET_DIR || path.join(root, 
 const siteDir = path.join(here, 'site');
 const indexFile = process.env.DOCENT_E2E_INDEX ? path.resolve(process.env.DOCENT_E2E_INDEX) : null;
 const scopedIndexFile = process.env.DOCENT_E2E_SCOPED_INDEX ? path.resolve(process.env.DOCENT_E2E_SCOPED_INDEX) : null;
+const splitDir = process.env.DOCENT_E2E_SPLIT_DIR ? path.resolve(process.env.DOCENT_E2E_SPLIT_DIR) : null;
 const demoDir = process.env.DOCENT_E2E_DEMO ? path.resolve(process.env.DOCENT_E2E_DEMO) : null;
 const port = Number(process.env.PORT || 0);
 const coi = process.env.COI === '1';
@@ -88,6 +91,16 @@ const server = http.createServer((req, res) => {
   if (p === '/page') return send(res, 200, page(url.searchParams), TYPES['.html'], req);
   if (p === '/docent/index.bin' && indexFile) return serveFile(res, indexFile, req);
   if (p === '/docent/scoped.bin' && scopedIndexFile) return serveFile(res, scopedIndexFile, req);
+  if (p.startsWith('/split/') && splitDir) return serveFile(res, path.join(splitDir, p.slice('/split/'.length)), req);
+  if (p.startsWith('/split-bad/') && splitDir) {
+    const name = p.slice('/split-bad/'.length);
+    if (!/^index-[pt]-/.test(name)) return serveFile(res, path.join(splitDir, name), req);
+    return fs.readFile(path.join(splitDir, name), (err, data) => {
+      if (err) return send(res, 404, 'not found', 'text/plain');
+      data[data.length - 1] ^= 0xff;
+      send(res, 200, data, TYPES['.bin'], req);
+    });
+  }
   if (p.startsWith('/demo/') && demoDir) {
     const rel = p.slice('/demo/'.length);
     return serveFile(res, path.join(demoDir, rel === '' || rel.endsWith('/') ? rel + 'index.html' : rel), req);

@@ -702,3 +702,43 @@ test('the offline demo site\'s pages pass axe-core, light and dark, and with the
   await turn.locator(tid('docent-excerpt-label')).waitFor({ timeout: T });
   await assertAccessible(page, 'demo index.html with the widget answering (dark, phone)', { rules });
 });
+
+test('a split index answers after fetching only the shards the question needs', async (t) => {
+  const dir = process.env.DOCENT_E2E_SPLIT_DIR;
+  if (!dir) return t.skip('DOCENT_E2E_SPLIT_DIR is not set (run.sh writes the split index)');
+  const fs = await import('node:fs');
+  const shards = fs.readdirSync(dir).filter((f) => /^index-[pt]-[0-9a-f]{16}\.bin$/.test(f));
+  assert.ok(shards.length >= 4, `shards: ${shards.join(', ')}`);
+  await page.goto(pageUrl({ index: '/split/index.bin' }));
+  await openWidget();
+  await ask('How do I turn on the answer cache?');
+  const turn = await lastTurnSettled();
+  assert.equal(await turn.locator(tid('docent-error')).count(), 0, await turn.innerText());
+  await turn.locator(tid('docent-excerpt-label')).waitFor({ timeout: T });
+  const answer = await turn.locator(tid('docent-answer')).innerText();
+  assert.match(answer, /cache/i, answer);
+  assert.ok(await turn.locator(`${tid('docent-answer')} a.docent-cite`).count() > 0, 'cited');
+  const fetched = (kind) => new Set(requests.filter((u) => u.includes(`/split/index-${kind}-`))).size;
+  assert.ok(fetched('p') >= 1 && fetched('t') >= 1, `postings ${fetched('p')}, texts ${fetched('t')}`);
+  assert.ok(fetched('p') + fetched('t') < shards.length,
+    `fetched ${fetched('p') + fetched('t')} of ${shards.length} shards: only what the question needs`);
+  // A second question fetches at most the shards it did not have yet.
+  const before = requests.length;
+  await ask('How do I turn on the answer cache?');
+  await lastTurnSettled();
+  const again = requests.slice(before).filter((u) => u.includes('/split/index-'));
+  assert.deepEqual(again, [], 'the same question needs no new shard');
+});
+
+test('a shard from another build is refused with a reload message, never answered from', async (t) => {
+  if (!process.env.DOCENT_E2E_SPLIT_DIR) return t.skip('DOCENT_E2E_SPLIT_DIR is not set');
+  await page.goto(pageUrl({ index: '/split-bad/index.bin' }));
+  await openWidget();
+  await ask('How do I turn on the answer cache?');
+  const turn = await lastTurnSettled();
+  const error = turn.locator(tid('docent-error'));
+  await error.waitFor({ timeout: T });
+  assert.match(await error.innerText(), /changed while it was loading.*Reload the page/s);
+  assert.equal((await turn.locator(tid('docent-answer')).innerText()).trim(), '', 'no answer from a wrong shard');
+  assert.equal(await turn.locator(tid('docent-source')).count(), 0, 'no sources either');
+});
