@@ -311,7 +311,33 @@ export function assetMap(opts, cwd = process.cwd(), indexFile = opts.index) {
   }
   checkIndexFormat(indexFile, resolveWidgetDir(opts, cwd));
   map.set('index.bin', indexFile);
+  for (const [name, file] of shardFiles(indexFile)) map.set(name, file);
   return map;
+}
+
+/** True for a split index's shard file name: `<stem>-p-<16 hex>.bin` or `<stem>-t-<16 hex>.bin`. */
+export function isShardName(name) {
+  return typeof name === 'string' && /^[^/\\.][^/\\]*-[pt]-[0-9a-f]{16}\.bin$/.test(name);
+}
+
+/**
+ * The shards of a split index (`docent index --split`), found next to its entry file and named
+ * after its stem: [name, absolute path] pairs, none for a one-file index. They are published
+ * next to `index.bin` under their own names, which the entry lists.
+ */
+export function shardFiles(indexFile) {
+  const dir = path.dirname(indexFile);
+  const stem = path.basename(indexFile).replace(/\.[^.]*$/, '');
+  let names;
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => isShardName(n) && n.startsWith(`${stem}-`) && /^-[pt]-[0-9a-f]{16}\.bin$/.test(n.slice(stem.length)))
+    .sort()
+    .map((n) => [n, path.join(dir, n)]);
 }
 
 /** The index format versions this package's widget reads (package.json `docent.indexFormats`). */

@@ -149,7 +149,8 @@ pub struct IndexArgs {
     #[arg(long)]
     pub offline: bool,
     /// Split the index into an entry file (--out) and shards next to it, fetched by need, for
-    /// big sites: never (default), always, or auto (above 2 MiB). See docs/index-format.md.
+    /// big sites: auto (default: when one file would be over 2 MiB), always or never. See
+    /// docs/index-format.md.
     #[arg(long, value_name = "WHEN")]
     pub split: Option<String>,
     /// No progress bars.
@@ -305,7 +306,7 @@ impl Default for IndexSettings {
             check_anchors: None,
             prompts: PromptArgs::default(),
             auto_quantization: false,
-            split: crate::shards::SplitMode::Never,
+            split: crate::shards::SplitMode::Auto,
         }
     }
 }
@@ -612,7 +613,7 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
         auto_quantization: args.quantization.is_none() && section.quantization.is_none(),
         split: match args.split.as_deref().or(section.split.as_deref()) {
             Some(s) => crate::shards::SplitMode::parse(s)?,
-            None => crate::shards::SplitMode::Never,
+            None => crate::shards::SplitMode::Auto,
         },
     })
 }

@@ -14,12 +14,12 @@ use docent_core::Index;
 /// When `docent index` splits the index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SplitMode {
-    /// One file (the default while the widget reads only one-file indexes... see docs).
-    #[default]
+    /// One file.
     Never,
     /// Always an entry plus shards.
     Always,
-    /// Split when the one-file index would be bigger than [`AUTO_SPLIT_BYTES`].
+    /// Split when the one-file index would be bigger than [`AUTO_SPLIT_BYTES`] (the default).
+    #[default]
     Auto,
 }
 

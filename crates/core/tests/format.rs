@@ -466,3 +466,17 @@ fn an_index_that_records_a_query_prompt_is_version_4_and_reads_it_back() {
     assert_eq!(index.header().embedding.query_prompt, "query: ");
     assert_eq!(index.header().embedding.passage_prompt, "passage: ");
 }
+
+/// The plugins refuse an index whose format the widget cannot read (packages/widget/package.json
+/// `docent.indexFormats`): its range must be the one this reader accepts.
+#[test]
+fn the_widget_package_declares_the_formats_this_reader_accepts() {
+    let pkg = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../packages/widget/package.json"),
+    )
+    .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&pkg).unwrap();
+    let formats = &v["docent"]["indexFormats"];
+    assert_eq!(formats["min"], INT8_FORMAT_VERSION, "{formats}");
+    assert_eq!(formats["max"], FORMAT_VERSION, "{formats}: bump it with FORMAT_VERSION");
+}

@@ -32,6 +32,7 @@ import {
   joinBase,
   DocentOptionsError,
   REQUIRED_WIDGET_FILES,
+  isShardName,
   isWidgetAsset,
   widgetAssetMap,
 } from 'docent-widget/integration';
@@ -108,10 +109,12 @@ export function docentMiddleware(opts, prefix, indexFile) {
     if (!url.startsWith(prefix)) return next();
     const name = decodeURIComponent(url.slice(prefix.length));
     if (name !== 'index.bin' && !isWidgetAsset(name)) return next();
+    // The index and, for a split index, its shards come from the index's folder.
+    const ofIndex = name === 'index.bin' || isShardName(name);
     let map;
     try {
-      const index = indexFile && name === 'index.bin' ? await indexFile() : opts.index;
-      map = name === 'index.bin' ? assetMap(opts, undefined, index) : widgetAssetMap(opts);
+      const index = indexFile && ofIndex ? await indexFile() : opts.index;
+      map = ofIndex ? assetMap(opts, undefined, index) : widgetAssetMap(opts);
     } catch (err) {
       res.statusCode = 404;
       res.setHeader('Content-Type', 'text/plain; charset=utf-8');

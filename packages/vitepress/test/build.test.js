@@ -112,7 +112,7 @@ test('an index of a format the widget cannot read is refused with what to instal
   const { dir, widget } = await widgetDir();
   const file = path.join(dir, 'index.bin');
   await fsp.writeFile(file, header(9));
-  assert.throws(() => checkIndexFormat(file, widget), /index format 9 but docent-widget 0\.1\.0 reads formats 2-3: install the docent CLI and docent-widget of the same version/);
+  assert.throws(() => checkIndexFormat(file, widget), /index format 9 but docent-widget 0\.1\.0 reads formats 2-5: install the docent CLI and docent-widget of the same version/);
   await fsp.writeFile(file, Buffer.from('<!doctype html>'));
   assert.throws(() => checkIndexFormat(file, widget), /is not a docent index/);
   await fsp.writeFile(file, header(3));
@@ -132,6 +132,27 @@ test('a failed copy leaves no half-written docent folder and keeps the previous 
   await assert.rejects(copyAssets(opts, out, dir), /not a docent index/);
   assert.deepEqual((await fsp.readdir(out)).sort(), ['docent'], 'no temp folder left behind');
   assert.deepEqual(await fsp.readFile(path.join(out, 'docent', 'index.bin')), header(3));
+});
+
+test('a split index is published with its shards, and only its own', async () => {
+  const { dir, widget } = await widgetDir();
+  const out = path.join(dir, 'out');
+  const index = path.join(dir, 'cache', 'index.bin');
+  await fsp.mkdir(path.dirname(index));
+  await fsp.writeFile(index, header(5));
+  const shards = ['index-p-0123456789abcdef.bin', 'index-t-fedcba9876543210.bin'];
+  for (const s of shards) await fsp.writeFile(path.join(dir, 'cache', s), s);
+  // Not shards of this index: another stem, a bad name, a temp file.
+  for (const other of ['other-p-0123456789abcdef.bin', 'index-p-xyz.bin', '.index-t-fedcba9876543210.bin']) {
+    await fsp.writeFile(path.join(dir, 'cache', other), other);
+  }
+  const opts = normalizeOptions({ index, widgetDir: widget }, dir);
+  const copied = await copyAssets(opts, out, dir);
+  for (const s of shards) {
+    assert.ok(copied.includes(s), `${s} copied: ${copied}`);
+    assert.equal(await fsp.readFile(path.join(out, 'docent', s), 'utf8'), s);
+  }
+  assert.deepEqual(copied.filter((n) => /-[pt]-/.test(n)).sort(), shards);
 });
 
 test('locales and version folders become namespaces of the index', async () => {
