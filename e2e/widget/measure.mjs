@@ -21,7 +21,16 @@
 //    next animation frame after that (requestAnimationFrame), and how many frames went by
 //    between arrival and DOM update (0 = on screen in the first frame after it arrived).
 //
-// DOCENT_MEASURE_ONLY=sizes,search,rewrite,frame (comma list) runs only those parts (default: all).
+// 6. A split index (big sites; not in the default list): for each question of
+//    DOCENT_MEASURE_QUESTIONS (a file, one per line; default bench/split/pg-questions.txt), a fresh
+//    browser asks it offline and the encoded bytes of index.bin and its shards are summed until
+//    the answer is on screen; then every question again in one page, counting only the new shard
+//    bytes of each. Run with the PostgreSQL manual:
+//    DOCENT_MEASURE_ONLY=shards DOCENT_MEASURE_CORPUS=/usr/share/doc/postgresql-doc-15/html GZIP=1 \
+//      e2e/widget/run.sh --measure
+//
+// DOCENT_MEASURE_ONLY=sizes,search,rewrite,frame,shards (comma list) runs only those parts
+// (default: all but shards).
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -80,6 +89,7 @@ try {
   if (ONLY.has('search')) await searchBenchmark();
   if (ONLY.has('rewrite')) await rewriteLatency();
   if (ONLY.has('frame')) await chunkToFrame();
+  if (ONLY.has('shards')) await splitBytes();
   console.log(`\nmachine: ${process.arch}, Chromium ${browser.version()}, node ${process.version}, ${new Date().toISOString()}`);
 } finally {
   await browser.close();
@@ -114,6 +124,7 @@ async function firstAnswerBytes() {
     'docent-widget_bg.wasm': pick('.wasm'),
     'docent.css': pick('.css'),
     'index.bin': pick('index.bin'),
+    'index shards': entries.filter((e) => /-[pt]-[0-9a-f]{16}\.bin$/.test(new URL(e.name).pathname)).reduce((a, e) => a + e.encoded, 0),
     'cl100k_base.tiktoken': pick('.tiktoken'),
   };
   const total = Object.values(parts).reduce((a, b) => a + b, 0);
@@ -263,4 +274,60 @@ async function chunkToFrame() {
   console.log(`  arrival → answer DOM updated   p50 ${pct(dom, 0.5).toFixed(2)} ms   p99 ${pct(dom, 0.99).toFixed(2)} ms   max ${Math.max(...dom).toFixed(2)} ms`);
   console.log(`  arrival → next frame callback  p50 ${pct(frames, 0.5).toFixed(2)} ms   p99 ${pct(frames, 0.99).toFixed(2)} ms   max ${Math.max(...frames).toFixed(2)} ms`);
   console.log(`  frames that went by between arrival and DOM update: 0 for ${dom.length - missed} of ${dom.length} reads (target: every chunk on screen in the first frame after it arrives)`);
+}
+
+async function splitBytes() {
+  const file = process.env.DOCENT_MEASURE_QUESTIONS || path.join(root, 'bench/split/pg-questions.txt');
+  const questions = fs.readFileSync(file, 'utf8').split('\n').map((l) => l.trim()).filter(Boolean);
+  const isIndex = (u) => /\/docent\/(index\.bin|[^/]+-[pt]-[0-9a-f]{16}\.bin)$/.test(new URL(u).pathname);
+  const indexBytes = (page) => page.evaluate(() => performance.getEntriesByType('resource')
+    .map((e) => ({ name: e.name, encoded: e.encodedBodySize })));
+  async function answer(page, q) {
+    const input = page.locator('[data-testid="docent-input"]');
+    const before = await page.evaluate(() => document.querySelector('[data-docent-host]').shadowRoot
+      .querySelectorAll('[data-testid="docent-turn"]').length);
+    const t0 = Date.now();
+    await input.fill(q);
+    await input.press('Enter');
+    await page.waitForFunction((n) => {
+      const turns = document.querySelector('[data-docent-host]').shadowRoot.querySelectorAll('[data-testid="docent-turn"]');
+      const t = turns[n];
+      return t && (t.querySelector('[data-testid="docent-feedback-up"]') || t.querySelector('[data-testid="docent-error"]'));
+    }, before, { timeout: 60000 });
+    return Date.now() - t0;
+  }
+  console.log(`\n== split index: index bytes per question (gzip transfer, offline answers, ${questions.length} questions)`);
+  const cold = [];
+  const coldMs = [];
+  for (const q of questions) {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${SITE}/page`);
+    await page.locator('[data-testid="docent-launcher"]').click();
+    coldMs.push(await answer(page, q));
+    const bytes = (await indexBytes(page)).filter((e) => isIndex(e.name)).reduce((a, e) => a + e.encoded, 0);
+    cold.push(bytes);
+    await context.close();
+  }
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${SITE}/page`);
+  await page.locator('[data-testid="docent-launcher"]').click();
+  const later = [];
+  const laterMs = [];
+  let seen = 0;
+  for (const [i, q] of questions.entries()) {
+    const ms = await answer(page, q);
+    const total = (await indexBytes(page)).filter((e) => isIndex(e.name)).reduce((a, e) => a + e.encoded, 0);
+    if (i > 0) {
+      later.push(total - seen);
+      laterMs.push(ms);
+    }
+    seen = total;
+  }
+  await context.close();
+  console.log(`  first question, cold:      ${kb(cold[0])}`);
+  console.log(`  any question, cold:        median ${kb(pct(cold, 0.5))}, max ${kb(Math.max(...cold))}`);
+  console.log(`  each later question (new): median ${kb(pct(later, 0.5))}, max ${kb(Math.max(...later))}`);
+  console.log(`  question → answer on screen: cold median ${pct(coldMs, 0.5)} ms (index fetch included), later median ${pct(laterMs, 0.5)} ms`);
 }

@@ -90,6 +90,10 @@ const server = http.createServer((req, res) => {
   if (p.includes('..')) return send(res, 400, 'bad path', 'text/plain');
   if (p === '/page') return send(res, 200, page(url.searchParams), TYPES['.html'], req);
   if (p === '/docent/index.bin' && indexFile) return serveFile(res, indexFile, req);
+  // A split index's shards sit next to its entry.
+  if (indexFile && /^\/docent\/[^/]+-[pt]-[0-9a-f]{16}\.bin$/.test(p)) {
+    return serveFile(res, path.join(path.dirname(indexFile), p.slice('/docent/'.length)), req);
+  }
   if (p === '/docent/scoped.bin' && scopedIndexFile) return serveFile(res, scopedIndexFile, req);
   if (p.startsWith('/split/') && splitDir) return serveFile(res, path.join(splitDir, p.slice('/split/'.length)), req);
   if (p.startsWith('/split-bad/') && splitDir) {
