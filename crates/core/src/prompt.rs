@@ -225,6 +225,42 @@ pub fn question_for_model(question: &str, uncertain: bool) -> std::borrow::Cow<'
     }
 }
 
+/// True when a chat model's answer says the documentation does not cover the question (as
+/// [`DEFAULT_SYSTEM`] and [`UNCERTAIN_NOTE`] ask it to), so the turn counts as declined, not
+/// answered: its first sentence says so about the docs or sources, or the whole answer says so
+/// and cites nothing. English phrasings only; an answer in another language is taken as an
+/// answer.
+pub fn says_not_covered(answer: &str) -> bool {
+    let text = answer.trim().to_lowercase().replace(['\u{2019}', '\u{2018}'], "'");
+    if text.is_empty() {
+        return false;
+    }
+    const NOT: [&str; 17] = [
+        "not seem to cover",
+        "n't seem to cover",
+        "does not cover",
+        "doesn't cover",
+        "do not cover",
+        "don't cover",
+        "not covered",
+        "does not mention",
+        "doesn't mention",
+        "do not mention",
+        "don't mention",
+        "no information",
+        "not documented",
+        "does not say",
+        "doesn't say",
+        "i don't know",
+        "could not find",
+    ];
+    const ABOUT: [&str; 4] = ["doc", "source", "provided", "context"];
+    let first = text.split_inclusive(['.', '!', '?', '\n']).next().unwrap_or(&text);
+    let negates = |s: &str| NOT.iter().any(|p| s.contains(p));
+    let cites = text.contains('[') && text.contains(']');
+    (negates(first) && ABOUT.iter().any(|a| first.contains(a))) || (!cites && negates(&text))
+}
+
 /// Client-side user message: the numbered sources and the question. Parameters: `{sources}`
 /// (see [`format_sources`]) and `{question}`.
 pub const DEFAULT_USER: &str = "Sources:\n{sources}\n\nQuestion: {question}";

@@ -143,3 +143,26 @@ fn sources_block_numbers_sources_and_lists_their_chunks() {
         "[1] Guide › Setup (guide.html#setup)\nIntro text.\n\nSetup text.\n\n[2] Reference (ref.html)\nRef text.\n\n[3] Config › Build (cfg.html#x)"
     );
 }
+
+#[test]
+fn an_answer_saying_the_docs_do_not_cover_it_is_recognised() {
+    use docent_core::prompt::says_not_covered;
+    for declined in [
+        "The documentation does not seem to cover sourdough baking.",
+        "The provided sources don\u{2019}t mention Kubernetes. You may want to ask elsewhere.",
+        "I don't know: nothing in these pages is about that.",
+        "The docs do not cover exporting to PDF. They describe HTML output [1], though.",
+        "Unfortunately there is no information about pricing in the docs.",
+    ] {
+        assert!(says_not_covered(declined), "{declined}");
+    }
+    for answered in [
+        "Set `cache.enabled = true` in docent.toml [1].",
+        "The cache does not cover streamed answers to follow-ups [2]; it keeps single-turn answers [1].",
+        "Run `docent index docs --out site/docent/index.bin` [1]. The docs also cover VitePress [2].",
+        "",
+        "Die Dokumentation scheint das nicht abzudecken.",
+    ] {
+        assert!(!says_not_covered(answered), "{answered}");
+    }
+}
