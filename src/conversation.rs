@@ -123,6 +123,9 @@ pub struct TurnData {
     /// The search was not sure the docs cover the question (between the decline and the hedge
     /// thresholds): the answer carries a note saying it may not fully answer it.
     pub uncertain: bool,
+    /// The chat model's answer says the docs don't cover the question
+    /// (`docent_core::prompt::says_not_covered`): counted as declined.
+    pub declined: bool,
     /// The answer came from the proxy's answer cache (`x-docent-cache: hit`).
     pub cached: bool,
     /// The answer's key in the proxy's answer cache (`x-docent-cache-key`), sent back with
@@ -137,6 +140,20 @@ pub struct Saved {
     pub id: String,
     /// The turns, oldest first.
     pub turns: Vec<TurnData>,
+}
+
+impl TurnData {
+    /// How the question went, as `docent report` counts it: `declined` (not covered, by the
+    /// search or in the model's own words), `uncertain` (answered with the note) or `answered`.
+    pub fn outcome(&self) -> &'static str {
+        if self.kind == AnswerKind::NotCovered || self.declined {
+            "declined"
+        } else if self.uncertain {
+            "uncertain"
+        } else {
+            "answered"
+        }
+    }
 }
 
 impl AnswerKind {
@@ -236,6 +253,7 @@ impl TurnData {
             .val("feedback", self.feedback.map(JsValue::from_bool).unwrap_or(JsValue::NULL))
             .bool("truncated", self.truncated)
             .bool("uncertain", self.uncertain)
+            .bool("declined", self.declined)
             .bool("cached", self.cached)
             .opt_str("cache_key", self.cache_key.as_deref())
             .build()
@@ -277,6 +295,7 @@ impl TurnData {
             feedback: json::boolean(v, "feedback"),
             truncated: json::boolean(v, "truncated").unwrap_or(false),
             uncertain: json::boolean(v, "uncertain").unwrap_or(false),
+            declined: json::boolean(v, "declined").unwrap_or(false),
             cached: json::boolean(v, "cached").unwrap_or(false),
             cache_key: json::string(v, "cache_key"),
         }

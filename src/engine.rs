@@ -34,6 +34,8 @@ pub struct Engine {
     index: RefCell<Option<Rc<Index>>>,
     /// The proxy answered 503 `no_chat_model`: answer with excerpts for the rest of the page.
     chat_unavailable: Cell<bool>,
+    /// What the proxy offers, once asked.
+    offers: Cell<Option<Offers>>,
     bpe: RefCell<Option<Rc<JsCounter>>>,
     ranks_loading: Cell<bool>,
     controller: RefCell<Option<AbortController>>,
@@ -248,6 +250,7 @@ impl Engine {
             cfg,
             index: RefCell::new(None),
             chat_unavailable: Cell::new(false),
+            offers: Cell::new(None),
             bpe: RefCell::new(None),
             ranks_loading: Cell::new(false),
             controller: RefCell::new(None),
@@ -652,6 +655,10 @@ impl Engine {
         live: RwSignal<String>,
     ) -> Result<(), Fail> {
         let index = self.index(turn).await?;
+        // A proxy without a chat model is asked no chat request (no 503 per question).
+        if self.cfg.proxy.is_some() && !self.offers().await.chat {
+            self.chat_unavailable.set(true);
+        }
         self.follow_page();
         turn.update(|t| t.status = Status::Searching);
         let Retrieved { result, rewritten, offline_reason, fallback } =
@@ -901,10 +908,52 @@ impl Engine {
                     Some("The answer stream ended early; the answer may be incomplete.".into())
             });
         }
-        turn.update(|t| t.status = Status::Done);
+        // The model said the docs don't cover it: a declined turn, not an answer.
+        let declined = docent_core::prompt::says_not_covered(&answer);
+        turn.update(|t| {
+            t.declined = declined;
+            t.status = Status::Done;
+        });
         live.set(answer_complete(AnswerKind::Model, turn.with_untracked(|t| t.sources.len())));
         Ok(())
     }
+
+    /// The loaded index's checksum (16 hex digits), once loaded.
+    pub fn index_checksum(&self) -> Option<String> {
+        self.index.borrow().as_ref().map(|ix| format!("{:016x}", ix.checksum()))
+    }
+
+    /// What the proxy offers (asked once, `GET /healthz`): whether it has a chat model, and
+    /// whether it records analytics. Without an answer (an older proxy, a network error) it is
+    /// taken to have a chat model and no analytics, and asked again next time.
+    pub async fn offers(&self) -> Offers {
+        if let Some(o) = self.offers.get() {
+            return o;
+        }
+        let Some(url) = self.cfg.endpoint("/healthz") else {
+            return Offers { chat: false, analytics: false };
+        };
+        match net::get_json(&url).await {
+            Ok(v) => {
+                let o = Offers {
+                    chat: !json::get(&v, "chat").is_null(),
+                    analytics: json::boolean(&v, "analytics").unwrap_or(false),
+                };
+                self.offers.set(Some(o));
+                o
+            }
+            Err(_) => Offers { chat: true, analytics: false },
+        }
+    }
+}
+
+/// What the proxy offers ([`Engine::offers`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Offers {
+    /// It has a chat model.
+    pub chat: bool,
+    /// It records questions' outcomes (`[analytics]`).
+    pub analytics: bool,
 }
 
 /// What a chat answer's headers say about the proxy's answer cache: whether it was a hit, and

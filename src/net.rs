@@ -248,3 +248,10 @@ pub async fn get_bytes(
     }
     Ok((out, headers))
 }
+
+/// GET a URL's JSON.
+pub async fn get_json(url: &str) -> Result<JsValue, NetError> {
+    let (bytes, _) = get_bytes(url, None, |_, _| {}).await?;
+    let text = String::from_utf8(bytes).map_err(|_| NetError::BadResponse("not UTF-8".into()))?;
+    crate::json::parse(&text).map_err(NetError::BadResponse)
+}

@@ -112,9 +112,45 @@ impl Ctx {
         crate::engine::mark("docent:ask");
         let engine = self.engine.get_value();
         let live = self.live;
+        let ctx = *self;
         leptos::task::spawn_local(async move {
             engine.ask(data, history, live).await;
+            ctx.answered(data).await;
         });
+    }
+
+    /// After a turn settles: a `docent:answer` DOM event (for sites' own analytics), and the
+    /// same to the proxy's `/v1/events` when it records analytics (`[analytics]`). Not for
+    /// failed or stopped turns.
+    async fn answered(&self, data: RwSignal<TurnData>) {
+        let t = data.get_untracked();
+        if t.status != Status::Done {
+            return;
+        }
+        let engine = self.engine.get_value();
+        let sections = json::array(
+            t.sources.iter().map(|s| Obj::new().str("url", &s.url).str("title", &s.title).build()),
+        );
+        let mode = if t.kind == AnswerKind::Model { "generated" } else { "extractive" };
+        let event = Obj::new()
+            .str("type", "question")
+            .str("question", &t.question.chars().take(1000).collect::<String>())
+            .str("outcome", t.outcome())
+            .num("confidence", f64::from(t.confidence))
+            .str("mode", mode)
+            .val("sections", sections)
+            .opt_str("index", engine.index_checksum().as_deref())
+            .build();
+        self.dispatch("docent:answer", &event);
+        if engine.cfg.proxy.is_some() && engine.offers().await.analytics {
+            if let Some(url) = engine.cfg.endpoint("/v1/events") {
+                if let Err(e) = crate::net::post_json(&url, &event, None).await {
+                    web_sys::console::warn_1(
+                        &format!("docent: analytics event not sent: {e}").into(),
+                    );
+                }
+            }
+        }
     }
 
     /// Ask turn `id` again, with the turns before it as history.
@@ -603,6 +639,7 @@ pub fn Turn(
                 {slot(labels)}
                 <TurnNote data=data text=fallback_note testid="docent-fallback" />
                 <TurnNote data=data text=uncertain_note testid="docent-uncertain" />
+                <TurnNote data=data text=declined_note testid="docent-declined" />
                 <div
                     class="docent-answer"
                     class:docent-streaming=move || status.get() == Status::Streaming
@@ -638,10 +675,17 @@ pub fn TurnNote(
 /// "This may not fully answer your question": on answers the search was not sure the docs
 /// cover (core's `Outcome::Uncertain`). Not on "not covered" turns, which say so themselves.
 fn uncertain_note(turn: &TurnData) -> Option<String> {
-    (turn.uncertain && turn.kind != AnswerKind::NotCovered).then(|| {
+    (turn.uncertain && !turn.declined && turn.kind != AnswerKind::NotCovered).then(|| {
         "This may not fully answer your question: the docs may not cover it. Check the sources."
             .into()
     })
+}
+
+/// On a model answer that says the docs don't cover the question: the turn counts as
+/// declined, and the note says so above the model's own words.
+fn declined_note(turn: &TurnData) -> Option<String> {
+    (turn.declined && turn.kind == AnswerKind::Model)
+        .then(|| "The docs don't seem to cover this. The closest sections are listed below.".into())
 }
 
 /// "Cached answer": on answers the proxy replayed from its answer cache.

@@ -224,6 +224,7 @@ fn a_saved_conversation_reads_back_field_for_field() {
         feedback: Some(false),
         truncated: true,
         uncertain: true,
+        declined: true,
         cached: true,
         cache_key: Some("0f".repeat(32)),
     };

@@ -5,6 +5,7 @@
 //! | keyword | behaviour |
 //! |---|---|
 //! | (none) | streams "According to the docs … [1]. … [2]." in chunks of a few characters, `--delay-ms` apart |
+//! | `NOTCOVERED` | streams "The documentation does not seem to cover this." (the model declining) |
 //! | `HOSTILE` | streams hostile Markdown (script tags, `javascript:` links, foreign images, an unclosed fence, `[99]`) |
 //! | `SLOW` | 200 chunks, 100 ms apart (Stop / disconnect tests) |
 //! | `ERROR500` | HTTP 500 with an OpenAI error body |
@@ -48,6 +49,10 @@ use tokio::sync::mpsc;
 pub const DEFAULT_ANSWER: &str =
     "According to the docs, the setting lives in the configuration file [1]. \
 You can override it per project, as the reference explains [2].";
+
+/// What the double says for `NOTCOVERED`: the model declining, as docent's prompt asks it to.
+pub const NOT_COVERED_ANSWER: &str =
+    "The documentation does not seem to cover this. It describes the answer cache, not billing.";
 
 /// The hostile Markdown streamed for `HOSTILE`.
 pub const HOSTILE_ANSWER: &str = "Here is the answer [1].\n\n<img src=x onerror=\"window.__pwned=1\">\n\n\
@@ -415,6 +420,17 @@ async fn chat(
             Plan::Chunks {
                 pieces: vec![t],
                 delay: Duration::ZERO,
+                stall_after: None,
+                error_after: None,
+            },
+        )
+    } else if last_user.contains("NOTCOVERED") {
+        let p = split_chunks(NOT_COVERED_ANSWER, 6);
+        (
+            NOT_COVERED_ANSWER.to_string(),
+            Plan::Chunks {
+                pieces: p,
+                delay: Duration::from_millis(st.opts.delay_ms),
                 stall_after: None,
                 error_after: None,
             },

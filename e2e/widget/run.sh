@@ -138,6 +138,9 @@ say "starting the upstream double, docent serve (x2) and the static server"
 "$DOUBLE" --listen "127.0.0.1:$UP_PORT" --delay-ms 15 >"$WORK/double.log" 2>&1 & PIDS+=($!)
 # Moderation on (the double flags FLAGME) so the content_flagged path is exercised.
 printf '[moderation]\nenabled = true\nprovider = "upstream"\n' >"$WORK/proxy.toml"
+# Analytics on: the widget posts each question's outcome; `docent report` reads the file.
+printf '[analytics]\nenabled = true\npath = "%s"\n' "$WORK/analytics.jsonl" >>"$WORK/proxy.toml"
+export DOCENT_E2E_ANALYTICS="$WORK/analytics.jsonl" DOCENT_E2E_DOCENT="$DOCENT"
 # The latency measurement asks dozens of questions from one IP in a minute: lift the per-IP limit
 # (the defaults, 30 requests/min, are what a public site wants, not a benchmark).
 if [[ "$MODE" == "measure" ]]; then

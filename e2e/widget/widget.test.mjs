@@ -321,13 +321,19 @@ test('an unreachable proxy falls back to excerpts with a notice', async () => {
   assert.match(await turn.locator(tid('docent-notice')).innerText(), /reach/i);
 });
 
-test('a proxy without a chat model gives excerpts (503 no_chat_model)', async () => {
+test('a proxy without a chat model gives excerpts, and is asked once instead of every time', async () => {
   await page.goto(pageUrl({ proxy: NOCHAT }));
   await openWidget();
   await ask('How do I limit the cache size?');
-  const turn = await lastTurnSettled();
+  let turn = await lastTurnSettled();
   await turn.locator(tid('docent-excerpt-label')).waitFor({ timeout: T });
   assert.ok(await turn.locator(`${tid('docent-answer')} a.docent-cite`).count() >= 1);
+  await ask('How do I install it?');
+  turn = await lastTurnSettled();
+  await turn.locator(tid('docent-excerpt-label')).waitFor({ timeout: T });
+  // /healthz said there is no chat model: no chat request, so no 503 in the console.
+  assert.deepEqual(requests.filter((u) => u.includes('/v1/chat/completions')), []);
+  assert.equal(requests.filter((u) => u.endsWith('/healthz')).length, 1, 'asked once');
 });
 
 test('a question the search is unsure of is answered with a note, and the model is told', async () => {
@@ -741,4 +747,79 @@ test('a shard from another build is refused with a reload message, never answere
   assert.match(await error.innerText(), /changed while it was loading.*Reload the page/s);
   assert.equal((await turn.locator(tid('docent-answer')).innerText()).trim(), '', 'no answer from a wrong shard');
   assert.equal(await turn.locator(tid('docent-source')).count(), 0, 'no sources either');
+});
+
+test('a model answer saying the docs do not cover it counts as declined', async () => {
+  await page.goto(pageUrl({ proxy: PROXY, rewrite: 'off' }));
+  await openWidget();
+  await ask('How do I configure the cache NOTCOVERED?');
+  const turn = await lastTurnSettled();
+  const note = turn.locator(tid('docent-declined'));
+  await note.waitFor({ timeout: T });
+  assert.match(await note.innerText(), /don't seem to cover this/);
+  assert.equal(await turn.locator(tid('docent-uncertain')).count(), 0);
+  assert.match(await turn.locator(tid('docent-answer')).innerText(), /does not seem to cover/);
+});
+
+test('each question\'s outcome is recorded, and docent report makes a page of them', async (t) => {
+  const file = process.env.DOCENT_E2E_ANALYTICS;
+  const docent = process.env.DOCENT_E2E_DOCENT;
+  if (!file || !docent) return t.skip('DOCENT_E2E_ANALYTICS is not set (run.sh enables [analytics])');
+  const fs = await import('node:fs');
+  const path = await import('node:path');
+  const { execFileSync } = await import('node:child_process');
+  await page.goto(pageUrl({ proxy: PROXY, rewrite: 'off' }));
+  await page.evaluate(() => {
+    window.__answers = [];
+    document.addEventListener('docent:answer', (e) => window.__answers.push(e.detail));
+  });
+  await openWidget();
+  const questions = ['How can I limit the size of the cache?', 'Can I bake sourdough bread with it?'];
+  for (const q of questions) {
+    await ask(q);
+    await lastTurnSettled();
+  }
+  const events = await page.evaluate(() => window.__answers);
+  assert.deepEqual(events.map((e) => e.question), questions, 'a docent:answer DOM event per turn');
+  assert.deepEqual(events.map((e) => e.outcome), ['answered', 'declined']);
+  assert.match(events[0].index, /^[0-9a-f]{16}$/);
+  // The proxy got them too (POST /v1/events) and wrote them, with no IP or reader id.
+  const deadline = Date.now() + 5000;
+  let records = [];
+  while (Date.now() < deadline) {
+    records = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    if (questions.every((q) => records.some((r) => r.question === q))) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const mine = records.filter((r) => questions.includes(r.question));
+  assert.deepEqual(mine.map((r) => r.outcome), ['answered', 'declined'], JSON.stringify(mine));
+  assert.ok(mine[0].sections.length > 0 && mine[0].sections[0].url.startsWith('/docs/'));
+  assert.ok(!fs.readFileSync(file, 'utf8').includes('127.0.0.1'), 'no IP address in the records');
+  // A few more days of questions, so the page has a history to show.
+  const day = 86400;
+  const now = Math.floor(Date.now() / 1000);
+  const extra = [
+    ['Where are the logs of what people asked?', 'uncertain', 3],
+    ['Does it collect data about my readers?', 'uncertain', 3],
+    ['Does docent collect any data about readers?', 'declined', 2],
+    ['How do I run it in kubernetes?', 'declined', 1],
+    ['How do I install the widget?', 'answered', 1],
+  ].map(([question, outcome, ago]) => JSON.stringify({ v: 1, type: 'question', ts: now - ago * day, question, outcome,
+    sections: [{ url: '/docs/config.html#cache', title: 'Configuration' }] }));
+  const log = path.join(path.dirname(file), 'report-input.jsonl');
+  fs.writeFileSync(log, [...extra, ...records.map((r) => JSON.stringify(r))].join('\n') + '\n');
+  const out = path.join(path.dirname(file), 'report.html');
+  execFileSync(docent, ['report', log, '--out', out, '--site', 'Frobnicator docs']);
+  const report = await context.newPage();
+  await report.goto(`file://${out}`);
+  const text = await report.locator('main').innerText();
+  assert.match(text, /What readers asked/);
+  assert.match(text, /What the docs could not answer/);
+  assert.match(text, /data about (my )?readers/);
+  await assertAccessible(report, 'the docent report page');
+  if (SCREENSHOT) {
+    await report.setViewportSize({ width: 1000, height: 900 });
+    await report.screenshot({ path: path.join(path.dirname(SCREENSHOT), 'report.png'), fullPage: false });
+  }
+  await report.close();
 });

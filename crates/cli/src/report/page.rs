@@ -230,15 +230,33 @@ fn gaps(h: &mut String, r: &Report) {
     for c in r.clusters.iter().take(MAX_GROUPS) {
         let qs: Vec<&Question> = c.members.iter().filter_map(|&i| r.gaps.get(i).copied()).collect();
         let declined = qs.iter().filter(|q| q.outcome == Outcome::Declined).count();
+        // The same question asked again is one example with a count.
+        let mut distinct: Vec<(&str, usize)> = Vec::new();
+        for q in &qs {
+            let text = q.question.trim();
+            match distinct.iter_mut().find(|(d, _)| d.eq_ignore_ascii_case(text)) {
+                Some(d) => d.1 += 1,
+                None => distinct.push((text, 1)),
+            }
+        }
+        let times = |n: usize| {
+            if n > 1 {
+                format!(" <span class=\"muted\">(×{n})</span>")
+            } else {
+                String::new()
+            }
+        };
+        let (head, head_n) = distinct.first().copied().unwrap_or(("", 0));
         let _ = write!(
             h,
-            "<section class=\"group\"><h3>{} question(s): “{}”</h3><p class=\"muted\"><span class=\"declined\">{declined} declined</span>, <span class=\"uncertain\">{} uncertain</span></p><ul>",
+            "<section class=\"group\"><h3>{} question(s): “{}”{}</h3><p class=\"muted\"><span class=\"declined\">{declined} declined</span>, <span class=\"uncertain\">{} uncertain</span></p><ul>",
             qs.len(),
-            esc(qs.first().map(|q| q.question.as_str()).unwrap_or_default()),
+            esc(head),
+            times(head_n),
             qs.len() - declined
         );
-        for q in qs.iter().skip(1).take(EXAMPLES - 1) {
-            let _ = write!(h, "<li>{}</li>", esc(&q.question));
+        for (q, n) in distinct.iter().skip(1).take(EXAMPLES - 1) {
+            let _ = write!(h, "<li>{}{}</li>", esc(q), times(*n));
         }
         h.push_str("</ul>");
         let mut near: HashMap<&str, (usize, &str)> = HashMap::new();
