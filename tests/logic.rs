@@ -629,3 +629,15 @@ fn the_widgets_renderer_decodes_html4_entities_and_leaves_rarer_ones_as_text() {
     );
     assert!(r.html.contains("Café &amp; co — © → &amp;ApplyFunction; &lt;b&gt;"), "{}", r.html);
 }
+
+#[wasm_bindgen_test]
+fn the_widgets_renderer_matches_reference_labels_whatever_their_case() {
+    use docent_core::render::{render_markdown, RenderOptions};
+    // Labels fold with std's lowercasing in the wasm build (vendor/README.md), not unicase's.
+    let r = render_markdown(
+        "See [the guide][Install Guide] and [ÉTAPES][étapes].\n\n[install guide]: /docs/install.html\n[Étapes]: /docs/steps.html\n",
+        &RenderOptions::default(),
+    );
+    assert!(r.html.contains("href=\"/docs/install.html\""), "{}", r.html);
+    assert!(r.html.contains("href=\"/docs/steps.html\""), "{}", r.html);
+}

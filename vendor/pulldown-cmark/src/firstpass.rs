@@ -18,7 +18,7 @@ use crate::{
 use crate::{scanners::*, MetadataBlockKind};
 use core::cell::Cell;
 
-use unicase::UniCase;
+use crate::fold::UniCase;
 
 use crate::parse::ListFlags;
 

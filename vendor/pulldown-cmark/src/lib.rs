@@ -87,6 +87,7 @@ pub mod utils;
 
 mod entities;
 mod firstpass;
+mod fold;
 mod linklabel;
 mod parse;
 mod puncttable;
