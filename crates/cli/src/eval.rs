@@ -61,6 +61,12 @@ pub struct Tuning {
     /// index too (it then gets that model's header).
     #[arg(long, hide = true)]
     pub section_vectors: bool,
+    /// Experiment: take the question vectors from this file instead of the index's embedder
+    /// (JSON Lines `{"text": "...", "vector": [...]}`, one line per text to embed: the
+    /// questions and their history turns), to score another query encoder through the same
+    /// fusion, floor and section ranking.
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub query_vectors: Option<PathBuf>,
 }
 
 /// Arguments of `docent eval`.
@@ -576,7 +582,15 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         let e = crate::baseline::embedder()?;
         index = crate::baseline::with_section_vectors(&index, &args.index, e.as_ref())?;
     }
-    let embedder = query_embedder(&index, args.mode, &args.access)?;
+    let embedder = match &args.tuning.query_vectors {
+        Some(_) if index.dims() == 0 => {
+            bail!(
+                "--query-vectors needs an index with vectors (built with --embed local or openai)"
+            )
+        }
+        Some(_) => None,
+        None => query_embedder(&index, args.mode, &args.access)?,
+    };
     let rewriter = Rewriter::from_args(&args.rewrite)?;
     let mut prepared: Vec<Prepared> = Vec::with_capacity(questions.len());
     for q in &questions {
@@ -606,6 +620,26 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
             p.vectors = vs.by_ref().take(ins.len()).collect();
         }
     }
+    if let (Some(path), true) = (&args.tuning.query_vectors, args.mode != ModeArg::Lexical) {
+        let table = read_query_vectors(path, index.dims())?;
+        for (q, p) in questions.iter().zip(prepared.iter_mut()) {
+            let ask = Ask {
+                question: &q.question,
+                history: &q.history,
+                rewritten: p.rewritten.as_deref(),
+            };
+            p.vectors = ask
+                .embedding_inputs()
+                .iter()
+                .map(|t| {
+                    table
+                        .get(t)
+                        .cloned()
+                        .with_context(|| format!("{} has no vector for {t:?}", path.display()))
+                })
+                .collect::<anyhow::Result<_>>()?;
+        }
+    }
     let report = evaluate(&index, &questions, Some(&prepared), args.mode, args.floor, &args.tuning);
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
@@ -613,6 +647,42 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         print_report(&report, args.verbose)?;
     }
     gate(&report, args.min_recall, args.max_answered_unanswerable)
+}
+
+/// Read `--query-vectors`: text → unit vector of `dims` components.
+fn read_query_vectors(
+    path: &Path,
+    dims: usize,
+) -> anyhow::Result<std::collections::HashMap<String, Vec<f32>>> {
+    #[derive(Deserialize)]
+    struct Line {
+        text: String,
+        vector: Vec<f32>,
+    }
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read query vectors file {}", path.display()))?;
+    let mut out = std::collections::HashMap::new();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let l: Line = serde_json::from_str(line).map_err(|e| {
+            anyhow::anyhow!(
+                "{}:{}: {e}; each line must be {{\"text\": \"...\", \"vector\": [...]}}",
+                path.display(),
+                i + 1
+            )
+        })?;
+        if l.vector.len() != dims {
+            bail!(
+                "{}:{}: the vector has {} components, the index's vectors {dims}",
+                path.display(),
+                i + 1,
+                l.vector.len()
+            );
+        }
+        let mut v = l.vector;
+        docent_core::vector::normalize(&mut v);
+        out.insert(l.text, v);
+    }
+    Ok(out)
 }
 
 /// The quality gate (`--min-recall`, `--max-answered-unanswerable`): an error listing the
