@@ -900,6 +900,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn query_vectors_are_read_normalised_and_a_wrong_width_is_a_clear_error() {
+        let dir = std::env::temp_dir().join(format!("docent-qv-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ok = dir.join("ok.jsonl");
+        std::fs::write(&ok, "{\"text\": \"hi\", \"vector\": [3, 4]}\n\n").unwrap();
+        let t = read_query_vectors(&ok, 2).unwrap();
+        assert_eq!(t["hi"], vec![0.6, 0.8]);
+        let err = read_query_vectors(&ok, 3).unwrap_err().to_string();
+        assert!(err.contains("ok.jsonl:1") && err.contains("2 components"), "{err}");
+        let bad = dir.join("bad.jsonl");
+        std::fs::write(&bad, "not json\n").unwrap();
+        let err = read_query_vectors(&bad, 2).unwrap_err().to_string();
+        assert!(err.contains("\"text\""), "{err}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
     fn gold_matches_plain_namespaced_and_page_only_forms() {
         assert!(gold_matches("a.html#x", "book", "a.html", "x"));
         assert!(gold_matches("book/a.html#x", "book", "a.html", "x"));
