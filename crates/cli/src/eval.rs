@@ -67,6 +67,11 @@ pub struct Tuning {
     /// fusion, floor and section ranking.
     #[arg(long, value_name = "FILE", hide = true)]
     pub query_vectors: Option<PathBuf>,
+    /// Experiment: index-time expansion. Append words to chunks' text before scoring (JSON
+    /// Lines `{"chunk": N, "terms": "word word ..."}`), the index rebuilt in memory by the real
+    /// writer, so BM25 also finds a section by words its embedding is near.
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub expand_terms: Option<PathBuf>,
 }
 
 /// Arguments of `docent eval`.
@@ -578,6 +583,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         })?;
     }
     let questions = read_questions(&args.questions)?;
+    if let Some(path) = &args.tuning.expand_terms {
+        index = expanded(&index, path)?;
+    }
     if args.tuning.section_vectors {
         let e = crate::baseline::embedder()?;
         index = crate::baseline::with_section_vectors(&index, &args.index, e.as_ref())?;
@@ -647,6 +655,35 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         print_report(&report, args.verbose)?;
     }
     gate(&report, args.min_recall, args.max_answered_unanswerable)
+}
+
+/// `--expand-terms`: the same index with words appended to its chunks' text.
+fn expanded(index: &Index, path: &Path) -> anyhow::Result<Index> {
+    #[derive(Deserialize)]
+    struct Line {
+        chunk: usize,
+        terms: String,
+    }
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read expansion file {}", path.display()))?;
+    let mut chunks: Vec<_> = (0..index.len()).map(|i| index.chunk(i)).collect();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let l: Line = serde_json::from_str(line)
+            .map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))?;
+        let Some(c) = chunks.get_mut(l.chunk) else {
+            bail!("{}:{}: no chunk {} in the index", path.display(), i + 1, l.chunk);
+        };
+        c.text.push_str("\n\n");
+        c.text.push_str(&l.terms);
+    }
+    let vectors: Option<Vec<Vec<f32>>> = (index.dims() > 0)
+        .then(|| (0..index.len()).map(|i| index.vector(i).unwrap_or_default()).collect());
+    Ok(Index::from_bytes(docent_core::format::write_index_centered(
+        index.header(),
+        &chunks,
+        vectors.as_deref(),
+        index.center(),
+    )?)?)
 }
 
 /// Read `--query-vectors`: text → unit vector of `dims` components.
