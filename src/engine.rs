@@ -6,7 +6,8 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use docent_core::budget::{self, ModelLimits, PlanRequest, Source};
+use docent_core::budget::{self, ModelLimits, PlanRequest};
+use docent_core::cite::Source;
 use docent_core::prompt::{Message, Template, DEFAULT_SYSTEM, DEFAULT_USER};
 use docent_core::retrieve::{self, Ask};
 use docent_core::search::{Hit, SearchOptions, SearchResult};

@@ -17,8 +17,7 @@
 //! - Bidi controls survive only in balanced pairs within one run of text (between citations,
 //!   per code line), so an override cannot reorder a citation or anything after its run.
 
-use crate::budget::Source;
-use crate::prompt::source_label;
+use crate::cite::{source_label, Source};
 use crate::source::safety::{strip_unpaired_bidi, without_bidi_controls};
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 

@@ -1,6 +1,6 @@
 //! Safe Markdown rendering: hostile model output, streamed prefixes, citations, structure, caps.
 
-use docent_core::budget::Source;
+use docent_core::cite::Source;
 use docent_core::render::{classify_url, render_markdown, RenderOptions, Rendered, UrlKind};
 use proptest::prelude::*;
 
