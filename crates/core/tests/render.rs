@@ -93,6 +93,7 @@ fn opts() -> RenderOptions {
         sources: sources(),
         docs_origin: Some("https://docs.example.com".into()),
         max_output_bytes: 1 << 20,
+        marks: Vec::new(),
     }
 }
 

@@ -1,0 +1,341 @@
+//! The checkable claims of a sentence: identifiers, numbers, flags, quoted strings, whether it
+//! is negated, and its content words; and the same facts read from a source's text.
+
+use super::sentences::Sentence;
+use crate::lexical::tokenize_with;
+use std::collections::HashSet;
+
+/// What kind of claim was not found in the cited sources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClaimKind {
+    /// A code span, `snake_case`, `CamelCase`, `dotted.path`, `a::path` or `/a/path`.
+    Identifier,
+    /// A number or a version (`8080`, `1.2.3`, `10 MB` reads as `10`).
+    Number,
+    /// A command-line flag: `--locked`, `-x`.
+    Flag,
+    /// A string in double quotes.
+    Quote,
+    /// The sentence says "not" where its closest source sentence does not, or the reverse.
+    Negation,
+    /// Too few of the sentence's content words (stemmed, stop words out) are in the sources.
+    Words,
+    /// The sentence cites only numbers that are not among the answer's sources.
+    Source,
+}
+
+impl ClaimKind {
+    /// A short lowercase name: `identifier`, `number`, `flag`, `quote`, `negation`, `words`,
+    /// `source`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClaimKind::Identifier => "identifier",
+            ClaimKind::Number => "number",
+            ClaimKind::Flag => "flag",
+            ClaimKind::Quote => "quote",
+            ClaimKind::Negation => "negation",
+            ClaimKind::Words => "words",
+            ClaimKind::Source => "source",
+        }
+    }
+}
+
+/// One claim that must occur in a source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// What it is.
+    pub kind: ClaimKind,
+    /// As written in the sentence (numbers normalised: `1,000` → `1000`, `v1.2` → `1.2`).
+    pub text: String,
+    /// Compared without case (quotes, `CamelCase` words) rather than exactly (code).
+    pub fold: bool,
+}
+
+/// Words that negate what they stand next to.
+const NEGATORS: &[&str] = &[
+    "not",
+    "no",
+    "never",
+    "cannot",
+    "can't",
+    "won't",
+    "don't",
+    "doesn't",
+    "isn't",
+    "aren't",
+    "shouldn't",
+    "mustn't",
+    "wasn't",
+    "weren't",
+    "didn't",
+    "hasn't",
+    "haven't",
+    "couldn't",
+    "wouldn't",
+    "neither",
+    "nor",
+    "none",
+    "nothing",
+    "nobody",
+];
+
+/// True when `text` holds a negating word (`not`, `never`, `doesn't`, ...).
+pub fn is_negated(text: &str) -> bool {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')).any(|w| {
+        let w = w.trim_matches(|c| c == '\'' || c == '’');
+        !w.is_empty()
+            && w.len() <= 9
+            && NEGATORS.iter().any(|n| n.eq_ignore_ascii_case(&w.replace('’', "'")))
+    })
+}
+
+/// A sentence's claims that must occur verbatim in its sources (not its words or negation).
+pub fn claims(s: &Sentence) -> Vec<Claim> {
+    let mut out: Vec<Claim> = Vec::new();
+    let mut add = |kind, text: &str, fold| {
+        if !text.is_empty() && !out.iter().any(|c| c.kind == kind && c.text == text) {
+            out.push(Claim { kind, text: text.to_string(), fold });
+        }
+    };
+    for code in &s.code {
+        let code = code.trim();
+        let tokens: Vec<&str> = code.split_whitespace().collect();
+        if tokens.len() <= 1 {
+            let kind = if is_flag(code) { ClaimKind::Flag } else { ClaimKind::Identifier };
+            add(kind, code, false);
+        } else {
+            for t in tokens {
+                if t.chars().filter(|c| c.is_alphanumeric()).count() >= 2 {
+                    let kind = if is_flag(t) { ClaimKind::Flag } else { ClaimKind::Identifier };
+                    add(kind, t, false);
+                }
+            }
+        }
+    }
+    for q in quotes(&s.prose) {
+        add(ClaimKind::Quote, &q, true);
+    }
+    for raw in s.prose.split_whitespace() {
+        let mut t = raw;
+        loop {
+            let next = t.trim_matches(is_edge_punctuation).trim_end_matches('.');
+            if next.len() == t.len() {
+                break;
+            }
+            t = next;
+        }
+        if t.is_empty() {
+            continue;
+        }
+        if is_flag(t) {
+            let name = t.split('=').next().unwrap_or(t);
+            add(ClaimKind::Flag, name, false);
+            if let Some(v) = t.split_once('=').map(|x| x.1) {
+                for n in numbers(v) {
+                    add(ClaimKind::Number, &n, false);
+                }
+            }
+            continue;
+        }
+        if let Some(kind) = identifier_kind(t) {
+            add(ClaimKind::Identifier, t, kind);
+            continue;
+        }
+        if t.contains(|c: char| c.is_ascii_digit()) {
+            for n in numbers(t) {
+                add(ClaimKind::Number, &n, false);
+            }
+        }
+    }
+    out
+}
+
+/// Punctuation around a word that is not part of it.
+fn is_edge_punctuation(c: char) -> bool {
+    matches!(c, '(' | ')' | '[' | ']' | '{' | '}' | ',' | ';' | ':' | '!' | '?' | '"')
+        || matches!(c, '“' | '”' | '‘' | '’' | '\'' | '*' | '`')
+}
+
+/// `--flag`, `--flag=value` or `-x` (not `-1` or a dash).
+fn is_flag(t: &str) -> bool {
+    let b = t.as_bytes();
+    match b {
+        [b'-', b'-', c, ..] => c.is_ascii_alphanumeric(),
+        [b'-', c] => c.is_ascii_alphabetic(),
+        _ => false,
+    }
+}
+
+/// Whether a prose token is an identifier, and if so whether it compares without case
+/// (`Some(true)` for `CamelCase` and letter-digit words such as `utf8`).
+fn identifier_kind(t: &str) -> Option<bool> {
+    let alnum = t.chars().any(char::is_alphanumeric);
+    if !alnum {
+        return None;
+    }
+    if t.contains("::") || t.starts_with("./") || t.starts_with("~/") || t.starts_with('/') {
+        return Some(false);
+    }
+    if t.contains('_') && t.len() > 1 {
+        return Some(false);
+    }
+    // `a.b`, `config.toml`, `std.fs` (not `e.g` or a number).
+    let parts: Vec<&str> = t.split('.').collect();
+    if parts.len() >= 2
+        && parts.iter().all(|p| !p.is_empty())
+        && parts.iter().any(|p| p.chars().count() > 1)
+        && parts.iter().any(|p| p.chars().any(char::is_alphabetic))
+        && !parts.iter().all(|p| p.chars().all(|c| c.is_ascii_digit()))
+        && !t.starts_with(|c: char| c.is_ascii_digit() || c == 'v')
+    {
+        return Some(false);
+    }
+    let mut prev_lower = false;
+    let mut camel = false;
+    for c in t.chars() {
+        if c.is_uppercase() && prev_lower {
+            camel = true;
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+    }
+    if camel && !t.contains('-') {
+        return Some(true);
+    }
+    // `utf8`, `x86`, `h2` (letters first): a name, not a number.
+    if t.starts_with(|c: char| c.is_alphabetic())
+        && t.chars().any(|c| c.is_ascii_digit())
+        && t.chars().all(|c| c.is_alphanumeric())
+        && !is_version_word(t)
+    {
+        return Some(true);
+    }
+    None
+}
+
+/// `v1`, `v2` are versions (numbers), not names.
+fn is_version_word(t: &str) -> bool {
+    t.strip_prefix(['v', 'V'])
+        .is_some_and(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// The numbers in `t`, normalised: digit runs with inner `.` or `,` between digits (`1,000` →
+/// `1000`, `1.2.3` stays), a leading `v` and any unit dropped.
+pub fn numbers(t: &str) -> Vec<String> {
+    let b = t.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let mut n = String::new();
+        while i < b.len() {
+            if b[i].is_ascii_digit() {
+                n.push(b[i] as char);
+                i += 1;
+            } else if (b[i] == b'.' || b[i] == b',')
+                && b.get(i + 1).is_some_and(u8::is_ascii_digit)
+                && !n.is_empty()
+            {
+                if b[i] == b'.' {
+                    n.push('.');
+                }
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        out.push(n);
+    }
+    out
+}
+
+/// Strings in double quotes (`"..."`, `“...”`), 1–160 characters, whitespace collapsed.
+fn quotes(prose: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = prose;
+    while let Some(open) = rest.find(['"', '“']) {
+        let after = &rest[open + rest[open..].chars().next().map_or(1, char::len_utf8)..];
+        let Some(close) = after.find(['"', '”']) else { break };
+        let inner = collapse(&after[..close]);
+        if !inner.is_empty() && inner.chars().count() <= 160 {
+            out.push(inner);
+        }
+        rest = &after[close + after[close..].chars().next().map_or(1, char::len_utf8)..];
+    }
+    out
+}
+
+/// Lowercase with runs of whitespace as one space, trimmed.
+pub fn collapse(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for w in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.extend(w.chars().flat_map(char::to_lowercase));
+    }
+    out
+}
+
+/// The content words of a text: [`crate::lexical`] tokens (stemmed, stop words out) that are
+/// not plain numbers or negators.
+pub fn content_words(text: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    tokenize_with(text, |t| {
+        if !t.bytes().all(|b| b.is_ascii_digit() || b == b'.') && !NEGATORS.contains(&t) {
+            out.insert(t.to_string());
+        }
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sentence(prose: &str, code: &[&str]) -> Sentence {
+        Sentence {
+            prose: prose.into(),
+            code: code.iter().map(|c| c.to_string()).collect(),
+            ..Sentence::default()
+        }
+    }
+
+    fn kinds(s: &Sentence) -> Vec<(ClaimKind, String)> {
+        claims(s).into_iter().map(|c| (c.kind, c.text)).collect()
+    }
+
+    #[test]
+    fn claims_cover_code_flags_numbers_paths_and_quotes() {
+        let s = sentence(
+            "Set build.target_dir to \"out dir\" with --jobs=4 or -j, since v1.2 on port 8,080 (e.g. useState).",
+            &["cargo build --release"],
+        );
+        let k = kinds(&s);
+        for want in [
+            (ClaimKind::Identifier, "cargo"),
+            (ClaimKind::Identifier, "build"),
+            (ClaimKind::Flag, "--release"),
+            (ClaimKind::Identifier, "build.target_dir"),
+            (ClaimKind::Quote, "out dir"),
+            (ClaimKind::Flag, "--jobs"),
+            (ClaimKind::Number, "4"),
+            (ClaimKind::Flag, "-j"),
+            (ClaimKind::Number, "1.2"),
+            (ClaimKind::Number, "8080"),
+            (ClaimKind::Identifier, "useState"),
+        ] {
+            assert!(k.contains(&(want.0, want.1.to_string())), "{want:?} not in {k:?}");
+        }
+        assert!(!k.iter().any(|(_, t)| t == "e.g"), "{k:?}");
+    }
+
+    #[test]
+    fn negation_is_read_from_words() {
+        assert!(is_negated("It does not run."));
+        assert!(is_negated("It doesn’t run."));
+        assert!(!is_negated("Nothingness is a note."));
+    }
+}
