@@ -84,6 +84,25 @@ fn a_flipped_negation_fails() {
 }
 
 #[test]
+fn facts_in_a_code_block_or_across_wrapped_lines_count() {
+    let ev = [Evidence::new(
+        1,
+        "Set the port in the config file:\n\n```toml\nport = 8080\n```\n\nThe server does not\nrestart by itself; pass --watch\nfor that.",
+    )];
+    let c = LexicalChecker::default();
+    let ok = check_answer(
+        "Set the port in the config file to 8080 [1]. The server does not restart by itself [1].",
+        &ev,
+        &c,
+    );
+    assert!(ok.iter().all(|x| !x.unsupported()), "{ok:?}");
+    let bad = check_answer("The server restarts by itself [1].", &ev, &c);
+    assert!(bad[0].unsupported(), "{bad:?}");
+    let flag = check_answer("Pass `--watch-all` for that [1].", &ev, &c);
+    assert!(flag[0].unsupported(), "{flag:?}");
+}
+
+#[test]
 fn a_changed_quote_fails() {
     let r = check("The proxy option accepts a \"rewrite\" function [1].");
     assert_eq!(r[0].1, Verdict::Supported, "{r:?}");

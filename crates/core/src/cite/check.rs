@@ -2,7 +2,9 @@
 //! cites. [`LexicalChecker`] is the fast one without a model; an entailment (NLI) model can take
 //! its place behind the same trait.
 
-use super::claims::{claims, collapse, content_words, is_negated, numbers, ClaimKind};
+use super::claims::{
+    claims, collapse, content_hashes, content_words, is_negated, numbers, ClaimKind, WordSet,
+};
 use super::sentences::{split, Sentence};
 use super::{ChunkSource, Source};
 use std::collections::HashSet;
@@ -15,30 +17,58 @@ pub struct Evidence {
     pub n: usize,
     /// Its text (the chunk texts the model was given, joined).
     pub text: String,
-    /// The text lowercased, whitespace collapsed (for quotes).
-    folded: String,
-    /// Its numbers, normalised like a sentence's.
+    /// The text lowercased, whitespace collapsed (for quotes and names compared without case),
+    /// made when a sentence first needs it.
+    folded: std::cell::OnceCell<String>,
+    /// Its numbers, normalised like a sentence's (`5-2` also as `5` and `2`).
     numbers: HashSet<String>,
     /// Its content words.
-    words: HashSet<String>,
-    /// Its sentences: content words and whether each is negated.
-    sentences: Vec<(HashSet<String>, bool)>,
+    words: WordSet,
+    /// Its sentences: sorted content-word hashes, numbers, and whether each is negated.
+    sentences: Vec<SourceSentence>,
+}
+
+/// One sentence (or line) of a source.
+#[derive(Debug, Clone)]
+struct SourceSentence {
+    words: Vec<u64>,
+    numbers: Vec<String>,
+    negated: bool,
 }
 
 impl Evidence {
     /// Read a source's text.
     pub fn new(n: usize, text: impl Into<String>) -> Evidence {
         let text = text.into();
-        let folded = collapse(&text);
-        let numbers = numbers(&text).into_iter().collect();
-        let words = content_words(&text);
-        let sentences = text
-            .split(['\n', '。'])
-            .flat_map(|line| line.split_inclusive(". "))
-            .filter(|s| !s.trim().is_empty())
-            .map(|s| (content_words(s), is_negated(s)))
-            .collect();
-        Evidence { n, text, folded, numbers, words, sentences }
+        let folded = std::cell::OnceCell::new();
+        let mut numbers_all = HashSet::new();
+        let mut words = WordSet::default();
+        let mut sentences = Vec::new();
+        let mut read = |t: &str, negated: bool| {
+            let mut w = Vec::new();
+            content_hashes(t, |h| w.push(h));
+            w.sort_unstable();
+            w.dedup();
+            words.extend(w.iter().copied());
+            let nums = numbers(t);
+            for x in &nums {
+                numbers_all.extend(x.split(['-', ':']).map(str::to_string));
+                numbers_all.insert(x.clone());
+            }
+            sentences.push(SourceSentence { words: w, numbers: nums, negated });
+        };
+        // Cut like an answer, so a wrapped line or an `e.g.` does not end a sentence.
+        for s in split(&text) {
+            read(&s.text(), is_negated(&s.prose));
+        }
+        // Code blocks are left out of sentences: each counts as one, for its words and numbers.
+        for block in fenced_code(&text) {
+            read(block, false);
+        }
+        Evidence { n, text, folded, numbers: numbers_all, words, sentences }
+    }
+    fn folded(&self) -> &str {
+        self.folded.get_or_init(|| collapse(&self.text))
     }
 
     /// The evidence for each of `sources`: its chunks' texts from `index`, joined by blank
@@ -86,8 +116,8 @@ pub trait Checker {
 }
 
 /// The checker without a model: every identifier, number, flag and quoted string must occur in
-/// the cited sources, enough of the content words too, and the closest source sentence must
-/// agree on negation.
+/// the cited sources, enough of the content words too, and the source sentences closest to it
+/// must agree on negation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LexicalChecker {
     /// The share of a sentence's content words that must be in the sources (0..=1).
@@ -97,52 +127,68 @@ pub struct LexicalChecker {
     /// How much of the sentence's words the closest source sentence must hold before its
     /// negation is compared.
     pub negation_overlap: f32,
+    /// A number must occur in a source sentence that shares a content word with the sentence
+    /// (not just anywhere in the source).
+    pub number_in_context: bool,
 }
 
 impl Default for LexicalChecker {
     fn default() -> Self {
-        LexicalChecker { min_word_share: 0.6, min_words: 3, negation_overlap: 0.6 }
+        LexicalChecker {
+            min_word_share: 0.6,
+            min_words: 3,
+            negation_overlap: 0.6,
+            number_in_context: true,
+        }
     }
 }
 
 impl Checker for LexicalChecker {
     fn check(&self, sentence: &Sentence, evidence: &[&Evidence]) -> Verdict {
         let mut missing = Vec::new();
+        let words = content_words(&sentence.text());
+        let sentences = || evidence.iter().flat_map(|e| e.sentences.iter());
+        let shared = |s: &SourceSentence| {
+            words.iter().filter(|w| s.words.binary_search(&w.1).is_ok()).count()
+        };
         for c in claims(sentence) {
-            let found = evidence.iter().any(|e| match c.kind {
-                ClaimKind::Number => e.numbers.contains(&c.text),
-                ClaimKind::Quote => e.folded.contains(&c.text),
-                _ if c.fold => e.folded.contains(&c.text.to_lowercase()),
-                _ => contains_token(&e.text, &c.text),
-            });
+            let found = match c.kind {
+                ClaimKind::Number if self.number_in_context && words.len() >= 2 => {
+                    sentences().any(|s| s.numbers.contains(&c.text) && shared(s) > 0)
+                }
+                ClaimKind::Number => evidence.iter().any(|e| e.numbers.contains(&c.text)),
+                ClaimKind::Quote => evidence.iter().any(|e| e.folded().contains(&c.text)),
+                _ if c.fold => {
+                    evidence.iter().any(|e| contains_token(e.folded(), &c.text.to_lowercase()))
+                }
+                _ => evidence.iter().any(|e| contains_token(&e.text, &c.text)),
+            };
             if !found {
                 missing.push(Missing { kind: c.kind, text: c.text });
             }
         }
-        let words = content_words(&sentence.text());
-        let absent: Vec<&String> =
-            words.iter().filter(|w| !evidence.iter().any(|e| e.words.contains(*w))).collect();
+        let absent: Vec<&str> = words
+            .iter()
+            .filter(|w| !evidence.iter().any(|e| e.words.contains(&w.1)))
+            .map(|w| w.0.as_str())
+            .collect();
         if words.len() >= self.min_words
             && (words.len() - absent.len()) as f32 / (words.len() as f32) < self.min_word_share
         {
-            let mut a: Vec<&str> = absent.iter().map(|s| s.as_str()).collect();
-            a.sort_unstable();
-            missing.push(Missing { kind: ClaimKind::Words, text: a.join(" ") });
+            missing.push(Missing { kind: ClaimKind::Words, text: absent.join(" ") });
         }
-        // Negation: against the source sentence that shares most of the sentence's words.
+        // Negation: against the source sentences that share most of the sentence's words; a
+        // flip only when none of them agrees.
         if !words.is_empty() {
             let negated = is_negated(&sentence.prose);
-            let best = evidence
-                .iter()
-                .flat_map(|e| e.sentences.iter())
-                .map(|(w, neg)| (words.iter().filter(|x| w.contains(*x)).count(), *neg))
-                .max_by_key(|x| x.0);
-            if let Some((shared, neg)) = best {
-                let share = shared as f32 / words.len() as f32;
-                if share >= self.negation_overlap && neg != negated {
-                    let text = if negated { "not" } else { "no negation" };
-                    missing.push(Missing { kind: ClaimKind::Negation, text: text.into() });
-                }
+            let best = sentences().map(&shared).max().unwrap_or(0);
+            let share = best as f32 / words.len() as f32;
+            if best > 0
+                && share >= self.negation_overlap
+                && sentences().filter(|s| shared(s) == best).all(|s| s.negated != negated)
+            {
+                let text = if negated { "not" } else { "no negation" };
+                missing.push(Missing { kind: ClaimKind::Negation, text: text.into() });
             }
         }
         if missing.is_empty() {
@@ -151,6 +197,33 @@ impl Checker for LexicalChecker {
             Verdict::Unsupported(missing)
         }
     }
+}
+
+/// The insides of the fenced code blocks (```` ``` ```` or `~~~` lines) of a chunk text.
+fn fenced_code(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        let open = line_starting(rest, &["```", "~~~"])?;
+        let body = &rest[open..];
+        let body = &body[body.find('\n').map_or(body.len(), |p| p + 1)..];
+        let close = line_starting(body, &["```", "~~~"]).unwrap_or(body.len());
+        let block = &body[..close];
+        rest = &body[close..];
+        rest = &rest[rest.find('\n').map_or(rest.len(), |p| p + 1)..];
+        Some(block)
+    })
+}
+
+/// The byte offset of the first line of `text` that starts (after spaces) with one of `marks`.
+fn line_starting(text: &str, marks: &[&str]) -> Option<usize> {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        if marks.iter().any(|m| line.trim_start().starts_with(m)) {
+            return Some(at);
+        }
+        at += line.len();
+    }
+    None
 }
 
 /// True when `needle` occurs in `hay` not glued to more identifier characters on either side
@@ -168,7 +241,11 @@ fn contains_token(hay: &str, needle: &str) -> bool {
         let glued_before = before.is_some_and(|b| {
             (ident(b) && first.is_some_and(ident)) || (b == '-' && first == Some('-'))
         });
-        let glued_after = after.is_some_and(|a| ident(a) && last.is_some_and(ident));
+        // `--broken` is not `--broken-code`.
+        let dash_on = first == Some('-')
+            && after == Some('-')
+            && hay[e + 1..].starts_with(|c: char| c.is_alphanumeric());
+        let glued_after = dash_on || after.is_some_and(|a| ident(a) && last.is_some_and(ident));
         if !glued_before && !glued_after {
             return true;
         }
@@ -228,5 +305,7 @@ mod tests {
         assert!(!contains_token("use --x-y", "-x"));
         assert!(contains_token("use -x now", "-x"));
         assert!(contains_token("a::b::c", "b::c"));
+        assert!(!contains_token("pass --broken-code", "--broken"));
+        assert!(contains_token("pass --broken-", "--broken"));
     }
 }

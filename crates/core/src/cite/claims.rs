@@ -2,8 +2,9 @@
 //! is negated, and its content words; and the same facts read from a source's text.
 
 use super::sentences::Sentence;
-use crate::lexical::tokenize_with;
-use std::collections::HashSet;
+use crate::lexical::{tokenize_with, FxBuild};
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 
 /// What kind of claim was not found in the cited sources.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -79,14 +80,35 @@ const NEGATORS: &[&str] = &[
     "nobody",
 ];
 
-/// True when `text` holds a negating word (`not`, `never`, `doesn't`, ...).
+/// True when `text` holds a negating word (`not`, `never`, `doesn't`, ...); not inside a flag
+/// or a name (`--no-commit`, `no_std`).
 pub fn is_negated(text: &str) -> bool {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')).any(|w| {
-        let w = w.trim_matches(|c| c == '\'' || c == '’');
-        !w.is_empty()
-            && w.len() <= 9
-            && NEGATORS.iter().any(|n| n.eq_ignore_ascii_case(&w.replace('’', "'")))
-    })
+    text.split_whitespace().any(|w| is_negator(w.trim_matches(|c: char| !c.is_alphanumeric())))
+}
+
+/// One word (letters and apostrophes, any case, `’` read as `'`) that is a negator.
+fn is_negator(w: &str) -> bool {
+    let first = w.as_bytes().first().map(u8::to_ascii_lowercase);
+    if !(2..=12).contains(&w.len())
+        || !matches!(first, Some(b'n' | b'c' | b'w' | b'd' | b'i' | b'a' | b's' | b'm' | b'h'))
+    {
+        return false;
+    }
+    let mut buf = [0u8; 12];
+    let mut len = 0;
+    for c in w.chars() {
+        let b = match c {
+            '’' | '\'' => b'\'',
+            c if c.is_ascii_alphabetic() => c.to_ascii_lowercase() as u8,
+            _ => return false,
+        };
+        if len == buf.len() {
+            return false;
+        }
+        buf[len] = b;
+        len += 1;
+    }
+    len > 1 && NEGATORS.iter().any(|n| n.as_bytes() == &buf[..len])
 }
 
 /// A sentence's claims that must occur verbatim in its sources (not its words or negation).
@@ -218,8 +240,8 @@ fn is_version_word(t: &str) -> bool {
         .is_some_and(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_digit()))
 }
 
-/// The numbers in `t`, normalised: digit runs with inner `.` or `,` between digits (`1,000` →
-/// `1000`, `1.2.3` stays), a leading `v` and any unit dropped.
+/// The numbers in `t`, normalised: digit runs with inner `.`, `,`, `-` or `:` between digits
+/// (`1,000` → `1000`; `1.2.3`, `5-2`, `10:30` stay whole), a leading `v` and any unit dropped.
 pub fn numbers(t: &str) -> Vec<String> {
     let b = t.as_bytes();
     let mut out = Vec::new();
@@ -234,12 +256,12 @@ pub fn numbers(t: &str) -> Vec<String> {
             if b[i].is_ascii_digit() {
                 n.push(b[i] as char);
                 i += 1;
-            } else if (b[i] == b'.' || b[i] == b',')
+            } else if matches!(b[i], b'.' | b',' | b'-' | b':')
                 && b.get(i + 1).is_some_and(u8::is_ascii_digit)
                 && !n.is_empty()
             {
-                if b[i] == b'.' {
-                    n.push('.');
+                if b[i] != b',' {
+                    n.push(b[i] as char);
                 }
                 i += 1;
             } else {
@@ -279,13 +301,68 @@ pub fn collapse(s: &str) -> String {
     out
 }
 
-/// The content words of a text: [`crate::lexical`] tokens (stemmed, stop words out) that are
-/// not plain numbers or negators.
-pub fn content_words(text: &str) -> HashSet<String> {
-    let mut out = HashSet::new();
+/// Content words as hashes (a source's, for membership tests).
+pub(crate) type WordSet = HashSet<u64, FxBuild>;
+
+/// A content word's hash.
+fn word_hash(w: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(w.as_bytes())
+}
+
+/// True for a token that counts as a content word: not a plain number, not a negator.
+fn is_content(t: &str) -> bool {
+    !t.bytes().all(|b| b.is_ascii_digit() || b == b'.') && !NEGATORS.contains(&t)
+}
+
+/// Distinct memo entries kept before the memo starts over.
+const MEMO_CAP: usize = 1 << 16;
+
+thread_local! {
+    /// Whitespace-separated words → their content-word hashes: stemming is most of the cost of
+    /// reading a source, and docs repeat their words (and the widget its sources).
+    static MEMO: RefCell<HashMap<Box<str>, Box<[u64]>, FxBuild>> = RefCell::default();
+}
+
+/// Call `emit` with the hash of every content word of `text` ([`crate::lexical`] tokens:
+/// stemmed, stop words out; not numbers or negators), in order, repeats included.
+pub fn content_hashes(text: &str, mut emit: impl FnMut(u64)) {
+    MEMO.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        for raw in text.split_ascii_whitespace() {
+            if let Some(h) = memo.get(raw) {
+                h.iter().for_each(|&h| emit(h));
+                continue;
+            }
+            let mut hashes = Vec::new();
+            tokenize_with(raw, |t| {
+                if is_content(t) {
+                    hashes.push(word_hash(t));
+                }
+            });
+            hashes.iter().for_each(|&h| emit(h));
+            if memo.len() >= MEMO_CAP {
+                memo.clear();
+            }
+            memo.insert(raw.into(), hashes.into_boxed_slice());
+        }
+    });
+}
+
+/// Forget the memo of [`content_hashes`] (benchmarks time a cold read with it; the widget
+/// never needs it: the memo caps itself).
+pub fn clear_memo() {
+    MEMO.with(|m| m.borrow_mut().clear());
+}
+
+/// The distinct content words of a sentence and their hashes, in order.
+pub fn content_words(text: &str) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = Vec::new();
     tokenize_with(text, |t| {
-        if !t.bytes().all(|b| b.is_ascii_digit() || b == b'.') && !NEGATORS.contains(&t) {
-            out.insert(t.to_string());
+        if is_content(t) {
+            let h = word_hash(t);
+            if !out.iter().any(|x| x.1 == h) {
+                out.push((t.to_string(), h));
+            }
         }
     });
     out
@@ -337,5 +414,7 @@ mod tests {
         assert!(is_negated("It does not run."));
         assert!(is_negated("It doesn’t run."));
         assert!(!is_negated("Nothingness is a note."));
+        assert!(!is_negated("Pass --no-commit or use no_std."));
+        assert!(is_negated("(Not here.)"));
     }
 }

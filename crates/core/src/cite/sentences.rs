@@ -155,33 +155,50 @@ fn finish(block: &mut Block, out: &mut Vec<Sentence>) {
     }
     let code = b.code_ranges();
     let cites = citations(&b.text, &code);
+    let (code, cites) = (code.as_slice(), cites.as_slice());
     let text = b.text.as_str();
     let mut start = 0usize;
     let mut i = 0usize;
-    while i < text.len() {
-        if let Some(r) = code.iter().find(|r| r.start == i) {
-            i = r.end.max(i + 1);
+    while let Some(rel) = text.get(i..).and_then(|t| t.find(['.', '!', '?', '。', '！', '？'])) {
+        let p = i + rel;
+        if let Some(r) = around(code, p, |r| r.clone()) {
+            i = r.end.max(p + 1);
             continue;
         }
-        if let Some(c) = cites.iter().find(|c| c.0.start == i) {
-            i = c.0.end;
+        if let Some(r) = around(cites, p, |c| c.0.clone()) {
+            i = r.end.max(p + 1);
             continue;
         }
-        let Some(ch) = text[i..].chars().next() else { break };
-        let next = i + ch.len_utf8();
-        if let Some(end) = sentence_end(text, i, ch, &cites) {
-            push(&b, &code, &cites, start, end, out);
+        let Some(ch) = text[p..].chars().next() else { break };
+        let next = p + ch.len_utf8();
+        if let Some(end) = sentence_end(text, p, ch, cites) {
+            push(&b, code, cites, start, end, out);
             start = end;
             i = end.max(next);
         } else {
             i = next;
         }
     }
-    push(&b, &code, &cites, start, text.len(), out);
+    push(&b, code, cites, start, text.len(), out);
 }
 
+/// The range among sorted, disjoint `items` that holds byte `p`.
+fn around<T>(items: &[T], p: usize, range: impl Fn(&T) -> Range<usize>) -> Option<Range<usize>> {
+    let k = items.partition_point(|x| range(x).start <= p);
+    let r = range(items.get(k.checked_sub(1)?)?);
+    (p < r.end).then_some(r)
+}
+
+/// The citation group starting at `i` (groups are sorted).
+fn cite_at(cites: &[Cite], i: usize) -> Option<&Cite> {
+    cites.binary_search_by_key(&i, |c| c.0.start).ok().map(|k| &cites[k])
+}
+
+/// A citation group: its range in a block's text and its numbers.
+type Cite = (Range<usize>, Vec<usize>);
+
 /// Citation groups in a block's text, outside code spans: their ranges and numbers.
-fn citations(text: &str, code: &[Range<usize>]) -> Vec<(Range<usize>, Vec<usize>)> {
+fn citations(text: &str, code: &[Range<usize>]) -> Vec<Cite> {
     let mut out = Vec::new();
     let mut from = 0;
     while let Some((s, e, numbers)) = text.get(from..).and_then(find_citation) {
@@ -204,12 +221,7 @@ const ABBREVIATIONS: &[&str] = &[
 
 /// If the character `ch` at `i` ends a sentence, where the sentence ends (after closing
 /// punctuation and the citations that follow).
-fn sentence_end(
-    text: &str,
-    i: usize,
-    ch: char,
-    cites: &[(Range<usize>, Vec<usize>)],
-) -> Option<usize> {
+fn sentence_end(text: &str, i: usize, ch: char, cites: &[Cite]) -> Option<usize> {
     let cjk = matches!(ch, '。' | '！' | '？');
     if !cjk && !matches!(ch, '.' | '!' | '?') {
         return None;
@@ -224,7 +236,7 @@ fn sentence_end(
         }
     }
     let rest = &text[end..];
-    let at_cite = cites.iter().any(|c| c.0.start == end);
+    let at_cite = cite_at(cites, end).is_some();
     if !(cjk || rest.is_empty() || rest.starts_with(char::is_whitespace) || at_cite) {
         return None;
     }
@@ -234,7 +246,7 @@ fn sentence_end(
     // Citations after the end belong to this sentence: `fast. [1][2]`.
     loop {
         let ws = text[end..].len() - text[end..].trim_start().len();
-        match cites.iter().find(|c| c.0.start == end + ws) {
+        match cite_at(cites, end + ws) {
             Some(c) => end = c.0.end,
             None => break,
         }
@@ -274,7 +286,7 @@ fn abbreviation_before(text: &str, i: usize, rest: &str) -> bool {
 fn push(
     b: &Block,
     code: &[Range<usize>],
-    cites: &[(Range<usize>, Vec<usize>)],
+    cites: &[Cite],
     start: usize,
     end: usize,
     out: &mut Vec<Sentence>,
@@ -290,26 +302,45 @@ fn push(
         range: b.start_at(start)..b.end_at(end).max(b.start_at(start)),
         ..Sentence::default()
     };
+    // Code spans and citation groups inside the sentence, in order; the text between them is
+    // prose.
+    let first_code = code.partition_point(|r| r.end <= start);
+    let first_cite = cites.partition_point(|c| c.0.end <= start);
+    let mut spans: Vec<(Range<usize>, Option<&[usize]>)> = code[first_code..]
+        .iter()
+        .take_while(|r| r.start < end)
+        .map(|r| (r.clone(), None))
+        .chain(
+            cites[first_cite..]
+                .iter()
+                .take_while(|c| c.0.start < end)
+                .map(|c| (c.0.clone(), Some(c.1.as_slice()))),
+        )
+        .collect();
+    spans.sort_by_key(|x| x.0.start);
     let mut i = start;
-    while i < end {
-        if let Some(r) = code.iter().find(|r| r.start == i) {
-            s.code.push(b.text[r.start..r.end.min(end)].to_string());
-            s.prose.push(' ');
-            i = r.end.max(i + 1);
-            continue;
+    for (r, numbers) in spans {
+        let (from, to) = (r.start.max(i), r.end.min(end));
+        if from > i {
+            s.prose.push_str(&b.text[i..from]);
         }
-        if let Some((r, numbers)) = cites.iter().find(|c| c.0.start == i) {
-            for n in numbers {
-                if !s.cites.contains(n) {
-                    s.cites.push(*n);
+        match numbers {
+            None => {
+                s.code.push(b.text[from..to].to_string());
+                s.prose.push(' ');
+            }
+            Some(numbers) => {
+                for n in numbers {
+                    if !s.cites.contains(n) {
+                        s.cites.push(*n);
+                    }
                 }
             }
-            i = r.end;
-            continue;
         }
-        let Some(ch) = b.text[i..].chars().next() else { break };
-        s.prose.push(ch);
-        i += ch.len_utf8();
+        i = i.max(to);
+    }
+    if i < end {
+        s.prose.push_str(&b.text[i..end]);
     }
     if !s.prose.trim().is_empty() || !s.code.is_empty() {
         out.push(s);
