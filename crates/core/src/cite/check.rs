@@ -3,7 +3,8 @@
 //! its place behind the same trait.
 
 use super::claims::{
-    claims, collapse, content_hashes, content_words, is_negated, numbers, ClaimKind, WordSet,
+    claims, collapse, content_hashes, content_words, is_flag, is_negated, numbers, ClaimKind,
+    WordSet,
 };
 use super::sentences::{split, Sentence};
 use super::{ChunkSource, Source};
@@ -33,6 +34,8 @@ pub struct Evidence {
 struct SourceSentence {
     words: Vec<u64>,
     numbers: Vec<String>,
+    /// Its `--flags` and `-x` flags (with `=value` cut off).
+    flags: Vec<String>,
     negated: bool,
 }
 
@@ -55,7 +58,8 @@ impl Evidence {
                 numbers_all.extend(x.split(['-', ':']).map(str::to_string));
                 numbers_all.insert(x.clone());
             }
-            sentences.push(SourceSentence { words: w, numbers: nums, negated });
+            let flags = flags(t);
+            sentences.push(SourceSentence { words: w, numbers: nums, flags, negated });
         };
         // Cut like an answer, so a wrapped line or an `e.g.` does not end a sentence.
         for s in split(&text) {
@@ -127,9 +131,9 @@ pub struct LexicalChecker {
     /// How much of the sentence's words the closest source sentence must hold before its
     /// negation is compared.
     pub negation_overlap: f32,
-    /// A number must occur in a source sentence that shares a content word with the sentence
-    /// (not just anywhere in the source).
-    pub number_in_context: bool,
+    /// A number or a flag must occur in a source sentence that shares a content word with the
+    /// sentence (not just anywhere in the source).
+    pub in_context: bool,
 }
 
 impl Default for LexicalChecker {
@@ -138,7 +142,7 @@ impl Default for LexicalChecker {
             min_word_share: 0.6,
             min_words: 3,
             negation_overlap: 0.6,
-            number_in_context: true,
+            in_context: true,
         }
     }
 }
@@ -153,8 +157,11 @@ impl Checker for LexicalChecker {
         };
         for c in claims(sentence) {
             let found = match c.kind {
-                ClaimKind::Number if self.number_in_context && words.len() >= 2 => {
+                ClaimKind::Number if self.in_context && words.len() >= 2 => {
                     sentences().any(|s| s.numbers.contains(&c.text) && shared(s) > 0)
+                }
+                ClaimKind::Flag if self.in_context && words.len() >= 2 => {
+                    sentences().any(|s| shared(s) > 0 && s.flags.contains(&c.text))
                 }
                 ClaimKind::Number => evidence.iter().any(|e| e.numbers.contains(&c.text)),
                 ClaimKind::Quote => evidence.iter().any(|e| e.folded().contains(&c.text)),
@@ -197,6 +204,16 @@ impl Checker for LexicalChecker {
             Verdict::Unsupported(missing)
         }
     }
+}
+
+/// The flags in a source text: `--name` and `-x` words (inside code too), `=value` cut off.
+fn flags(text: &str) -> Vec<String> {
+    text.split(|c: char| c.is_whitespace() || matches!(c, '`' | '(' | '[' | '"' | ',' | ';'))
+        .filter(|w| w.starts_with('-'))
+        .map(|w| w.split('=').next().unwrap_or(w).trim_end_matches(['.', ')', ']', ':']))
+        .filter(|w| is_flag(w))
+        .map(str::to_string)
+        .collect()
 }
 
 /// The insides of the fenced code blocks (```` ``` ```` or `~~~` lines) of a chunk text.

@@ -123,13 +123,15 @@ pub fn claims(s: &Sentence) -> Vec<Claim> {
         let code = code.trim();
         let tokens: Vec<&str> = code.split_whitespace().collect();
         if tokens.len() <= 1 {
-            let kind = if is_flag(code) { ClaimKind::Flag } else { ClaimKind::Identifier };
-            add(kind, code, false);
+            if is_number(code) {
+                numbers(code).iter().for_each(|n| add(ClaimKind::Number, n, false));
+                continue;
+            }
+            code_token(code, &mut add);
         } else {
             for t in tokens {
                 if t.chars().filter(|c| c.is_alphanumeric()).count() >= 2 {
-                    let kind = if is_flag(t) { ClaimKind::Flag } else { ClaimKind::Identifier };
-                    add(kind, t, false);
+                    code_token(t, &mut add);
                 }
             }
         }
@@ -178,8 +180,28 @@ fn is_edge_punctuation(c: char) -> bool {
         || matches!(c, '“' | '”' | '‘' | '’' | '\'' | '*' | '`')
 }
 
+/// The claims of one token of code: a flag by its name (and, with a value, the whole token as
+/// an identifier), anything else an identifier.
+fn code_token(t: &str, add: &mut impl FnMut(ClaimKind, &str, bool)) {
+    if is_flag(t) {
+        let name = t.split('=').next().unwrap_or(t);
+        add(ClaimKind::Flag, name, false);
+        if name.len() == t.len() {
+            return;
+        }
+    }
+    add(ClaimKind::Identifier, t, false);
+}
+
+/// `42`, `1.2.3`, `-1`: digits and separators only.
+fn is_number(t: &str) -> bool {
+    let t = t.strip_prefix('-').unwrap_or(t);
+    t.starts_with(|c: char| c.is_ascii_digit())
+        && t.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '-' | ':'))
+}
+
 /// `--flag`, `--flag=value` or `-x` (not `-1` or a dash).
-fn is_flag(t: &str) -> bool {
+pub(crate) fn is_flag(t: &str) -> bool {
     let b = t.as_bytes();
     match b {
         [b'-', b'-', c, ..] => c.is_ascii_alphanumeric(),
