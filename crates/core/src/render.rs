@@ -35,8 +35,8 @@ pub struct RenderOptions {
     /// Cap on the HTML's size in bytes; beyond it the output is cut (still well-formed) and
     /// [`Rendered::truncated`] is set.
     pub max_output_bytes: usize,
-    /// Sentences not found in their sources: a marker goes at each mark's offset (sorted or
-    /// not; offsets past the end go at the end).
+    /// Sentences not found in their sources, in answer order: a marker goes at each mark's
+    /// offset (offsets past the end go at the end).
     pub marks: Vec<Mark>,
 }
 
@@ -303,9 +303,8 @@ pub fn render_markdown(md: &str, opts: &RenderOptions) -> Rendered {
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut w = Writer::new(opts);
     let bytes = md.as_bytes();
-    let mut marks: Vec<&Mark> = opts.marks.iter().collect();
-    marks.sort_by_key(|m| m.at);
-    let mut marks = marks.into_iter().peekable();
+    // In answer order, as `cite::marks` gives them (one out of order goes at the next event).
+    let mut marks = opts.marks.iter().peekable();
     for (event, range) in Parser::new_ext(md, options).into_offset_iter() {
         // A text event that starts with a backslash-escaped character or a character reference
         // (`\[1\]`, `&#91;1&#93;`) is literal text: it never forms a citation.

@@ -8,7 +8,6 @@ use super::claims::{
 };
 use super::sentences::{split, Sentence};
 use super::{ChunkSource, Source};
-use std::collections::HashSet;
 use std::ops::Range;
 
 /// The text of one numbered source, read once per answer for every sentence that cites it.
@@ -22,7 +21,7 @@ pub struct Evidence {
     /// made when a sentence first needs it.
     folded: std::cell::OnceCell<String>,
     /// Its numbers, normalised like a sentence's (`5-2` also as `5` and `2`).
-    numbers: HashSet<String>,
+    numbers: Vec<String>,
     /// Its content words.
     words: WordSet,
     /// Its sentences: sorted content-word hashes, numbers, and whether each is negated.
@@ -32,7 +31,7 @@ pub struct Evidence {
 /// One sentence (or line) of a source.
 #[derive(Debug, Clone)]
 struct SourceSentence {
-    words: Vec<u64>,
+    words: WordSet,
     numbers: Vec<String>,
     /// Its `--flags` and `-x` flags (with `=value` cut off).
     flags: Vec<String>,
@@ -44,19 +43,20 @@ impl Evidence {
     pub fn new(n: usize, text: impl Into<String>) -> Evidence {
         let text = text.into();
         let folded = std::cell::OnceCell::new();
-        let mut numbers_all = HashSet::new();
+        let mut numbers_all: Vec<String> = Vec::new();
         let mut words = WordSet::default();
         let mut sentences = Vec::new();
         let mut read = |t: &str, negated: bool| {
-            let mut w = Vec::new();
-            content_hashes(t, |h| w.push(h));
-            w.sort_unstable();
-            w.dedup();
+            let mut w = WordSet::default();
+            content_hashes(t, &mut w);
             words.extend(w.iter().copied());
             let nums = numbers(t);
             for x in &nums {
-                numbers_all.extend(x.split(['-', ':']).map(str::to_string));
-                numbers_all.insert(x.clone());
+                for part in std::iter::once(x.as_str()).chain(x.split(['-', ':'])) {
+                    if !numbers_all.iter().any(|n| n == part) {
+                        numbers_all.push(part.to_string());
+                    }
+                }
             }
             let flags = flags(t);
             sentences.push(SourceSentence { words: w, numbers: nums, flags, negated });
@@ -152,9 +152,7 @@ impl Checker for LexicalChecker {
         let mut missing = Vec::new();
         let words = content_words(&sentence.text());
         let sentences = || evidence.iter().flat_map(|e| e.sentences.iter());
-        let shared = |s: &SourceSentence| {
-            words.iter().filter(|w| s.words.binary_search(&w.1).is_ok()).count()
-        };
+        let shared = |s: &SourceSentence| words.iter().filter(|w| s.words.contains(&w.1)).count();
         for c in claims(sentence) {
             let found = match c.kind {
                 ClaimKind::Number if self.in_context && words.len() >= 2 => {

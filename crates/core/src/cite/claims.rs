@@ -2,7 +2,7 @@
 //! is negated, and its content words; and the same facts read from a source's text.
 
 use super::sentences::Sentence;
-use crate::lexical::{tokenize_with, FxBuild};
+use crate::lexical::{tokenize, tokenize_into, FxBuild};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
@@ -237,10 +237,10 @@ fn identifier_kind(t: &str) -> Option<bool> {
     let mut prev_lower = false;
     let mut camel = false;
     for c in t.chars() {
-        if c.is_uppercase() && prev_lower {
+        if c.is_ascii_uppercase() && prev_lower {
             camel = true;
         }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
     }
     if camel && !t.contains('-') {
         return Some(true);
@@ -339,33 +339,43 @@ fn is_content(t: &str) -> bool {
 /// Distinct memo entries kept before the memo starts over.
 const MEMO_CAP: usize = 1 << 16;
 
-thread_local! {
-    /// Whitespace-separated words → their content-word hashes: stemming is most of the cost of
-    /// reading a source, and docs repeat their words (and the widget its sources).
-    static MEMO: RefCell<HashMap<Box<str>, Box<[u64]>, FxBuild>> = RefCell::default();
+/// Whitespace-separated words → where their content-word hashes are in the list. (A map to a
+/// `u32`, the same type as the BM25 index's term map, so the wasm holds one copy of its code.)
+#[derive(Default)]
+struct Memo {
+    at: HashMap<Box<str>, u32, FxBuild>,
+    hashes: Vec<Box<[u64]>>,
 }
 
-/// Call `emit` with the hash of every content word of `text` ([`crate::lexical`] tokens:
-/// stemmed, stop words out; not numbers or negators), in order, repeats included.
-pub fn content_hashes(text: &str, mut emit: impl FnMut(u64)) {
+thread_local! {
+    /// Stemming is most of the cost of reading a source, and docs repeat their words (and the
+    /// widget its sources): each word is tokenized once.
+    static MEMO: RefCell<Memo> = RefCell::default();
+}
+
+/// Add the hash of every content word of `text` to `out` ([`crate::lexical`] tokens: stemmed,
+/// stop words out; not numbers or negators).
+pub(crate) fn content_hashes(text: &str, out: &mut WordSet) {
     MEMO.with(|memo| {
         let mut memo = memo.borrow_mut();
+        let mut tokens = Vec::new();
         for raw in text.split_ascii_whitespace() {
-            if let Some(h) = memo.get(raw) {
-                h.iter().for_each(|&h| emit(h));
+            if let Some(&k) = memo.at.get(raw) {
+                out.extend(memo.hashes[k as usize].iter().copied());
                 continue;
             }
-            let mut hashes = Vec::new();
-            tokenize_with(raw, |t| {
-                if is_content(t) {
-                    hashes.push(word_hash(t));
-                }
-            });
-            hashes.iter().for_each(|&h| emit(h));
-            if memo.len() >= MEMO_CAP {
-                memo.clear();
+            tokens.clear();
+            tokenize_into(raw, &mut tokens);
+            let hashes: Box<[u64]> =
+                tokens.iter().filter(|t| is_content(t)).map(|t| word_hash(t)).collect();
+            out.extend(hashes.iter().copied());
+            if memo.hashes.len() >= MEMO_CAP {
+                memo.at.clear();
+                memo.hashes.clear();
             }
-            memo.insert(raw.into(), hashes.into_boxed_slice());
+            let k = memo.hashes.len() as u32;
+            memo.hashes.push(hashes);
+            memo.at.insert(raw.into(), k);
         }
     });
 }
@@ -373,20 +383,24 @@ pub fn content_hashes(text: &str, mut emit: impl FnMut(u64)) {
 /// Forget the memo of [`content_hashes`] (benchmarks time a cold read with it; the widget
 /// never needs it: the memo caps itself).
 pub fn clear_memo() {
-    MEMO.with(|m| m.borrow_mut().clear());
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        m.at.clear();
+        m.hashes.clear();
+    });
 }
 
 /// The distinct content words of a sentence and their hashes, in order.
 pub fn content_words(text: &str) -> Vec<(String, u64)> {
     let mut out: Vec<(String, u64)> = Vec::new();
-    tokenize_with(text, |t| {
-        if is_content(t) {
-            let h = word_hash(t);
+    for t in tokenize(text) {
+        if is_content(&t) {
+            let h = word_hash(&t);
             if !out.iter().any(|x| x.1 == h) {
-                out.push((t.to_string(), h));
+                out.push((t, h));
             }
         }
-    });
+    }
     out
 }
 

@@ -267,7 +267,7 @@ fn abbreviation_before(text: &str, i: usize, rest: &str) -> bool {
         .map_or(0, |p| p + before[p..].chars().next().map_or(1, char::len_utf8));
     let word = &before[word_start..];
     let lower = word.to_ascii_lowercase();
-    let next_lower = rest.trim_start().chars().next().is_some_and(char::is_lowercase);
+    let next_lower = rest.trim_start().starts_with(|c: char| c.is_ascii_lowercase());
     if lower == "etc" {
         return next_lower;
     }
@@ -277,7 +277,7 @@ fn abbreviation_before(text: &str, i: usize, rest: &str) -> bool {
     // `U.S.`, `e.g.` written another way; a single capital is an initial (`J. Smith`).
     let mut cs = word.chars();
     match (cs.next(), cs.next()) {
-        (Some(c), None) => c.is_uppercase() && !next_lower,
+        (Some(c), None) => c.is_ascii_uppercase() && !next_lower,
         _ => word.split('.').all(|p| p.chars().count() == 1) && word.contains('.'),
     }
 }
@@ -302,22 +302,24 @@ fn push(
         range: b.start_at(start)..b.end_at(end).max(b.start_at(start)),
         ..Sentence::default()
     };
-    // Code spans and citation groups inside the sentence, in order; the text between them is
-    // prose.
-    let first_code = code.partition_point(|r| r.end <= start);
-    let first_cite = cites.partition_point(|c| c.0.end <= start);
-    let mut spans: Vec<(Range<usize>, Option<&[usize]>)> = code[first_code..]
-        .iter()
-        .take_while(|r| r.start < end)
-        .map(|r| (r.clone(), None))
-        .chain(
-            cites[first_cite..]
-                .iter()
-                .take_while(|c| c.0.start < end)
-                .map(|c| (c.0.clone(), Some(c.1.as_slice()))),
-        )
-        .collect();
-    spans.sort_by_key(|x| x.0.start);
+    // Code spans and citation groups inside the sentence, in order (both lists are sorted and
+    // never overlap); the text between them is prose.
+    let mut codes = code[code.partition_point(|r| r.end <= start)..].iter().peekable();
+    let mut groups = cites[cites.partition_point(|c| c.0.end <= start)..].iter().peekable();
+    let mut spans: Vec<(Range<usize>, Option<&[usize]>)> = Vec::new();
+    loop {
+        let next_code = codes.peek().map(|r| r.start).filter(|&s| s < end);
+        let next_cite = groups.peek().map(|c| c.0.start).filter(|&s| s < end);
+        match (next_code, next_cite) {
+            (Some(a), b) if b.is_none_or(|b| a < b) => {
+                spans.extend(codes.next().map(|r| (r.clone(), None)));
+            }
+            (_, Some(_)) => {
+                spans.extend(groups.next().map(|c| (c.0.clone(), Some(c.1.as_slice()))));
+            }
+            _ => break,
+        }
+    }
     let mut i = start;
     for (r, numbers) in spans {
         let (from, to) = (r.start.max(i), r.end.min(end));
