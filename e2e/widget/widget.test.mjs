@@ -367,8 +367,10 @@ test('a sentence not found in the source it cites is marked when the answer comp
   const text = await turn.locator(tid('docent-answer')).innerText();
   assert.match(text, /64 GB of memory\s*\[1\]\.\s*not found in \[1\]/);
   assert.doesNotMatch(text, /run the install script\s*\[1\]\.\s*not found/);
+  // The turn carries the uncertain note (the search's own wording wins when it was unsure too:
+  // the made-up keyword lowers its confidence).
   const note = turn.locator(tid('docent-uncertain'));
-  assert.match(await note.innerText(), /not found in the sources cited/);
+  assert.match(await note.innerText(), /not found in the sources cited|may not fully answer/);
   // Saved with the conversation: a reload shows the marker again.
   await page.reload();
   await openWidget();
