@@ -2,6 +2,7 @@
 //! navigation between the pages of a multi-page docs site (as JSON written and read with the
 //! browser's JSON object, [`crate::json`]).
 
+use docent_core::cite::Mark;
 use wasm_bindgen::JsValue;
 
 use crate::json::{self, Obj};
@@ -126,6 +127,10 @@ pub struct TurnData {
     /// The chat model's answer says the docs don't cover the question
     /// (`docent_core::prompt::says_not_covered`): counted as declined.
     pub declined: bool,
+    /// Sentences of a finished model answer that the citation check did not find in the
+    /// sources they cite (`docent_core::cite`): each gets a "not found in [n]" marker, and the
+    /// turn the uncertain note.
+    pub unsupported: Vec<Mark>,
     /// The answer came from the proxy's answer cache (`x-docent-cache: hit`).
     pub cached: bool,
     /// The answer's key in the proxy's answer cache (`x-docent-cache-key`), sent back with
@@ -239,6 +244,10 @@ impl TurnData {
                 .str("retrievers", &l.retrievers)
                 .build()
         });
+        let unsupported = self.unsupported.iter().map(|m| {
+            let sources = m.sources.iter().map(|&n| JsValue::from_f64(n as f64));
+            Obj::new().num("at", m.at as f64).val("sources", json::array(sources)).build()
+        });
         Obj::new()
             .str("question", &self.question)
             .val("status", self.status.to_js())
@@ -254,6 +263,7 @@ impl TurnData {
             .bool("truncated", self.truncated)
             .bool("uncertain", self.uncertain)
             .bool("declined", self.declined)
+            .val("unsupported", json::array(unsupported))
             .bool("cached", self.cached)
             .opt_str("cache_key", self.cache_key.as_deref())
             .build()
@@ -296,6 +306,17 @@ impl TurnData {
             truncated: json::boolean(v, "truncated").unwrap_or(false),
             uncertain: json::boolean(v, "uncertain").unwrap_or(false),
             declined: json::boolean(v, "declined").unwrap_or(false),
+            unsupported: json::items(&json::get(v, "unsupported"))
+                .iter()
+                .map(|x| Mark {
+                    at: json::number(x, "at").unwrap_or(0.0) as usize,
+                    sources: json::items(&json::get(x, "sources"))
+                        .iter()
+                        .filter_map(|n| n.as_f64())
+                        .map(|n| n as usize)
+                        .collect(),
+                })
+                .collect(),
             cached: json::boolean(v, "cached").unwrap_or(false),
             cache_key: json::string(v, "cache_key"),
         }

@@ -6,7 +6,8 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use docent_core::budget::{self, ModelLimits, PlanRequest, Source};
+use docent_core::budget::{self, ModelLimits, Plan, PlanRequest};
+use docent_core::cite::{self, ChunkSource, Mark, Source};
 use docent_core::prompt::{Message, Template, DEFAULT_SYSTEM, DEFAULT_USER};
 use docent_core::retrieve::{self, Ask};
 use docent_core::search::{Hit, SearchOptions, SearchResult};
@@ -217,6 +218,14 @@ pub fn core_sources(views: &[SourceView]) -> Vec<Source> {
             chunks: Vec::new(),
         })
         .collect()
+}
+
+/// The sentences of a complete answer not found in the sources they cite (core's
+/// [`cite::LexicalChecker`] over the chunk texts of the prompt's `sources`), as marks for the
+/// renderer.
+pub fn check_citations(answer: &str, sources: &[Source], index: &dyn ChunkSource) -> Vec<Mark> {
+    let evidence = cite::Evidence::for_sources(sources, index);
+    cite::marks(&cite::check_answer(answer, &evidence, &cite::LexicalChecker::default()))
 }
 
 /// What the polite live region says once the answer has started to stream. The answer itself is
@@ -629,6 +638,7 @@ impl Engine {
             t.feedback = None;
             t.cached = false;
             t.cache_key = None;
+            t.unsupported.clear();
         });
         live.set("Searching the docs…".into());
         let outcome = self.ask_inner(turn, &question, &history, &signal, live).await;
@@ -748,7 +758,7 @@ impl Engine {
                 t.notice = Some(left_out_notice(plan.dropped_turns));
             }
         });
-        match self.stream(turn, &index, &plan.messages, plan.dropped_turns, signal, live).await {
+        match self.stream(turn, &index, &plan, signal, live).await {
             Ok(()) => {
                 self.maybe_prefetch_ranks(plan.prompt_tokens);
                 Ok(())
@@ -785,11 +795,11 @@ impl Engine {
         &self,
         turn: RwSignal<TurnData>,
         index: &Index,
-        messages: &[Message],
-        dropped_turns: usize,
+        plan: &Plan,
         signal: &web_sys::AbortSignal,
         live: RwSignal<String>,
     ) -> Result<(), StreamFail> {
+        let (messages, dropped_turns) = (&plan.messages, plan.dropped_turns);
         let url = self.cfg.endpoint("/v1/chat/completions").expect("online mode has a proxy");
         let (href, _) = location();
         let body = Obj::new()
@@ -908,9 +918,12 @@ impl Engine {
                     Some("The answer stream ended early; the answer may be incomplete.".into())
             });
         }
-        // The model said the docs don't cover it: a declined turn, not an answer.
+        // The answer is complete: check its cited sentences against the text the model was
+        // given; and when the model says the docs don't cover it, the turn is declined.
+        let unsupported = check_citations(&answer, &plan.sources, index);
         let declined = docent_core::prompt::says_not_covered(&answer);
         turn.update(|t| {
+            t.unsupported = unsupported;
             t.declined = declined;
             t.status = Status::Done;
         });

@@ -263,6 +263,7 @@ pub fn render_answer(t: &TurnData, docs_origin: Option<String>) -> RenderedAnswe
         sources: engine::core_sources(&t.sources),
         docs_origin,
         max_output_bytes: MAX_RENDERED_BYTES,
+        marks: t.unsupported.clone(),
     };
     let r = render_markdown(&t.answer, &opts);
     RenderedAnswer { html: add_code_copy_buttons(&r.html), cited: r.cited, truncated: r.truncated }
@@ -673,11 +674,22 @@ pub fn TurnNote(
 }
 
 /// "This may not fully answer your question": on answers the search was not sure the docs
-/// cover (core's `Outcome::Uncertain`). Not on "not covered" turns, which say so themselves.
-fn uncertain_note(turn: &TurnData) -> Option<String> {
-    (turn.uncertain && !turn.declined && turn.kind != AnswerKind::NotCovered).then(|| {
-        "This may not fully answer your question: the docs may not cover it. Check the sources."
-            .into()
+/// cover (core's `Outcome::Uncertain`), and on answers with sentences the citation check did
+/// not find in their sources. Not on "not covered" or declined turns, which say so themselves.
+pub fn uncertain_note(turn: &TurnData) -> Option<String> {
+    if turn.kind == AnswerKind::NotCovered || turn.declined {
+        return None;
+    }
+    if turn.uncertain {
+        return Some(
+            "This may not fully answer your question: the docs may not cover it. Check the sources."
+                .into(),
+        );
+    }
+    let n = turn.unsupported.len();
+    (n > 0).then(|| {
+        let which = if n == 1 { "One sentence was" } else { "Some sentences were" };
+        format!("This may not be fully accurate: {which} not found in the sources cited. Check the sources.")
     })
 }
 

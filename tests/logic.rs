@@ -225,6 +225,7 @@ fn a_saved_conversation_reads_back_field_for_field() {
         truncated: true,
         uncertain: true,
         declined: true,
+        unsupported: vec![docent_core::cite::Mark { at: 7, sources: vec![1, 2] }],
         cached: true,
         cache_key: Some("0f".repeat(32)),
     };
@@ -640,4 +641,50 @@ fn the_widgets_renderer_matches_reference_labels_whatever_their_case() {
     );
     assert!(r.html.contains("href=\"/docs/install.html\""), "{}", r.html);
     assert!(r.html.contains("href=\"/docs/steps.html\""), "{}", r.html);
+}
+
+#[wasm_bindgen_test]
+fn a_finished_answer_is_checked_against_the_chunks_the_model_was_given() {
+    use docent_core::cite::Source;
+    use docent_core::model::Chunk;
+    let chunk = |text: &str| Chunk {
+        url: "guide/server.html".into(),
+        anchor: "port".into(),
+        title: "Server".into(),
+        text: text.into(),
+        ..Chunk::default()
+    };
+    let chunks = vec![
+        chunk("The dev server listens on port 5173 by default."),
+        chunk("Pass `--host` to expose it on the network."),
+    ];
+    let sources = vec![Source {
+        n: 1,
+        url: "guide/server.html#port".into(),
+        title: "Server".into(),
+        breadcrumb: String::new(),
+        chunks: vec![0, 1],
+    }];
+    let answer = "The dev server listens on port 5173 by default [1]. Pass `--hostname` to expose it [1]. Uncited 42.";
+    let marks = docent_widget::engine::check_citations(answer, &sources, &chunks);
+    assert_eq!(marks.len(), 1, "{marks:?}");
+    assert_eq!(marks[0].sources, [1]);
+    assert_eq!(
+        &answer[..marks[0].at],
+        "The dev server listens on port 5173 by default [1]. Pass `--hostname` to expose it [1]."
+    );
+}
+
+#[wasm_bindgen_test]
+fn the_uncertain_note_names_sentences_not_found_in_their_sources() {
+    use docent_widget::conversation::{AnswerKind, TurnData};
+    use docent_widget::ui::uncertain_note;
+    let mut t = TurnData { answer: "A [1].".into(), ..TurnData::default() };
+    assert_eq!(uncertain_note(&t), None);
+    t.unsupported = vec![docent_core::cite::Mark { at: 6, sources: vec![1] }];
+    assert!(uncertain_note(&t).unwrap().contains("One sentence was not found"));
+    t.unsupported.push(docent_core::cite::Mark { at: 6, sources: vec![2] });
+    assert!(uncertain_note(&t).unwrap().contains("Some sentences were not found"));
+    t.kind = AnswerKind::NotCovered;
+    assert_eq!(uncertain_note(&t), None);
 }

@@ -198,6 +198,30 @@ async fn restored_answers_keep_their_cached_and_fallback_notes() {
 }
 
 #[wasm_bindgen_test]
+async fn a_restored_answer_marks_the_sentence_not_found_in_its_source() {
+    let index = unique_index_url("unsupported");
+    let answer = "Install it with the script [1]. It needs 64 GB of memory [1].";
+    let turn = TurnData {
+        unsupported: vec![docent_core::cite::Mark { at: answer.len(), sources: vec![1] }],
+        ..saved_turn(answer, vec![install_source()])
+    };
+    conversation::save(&index, &Saved { id: "u".into(), turns: vec![turn] });
+    let (_host, shadow, root) = shadow_host();
+    let cfg = serde_json::json!({ "index": index, "mode": "inline" });
+    let _w = mount(root, &cfg.to_string()).expect("mounts");
+    assert!(until(|| q(&shadow, "[data-testid=docent-unsupported]").is_some()).await);
+    let marks = q_all(&shadow, "[data-testid=docent-answer] [data-testid=docent-unsupported]");
+    assert_eq!(marks.len(), 1);
+    assert_eq!(marks[0].text_content().as_deref(), Some("not found in [1]"));
+    // After the second sentence, inside its paragraph.
+    let p = marks[0].parent_element().unwrap();
+    assert_eq!(p.tag_name(), "P");
+    assert!(p.text_content().unwrap_or_default().ends_with("memory [1].not found in [1]"));
+    let note = q(&shadow, "[data-testid=docent-uncertain]").expect("uncertain note");
+    assert!(note.text_content().unwrap_or_default().contains("not found in the sources cited"));
+}
+
+#[wasm_bindgen_test]
 async fn escape_closes_the_floating_dialog_and_tells_the_loader() {
     let (_host, shadow, root) = shadow_host();
     let closed = std::rc::Rc::new(std::cell::Cell::new(false));

@@ -6,6 +6,7 @@
 //! |---|---|
 //! | (none) | streams "According to the docs … [1]. … [2]." in chunks of a few characters, `--delay-ms` apart |
 //! | `NOTCOVERED` | streams "The documentation does not seem to cover this." (the model declining) |
+//! | `CITECHECK` | streams two sentences citing [1], the e2e site's install page: one from it, one not (the citation check's marker) |
 //! | `HOSTILE` | streams hostile Markdown (script tags, `javascript:` links, foreign images, an unclosed fence, `[99]`) |
 //! | `SLOW` | 200 chunks, 100 ms apart (Stop / disconnect tests) |
 //! | `ERROR500` | HTTP 500 with an OpenAI error body |
@@ -53,6 +54,10 @@ You can override it per project, as the reference explains [2].";
 /// What the double says for `NOTCOVERED`: the model declining, as docent's prompt asks it to.
 pub const NOT_COVERED_ANSWER: &str =
     "The documentation does not seem to cover this. It describes the answer cache, not billing.";
+/// The answer streamed for `CITECHECK`: the first sentence is in the e2e site's install page
+/// (e2e/widget/site/docs/install.html), the second is not.
+pub const CITECHECK_ANSWER: &str = "To install Frobnicator on Linux, download the release archive from the releases page \
+and run the install script [1]. The script copies the frob binary into /usr/local/sbin and needs 64 GB of memory [1].";
 
 /// The hostile Markdown streamed for `HOSTILE`.
 pub const HOSTILE_ANSWER: &str = "Here is the answer [1].\n\n<img src=x onerror=\"window.__pwned=1\">\n\n\
@@ -428,6 +433,17 @@ async fn chat(
         let p = split_chunks(NOT_COVERED_ANSWER, 6);
         (
             NOT_COVERED_ANSWER.to_string(),
+            Plan::Chunks {
+                pieces: p,
+                delay: Duration::from_millis(st.opts.delay_ms),
+                stall_after: None,
+                error_after: None,
+            },
+        )
+    } else if last_user.contains("CITECHECK") {
+        let p = split_chunks(CITECHECK_ANSWER, 6);
+        (
+            CITECHECK_ANSWER.to_string(),
             Plan::Chunks {
                 pieces: p,
                 delay: Duration::from_millis(st.opts.delay_ms),

@@ -3,7 +3,7 @@
 //! Budget = the model's context window − the answer reserve. The docs context gets its own cap
 //! ([`ModelLimits::docs_cap`]) and is filled first: the hits are sections, and the best chunk of
 //! every section goes in (in rank order) before any section's second-best ([`chunks_in_order`]),
-//! grouped per page into numbered [`Source`]s; then the conversation history, newest turns first, dropping the
+//! grouped per page into numbered [`Source`]s (from [`crate::cite`]); then the conversation history, newest turns first, dropping the
 //! oldest; the current question is always kept, and a question that alone does not fit is a
 //! [`BudgetError::QuestionTooLong`]. Message overhead is counted as OpenAI's cookbook does
 //! ([`crate::tokens::count_message_tokens`]).
@@ -13,36 +13,11 @@
 //! the budget, [`Plan::needs_exact_count`] asks the caller to load the ranks and re-plan with
 //! [`crate::tokens::Bpe`].
 
-use crate::format::Index;
-use crate::model::Chunk;
+use crate::cite::{ChunkSource, Source};
 use crate::prompt::{format_sources, source_header, Message, PromptError, Role, Template};
 use crate::search::Hit;
 use crate::tokens::{message_tokens, TokenCounter, REPLY_PRIMING_TOKENS, TOKENS_PER_MESSAGE};
 use serde::{Deserialize, Serialize};
-
-/// Anything that hands out chunks by number: an [`Index`], or a slice of chunks (tests, tools).
-pub trait ChunkSource {
-    /// Chunk `i`, or None when out of range.
-    fn chunk_at(&self, i: u32) -> Option<Chunk>;
-}
-
-impl ChunkSource for Index {
-    fn chunk_at(&self, i: u32) -> Option<Chunk> {
-        ((i as usize) < self.len()).then(|| self.chunk(i as usize))
-    }
-}
-
-impl ChunkSource for [Chunk] {
-    fn chunk_at(&self, i: u32) -> Option<Chunk> {
-        self.get(i as usize).cloned()
-    }
-}
-
-impl ChunkSource for Vec<Chunk> {
-    fn chunk_at(&self, i: u32) -> Option<Chunk> {
-        self.get(i as usize).cloned()
-    }
-}
 
 /// A model's limits, in tokens. Every field can be overridden (it is plain data, and
 /// deserialises from `{"context_window": .., "answer_reserve": .., "docs_cap": ..}`).
@@ -107,24 +82,9 @@ impl Default for ModelLimits {
     }
 }
 
-/// One numbered source: a page whose retrieved chunks go into the prompt together.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Source {
-    /// Its citation number, from 1.
-    pub n: usize,
-    /// Link to the page's best-ranked section (`url#anchor`).
-    pub url: String,
-    /// The page title.
-    pub title: String,
-    /// The best-ranked section's breadcrumb, joined with " › ".
-    pub breadcrumb: String,
-    /// Chunk numbers of this page in the prompt, in document order.
-    pub chunks: Vec<u32>,
-}
-
 /// Everything [`plan`] needs.
 pub struct PlanRequest<'a> {
-    /// Where hit chunks come from (normally the [`Index`]).
+    /// Where hit chunks come from (normally the [`crate::Index`]).
     pub index: &'a dyn ChunkSource,
     /// Search hits, best first.
     pub hits: &'a [Hit],

@@ -17,10 +17,10 @@
 //! Markdown outside its code spans only: Markdown reads a backslash inside a code span literally,
 //! so code spans are copied as they are.
 
-use crate::budget::{group_sources, ChunkSource, Source};
+use crate::budget::group_sources;
+use crate::cite::{source_label, ChunkSource, Source};
 use crate::format::Index;
 use crate::lexical::{bm25_term, idf, tokenize};
-use crate::prompt::source_label;
 use crate::search::{score_desc_key, Hit, SearchResult, SortKey};
 use std::collections::HashMap;
 

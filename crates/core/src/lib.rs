@@ -10,12 +10,14 @@
 //! - [`retrieve`]: the one pipeline (question, history, rewrite → queries → search → fusion)
 //!   that the widget, `docent search` and `docent eval` share.
 //! - [`tokens`], [`budget`], [`prompt`]: token counting, context budgeting, prompt templates.
+//! - [`cite`]: numbered sources, and the check that cited sentences are backed by them.
 //! - [`render`]: safe, incremental Markdown rendering with [n] citations.
 //! - [`extractive`]: answers without a chat model: the best sentences, cited.
 //! - [`sse`]: a streaming parser for OpenAI's server-sent events.
 
 pub mod budget;
 pub mod chunk;
+pub mod cite;
 pub mod extractive;
 pub mod format;
 mod header_json;

@@ -1,7 +1,7 @@
 //! Chat messages, prompt templates with `{parameters}`, docent's default prompts, and the
 //! numbered sources block the model answers from.
 
-use crate::budget::{ChunkSource, Source};
+use crate::cite::{source_label, ChunkSource, Source};
 use serde::{Deserialize, Serialize};
 
 /// Who wrote a message.
@@ -267,20 +267,6 @@ pub const DEFAULT_USER: &str = "Sources:\n{sources}\n\nQuestion: {question}";
 
 /// System prompt for query rewriting. Parameter: `{docs_language}` (e.g. "English").
 pub const DEFAULT_REWRITE: &str = "You rewrite questions for a documentation search engine. Given the conversation, turn the user's LAST message into ONE standalone search query in {docs_language}: resolve pronouns and follow-ups (\"and how do I turn it off?\") using the earlier turns, translate it into {docs_language} if needed, keep identifiers, option names and error messages exactly as written, and drop greetings and filler. Output only the standalone search query, with no quotes, explanation or answer.";
-
-/// The display label of a source: "Title › Section" (no repetition when the breadcrumb already
-/// starts with the title).
-pub fn source_label(source: &Source) -> String {
-    let crumb = source.breadcrumb.trim();
-    let title = source.title.trim();
-    if crumb.is_empty() || crumb == title {
-        title.to_string()
-    } else if title.is_empty() || crumb.starts_with(title) {
-        crumb.to_string()
-    } else {
-        format!("{title} › {crumb}")
-    }
-}
 
 /// The numbered sources block for [`DEFAULT_USER`]'s `{sources}`:
 /// `[1] Title › Section (url)` followed by the source's chunk texts (document order), sources

@@ -14,11 +14,13 @@
 //!   closes what it opens), and an unfinished code fence renders as code.
 //! - `[n]` becomes `<a class="docent-cite" href="{url}" title="{title}">[n]</a>` for known
 //!   sources whose URL is a link on the site ([`is_site_link`]); other numbers are dropped.
+//! - [`RenderOptions::marks`] (sentences the citation check did not find in their sources,
+//!   [`crate::cite`]) become `<span class="docent-unsupported">not found in [n]</span>` right
+//!   after the sentence.
 //! - Bidi controls survive only in balanced pairs within one run of text (between citations,
 //!   per code line), so an override cannot reorder a citation or anything after its run.
 
-use crate::budget::Source;
-use crate::prompt::source_label;
+use crate::cite::{find_citation, source_label, Mark, Source};
 use crate::source::safety::{strip_unpaired_bidi, without_bidi_controls};
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
@@ -33,6 +35,9 @@ pub struct RenderOptions {
     /// Cap on the HTML's size in bytes; beyond it the output is cut (still well-formed) and
     /// [`Rendered::truncated`] is set.
     pub max_output_bytes: usize,
+    /// Sentences not found in their sources, in answer order: a marker goes at each mark's
+    /// offset (offsets past the end go at the end).
+    pub marks: Vec<Mark>,
 }
 
 impl Default for RenderOptions {
@@ -41,6 +46,7 @@ impl Default for RenderOptions {
             sources: Vec::new(),
             docs_origin: None,
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            marks: Vec::new(),
         }
     }
 }
@@ -297,13 +303,41 @@ pub fn render_markdown(md: &str, opts: &RenderOptions) -> Rendered {
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut w = Writer::new(opts);
     let bytes = md.as_bytes();
+    // In answer order, as `cite::marks` gives them (one out of order goes at the next event).
+    let mut marks = opts.marks.iter().peekable();
     for (event, range) in Parser::new_ext(md, options).into_offset_iter() {
         // A text event that starts with a backslash-escaped character or a character reference
         // (`\[1\]`, `&#91;1&#93;`) is literal text: it never forms a citation.
         let literal = matches!(event, Event::Text(_))
             && ((range.start > 0 && bytes.get(range.start - 1) == Some(&b'\\'))
                 || bytes.get(range.start) == Some(&b'&'));
+        // Marks go before the first event at or past them; an element's end counts at its end,
+        // so a mark at a paragraph's last sentence stays inside it.
+        let at = if matches!(event, Event::End(_)) { range.end } else { range.start };
+        while let Some(m) = marks.next_if(|m| m.at <= at) {
+            w.mark(m);
+        }
+        // A mark inside a plain text event splits it.
+        if let Event::Text(t) = &event {
+            if md.get(range.clone()) == Some(&**t) {
+                let mut done = range.start;
+                while let Some(m) = marks.next_if(|m| m.at > done && m.at < range.end) {
+                    let Some(piece) = md.get(done..m.at) else { break };
+                    w.event(Event::Text(piece.into()), literal && done == range.start);
+                    w.mark(m);
+                    done = m.at;
+                }
+                if done > range.start {
+                    let rest = md.get(done..range.end).unwrap_or("");
+                    w.event(Event::Text(rest.to_string().into()), false);
+                    continue;
+                }
+            }
+        }
         w.event(event, literal);
+    }
+    for m in marks {
+        w.mark(m);
     }
     w.finish()
 }
@@ -444,6 +478,20 @@ impl<'o> Writer<'o> {
             from = end;
         }
         self.escaped_text(&text[done..]);
+    }
+
+    /// The "not found in [n]" marker after a sentence.
+    fn mark(&mut self, m: &Mark) {
+        if self.raw_depth > 0 || self.image.is_some() {
+            return;
+        }
+        self.flush_text();
+        self.open(
+            "<span class=\"docent-unsupported\" data-testid=\"docent-unsupported\">",
+            "</span>",
+        );
+        self.escaped_text(&m.label());
+        self.close();
     }
 
     fn citation(&mut self, n: usize) {
@@ -731,45 +779,4 @@ impl<'o> Writer<'o> {
         }
         Rendered { html: self.out, cited: self.cited, truncated: self.truncated }
     }
-}
-
-/// Find the first citation group `[n]` or `[n, m]` (1–3 digit numbers) in `s`: its byte range
-/// and numbers.
-fn find_citation(s: &str) -> Option<(usize, usize, Vec<usize>)> {
-    let b = s.as_bytes();
-    let mut from = 0;
-    while let Some(rel) = s[from..].find('[') {
-        let start = from + rel;
-        let mut i = start + 1;
-        let mut numbers = Vec::new();
-        let ok = loop {
-            let d0 = i;
-            while i < b.len() && b[i].is_ascii_digit() {
-                i += 1;
-            }
-            let len = i - d0;
-            if len == 0 || len > 3 {
-                break false;
-            }
-            numbers.push(s[d0..i].parse::<usize>().unwrap_or(0));
-            while i < b.len() && b[i] == b' ' {
-                i += 1;
-            }
-            match b.get(i) {
-                Some(b']') => break true,
-                Some(b',') => {
-                    i += 1;
-                    while i < b.len() && b[i] == b' ' {
-                        i += 1;
-                    }
-                }
-                _ => break false,
-            }
-        };
-        if ok && !numbers.contains(&0) {
-            return Some((start, i + 1, numbers));
-        }
-        from = start + 1;
-    }
-    None
 }

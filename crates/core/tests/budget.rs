@@ -1,8 +1,7 @@
 //! Token budget planning with real counters (cl100k BPE and the byte bound).
 
-use docent_core::budget::{
-    group_sources, plan, BudgetError, ModelLimits, Plan, PlanRequest, Source,
-};
+use docent_core::budget::{group_sources, plan, BudgetError, ModelLimits, Plan, PlanRequest};
+use docent_core::cite::Source;
 use docent_core::format::{write_index, Index};
 use docent_core::model::{Chunk, IndexHeader};
 use docent_core::prompt::{format_sources, Message, Role, Template, DEFAULT_SYSTEM, DEFAULT_USER};

@@ -1,6 +1,6 @@
 //! Prompt templates, defaults, the sources block and message serialisation.
 
-use docent_core::budget::Source;
+use docent_core::cite::Source;
 use docent_core::model::Chunk;
 use docent_core::prompt::{
     format_sources, Message, PromptError, Role, Template, DEFAULT_REWRITE, DEFAULT_SYSTEM,

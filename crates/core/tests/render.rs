@@ -1,6 +1,6 @@
 //! Safe Markdown rendering: hostile model output, streamed prefixes, citations, structure, caps.
 
-use docent_core::budget::Source;
+use docent_core::cite::Source;
 use docent_core::render::{classify_url, render_markdown, RenderOptions, Rendered, UrlKind};
 use proptest::prelude::*;
 
@@ -93,6 +93,7 @@ fn opts() -> RenderOptions {
         sources: sources(),
         docs_origin: Some("https://docs.example.com".into()),
         max_output_bytes: 1 << 20,
+        marks: Vec::new(),
     }
 }
 
