@@ -189,6 +189,20 @@ function loadTokenizer() {
   return tokenizerPromise;
 }
 
+let citePromise = null;
+/** The citation check: a separate wasm module, fetched when the first generated answer is
+ * complete. Resolves to the module (its `check(answer, numbers, texts)`). */
+function loadCite() {
+  if (!citePromise) {
+    citePromise = import(new URL("docent-cite.js", ASSET_BASE).href).then(async (m) => {
+      await m.default({ module_or_path: new URL("docent-cite_bg.wasm", ASSET_BASE).href });
+      return m;
+    });
+    citePromise.catch(() => { citePromise = null; });
+  }
+  return citePromise;
+}
+
 const configCache = new Map();
 function loadSiteConfig(url) {
   if (!url) return Promise.resolve({});
@@ -424,4 +438,5 @@ window.docent = Object.assign(window.docent || {}, {
   close: () => { if (floating && floating.widget) floating.widget.close(); },
   preload: () => (floating ? floating.ensure() : loadModule()),
   loadTokenizer,
+  loadCite,
 });

@@ -153,7 +153,7 @@ impl TurnData {
     pub fn outcome(&self) -> &'static str {
         if self.kind == AnswerKind::NotCovered || self.declined {
             "declined"
-        } else if self.uncertain {
+        } else if self.uncertain || !self.unsupported.is_empty() {
             "uncertain"
         } else {
             "answered"

@@ -919,8 +919,19 @@ impl Engine {
             });
         }
         // The answer is complete: check its cited sentences against the text the model was
-        // given; and when the model says the docs don't cover it, the turn is declined.
-        let unsupported = check_citations(&answer, &plan.sources, index);
+        // given (in the lazily loaded cite module: `cite_module`); and when the model says the
+        // docs don't cover it, the turn is declined.
+        let texts: Vec<(usize, String)> = plan
+            .sources
+            .iter()
+            .map(|s| {
+                let parts: Vec<&str> =
+                    s.chunks.iter().map(|&c| index.chunk_ref(c as usize).text).collect();
+                (s.n, parts.join("\n"))
+            })
+            .collect();
+        let unsupported =
+            crate::cite_module::check_lazily(&answer, &texts).await.unwrap_or_default();
         let declined = docent_core::prompt::says_not_covered(&answer);
         turn.update(|t| {
             t.unsupported = unsupported;

@@ -11,9 +11,11 @@
 //!   validation and Cache Storage. [`conversation`]: turns and sessionStorage. [`net`]: fetch.
 
 // `--cfg docent_bench` (scripts/build-widget --bench) adds the search benchmark export;
-// `--cfg docent_tokenizer` builds the lazily loaded tokenizer module instead of the widget.
+// `--cfg docent_tokenizer` builds the lazily loaded tokenizer module instead of the widget, and
+// `--cfg docent_cite` the lazily loaded citation check (`cite_module`).
 #![allow(unexpected_cfgs)]
 
+pub mod cite_module;
 pub mod config;
 pub mod conversation;
 pub mod engine;
@@ -29,32 +31,32 @@ pub mod ui;
 #[cfg(docent_bench)]
 pub mod bench;
 
-#[cfg(not(docent_tokenizer))]
+#[cfg(not(any(docent_tokenizer, docent_cite)))]
 use std::rc::Rc;
 
-#[cfg(not(docent_tokenizer))]
+#[cfg(not(any(docent_tokenizer, docent_cite)))]
 use leptos::prelude::*;
-#[cfg(not(docent_tokenizer))]
+#[cfg(not(any(docent_tokenizer, docent_cite)))]
 use wasm_bindgen::prelude::*;
-#[cfg(not(docent_tokenizer))]
+#[cfg(not(any(docent_tokenizer, docent_cite)))]
 use web_sys::HtmlElement;
 
-#[cfg(not(docent_tokenizer))]
+#[cfg(not(any(docent_tokenizer, docent_cite)))]
 use crate::config::WidgetConfig;
-#[cfg(not(docent_tokenizer))]
+#[cfg(not(any(docent_tokenizer, docent_cite)))]
 use crate::engine::Engine;
-#[cfg(not(docent_tokenizer))]
+#[cfg(not(any(docent_tokenizer, docent_cite)))]
 use crate::ui::{Chat, Ctx};
 
 /// A mounted widget, returned to the loader.
-#[cfg(not(docent_tokenizer))]
+#[cfg(not(any(docent_tokenizer, docent_cite)))]
 #[wasm_bindgen]
 pub struct Widget {
     ctx: Ctx,
     handle: Option<leptos::mount::UnmountHandle<leptos::tachys::view::any_view::AnyViewState>>,
 }
 
-#[cfg(not(docent_tokenizer))]
+#[cfg(not(any(docent_tokenizer, docent_cite)))]
 #[wasm_bindgen]
 impl Widget {
     /// Open the dialog (no-op inline).
@@ -96,7 +98,7 @@ impl Widget {
 ///
 /// `config_json` is the [`WidgetConfig`] as JSON. A bad configuration is reported as a thrown
 /// error with a message saying what to fix.
-#[cfg(not(docent_tokenizer))]
+#[cfg(not(any(docent_tokenizer, docent_cite)))]
 #[wasm_bindgen]
 pub fn mount(host: HtmlElement, config_json: &str) -> Result<Widget, JsValue> {
     let cfg =
