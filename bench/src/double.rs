@@ -429,34 +429,20 @@ async fn chat(
                 error_after: None,
             },
         )
-    } else if last_user.contains("NOTCOVERED") {
-        let p = split_chunks(NOT_COVERED_ANSWER, 6);
+    } else if let Some(text) = [
+        ("NOTCOVERED", NOT_COVERED_ANSWER),
+        ("CITECHECK", CITECHECK_ANSWER),
+        ("HOSTILE", HOSTILE_ANSWER),
+    ]
+    .iter()
+    .find(|(keyword, _)| last_user.contains(keyword))
+    .map(|(_, text)| *text)
+    {
+        // A canned answer, streamed a few characters at a time.
         (
-            NOT_COVERED_ANSWER.to_string(),
+            text.to_string(),
             Plan::Chunks {
-                pieces: p,
-                delay: Duration::from_millis(st.opts.delay_ms),
-                stall_after: None,
-                error_after: None,
-            },
-        )
-    } else if last_user.contains("CITECHECK") {
-        let p = split_chunks(CITECHECK_ANSWER, 6);
-        (
-            CITECHECK_ANSWER.to_string(),
-            Plan::Chunks {
-                pieces: p,
-                delay: Duration::from_millis(st.opts.delay_ms),
-                stall_after: None,
-                error_after: None,
-            },
-        )
-    } else if last_user.contains("HOSTILE") {
-        let p = split_chunks(HOSTILE_ANSWER, 6);
-        (
-            HOSTILE_ANSWER.to_string(),
-            Plan::Chunks {
-                pieces: p,
+                pieces: split_chunks(text, 6),
                 delay: Duration::from_millis(st.opts.delay_ms),
                 stall_after: None,
                 error_after: None,

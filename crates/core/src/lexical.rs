@@ -355,6 +355,18 @@ impl LexicalIndex {
             tfs[at] = tf;
             cursor[t as usize] += 1;
         }
+        LexicalIndex::with_lengths(terms, offsets, docs_out, tfs, doclens)
+    }
+
+    /// Finish an index from its postings (CSR) and every document's length: the average length
+    /// and each document's BM25 length normalisation, computed once here for both builders.
+    fn with_lengths(
+        terms: std::collections::HashMap<Box<str>, u32, FxBuild>,
+        offsets: Vec<u32>,
+        docs: Vec<u32>,
+        tfs: Vec<u16>,
+        doclens: Vec<u16>,
+    ) -> LexicalIndex {
         let total: u64 = doclens.iter().map(|&l| l as u64).sum();
         let avgdl =
             if doclens.is_empty() { 1.0 } else { (total as f32 / doclens.len() as f32).max(1.0) };
@@ -362,7 +374,7 @@ impl LexicalIndex {
             .iter()
             .map(|&dl| BM25_K1 * (1.0 - BM25_B + BM25_B * dl as f32 / avgdl))
             .collect();
-        LexicalIndex { terms, offsets, docs: docs_out, tfs, doclens, norms, avgdl }
+        LexicalIndex { terms, offsets, docs, tfs, doclens, norms, avgdl }
     }
 
     /// Build from stored postings (a split index's shards, [`crate::split`]): every document's
@@ -390,14 +402,7 @@ impl LexicalIndex {
             }
             offsets.push(docs.len() as u32);
         }
-        let total: u64 = doclens.iter().map(|&l| l as u64).sum();
-        let avgdl =
-            if doclens.is_empty() { 1.0 } else { (total as f32 / doclens.len() as f32).max(1.0) };
-        let norms = doclens
-            .iter()
-            .map(|&dl| BM25_K1 * (1.0 - BM25_B + BM25_B * dl as f32 / avgdl))
-            .collect();
-        LexicalIndex { terms, offsets, docs, tfs, doclens, norms, avgdl }
+        LexicalIndex::with_lengths(terms, offsets, docs, tfs, doclens)
     }
 
     /// Every term with its id, in no particular order (to write the postings out).
