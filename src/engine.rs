@@ -683,6 +683,8 @@ impl Engine {
         crate::shards::ensure(&index, &self.cfg.index, index.shards_for_chunks(&chunks))
             .await
             .map_err(Fail::new)?;
+        // Search and every shard fetch are done (BENCHMARKS §4.5 times `docent:ask` → here).
+        mark("docent:found");
         let looked = looked_at(&index, shown);
         turn.update(|t| {
             t.looked_at = looked;

@@ -315,6 +315,7 @@ async function splitBytes() {
   await page.locator('[data-testid="docent-launcher"]').click();
   const later = [];
   const laterMs = [];
+  const foundMs = [];
   let seen = 0;
   for (const [i, q] of questions.entries()) {
     const ms = await answer(page, q);
@@ -322,6 +323,11 @@ async function splitBytes() {
     if (i > 0) {
       later.push(total - seen);
       laterMs.push(ms);
+      // Submit → search done and every shard it needed fetched (performance marks).
+      foundMs.push(await page.evaluate(() => {
+        const last = (n) => performance.getEntriesByName(n).at(-1)?.startTime;
+        return last('docent:found') - last('docent:ask');
+      }));
     }
     seen = total;
   }
@@ -330,4 +336,5 @@ async function splitBytes() {
   console.log(`  any question, cold:        median ${kb(pct(cold, 0.5))}, max ${kb(Math.max(...cold))}`);
   console.log(`  each later question (new): median ${kb(pct(later, 0.5))}, max ${kb(Math.max(...later))}`);
   console.log(`  question → answer on screen: cold median ${pct(coldMs, 0.5)} ms (index fetch included), later median ${pct(laterMs, 0.5)} ms`);
+  console.log(`  question → search done and its shards fetched (later questions): median ${pct(foundMs, 0.5).toFixed(1)} ms, p95 ${pct(foundMs, 0.95).toFixed(1)} ms`);
 }
