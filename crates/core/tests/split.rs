@@ -183,3 +183,19 @@ fn a_split_entry_is_refused_by_a_bad_stem_or_split_twice() {
     e.attach_all(|n| Ok::<_, String>(shard(&s, n).to_vec())).unwrap();
     assert!(e.is_empty());
 }
+
+#[test]
+fn questions_asked_one_after_another_grow_one_bm25_index_and_rank_the_same() {
+    let c = chunks(13);
+    let full = one_file(&c);
+    let s = split_index(&full, "index", small()).unwrap();
+    let lazy = Index::from_bytes(s.entry.clone()).unwrap();
+    for q in QUESTIONS.iter().chain(QUESTIONS) {
+        for r in lazy.shards_for_query(&[q]) {
+            lazy.attach(&r, shard(&s, &r.name)).unwrap();
+        }
+        assert_eq!(hits(&lazy, q), hits(&full, q), "{q:?}");
+    }
+    // Every term attached by now scores as in the one-file index.
+    assert!(lazy.lexical().term_count() > 0);
+}
