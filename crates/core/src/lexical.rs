@@ -386,37 +386,23 @@ impl LexicalIndex {
     where
         I: IntoIterator<Item = (&'a str, &'a [u32], &'a [u16])>,
     {
-        let mut lx = LexicalIndex::with_lengths(
-            Default::default(),
-            vec![0],
-            Vec::new(),
-            Vec::new(),
-            doclens,
-        );
-        lx.add_postings(postings);
-        lx
-    }
-
-    /// Add the postings of more terms (a split index's newly fetched shards); terms already
-    /// present keep theirs. Postings naming a document past the index's end are dropped.
-    pub fn add_postings<'a, I>(&mut self, postings: I)
-    where
-        I: IntoIterator<Item = (&'a str, &'a [u32], &'a [u16])>,
-    {
-        let n = self.doclens.len() as u32;
+        let mut terms: std::collections::HashMap<Box<str>, u32, FxBuild> = Default::default();
+        let (mut offsets, mut docs, mut tfs) = (vec![0u32], Vec::new(), Vec::new());
+        let n = doclens.len() as u32;
         for (term, d, f) in postings {
-            if self.terms.contains_key(term) {
+            if terms.contains_key(term) {
                 continue;
             }
-            self.terms.insert(term.into(), self.terms.len() as u32);
+            terms.insert(term.into(), terms.len() as u32);
             for (&doc, &tf) in d.iter().zip(f) {
                 if doc < n {
-                    self.docs.push(doc);
-                    self.tfs.push(tf);
+                    docs.push(doc);
+                    tfs.push(tf);
                 }
             }
-            self.offsets.push(self.docs.len() as u32);
+            offsets.push(docs.len() as u32);
         }
+        LexicalIndex::with_lengths(terms, offsets, docs, tfs, doclens)
     }
 
     /// Every term with its id, in no particular order (to write the postings out).

@@ -167,8 +167,8 @@ pub(crate) struct SplitState {
     texts: Vec<OnceLock<Box<[u8]>>>,
     /// Per postings shard: its terms, once attached.
     postings: Vec<OnceLock<Vec<OwnedPostings>>>,
-    /// The BM25 index over the postings attached so far, and which shards it holds.
-    lexical: Mutex<Option<(Vec<bool>, Arc<LexicalIndex>)>>,
+    /// The BM25 index over the postings attached so far, and how many shards that was.
+    lexical: Mutex<Option<(usize, Arc<LexicalIndex>)>>,
 }
 
 impl Clone for SplitState {
@@ -218,30 +218,22 @@ impl SplitState {
 
     /// The BM25 index over the postings attached so far (rebuilt when more arrived).
     pub(crate) fn lexical(&self) -> Arc<LexicalIndex> {
+        let attached = self.postings.iter().filter(|p| p.get().is_some()).count();
         let mut cache = self.lexical.lock().unwrap_or_else(|e| e.into_inner());
-        let (mut held, lx) = cache.take().unwrap_or_else(|| {
-            let empty = LexicalIndex::from_postings(self.doclens.clone(), std::iter::empty());
-            (vec![false; self.postings.len()], Arc::new(empty))
-        });
-        let fresh: Vec<usize> = (0..self.postings.len())
-            .filter(|&k| !held[k] && self.postings[k].get().is_some())
-            .collect();
-        let lx = if fresh.is_empty() {
-            lx
-        } else {
-            // Only the shards attached since: earlier questions' terms are not copied again.
-            let mut grown = Arc::unwrap_or_clone(lx);
-            grown.add_postings(
-                fresh
-                    .iter()
-                    .filter_map(|&k| self.postings[k].get())
-                    .flatten()
-                    .map(|(t, d, f)| (&**t, d.as_slice(), f.as_slice())),
-            );
-            fresh.iter().for_each(|&k| held[k] = true);
-            Arc::new(grown)
-        };
-        *cache = Some((held, lx.clone()));
+        if let Some((n, lx)) = cache.as_ref() {
+            if *n == attached {
+                return lx.clone();
+            }
+        }
+        let lx = Arc::new(LexicalIndex::from_postings(
+            self.doclens.clone(),
+            self.postings
+                .iter()
+                .filter_map(OnceLock::get)
+                .flatten()
+                .map(|(t, d, f)| (&**t, d.as_slice(), f.as_slice())),
+        ));
+        *cache = Some((attached, lx.clone()));
         lx
     }
 
