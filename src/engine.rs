@@ -639,6 +639,7 @@ impl Engine {
             t.cached = false;
             t.cache_key = None;
             t.unsupported.clear();
+            t.declined = false;
         });
         live.set("Searching the docs…".into());
         let outcome = self.ask_inner(turn, &question, &history, &signal, live).await;
