@@ -10,7 +10,7 @@
 //! Between the two modules the sources travel as their numbers and their texts joined by NUL,
 //! and the marks come back as `at:n,n;at:n`.
 
-use docent_core::cite::Mark;
+use docent_core::cite::{self, ChunkSource, Mark, Source};
 use wasm_bindgen::prelude::*;
 
 /// Encode marks as `at:n,n;at:n` (what the cite module returns).
@@ -36,23 +36,27 @@ pub fn decode_marks(s: &str) -> Vec<Mark> {
         .collect()
 }
 
-/// The check itself: `texts` holds each source's text (the chunks the model was given), in the
-/// order of `numbers`, joined by NUL.
-pub fn check_texts(answer: &str, numbers: &[u32], texts: &str) -> Vec<Mark> {
-    use docent_core::cite;
-    let evidence: Vec<cite::Evidence> = numbers
-        .iter()
-        .zip(texts.split('\0'))
-        .map(|(&n, text)| cite::Evidence::new(n as usize, text.to_string()))
-        .collect();
+/// Each source's number and text: the chunks the model was given, joined as core's
+/// `cite::Evidence::for_sources` joins them. What the widget hands the cite module.
+pub fn source_texts(sources: &[Source], index: &dyn ChunkSource) -> Vec<(usize, String)> {
+    cite::Evidence::for_sources(sources, index).into_iter().map(|e| (e.n, e.text)).collect()
+}
+
+/// The check itself, over [`source_texts`].
+pub fn check_texts(answer: &str, sources: &[(usize, String)]) -> Vec<Mark> {
+    let evidence: Vec<cite::Evidence> =
+        sources.iter().map(|(n, text)| cite::Evidence::new(*n, text.clone())).collect();
     cite::marks(&cite::check_answer(answer, &evidence, &cite::LexicalChecker::default()))
 }
 
-/// The cite module's export.
+/// The cite module's export: `texts` holds the sources' texts in the order of `numbers`,
+/// joined by NUL.
 #[cfg(docent_cite)]
 #[wasm_bindgen]
 pub fn check(answer: &str, numbers: Vec<u32>, texts: &str) -> String {
-    encode_marks(&check_texts(answer, &numbers, texts))
+    let sources: Vec<(usize, String)> =
+        numbers.iter().zip(texts.split('\0')).map(|(&n, t)| (n as usize, t.to_string())).collect();
+    encode_marks(&check_texts(answer, &sources))
 }
 
 /// Check an answer through the lazily loaded module; None when it cannot be loaded.

@@ -7,7 +7,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use docent_core::budget::{self, ModelLimits, Plan, PlanRequest};
-use docent_core::cite::{self, ChunkSource, Mark, Source};
+use docent_core::cite::{ChunkSource, Mark, Source};
 use docent_core::prompt::{Message, Template, DEFAULT_SYSTEM, DEFAULT_USER};
 use docent_core::retrieve::{self, Ask};
 use docent_core::search::{Hit, SearchOptions, SearchResult};
@@ -221,11 +221,11 @@ pub fn core_sources(views: &[SourceView]) -> Vec<Source> {
 }
 
 /// The sentences of a complete answer not found in the sources they cite (core's
-/// [`cite::LexicalChecker`] over the chunk texts of the prompt's `sources`), as marks for the
-/// renderer.
+/// `cite::LexicalChecker` over the chunk texts of the prompt's `sources`), as marks for the
+/// renderer: what the lazily loaded cite module returns ([`crate::cite_module`]), computed
+/// here in one go.
 pub fn check_citations(answer: &str, sources: &[Source], index: &dyn ChunkSource) -> Vec<Mark> {
-    let evidence = cite::Evidence::for_sources(sources, index);
-    cite::marks(&cite::check_answer(answer, &evidence, &cite::LexicalChecker::default()))
+    crate::cite_module::check_texts(answer, &crate::cite_module::source_texts(sources, index))
 }
 
 /// What the polite live region says once the answer has started to stream. The answer itself is
@@ -924,15 +924,7 @@ impl Engine {
         // The answer is complete: check its cited sentences against the text the model was
         // given (in the lazily loaded cite module: `cite_module`); and when the model says the
         // docs don't cover it, the turn is declined.
-        let texts: Vec<(usize, String)> = plan
-            .sources
-            .iter()
-            .map(|s| {
-                let parts: Vec<&str> =
-                    s.chunks.iter().map(|&c| index.chunk_ref(c as usize).text).collect();
-                (s.n, parts.join("\n"))
-            })
-            .collect();
+        let texts = crate::cite_module::source_texts(&plan.sources, index);
         let unsupported =
             crate::cite_module::check_lazily(&answer, &texts).await.unwrap_or_default();
         let declined = docent_core::prompt::says_not_covered(&answer);
