@@ -170,15 +170,20 @@ function loadModule() {
   return modulePromise;
 }
 
+/** Import one of the widget's lazily loaded wasm modules (`name`.js + `name`_bg.wasm). */
+function lazyModule(name) {
+  return import(new URL(`${name}.js`, ASSET_BASE).href).then(async (m) => {
+    await m.default({ module_or_path: new URL(`${name}_bg.wasm`, ASSET_BASE).href });
+    return m;
+  });
+}
+
 let tokenizerPromise = null;
 /** The exact cl100k tokenizer: a separate wasm module plus the ranks file, fetched only when the
  * widget's cheap token upper bound comes near the model's budget (long conversations). */
 function loadTokenizer() {
   if (!tokenizerPromise) {
-    const mod = import(new URL("docent-tokenizer.js", ASSET_BASE).href).then(async (m) => {
-      await m.default({ module_or_path: new URL("docent-tokenizer_bg.wasm", ASSET_BASE).href });
-      return m;
-    });
+    const mod = lazyModule("docent-tokenizer");
     const ranks = fetch(new URL("cl100k_base.tiktoken", ASSET_BASE).href).then((r) => {
       if (!r.ok) throw new Error(`cl100k_base.tiktoken: HTTP ${r.status}`);
       return r.arrayBuffer();
@@ -194,10 +199,7 @@ let citePromise = null;
  * complete. Resolves to the module (its `check(answer, numbers, texts)`). */
 function loadCite() {
   if (!citePromise) {
-    citePromise = import(new URL("docent-cite.js", ASSET_BASE).href).then(async (m) => {
-      await m.default({ module_or_path: new URL("docent-cite_bg.wasm", ASSET_BASE).href });
-      return m;
-    });
+    citePromise = lazyModule("docent-cite");
     citePromise.catch(() => { citePromise = null; });
   }
   return citePromise;
