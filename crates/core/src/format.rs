@@ -426,13 +426,13 @@ fn bad_center() -> FormatError {
 }
 
 #[inline]
-fn rd_u32(b: &[u8], at: usize) -> u32 {
+pub(crate) fn rd_u32(b: &[u8], at: usize) -> u32 {
     // Callers guarantee bounds (validated at load); `get` keeps this panic-free regardless.
     b.get(at..at + 4).map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]])).unwrap_or(0)
 }
 
 #[inline]
-fn rd_u64(b: &[u8], at: usize) -> u64 {
+pub(crate) fn rd_u64(b: &[u8], at: usize) -> u64 {
     b.get(at..at + 8)
         .map(|s| u64::from_le_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]]))
         .unwrap_or(0)

@@ -26,7 +26,7 @@
 pub mod shard;
 pub mod write;
 
-use crate::format::{FormatError, Index};
+use crate::format::{rd_u32, rd_u64, FormatError, Index};
 use crate::lexical::LexicalIndex;
 use shard::OwnedPostings;
 pub use shard::ShardKind;
@@ -55,14 +55,6 @@ pub struct Manifest {
     pub postings: Vec<u64>,
     /// (first chunk, checksum) of each text shard.
     pub texts: Vec<(u32, u64)>,
-}
-
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
-}
-
-fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
 /// A shard file's name: `{stem}-{p|t}-{checksum as 16 hex digits}.bin`.
@@ -100,12 +92,13 @@ impl Manifest {
     pub fn parse(b: &[u8], n: usize) -> Result<Manifest, FormatError> {
         let bad = |m: &str| FormatError::Corrupt(format!("shard manifest: {m}"));
         let short = || FormatError::Truncated("shard manifest");
-        if u32_at(b, 0).ok_or_else(short)? != MANIFEST_VERSION {
+        if b.len() < 16 {
+            return Err(short());
+        }
+        if rd_u32(b, 0) != MANIFEST_VERSION {
             return Err(bad("unknown layout version; upgrade docent"));
         }
-        let s = u32_at(b, 4).ok_or_else(short)? as usize;
-        let t = u32_at(b, 8).ok_or_else(short)? as usize;
-        let l = u32_at(b, 12).ok_or_else(short)? as usize;
+        let (s, t, l) = (rd_u32(b, 4) as usize, rd_u32(b, 8) as usize, rd_u32(b, 12) as usize);
         if l == 0 || l > MAX_STEM || s == 0 || (t == 0) != (n == 0) || t > n.max(1) {
             return Err(bad("bad counts"));
         }
@@ -119,11 +112,11 @@ impl Manifest {
         if need.and_then(|x| x.checked_add(at)) != Some(b.len()) {
             return Err(short());
         }
-        let postings = (0..s).map(|i| u64_at(b, at + 8 * i).unwrap_or(0)).collect();
+        let postings = (0..s).map(|i| rd_u64(b, at + 8 * i)).collect();
         at += 8 * s;
         let mut texts: Vec<(u32, u64)> = Vec::with_capacity(t);
         for i in 0..t {
-            let first = u32_at(b, at + 16 * i).unwrap_or(0);
+            let first = rd_u32(b, at + 16 * i);
             let ok = match texts.last() {
                 None => first == 0,
                 Some(&(prev, _)) => first > prev && (first as usize) < n,
@@ -131,7 +124,7 @@ impl Manifest {
             if !ok {
                 return Err(bad("text shards out of order"));
             }
-            texts.push((first, u64_at(b, at + 16 * i + 8).unwrap_or(0)));
+            texts.push((first, rd_u64(b, at + 16 * i + 8)));
         }
         Ok(Manifest { stem: stem.to_string(), postings, texts })
     }
