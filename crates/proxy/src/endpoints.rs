@@ -257,13 +257,14 @@ pub async fn feedback(
             ))
         }
     };
+    let (question, answer) = (text("question", 4000)?, text("answer", 20000)?);
     let record = json!({
         "ts": crate::app::timestamp(),
         "request_id": rid,
         "rating": rating,
         "comment": text("comment", 2000)?,
-        "question": text("question", 4000)?,
-        "answer": text("answer", 20000)?,
+        "question": question,
+        "answer": answer,
         "page": text("page", 500)?,
         "answer_request_id": text("request_id", 64)?,
         "sources": sources,
@@ -276,11 +277,10 @@ pub async fn feedback(
         None => false,
     };
     if let Some(a) = &st.analytics {
-        let (q, ans) = (text("question", 4000)?, text("answer", 20000)?);
         a.record(&crate::analytics::feedback_record(
             rating,
-            q.as_deref(),
-            ans.as_deref(),
+            question.as_deref(),
+            answer.as_deref(),
             &sources,
         ))
         .await;
