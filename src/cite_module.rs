@@ -36,10 +36,10 @@ pub fn decode_marks(s: &str) -> Vec<Mark> {
         .collect()
 }
 
-/// Each source's number and text: the chunks the model was given, joined as core's
-/// `cite::Evidence::for_sources` joins them. What the widget hands the cite module.
+/// Each source's number and text (`cite::source_text`, as the check reads it): what the widget
+/// hands the cite module. Only the joining runs in the widget, not the check's reading.
 pub fn source_texts(sources: &[Source], index: &dyn ChunkSource) -> Vec<(usize, String)> {
-    cite::Evidence::for_sources(sources, index).into_iter().map(|e| (e.n, e.text)).collect()
+    sources.iter().map(|s| (s.n, cite::source_text(s, index))).collect()
 }
 
 /// The check itself, over [`source_texts`].

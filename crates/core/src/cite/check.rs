@@ -78,19 +78,20 @@ impl Evidence {
     /// The evidence for each of `sources`: its chunks' texts from `index`, joined by blank
     /// lines (what the prompt gave the model).
     pub fn for_sources(sources: &[Source], index: &dyn ChunkSource) -> Vec<Evidence> {
-        sources
-            .iter()
-            .map(|s| {
-                let text: Vec<String> = s
-                    .chunks
-                    .iter()
-                    .filter_map(|&c| index.chunk_at(c))
-                    .map(|c| c.text.trim().to_string())
-                    .collect();
-                Evidence::new(s.n, text.join("\n\n"))
-            })
-            .collect()
+        sources.iter().map(|s| Evidence::new(s.n, source_text(s, index))).collect()
     }
+}
+
+/// A source's text as the check reads it: the chunks the model was given, trimmed, a blank
+/// line between them.
+pub fn source_text(source: &Source, index: &dyn ChunkSource) -> String {
+    let text: Vec<String> = source
+        .chunks
+        .iter()
+        .filter_map(|&c| index.chunk_at(c))
+        .map(|c| c.text.trim().to_string())
+        .collect();
+    text.join("\n\n")
 }
 
 /// What was not found.

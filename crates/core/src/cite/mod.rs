@@ -14,7 +14,9 @@ mod check;
 pub mod claims;
 pub mod sentences;
 
-pub use check::{check_answer, Checked, Checker, Evidence, LexicalChecker, Missing, Verdict};
+pub use check::{
+    check_answer, source_text, Checked, Checker, Evidence, LexicalChecker, Missing, Verdict,
+};
 pub use claims::ClaimKind;
 pub use sentences::Sentence;
 
