@@ -562,6 +562,7 @@ fn push_unless_markup(
             return;
         }
     }
+    jsx.heading = t.starts_with('#') && t.trim_start_matches('#').starts_with([' ', '\t']);
     let cleaned = jsx.strip(l);
     if cleaned.trim().is_empty() && !t.is_empty() {
         out.push('\n');
@@ -641,6 +642,11 @@ struct JsxState<'a> {
     quote: Option<char>,
     /// The tag read so far.
     tag: String,
+    /// The tag opened after text on its line: its label is read inline, not as a block.
+    inline: bool,
+    /// The line being read is an ATX heading: its tags show nothing, as site generators leave
+    /// a badge's text out of the heading's anchor (`## API <Badge text="beta" />` → `#api`).
+    heading: bool,
     /// The page's raw frontmatter.
     front: &'a str,
     flavor: Flavor,
@@ -668,10 +674,11 @@ impl JsxState<'_> {
                     (None, '>') if self.brace <= 0 => {
                         self.in_tag = false;
                         self.brace = 0;
-                        if let Some(label) = tag_label(&self.tag) {
-                            out.push_str("\n\n");
+                        if let Some(label) = tag_label(&self.tag).filter(|_| !self.heading) {
+                            let sep = if self.inline { " " } else { "\n\n" };
+                            out.push_str(sep);
                             out.push_str(&label);
-                            out.push_str("\n\n");
+                            out.push_str(sep);
                         }
                         self.tag.clear();
                     }
@@ -697,6 +704,7 @@ impl JsxState<'_> {
             }
             if c == '<' && is_component_tag(&chars, i) {
                 self.in_tag = true;
+                self.inline = !out.trim().is_empty();
                 self.brace = 0;
                 self.quote = None;
                 self.tag.clear();
@@ -768,8 +776,15 @@ fn is_component_tag(chars: &[char], i: usize) -> bool {
     closing || custom_element || !after_word
 }
 
+/// Attributes whose string value a component shows as text (a card's `title` and
+/// `description`, a badge's `text`), in the order they are read out. Links, icons, ids and
+/// styling (`href`, `icon`, `type`…) are not text.
+const TEXT_ATTRS: [&str; 8] =
+    ["title", "label", "text", "heading", "subtitle", "description", "summary", "caption"];
+
 /// The text a reader sees for a component's own tag: a `<TabItem>`'s label (or value), an
-/// `<Admonition>`'s kind and title.
+/// `<Admonition>`'s or Starlight `<Aside>`'s kind and title, and for any other component its
+/// text attributes ([`TEXT_ATTRS`]): `<LinkCard title="X" description="Y" />` → "X: Y".
 fn tag_label(tag: &str) -> Option<String> {
     let inner = tag.strip_prefix('<')?;
     if inner.starts_with('/') {
@@ -778,11 +793,21 @@ fn tag_label(tag: &str) -> Option<String> {
     let name_end = inner.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(inner.len());
     match &inner[..name_end] {
         "TabItem" => attr(tag, "label").or_else(|| attr(tag, "value")),
-        "Admonition" => {
+        "Admonition" | "Aside" => {
             let kind = attr(tag, "type").unwrap_or_else(|| "note".into());
             Some(admonition_label(&kind, attr(tag, "title").as_deref().unwrap_or("")))
         }
-        _ => None,
+        _ => {
+            let texts: Vec<String> = TEXT_ATTRS.iter().filter_map(|a| attr(tag, a)).collect();
+            match texts.as_slice() {
+                [] => None,
+                [one] => Some(one.clone()),
+                [first, rest @ ..] => {
+                    let colon = if first.ends_with(['.', ':', '?', '!']) { "" } else { ":" };
+                    Some(format!("{first}{colon} {}", rest.join(" ")))
+                }
+            }
+        }
     }
 }
 
@@ -861,7 +886,7 @@ mod tests {
             p.sections.iter().flat_map(|s| s.blocks.iter().map(|b| b.render())).collect();
         let joined = all.join("\n");
         assert!(joined.contains("Run `brew install foo`."), "{joined}");
-        assert!(joined.contains("Inline badge."), "{joined}");
+        assert!(joined.contains("Inline beta badge."), "{joined}");
         for bad in ["import", "export", "TabItem", "groupId", "hidden note", "Badge", "a: 1"] {
             assert!(!joined.contains(bad), "{bad} leaked into {joined}");
         }
@@ -960,6 +985,27 @@ mod tests {
         let p = parse(src, Flavor::Docusaurus, "x");
         let texts: Vec<String> = p.sections[0].blocks.iter().map(|b| b.render()).collect();
         assert_eq!(texts, vec!["Alpha", "Alpha body", "beta", "Beta body", "Gamma", "Gamma body"]);
+    }
+
+    #[test]
+    fn components_text_attributes_are_read_out_and_links_are_not() {
+        let src = "# A\n\n## Plugins <Badge text=\"new\" />\n\n<CardGrid>\n\t<LinkCard\n\t\thref=\"https://x.test/a\"\n\t\ttitle=\"starlight-blog\"\n\t\tdescription=\"Add a blog to your site.\"\n\t/>\n\t<Card title=\"Next steps\" icon=\"rocket\">\n\nRead on.\n\n</Card>\n</CardGrid>\n\n<Aside type=\"caution\" title=\"Careful\">\n\nBody.\n\n</Aside>\n\nVersion <Badge type=\"tip\" text=\"beta\" /> only. <Icon name=\"star\" />\n";
+        let p = parse(src, Flavor::Docusaurus, "x");
+        assert_eq!(p.sections[1].heading, "Plugins", "{:?}", p.sections);
+        assert_eq!(p.sections[1].anchor, "plugins");
+        let texts: Vec<String> = p.sections[1].blocks.iter().map(|b| b.render()).collect();
+        assert_eq!(
+            texts,
+            vec![
+                "starlight-blog: Add a blog to your site.",
+                "Next steps",
+                "Read on.",
+                "Caution: Careful",
+                "Body.",
+                "Version beta only."
+            ]
+        );
+        assert!(!texts.concat().contains("x.test") && !texts.concat().contains("rocket"));
     }
 
     #[test]
