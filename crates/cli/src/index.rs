@@ -354,6 +354,12 @@ pub struct IndexReport {
     pub quantization: Option<Quantization>,
 }
 
+/// An off-topic cosine (`embedding.off_topic_cosine`) at or above this marks an anisotropic
+/// model (multilingual-e5: 0.73–0.76; all-MiniLM-L6-v2: about 0.01). Binary codes of its
+/// vectors keep chunk-to-chunk neighbours (the self-check says 0.95–0.97) but lose on real
+/// questions (BENCHMARKS §2.0.7), so its default quantisation is int4.
+pub const ANISOTROPIC_COSINE: f32 = 0.5;
+
 /// The build's self-check of the quantisations on the index's own vectors: each of up to 200
 /// chunk vectors is a pseudo-query, and each quantisation is scored by the share of its exact
 /// top-10 neighbours it keeps ([`docent_core::vector::ranking_agreement`]).
@@ -983,12 +989,22 @@ pub fn build_index_with(
             && ph.embedding.passage_input_type == recipe.passage_input_type;
         // Stored vectors are reused when they are at least as fine as the new file's: int8 ones
         // can be stored at 4 bits, but 4-bit ones cannot become int8 again.
-        let fine_enough = ph.quantization.bits() >= settings.quantization.bits();
+        // An anisotropic model's vectors will be stored as int4 by default (see below), so its
+        // binary codes are not fine enough.
+        let target = if settings.auto_quantization
+            && settings.quantization == Quantization::Binary
+            && ph.embedding.off_topic_cosine.is_some_and(|c| c >= ANISOTROPIC_COSINE)
+        {
+            Quantization::Int4
+        } else {
+            settings.quantization
+        };
+        let fine_enough = ph.quantization.bits() >= target.bits();
         if embedder.is_some() && same_model && !fine_enough {
             report.notes.push(format!(
                 "previous index stores {} vectors, coarser than {}; all chunks are embedded again",
                 ph.quantization.name(),
-                settings.quantization.name()
+                target.name()
             ));
         }
         let reuse = same_model && fine_enough;
@@ -1110,6 +1126,7 @@ pub fn build_index_with(
         let mean = previous_center.unwrap_or_else(|| docent_core::vector::mean_vector(vs, dims));
         let check = SelfCheck::run(vs, &mean);
         report.notes.push(check.summary());
+        let anisotropic = recipe.off_topic_cosine.is_some_and(|c| c >= ANISOTROPIC_COSINE);
         if settings.auto_quantization
             && quantization == Quantization::Binary
             && check.binary_loses_too_much()
@@ -1119,6 +1136,15 @@ pub fn build_index_with(
                  pass --quantization binary to keep binary"
             ));
             quantization = Quantization::Int8;
+        } else if settings.auto_quantization && quantization == Quantization::Binary && anisotropic
+        {
+            report.notes.push(format!(
+                "{model} gives unrelated texts a cosine of {:.2}: its vectors share a large common \
+                 part, and sign bits lose what tells sections apart, so they are stored as int4; \
+                 pass --quantization binary for the smallest file",
+                recipe.off_topic_cosine.unwrap_or_default()
+            ));
+            quantization = Quantization::Int4;
         }
         if quantization != Quantization::Int8 {
             center = Some(mean);

