@@ -321,3 +321,31 @@ async fn replicas_write_analytics_to_one_capped_redis_list() {
         "both replicas' records, the oldest dropped past max_records"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_redis_never_holds_an_analytics_event_or_feedback() {
+    let Some(redis) = redis_server() else { return };
+    let up = start_double(0).await;
+    let cfg = format!(
+        "{}\nstore_unavailable = \"local\"\nstore_prefix = \"stall{}\"\n\n[analytics]\nenabled = true\nredis = true\n",
+        config(up, &redis.url(), ""),
+        std::process::id()
+    );
+    let replica = Replica::start(&cfg).await;
+    let c = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().unwrap();
+    let event =
+        json!({"type": "question", "question": "where is the setting", "outcome": "answered"});
+    assert_eq!(status_of(&c, &replica, "/v1/events", &event, "198.51.100.7").await, 200);
+    redis.pause();
+    // store_timeout_ms is 100: 2 s tells a prompt answer from a hang on a busy CI machine.
+    let feedback =
+        json!({"rating": "up", "question": "where is the setting", "answer": "In the config."});
+    for (path, body) in [("/v1/events", &event), ("/v1/feedback", &feedback)] {
+        let t = Instant::now();
+        let s = status_of(&c, &replica, path, body, "198.51.100.7").await;
+        let took = t.elapsed();
+        assert!(took < Duration::from_secs(2), "{path} took {took:?} with Redis stalled");
+        assert_eq!(s, 200, "{path}: the reader's request does not fail for analytics");
+    }
+    redis.resume();
+}

@@ -101,6 +101,26 @@ impl RedisServer {
         s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
     }
 
+    /// Freeze the server (SIGSTOP): connections stay open and nothing answers, as with a Redis
+    /// stalled by a long command or a full disk. [`RedisServer::resume`] undoes it.
+    #[allow(dead_code)]
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Let a paused server run again (SIGCONT).
+    #[allow(dead_code)]
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, sig: &str) {
+        if let Some(c) = &self.child {
+            let ok = Command::new("kill").arg(sig).arg(c.id().to_string()).status();
+            assert!(ok.is_ok_and(|s| s.success()), "kill {sig} redis-server");
+        }
+    }
+
     /// Kill the server (SIGKILL) and wait for it.
     pub fn stop(&mut self) {
         if let Some(mut c) = self.child.take() {
