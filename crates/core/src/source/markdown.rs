@@ -677,7 +677,7 @@ impl JsxState<'_> {
                         if let Some(label) = tag_label(&self.tag).filter(|_| !self.heading) {
                             let sep = if self.inline { " " } else { "\n\n" };
                             out.push_str(sep);
-                            out.push_str(&label);
+                            out.push_str(&literal_text(&label));
                             out.push_str(sep);
                         }
                         self.tag.clear();
@@ -809,6 +809,27 @@ fn tag_label(tag: &str) -> Option<String> {
             }
         }
     }
+}
+
+/// `text` as Markdown that reads as itself: a label such as `# 1` or `> note` (an attribute's
+/// value) must not open a heading, quote, list or fence, nor bring in HTML or links.
+fn literal_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if matches!(c, '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' | '|' | '~' | '!')
+            || (out.is_empty() && matches!(c, '-' | '+' | '='))
+        {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    // "1. x" would open an ordered list.
+    if let Some(i) =
+        out.find(['.', ')']).filter(|&i| i > 0 && out[..i].bytes().all(|b| b.is_ascii_digit()))
+    {
+        out.insert(i, '\\');
+    }
+    out
 }
 
 /// A string attribute's value: `name="v"`, `name='v'` or `name={'v'}` / `name={"v"}`.
@@ -1006,6 +1027,18 @@ mod tests {
             ]
         );
         assert!(!texts.concat().contains("x.test") && !texts.concat().contains("rocket"));
+    }
+
+    #[test]
+    fn an_attribute_s_text_cannot_open_a_heading_list_or_html() {
+        let src = "# A\n\n<Card title=\"## Not a heading\" />\n\n<Card title=\"1. not a list\" description=\"<b>bold</b> [x](javascript:y)\" />\n\n<Card title=\"- item\" />\n";
+        let p = parse(src, Flavor::Docusaurus, "x");
+        assert_eq!(p.sections.len(), 1, "{:?}", p.sections);
+        let texts: Vec<String> = p.sections[0].blocks.iter().map(|b| b.render()).collect();
+        assert_eq!(
+            texts,
+            vec!["## Not a heading", "1. not a list: <b>bold</b> [x](javascript:y)", "- item"]
+        );
     }
 
     #[test]
