@@ -23,7 +23,7 @@ pub const DROPPED_MESSAGES_HEADER: &str = "x-docent-dropped-messages";
 /// Response header of cacheable chat answers: [`CACHE_HIT`] or [`CACHE_MISS`].
 pub const CACHE_HEADER: &str = "x-docent-cache";
 /// Response header of cacheable chat answers: the answer's key in the proxy's answer cache (64
-/// hex digits, [`is_cache_key`]), sent back with "not helpful" feedback to evict it.
+/// lowercase hex digits, [`is_cache_key`]), sent back with "not helpful" feedback to evict it.
 pub const CACHE_KEY_HEADER: &str = "x-docent-cache-key";
 /// [`CACHE_HEADER`]'s value for an answer replayed from the cache.
 pub const CACHE_HIT: &str = "hit";
@@ -34,9 +34,10 @@ pub const CACHE_MISS: &str = "miss";
 pub const EXPOSED_HEADERS: &str = "retry-after, x-request-id, x-docent-system-tokens, \
      x-docent-context-window, x-docent-dropped-messages, x-docent-cache, x-docent-cache-key";
 
-/// A well-formed answer-cache key: 64 characters (the proxy writes hex SHA-256).
+/// A well-formed answer-cache key: 64 lowercase hex digits (the proxy's SHA-256), so feedback
+/// cannot name arbitrary store keys and the widget keeps no junk.
 pub fn is_cache_key(key: &str) -> bool {
-    key.len() == 64
+    key.len() == 64 && key.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
 }
 
 // ---------------------------------------------------------------- error codes
@@ -430,6 +431,7 @@ mod tests {
         }
         assert!(exposed.iter().all(|h| !h.contains(' ') && *h == h.to_ascii_lowercase()));
         assert!(is_cache_key(&"ab".repeat(32)) && !is_cache_key("not-a-key"));
+        assert!(!is_cache_key(&"AB".repeat(32)) && !is_cache_key(&"xy".repeat(32)));
     }
 
     #[test]
