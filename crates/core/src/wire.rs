@@ -463,6 +463,12 @@ mod tests {
             parse_chat_chunk(r#"{"usage":{"prompt_tokens":5,"completion_tokens":"x"}}"#).unwrap();
         assert_eq!(d.usage, Some(Usage { prompt_tokens: 5, ..Usage::default() }));
         assert_eq!(d.choices, None, "no choices array");
+        let odd = r#"{"choices":[],"usage":{"prompt_tokens":18446744073709551615,
+            "completion_tokens":-1,"total_tokens":18446744073709551616}}"#;
+        let d = parse_chat_chunk(odd).unwrap();
+        assert_eq!(d.usage, Some(Usage { prompt_tokens: u64::MAX, ..Usage::default() }));
+        let d = parse_chat_chunk(r#"{"choices":[],"usage":{"prompt_tokens":1.5}}"#).unwrap();
+        assert_eq!(d.usage, Some(Usage::default()));
     }
 
     #[test]
