@@ -1,6 +1,7 @@
 //! fetch() helpers: JSON POSTs with an AbortSignal, the proxy's error shape, and a byte stream
 //! reader for server-sent events.
 
+use docent_core::wire::ErrorCode;
 use js_sys::{Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -32,7 +33,7 @@ pub enum NetError {
     BadResponse(String),
 }
 
-/// A one-line description for logs (the reader-facing text is `engine::describe`). Used instead
+/// A one-line description for logs (the reader-facing text is `engine::client::describe`). Used instead
 /// of `{:?}`, whose string escaping would add ~4 KB of formatting code to the wasm.
 impl std::fmt::Display for NetError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -101,9 +102,9 @@ pub fn parse_error_body(status: u16, body: &str, retry_after: Option<u32>) -> Ne
     let code =
         json::string(&e, "code").or_else(|| json::string(&e, "type")).unwrap_or_else(
             || match status {
-                429 => "rate_limited".into(),
-                502 => "upstream_error".into(),
-                504 => "upstream_timeout".into(),
+                429 => ErrorCode::RateLimited.as_str().into(),
+                502 => ErrorCode::UpstreamError.as_str().into(),
+                504 => ErrorCode::UpstreamTimeout.as_str().into(),
                 _ => format!("http_{status}"),
             },
         );

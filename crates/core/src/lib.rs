@@ -14,6 +14,8 @@
 //! - [`render`]: safe, incremental Markdown rendering with [n] citations.
 //! - [`extractive`]: answers without a chat model: the best sentences, cited.
 //! - [`sse`]: a streaming parser for OpenAI's server-sent events.
+//! - [`wire`]: the widget↔proxy contract: `x-docent-*` headers, error codes, the `docent`
+//!   request field, and the one decoder of streamed answers' chunks.
 
 pub mod budget;
 pub mod chunk;
@@ -21,6 +23,7 @@ pub mod cite;
 pub mod extractive;
 pub mod format;
 mod header_json;
+mod json;
 pub mod lang;
 pub mod lexical;
 pub mod model;
@@ -35,6 +38,7 @@ pub mod split;
 pub mod sse;
 pub mod tokens;
 pub mod vector;
+pub mod wire;
 
 pub use format::{FormatError, Index};
 pub use model::{Chunk, EmbedRecipe, IndexHeader};

@@ -1,6 +1,6 @@
-//! SSE parsing: split bytes, CRLF, comments, multi-line data, events; OpenAI chunk decoding.
+//! SSE parsing: split bytes, CRLF, comments, multi-line data, events (chunk decoding: wire.rs).
 
-use docent_core::sse::{parse_chat_chunk, SseEvent, SseParser, Usage};
+use docent_core::sse::{SseEvent, SseParser};
 use proptest::prelude::*;
 
 fn ev(event: Option<&str>, data: &str) -> SseEvent {
@@ -82,69 +82,4 @@ proptest! {
         pieces.push(&bytes[last..]);
         prop_assert_eq!(parse_all(&pieces), expected());
     }
-}
-
-#[test]
-fn content_deltas_and_finish_reasons_are_decoded() {
-    let d = parse_chat_chunk(r#"{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi [1]"},"finish_reason":null}]}"#).unwrap();
-    assert_eq!(d.content.as_deref(), Some("Hi [1]"));
-    assert_eq!(d.finish_reason, None);
-    assert!(!d.done);
-    let d =
-        parse_chat_chunk(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#).unwrap();
-    assert_eq!(d.content, None);
-    assert_eq!(d.finish_reason.as_deref(), Some("stop"));
-}
-
-#[test]
-fn the_usage_chunk_is_decoded() {
-    let d = parse_chat_chunk(r#"{"object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":120,"completion_tokens":30,"total_tokens":150}}"#).unwrap();
-    assert_eq!(
-        d.usage,
-        Some(Usage { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150 })
-    );
-    assert_eq!(d.content, None);
-    let d = parse_chat_chunk(r#"{"choices":[{"delta":{"content":"x"}}],"usage":null}"#).unwrap();
-    assert_eq!(d.usage, None);
-}
-
-#[test]
-fn done_sentinel_is_recognised() {
-    assert!(parse_chat_chunk("[DONE]").unwrap().done);
-    assert!(parse_chat_chunk(" [DONE]\n").unwrap().done);
-}
-
-#[test]
-fn error_events_carry_message_code_and_type() {
-    let d = parse_chat_chunk(
-        r#"{"error":{"message":"upstream broke","type":"upstream_error","code":"upstream_error"}}"#,
-    )
-    .unwrap();
-    let e = d.error.unwrap();
-    assert_eq!(e.message, "upstream broke");
-    assert_eq!(e.code.as_deref(), Some("upstream_error"));
-    assert_eq!(e.kind.as_deref(), Some("upstream_error"));
-    let d = parse_chat_chunk(r#"{"error":{"message":"slow down","code":429}}"#).unwrap();
-    assert_eq!(d.error.unwrap().code.as_deref(), Some("429"));
-    let d = parse_chat_chunk(r#"{"error":"plain text"}"#).unwrap();
-    assert_eq!(d.error.unwrap().message, "plain text");
-}
-
-#[test]
-fn a_non_streamed_completion_body_also_decodes() {
-    let d = parse_chat_chunk(r#"{"object":"chat.completion","choices":[{"message":{"role":"assistant","content":"whole"},"finish_reason":"stop"}]}"#).unwrap();
-    assert_eq!(d.content.as_deref(), Some("whole"));
-    assert_eq!(d.finish_reason.as_deref(), Some("stop"));
-}
-
-#[test]
-fn garbage_payloads_give_clear_errors_not_panics() {
-    let e = parse_chat_chunk("{not json").unwrap_err();
-    assert!(e.to_string().contains("invalid JSON"), "{e}");
-    let e = parse_chat_chunk("[1,2]").unwrap_err();
-    assert!(e.to_string().contains("unexpected payload"), "{e}");
-    let e = parse_chat_chunk(r#"{"hello":1}"#).unwrap_err();
-    assert!(e.to_string().contains("unexpected"), "{e}");
-    let long = format!("{{\"x\": \"{}", "é".repeat(500));
-    assert!(parse_chat_chunk(&long).is_err());
 }

@@ -191,7 +191,7 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
         if let (Some(o), true) = (&origin, origin_ok) {
             if let Ok(v) = HeaderValue::from_str(o) {
                 h.insert("access-control-allow-origin", v);
-                h.insert("access-control-expose-headers", HeaderValue::from_static("retry-after, x-request-id, x-docent-system-tokens, x-docent-context-window, x-docent-dropped-messages, x-docent-cache, x-docent-cache-key"));
+                h.insert("access-control-expose-headers", HeaderValue::from_static(docent_core::wire::EXPOSED_HEADERS));
             }
         }
         h.append(header::VARY, HeaderValue::from_static("Origin"));

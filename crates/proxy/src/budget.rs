@@ -7,7 +7,7 @@
 //! out (never the question, and never so that the conversation starts with an answer); when the
 //! question alone does not fit, the request is refused with `context_length_exceeded`. Every
 //! answer tells the client what the system prompt cost and which window applies (response
-//! headers [`SYSTEM_TOKENS_HEADER`], [`CONTEXT_WINDOW_HEADER`], [`DROPPED_HEADER`]), so the
+//! headers [`SYSTEM_TOKENS_HEADER`], [`CONTEXT_WINDOW_HEADER`], [`DROPPED_MESSAGES_HEADER`]), so the
 //! widget's next plan counts the real prompt.
 //!
 //! Counting is cl100k with OpenAI's cookbook overhead (the widget's accounting,
@@ -20,12 +20,10 @@ use docent_core::tokens::{REPLY_PRIMING_TOKENS, TOKENS_PER_MESSAGE};
 use crate::config::Config;
 use crate::error::ApiError;
 
-/// Response header: cl100k tokens of the system prompt's content the server added.
-pub const SYSTEM_TOKENS_HEADER: &str = "x-docent-system-tokens";
-/// Response header: the context window (tokens, prompt + answer) the request was fitted to.
-pub const CONTEXT_WINDOW_HEADER: &str = "x-docent-context-window";
-/// Response header: how many of the oldest client messages were left out to fit the window.
-pub const DROPPED_HEADER: &str = "x-docent-dropped-messages";
+// The response headers: cl100k tokens of the system prompt's content the server added, the
+// context window (tokens, prompt + answer) the request was fitted to, and how many of the oldest
+// client messages were left out to fit it (the contract with the widget: docent_core::wire).
+pub use docent_core::wire::{CONTEXT_WINDOW_HEADER, DROPPED_MESSAGES_HEADER, SYSTEM_TOKENS_HEADER};
 
 /// Overhead of one message: separators plus a one-token role (`system`, `user`, `assistant`).
 const PER_MESSAGE: usize = TOKENS_PER_MESSAGE + 1;

@@ -24,11 +24,9 @@ use sha2::{Digest, Sha256};
 
 use crate::config::CacheConfig;
 
-/// Response header on cacheable answers: `hit` (replayed) or `miss` (fresh; stored when it
-/// completes).
-pub const CACHE_HEADER: &str = "x-docent-cache";
-/// Response header naming the answer's cache key (sent back with "not helpful" feedback).
-pub const CACHE_KEY_HEADER: &str = "x-docent-cache-key";
+// Response headers on cacheable answers: `hit` (replayed) or `miss` (fresh; stored when it
+// completes), and the answer's cache key (sent back with "not helpful" feedback).
+pub use docent_core::wire::{CACHE_HEADER, CACHE_HIT, CACHE_KEY_HEADER, CACHE_MISS};
 /// Bumped when the key's ingredients or the stored value change.
 const VERSION: &str = "docent-answer-cache-v1";
 
@@ -95,7 +93,7 @@ pub fn key(p: KeyParts<'_>) -> String {
 
 /// Whether `s` looks like a key this cache made (so feedback cannot name arbitrary Redis keys).
 pub fn is_key(s: &str) -> bool {
-    s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    docent_core::wire::is_cache_key(s)
 }
 
 enum Backend {
@@ -287,10 +285,8 @@ mod tests {
         let events = splitter.push(s.as_bytes());
         assert_eq!(events.last().unwrap().data, "[DONE]");
         for ev in &events[..events.len() - 1] {
-            let v: serde_json::Value = serde_json::from_str(&ev.data).unwrap();
-            if let Some(t) = v.pointer("/choices/0/delta/content").and_then(|t| t.as_str()) {
-                text.push_str(t);
-            }
+            let d = docent_core::wire::parse_chat_chunk(&ev.data).unwrap();
+            text.push_str(d.content.as_deref().unwrap_or_default());
         }
         assert_eq!(text, c.content);
         assert!(s.contains("\"total_tokens\":15"));

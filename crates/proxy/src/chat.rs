@@ -12,6 +12,8 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use docent_core::wire::Task;
+
 use crate::app::{read_body, AppState, AuditInfo, ClientIp, RequestId};
 use crate::config::Config;
 use crate::error::ApiError;
@@ -44,7 +46,7 @@ pub struct ChatRequest {
     /// Nucleus sampling, clamped to 0..=1.
     #[serde(default)]
     pub top_p: Option<f64>,
-    /// docent's extension.
+    /// docent's extension (`"docent": {...}`, [`docent_core::wire::DocentField`]).
     #[serde(default)]
     pub docent: Option<DocentExt>,
 }
@@ -67,26 +69,8 @@ pub struct ClientMessage {
     pub content: Value,
 }
 
-/// The request extension `"docent": {...}`.
-#[derive(Debug, Deserialize, Default)]
-pub struct DocentExt {
-    /// "answer" (default) or "rewrite".
-    #[serde(default)]
-    pub task: Option<String>,
-    /// Answer language hint, e.g. "de".
-    #[serde(default)]
-    pub language: Option<String>,
-    /// The page the question was asked on.
-    #[serde(default)]
-    pub page: Option<String>,
-    /// The index's content hash (its checksum, hex): part of the answer cache's key; questions
-    /// without it are not cached.
-    #[serde(default)]
-    pub index: Option<String>,
-    /// The namespace (docs version) the sources were searched in.
-    #[serde(default)]
-    pub namespace: Option<String>,
-}
+/// The request extension `"docent": {...}`: the contract with the widget lives in core.
+pub use docent_core::wire::DocentField as DocentExt;
 
 fn content_text(v: &Value) -> Result<String, ApiError> {
     match v {
@@ -338,13 +322,13 @@ pub async fn chat(
             "the last message must be the user's question".into(),
         ));
     }
-    let task = req.docent.as_ref().and_then(|d| d.task.as_deref()).unwrap_or("answer");
-    if task != "answer" && task != "rewrite" {
+    let task = req.docent.as_ref().and_then(|d| d.task.as_deref()).unwrap_or(Task::Answer.as_str());
+    let Some(task_kind) = Task::parse(task) else {
         return Err(ApiError::InvalidRequest(format!(
             "unknown docent.task \"{}\"; use \"answer\" or \"rewrite\"",
             task.chars().take(32).collect::<String>()
         )));
-    }
+    };
     let contents: Vec<&str> = messages.iter().map(|(_, c)| c.as_str()).collect();
     let est_input = crate::tokens::check_limit(&contents, limits.max_input_tokens)
         .map_err(|got| ApiError::InputTooLong { got, limit: limits.max_input_tokens })?;
@@ -358,8 +342,10 @@ pub async fn chat(
     // From here on, unused tokens are refunded whatever happens.
     let mut refund = Refund { st: st.clone(), ip, amount: charge };
 
-    let model = match (task, &req.model) {
-        ("rewrite", _) => chat_cfg.rewrite_model.clone().unwrap_or_else(|| chat_cfg.model.clone()),
+    let model = match (task_kind, &req.model) {
+        (Task::Rewrite, _) => {
+            chat_cfg.rewrite_model.clone().unwrap_or_else(|| chat_cfg.model.clone())
+        }
         (_, Some(m)) if chat_cfg.allowed_models.iter().any(|a| a == m) => m.clone(),
         _ => chat_cfg.model.clone(),
     };
@@ -391,12 +377,12 @@ pub async fn chat(
                 body,
             )
                 .into_response();
-            cache_headers(&mut r, "hit", key);
+            cache_headers(&mut r, crate::cache::CACHE_HIT, key);
             budget_headers(&mut r, &fit);
             let mut audit = serde_json::Map::new();
             audit.insert("model".into(), json!(model));
             audit.insert("task".into(), json!(task));
-            audit.insert("cache".into(), json!("hit"));
+            audit.insert("cache".into(), json!(crate::cache::CACHE_HIT));
             r.extensions_mut().insert(AuditInfo(audit));
             // `refund` gives the whole token charge back: no upstream tokens were spent.
             return Ok(r);
@@ -438,7 +424,7 @@ pub async fn chat(
         );
     }
     if cache_key.is_some() {
-        audit.insert("cache".into(), json!("miss"));
+        audit.insert("cache".into(), json!(crate::cache::CACHE_MISS));
     }
     let upstream_body = Bytes::from(body.to_string());
 
@@ -489,7 +475,7 @@ pub async fn chat(
     refund.amount = 0; // the stream settles it
     budget_headers(&mut resp, &fit);
     if let Some(key) = &cache_key {
-        cache_headers(&mut resp, "miss", key);
+        cache_headers(&mut resp, crate::cache::CACHE_MISS, key);
     }
     Ok(resp)
 }
@@ -511,7 +497,7 @@ fn cache_key(
     let index = ext.index.as_deref()?;
     let index_ok = (1..=64).contains(&index.len()) && index.bytes().all(|b| b.is_ascii_hexdigit());
     let [(_, message)] = messages else { return None };
-    if !req.stream || task != "answer" || !index_ok {
+    if !req.stream || Task::parse(task) != Some(Task::Answer) || !index_ok {
         return None;
     }
     let namespace = ext.namespace.as_deref().unwrap_or("");
@@ -545,12 +531,12 @@ fn cache_headers(r: &mut Response, result: &'static str, key: &str) {
 /// Tell the client what the server's system prompt cost and what was left out
 /// ([`crate::budget`]), so its next plan counts them.
 fn budget_headers(r: &mut Response, fit: &crate::budget::Fit) {
-    use crate::budget::{CONTEXT_WINDOW_HEADER, DROPPED_HEADER, SYSTEM_TOKENS_HEADER};
+    use crate::budget::{CONTEXT_WINDOW_HEADER, DROPPED_MESSAGES_HEADER, SYSTEM_TOKENS_HEADER};
     let h = r.headers_mut();
     for (name, v) in [
         (SYSTEM_TOKENS_HEADER, fit.system_tokens),
         (CONTEXT_WINDOW_HEADER, fit.window),
-        (DROPPED_HEADER, fit.dropped),
+        (DROPPED_MESSAGES_HEADER, fit.dropped),
     ] {
         h.insert(name, header::HeaderValue::from(v));
     }

@@ -6,6 +6,7 @@
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use docent_core::wire::ErrorCode as WireCode;
 use serde_json::json;
 
 /// An error answer.
@@ -129,34 +130,39 @@ impl ApiError {
         }
     }
 
-    /// The stable `error.code` clients switch on.
-    pub fn code(&self) -> &'static str {
+    /// The stable `error.code` clients switch on ([`docent_core::wire::ErrorCode`]).
+    pub fn wire_code(&self) -> WireCode {
         use ApiError::*;
         match self {
-            NoChatModel => "no_chat_model",
-            LimitsUnavailable => "limits_unavailable",
-            NoEmbeddingModel => "no_embedding_model",
-            NoModerationModel => "no_moderation_model",
-            ContentFlagged { .. } => "content_flagged",
-            RateLimited { .. } => "rate_limited",
-            BodyTooLarge { .. } => "body_too_large",
-            TooManyMessages { .. } => "too_many_messages",
-            InputTooLong { .. } => "input_too_long",
-            ContextTooLong { .. } => "context_length_exceeded",
-            InvalidRole { .. } => "invalid_role",
-            InvalidRequest(_) => "invalid_request",
-            OriginNotAllowed => "origin_not_allowed",
-            RequestTimeout => "request_timeout",
-            Upstream(_) => "upstream_error",
-            UpstreamTimeout(_) => "upstream_timeout",
-            ModerationFailed(_) => "moderation_failed",
+            NoChatModel => WireCode::NoChatModel,
+            LimitsUnavailable => WireCode::LimitsUnavailable,
+            NoEmbeddingModel => WireCode::NoEmbeddingModel,
+            NoModerationModel => WireCode::NoModerationModel,
+            ContentFlagged { .. } => WireCode::ContentFlagged,
+            RateLimited { .. } => WireCode::RateLimited,
+            BodyTooLarge { .. } => WireCode::BodyTooLarge,
+            TooManyMessages { .. } => WireCode::TooManyMessages,
+            InputTooLong { .. } => WireCode::InputTooLong,
+            ContextTooLong { .. } => WireCode::ContextLengthExceeded,
+            InvalidRole { .. } => WireCode::InvalidRole,
+            InvalidRequest(_) => WireCode::InvalidRequest,
+            OriginNotAllowed => WireCode::OriginNotAllowed,
+            RequestTimeout => WireCode::RequestTimeout,
+            Upstream(_) => WireCode::UpstreamError,
+            UpstreamTimeout(_) => WireCode::UpstreamTimeout,
+            ModerationFailed(_) => WireCode::ModerationFailed,
             EmbeddingModelMismatch { .. } | EmbeddingPromptMismatch { .. } => {
-                "embedding_model_mismatch"
+                WireCode::EmbeddingModelMismatch
             }
-            NotFound => "not_found",
-            MethodNotAllowed => "method_not_allowed",
-            Internal => "internal_error",
+            NotFound => WireCode::NotFound,
+            MethodNotAllowed => WireCode::MethodNotAllowed,
+            Internal => WireCode::InternalError,
         }
+    }
+
+    /// [`Self::wire_code`] as it is sent, e.g. `"rate_limited"`.
+    pub fn code(&self) -> &'static str {
+        self.wire_code().as_str()
     }
 
     /// OpenAI's `error.type`.

@@ -24,8 +24,8 @@ static REWRITE: LazyLock<Template> = LazyLock::new(|| Template::new(DEFAULT_REWR
 /// The template for `task` ("rewrite", else the answer prompt): the configured one, or core's
 /// default.
 pub fn template_for<'a>(cfg: &'a Config, task: &str) -> &'a Template {
-    match task {
-        "rewrite" => cfg.prompt.rewrite.as_ref().unwrap_or(&REWRITE),
+    match docent_core::wire::Task::parse(task) {
+        Some(docent_core::wire::Task::Rewrite) => cfg.prompt.rewrite.as_ref().unwrap_or(&REWRITE),
         _ => cfg.prompt.system.as_ref().unwrap_or(&SYSTEM),
     }
 }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderValue};
 use axum::response::Response;
+use docent_core::wire::ErrorCode;
 use futures::StreamExt;
 use serde_json::{json, Value};
 
@@ -257,7 +258,8 @@ impl StreamState {
         if self.finished {
             return;
         }
-        match ev.kind() {
+        let (kind, content) = ev.decode();
+        match kind {
             Kind::Done => {
                 self.guard.completed = true;
                 self.finished = true;
@@ -279,14 +281,8 @@ impl StreamState {
                 if let Some((pin, pout)) = usage.filter(|(a, b)| a + b > 0) {
                     self.guard.usage = Some((pin, pout));
                 }
-                if let Some(c) = &mut self.capture {
-                    if let Ok(v) = serde_json::from_str::<Value>(&ev.data) {
-                        if let Some(t) =
-                            v.pointer("/choices/0/delta/content").and_then(Value::as_str)
-                        {
-                            c.text.push_str(t);
-                        }
-                    }
+                if let (Some(c), Some(t)) = (&mut self.capture, content) {
+                    c.text.push_str(&t);
                 }
                 if only_usage && !self.client_usage {
                     return;
@@ -301,13 +297,13 @@ impl StreamState {
         fault.log(&self.guard.st, &self.guard.provider, &self.guard.rid, ev);
         self.finished = true;
         self.guard.completed = true;
-        self.queue.push_back(Self::error_frame("upstream_error", fault.message()));
+        self.queue.push_back(Self::error_frame(ErrorCode::UpstreamError, fault.message()));
     }
 
-    fn error_frame(code: &str, message: &str) -> Bytes {
+    fn error_frame(code: ErrorCode, message: &str) -> Bytes {
         Bytes::from(format!(
             "data: {}\n\n",
-            json!({"error": {"message": message, "type": "server_error", "code": code, "param": null}})
+            json!({"error": {"message": message, "type": "server_error", "code": code.as_str(), "param": null}})
         ))
     }
 
@@ -335,7 +331,7 @@ impl StreamState {
                     self.finished = true;
                     self.guard.completed = true;
                     self.queue.push_back(Self::error_frame(
-                        "upstream_error",
+                        ErrorCode::UpstreamError,
                         "the model provider ended the stream early",
                     ));
                 }
@@ -347,7 +343,7 @@ impl StreamState {
                 self.finished = true;
                 self.guard.completed = true;
                 self.queue.push_back(Self::error_frame(
-                    "upstream_timeout",
+                    ErrorCode::UpstreamTimeout,
                     "the model provider went silent mid-answer",
                 ));
                 continue;
@@ -364,7 +360,7 @@ impl StreamState {
                 self.guard.completed = true;
                 self.guard.cut = true;
                 self.queue.push_back(Self::error_frame(
-                    "server_shutting_down",
+                    ErrorCode::ServerShuttingDown,
                     "the server is restarting and ended this answer; ask again",
                 ));
                 continue;

@@ -1,8 +1,7 @@
 //! Splitting an upstream `text/event-stream` into events, without re-chunking their payloads,
 //! and telling chunks from errors and garbage.
 
-use serde::de::IgnoredAny;
-use serde::Deserialize;
+use docent_core::wire::parse_chat_chunk;
 
 /// The largest upstream event (or line) the proxy holds in memory. OpenAI's chunks are a few
 /// hundred bytes; anything near this is an upstream fault, and buffering it without bound would
@@ -155,48 +154,33 @@ pub enum Kind {
         /// `choices` is empty: the usage-only chunk (forwarded only when the client asked).
         only_usage: bool,
     },
-    /// `{"error": …}` or `{"type": "error", …}`: never forwarded, only logged (redacted).
+    /// `{"error": …}` (not `null`) or `{"type": "error", …}`: never forwarded, only logged
+    /// (redacted).
     Error,
     /// Not a JSON object with `choices` (empty `data:`, `{not json`, …).
     Malformed,
 }
 
-#[derive(Deserialize)]
-struct Probe {
-    #[serde(default)]
-    error: Option<IgnoredAny>,
-    #[serde(default, rename = "type")]
-    kind: Option<serde_json::Value>,
-    #[serde(default)]
-    choices: Option<Vec<IgnoredAny>>,
-    #[serde(default)]
-    usage: Option<serde_json::Value>,
-}
-
 impl Event {
-    /// Classify the event (one pass over its JSON, nothing kept but the usage numbers).
+    /// Classify the event.
     pub fn kind(&self) -> Kind {
-        let data = self.data.trim();
-        if data == "[DONE]" {
-            return Kind::Done;
+        self.decode().0
+    }
+
+    /// Classify the event and take its answer text, with core's one decoder of streamed answers
+    /// ([`docent_core::wire::parse_chat_chunk`], the widget's too). A chunk must have a
+    /// `choices` array (`[]` on the usage chunk).
+    pub fn decode(&self) -> (Kind, Option<String>) {
+        let Ok(d) = parse_chat_chunk(&self.data) else { return (Kind::Malformed, None) };
+        if d.done {
+            return (Kind::Done, None);
         }
-        // (serde would read a JSON array into the struct field by field)
-        if !data.starts_with('{') {
-            return Kind::Malformed;
+        if d.error.is_some() {
+            return (Kind::Error, None);
         }
-        let Ok(p) = serde_json::from_str::<Probe>(data) else { return Kind::Malformed };
-        if p.error.is_some() || p.kind.as_ref().and_then(|k| k.as_str()) == Some("error") {
-            return Kind::Error;
-        }
-        let Some(choices) = p.choices else { return Kind::Malformed };
-        let usage = p.usage.as_ref().and_then(|u| {
-            let g = |k: &str| u.get(k).and_then(serde_json::Value::as_u64);
-            match (g("prompt_tokens"), g("completion_tokens")) {
-                (None, None) => None,
-                (a, b) => Some((a.unwrap_or(0), b.unwrap_or(0))),
-            }
-        });
-        Kind::Chunk { usage, only_usage: choices.is_empty() && p.usage.is_some() }
+        let Some(choices) = d.choices else { return (Kind::Malformed, None) };
+        let usage = d.usage.map(|u| (u.prompt_tokens, u.completion_tokens));
+        (Kind::Chunk { usage, only_usage: choices == 0 && usage.is_some() }, d.content)
     }
 }
 
@@ -264,7 +248,12 @@ mod tests {
         );
         assert_eq!(ev(r#"{"error":{"message":"boom"}}"#), Kind::Error);
         assert_eq!(ev(r#"{"type":"error","message":"boom"}"#), Kind::Error);
-        for bad in ["", "{not json", "[1,2]", "\"text\"", r#"{"id":"x"}"#] {
+        assert_eq!(
+            Event { data: r#"{"error":null,"choices":[{"delta":{"content":"x"}}]}"#.into() }
+                .decode(),
+            (Kind::Chunk { usage: None, only_usage: false }, Some("x".into()))
+        );
+        for bad in ["", "{not json", "[1,2]", "\"text\"", r#"{"id":"x"}"#, r#"{"choices":"x"}"#] {
             assert_eq!(ev(bad), Kind::Malformed, "{bad:?}");
         }
     }
