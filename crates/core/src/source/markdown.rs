@@ -702,7 +702,7 @@ impl JsxState<'_> {
                     continue;
                 }
             }
-            if c == '<' && is_component_tag(&chars, i) {
+            if c == '<' && !is_escaped(&chars, i) && is_component_tag(&chars, i) {
                 self.in_tag = true;
                 self.inline = !out.trim().is_empty();
                 self.brace = 0;
@@ -774,6 +774,12 @@ fn is_component_tag(chars: &[char], i: usize) -> bool {
     }
     let after_word = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
     closing || custom_element || !after_word
+}
+
+/// Is `chars[i]` escaped by a backslash (an odd run of them before it)? `\<name>` is the
+/// literal text `<name>`, never a tag.
+fn is_escaped(chars: &[char], i: usize) -> bool {
+    chars[..i].iter().rev().take_while(|&&c| c == '\\').count() % 2 == 1
 }
 
 /// Attributes whose string value a component shows as text (a card's `title` and
@@ -1031,6 +1037,17 @@ mod tests {
         assert!(all.contains("A `Vec<String>` stays."), "{all}");
         assert_eq!(preprocess_mdx("Vec<String> and Vec</String>\n"), "Vec<String> and Vec\n");
         assert!(!all.contains("svg"), "{all}");
+    }
+
+    #[test]
+    fn an_escaped_angle_bracket_is_text_not_a_tag() {
+        let src = "# A\n\n| opt | cli |\n|---|---|\n| `\"all\"` | <code>--quote-props \\<as-needed&#124;preserve></code> |\n\nRun \\<My-Tool> then \\\\<Badge text=\"x\" /> done.\n";
+        let p = parse(src, Flavor::Docusaurus, "x");
+        let all = all_text(&p);
+        assert!(all.contains("--quote-props <as-needed|preserve>"), "{all}");
+        // An escaped backslash does not escape the `<` after it.
+        assert!(all.contains("Run <My-Tool> then"), "{all}");
+        assert!(!all.contains("Badge"), "{all}");
     }
 
     #[test]
