@@ -13,7 +13,8 @@
 //!   a VitePress `::: code-group` gives each code block its tab title as a line before it.
 //! - Code fences are kept whole, minus what the site never shows: twoslash's hidden lines and
 //!   markers (```` ```ts twoslash ````), VitePress' `// [!code ...]` and Docusaurus'
-//!   `// highlight-next-line` comments. Raw HTML tags are dropped (their text stays).
+//!   `// highlight-next-line` comments. Raw HTML tags are dropped; their text, inline or in an
+//!   HTML block, stays.
 //! - Heading anchors follow the [`Flavor`]; a trailing `{#custom-id}` is honoured. Docusaurus
 //!   gives an h1 no id (its theme drops it), so an h1 has no anchor there.
 
@@ -50,6 +51,7 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
     let mut code: Option<(String, String)> = None;
     let mut image_depth = 0usize;
     let mut list_depth = 0usize;
+    let mut html_block: Option<String> = None;
 
     let flush = |b: &mut PageBuilder, inline: &mut String| {
         let lines: Vec<String> =
@@ -67,6 +69,19 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
                 Event::End(TagEnd::CodeBlock) => {
                     let (lang, text) = code.take().unwrap_or_default();
                     b.code(&lang, &text);
+                }
+                _ => {}
+            }
+            continue;
+        }
+        if let Some(ref mut buf) = html_block {
+            match event {
+                Event::Html(t) | Event::Text(t) => buf.push_str(&t),
+                Event::End(TagEnd::HtmlBlock) => {
+                    let lines = html_text(&html_block.take().unwrap_or_default(), flavor);
+                    if !lines.is_empty() {
+                        b.text(&lines.join("\n"));
+                    }
                 }
                 _ => {}
             }
@@ -105,6 +120,10 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
                     CodeBlockKind::Indented => String::new(),
                 };
                 code = Some((lang, String::new()));
+            }
+            Event::Start(Tag::HtmlBlock) => {
+                flush(&mut b, &mut inline);
+                html_block = Some(String::new());
             }
             Event::Start(Tag::Image { .. }) => image_depth += 1,
             Event::End(TagEnd::Image) => image_depth = image_depth.saturating_sub(1),
@@ -148,7 +167,7 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
             Event::SoftBreak => inline.push(' '),
             Event::HardBreak => inline.push('\n'),
             Event::TaskListMarker(done) => inline.push_str(if done { "[x] " } else { "[ ] " }),
-            // Raw HTML (and inline JSX) is dropped; the text around it stays.
+            // Inline HTML tags are dropped; the text between them stays.
             _ => {}
         }
     }
@@ -157,6 +176,134 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
     }
     flush(&mut b, &mut inline);
     b.finish(front_title, file_stem)
+}
+
+/// Elements whose content a reader never sees as text.
+const HIDDEN_ELEMENTS: [&str; 5] = ["script", "style", "svg", "math", "textarea"];
+
+/// Elements that start a line of their own (their opening and closing tags break the text).
+const BLOCK_ELEMENTS: [&str; 27] = [
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "br",
+    "dd",
+    "details",
+    "div",
+    "dl",
+    "dt",
+    "figcaption",
+    "figure",
+    "footer",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "header",
+    "hr",
+    "li",
+    "p",
+    "pre",
+    "section",
+    "summary",
+    "tr",
+];
+
+/// The lines of text a reader sees in a raw HTML block (`<details><summary>Help</summary>`,
+/// `<div class="example"><h3>Bad</h3>`): tags dropped, block elements on lines of their own,
+/// table cells separated by ` | `, entities decoded; comments and `<script>`/`<style>`/`<svg>`
+/// contents are not text. Whitespace collapses as in a browser, except inside `<pre>`. In
+/// VitePress a Vue interpolation left there (`<p>Message is: {{ message }}</p>`, a live demo's
+/// state) shows its value at run time, never the braces: it is dropped.
+fn html_text(html: &str, flavor: Flavor) -> Vec<String> {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    let mut pre = 0usize;
+    while let Some(c) = rest.chars().next() {
+        if c != '<' {
+            let text_end = rest.find('<').unwrap_or(rest.len());
+            let mut text = std::borrow::Cow::Borrowed(&rest[..text_end]);
+            if flavor == Flavor::VitePress {
+                while let Some(open) = text.find("{{") {
+                    let Some(close) = text[open..].find("}}") else { break };
+                    text = format!("{}{}", &text[..open], &text[open + close + 2..]).into();
+                }
+            }
+            if pre > 0 {
+                out.push_str(&text);
+            } else {
+                out.push_str(&text.replace(['\n', '\r'], " "));
+            }
+            rest = &rest[text_end..];
+            continue;
+        }
+        if let Some(comment) = rest.strip_prefix("<!--") {
+            rest = comment.find("-->").map(|e| &comment[e + 3..]).unwrap_or("");
+            continue;
+        }
+        let closing = rest[1..].starts_with('/');
+        let name_start = if closing { 2 } else { 1 };
+        let name: String = rest[name_start..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            // `a < b`, `<!DOCTYPE>`: a lone `<` is text.
+            if rest[1..].starts_with('!') || rest[1..].starts_with('?') {
+                rest = rest.find('>').map(|e| &rest[e + 1..]).unwrap_or("");
+            } else {
+                out.push('<');
+                rest = &rest[1..];
+            }
+            continue;
+        }
+        // The tag's end: the first `>` outside quoted attribute values.
+        let mut quote = None;
+        let mut end = rest.len();
+        for (i, ch) in rest.char_indices().skip(1) {
+            match (quote, ch) {
+                (Some(q), _) if ch == q => quote = None,
+                (Some(_), _) => {}
+                (None, '"' | '\'') => quote = Some(ch),
+                (None, '>') => {
+                    end = i + 1;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let tag = &rest[..end];
+        rest = &rest[end..];
+        let name = name.to_ascii_lowercase();
+        if !closing && !tag.ends_with("/>") && HIDDEN_ELEMENTS.contains(&name.as_str()) {
+            let close = format!("</{name}");
+            let lower = rest.to_ascii_lowercase();
+            rest = match lower.find(&close) {
+                Some(at) => rest[at..].find('>').map(|e| &rest[at + e + 1..]).unwrap_or(""),
+                None => "",
+            };
+            continue;
+        }
+        match name.as_str() {
+            "pre" if closing => pre = pre.saturating_sub(1),
+            "pre" => pre += 1,
+            _ => {}
+        }
+        if BLOCK_ELEMENTS.contains(&name.as_str()) {
+            out.push('\n');
+        } else if closing && matches!(name.as_str(), "td" | "th") {
+            out.push_str(" | ");
+        }
+    }
+    crate::render::decode_entities(&out)
+        .split('\n')
+        .map(normalize_ws)
+        .map(|l| l.trim_end_matches(" |").to_string())
+        .filter(|l| !l.is_empty() && l != "|")
+        .collect()
 }
 
 /// A Markdown heading's normalised text and its anchor, from its raw text (text and code spans
@@ -1048,6 +1195,23 @@ mod tests {
         // An escaped backslash does not escape the `<` after it.
         assert!(all.contains("Run <My-Tool> then"), "{all}");
         assert!(!all.contains("Badge"), "{all}");
+    }
+
+    #[test]
+    fn text_in_raw_html_blocks_is_read_and_scripts_styles_and_comments_are_not() {
+        let src = "# A\n\n<div class=\"style-example\">\n<h3>Bad</h3>\n\n```js\nbad()\n```\n\n</div>\n\n<details>\n  <summary><strong>Open config</strong> examples</summary>\n\nBody.\n\n</details>\n\n<script setup>\nconst msg = 'hidden'\n\nfunction f() {}\n</script>\n\n<style scoped>\n.a { color: red }\n</style>\n\n<!-- a comment\n\nover lines -->\n\n<p class=\"next\">Try the\n  Tutorial &amp; more{{ n }}</p><br><svg><text>icon</text></svg>\n<table><tr><td>a</td><td>b</td></tr></table>\n";
+        let p = parse(src, Flavor::VitePress, "x");
+        let texts: Vec<String> = p.sections[0].blocks.iter().map(|b| b.render()).collect();
+        assert_eq!(
+            texts,
+            vec![
+                "Bad",
+                "```js\nbad()\n```",
+                "Open config examples",
+                "Body.",
+                "Try the Tutorial & more\na | b"
+            ]
+        );
     }
 
     #[test]
