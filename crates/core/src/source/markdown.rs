@@ -52,6 +52,13 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
     let mut image_depth = 0usize;
     let mut list_depth = 0usize;
     let mut html_block: Option<String> = None;
+    if flavor == Flavor::VitePress {
+        // A `layout: home` page shows its hero and features first.
+        let home = super::home::home_text(front.unwrap_or(""));
+        if !home.is_empty() {
+            b.text(&home.join("\n"));
+        }
+    }
 
     let flush = |b: &mut PageBuilder, inline: &mut String| {
         let lines: Vec<String> =
@@ -218,7 +225,7 @@ const BLOCK_ELEMENTS: [&str; 27] = [
 /// contents are not text. Whitespace collapses as in a browser, except inside `<pre>`. In
 /// VitePress a Vue interpolation left there (`<p>Message is: {{ message }}</p>`, a live demo's
 /// state) shows its value at run time, never the braces: it is dropped.
-fn html_text(html: &str, flavor: Flavor) -> Vec<String> {
+pub(crate) fn html_text(html: &str, flavor: Flavor) -> Vec<String> {
     let mut out = String::with_capacity(html.len());
     let mut rest = html;
     let mut pre = 0usize;
@@ -1212,6 +1219,22 @@ mod tests {
                 "Try the Tutorial & more\na | b"
             ]
         );
+    }
+
+    #[test]
+    fn a_vitepress_home_page_starts_with_its_hero_and_features() {
+        let src = "---\nlayout: home\ntitle: Pinia\nhero:\n  name: Pinia\n  tagline: Type safe.\nfeatures:\n  - title: Light\n    details: About 1.5kb.\n---\n\n<script setup>\nimport X from './x.vue'\n</script>\n\n<HomeSponsors />\n";
+        let p = parse(src, Flavor::VitePress, "index");
+        assert_eq!(p.title, "Pinia");
+        assert_eq!(
+            p.sections[0].blocks,
+            vec![Block::Text("Pinia\nType safe.\nLight: About 1.5kb.".into())]
+        );
+        // Docusaurus has no such layout.
+        assert!(parse(src, Flavor::Docusaurus, "index")
+            .sections
+            .iter()
+            .all(|s| s.blocks.is_empty()));
     }
 
     #[test]
