@@ -446,6 +446,8 @@ struct OpenFence {
 enum Container {
     Admonition,
     CodeGroup,
+    /// vitepress-plugin-tabs' `::: tabs`, whose tabs open with `== Label` lines.
+    Tabs,
 }
 
 /// Line-level MDX/admonition clean-up, outside code fences: import/export statements, MDX
@@ -704,14 +706,25 @@ fn push_unless_markup(
             return;
         }
         if let Some((kind, rest)) = admonition_open(t) {
-            if kind == "code-group" {
-                containers.push(Container::CodeGroup);
+            if kind == "code-group" || kind == "tabs" {
+                let c = if kind == "tabs" { Container::Tabs } else { Container::CodeGroup };
+                containers.push(c);
                 out.push('\n');
                 return;
             }
             containers.push(Container::Admonition);
             out.push('\n');
             out.push_str(&rest);
+            out.push_str("\n\n");
+            return;
+        }
+    }
+    if containers.last() == Some(&Container::Tabs) && t.starts_with("==") {
+        // `== Playwright` opens a tab: its label is a line of its own.
+        let label = t.trim_start_matches('=');
+        if label.starts_with([' ', '\t']) && !label.trim().is_empty() {
+            out.push('\n');
+            out.push_str(label.trim());
             out.push_str("\n\n");
             return;
         }
@@ -1235,6 +1248,26 @@ mod tests {
             .sections
             .iter()
             .all(|s| s.blocks.is_empty()));
+    }
+
+    #[test]
+    fn tabs_containers_show_each_tab_label_on_its_own_line() {
+        let src = "# A\n\n:::: tabs key:env\n=== GitHub Actions\nIntro.\n\n::: tabs key:provider\n== Playwright\n[Playwright](https://x.test) is a framework.\n\n== WebdriverIO\n\nInstalls browsers.\n:::\n::::\n\nAfter.\n\n== not a tab\n";
+        let p = parse(src, Flavor::VitePress, "x");
+        let texts: Vec<String> = p.sections[0].blocks.iter().map(|b| b.render()).collect();
+        assert_eq!(
+            texts,
+            vec![
+                "GitHub Actions",
+                "Intro.",
+                "Playwright",
+                "Playwright is a framework.",
+                "WebdriverIO",
+                "Installs browsers.",
+                "After.",
+                "== not a tab"
+            ]
+        );
     }
 
     #[test]
