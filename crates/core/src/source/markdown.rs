@@ -719,6 +719,12 @@ fn push_unless_markup(
             return;
         }
     }
+    if jsx.flavor == Flavor::VitePress && t.eq_ignore_ascii_case("[[toc]]") {
+        // VitePress renders a table of contents here: links to the headings, which are indexed
+        // as sections already.
+        out.push('\n');
+        return;
+    }
     if containers.last() == Some(&Container::Tabs) && t.starts_with("==") {
         // `== Playwright` opens a tab: its label is a line of its own.
         let label = t.trim_start_matches('=');
@@ -1268,6 +1274,13 @@ mod tests {
                 "== not a tab"
             ]
         );
+    }
+
+    #[test]
+    fn a_vitepress_toc_marker_is_not_text() {
+        let src = "# T\n\n[[toc]]\n\nIntro with `[[toc]]`.\n\n## A\n\nx\n";
+        let p = parse(src, Flavor::VitePress, "x");
+        assert_eq!(all_text(&p), "Intro with `[[toc]]`.\nx");
     }
 
     #[test]
