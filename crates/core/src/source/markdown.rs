@@ -86,7 +86,11 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
                 Event::Html(t) | Event::Text(t) => buf.push_str(&t),
                 Event::End(TagEnd::HtmlBlock) => {
                     let lines = html_text(&html_block.take().unwrap_or_default(), flavor);
-                    if !lines.is_empty() {
+                    if list_depth > 0 {
+                        // Inside a list item: the text continues the item's line.
+                        inline.push_str(&lines.join(" "));
+                        inline.push(' ');
+                    } else if !lines.is_empty() {
                         b.text(&lines.join("\n"));
                     }
                 }
@@ -129,7 +133,9 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
                 code = Some((lang, String::new()));
             }
             Event::Start(Tag::HtmlBlock) => {
-                flush(&mut b, &mut inline);
+                if list_depth == 0 {
+                    flush(&mut b, &mut inline);
+                }
                 html_block = Some(String::new());
             }
             Event::Start(Tag::Image { .. }) => image_depth += 1,
@@ -1225,7 +1231,7 @@ mod tests {
 
     #[test]
     fn text_in_raw_html_blocks_is_read_and_scripts_styles_and_comments_are_not() {
-        let src = "# A\n\n<div class=\"style-example\">\n<h3>Bad</h3>\n\n```js\nbad()\n```\n\n</div>\n\n<details>\n  <summary><strong>Open config</strong> examples</summary>\n\nBody.\n\n</details>\n\n<script setup>\nconst msg = 'hidden'\n\nfunction f() {}\n</script>\n\n<style scoped>\n.a { color: red }\n</style>\n\n<!-- a comment\n\nover lines -->\n\n<p class=\"next\">Try the\n  Tutorial &amp; more{{ n }}</p><br><svg><text>icon</text></svg>\n<table><tr><td>a</td><td>b</td></tr></table>\n";
+        let src = "# A\n\n<div class=\"style-example\">\n<h3>Bad</h3>\n\n```js\nbad()\n```\n\n</div>\n\n<details>\n  <summary><strong>Open config</strong> examples</summary>\n\nBody.\n\n</details>\n\n<script setup>\nconst msg = 'hidden'\n\nfunction f() {}\n</script>\n\n<style scoped>\n.a { color: red }\n</style>\n\n<!-- a comment\n\nover lines -->\n\n<p class=\"next\">Try the\n  Tutorial &amp; more{{ n }}</p><br><svg><text>icon</text></svg>\n<table><tr><td>a</td><td>b</td></tr></table>\n\n- <details><summary>In a list</summary>\n\n  Item body.\n";
         let p = parse(src, Flavor::VitePress, "x");
         let texts: Vec<String> = p.sections[0].blocks.iter().map(|b| b.render()).collect();
         assert_eq!(
@@ -1235,7 +1241,8 @@ mod tests {
                 "```js\nbad()\n```",
                 "Open config examples",
                 "Body.",
-                "Try the Tutorial & more\na | b"
+                "Try the Tutorial & more\na | b",
+                "- In a list Item body."
             ]
         );
     }
