@@ -881,7 +881,13 @@ impl JsxState<'_> {
                     continue;
                 }
             }
-            if c == '<' && !is_escaped(&chars, i) && is_component_tag(&chars, i) {
+            let jsx_element = |chars: &[char]| {
+                self.flavor == Flavor::Docusaurus && has_expression_attribute(chars, i)
+            };
+            if c == '<'
+                && !is_escaped(&chars, i)
+                && (is_component_tag(&chars, i) || jsx_element(&chars))
+            {
                 self.in_tag = true;
                 self.inline = !out.trim().is_empty();
                 self.brace = 0;
@@ -953,6 +959,35 @@ fn is_component_tag(chars: &[char], i: usize) -> bool {
     }
     let after_word = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
     closing || custom_element || !after_word
+}
+
+/// Is `chars[i]` (a `<`) an HTML element written as JSX, with an expression attribute
+/// (`<ins style={{background: 'red'}} />`)? In MDX it renders as an element, never as text; its
+/// tag is not HTML a Markdown parser would recognise, so it must be stripped like a component's.
+fn has_expression_attribute(chars: &[char], i: usize) -> bool {
+    if !chars.get(i + 1).is_some_and(|c| c.is_ascii_lowercase()) {
+        return false;
+    }
+    let mut depth = 0i32;
+    let mut quote = None;
+    for k in i + 1..chars.len() {
+        let c = chars[k];
+        match (quote, c) {
+            (Some(q), _) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') if depth > 0 || chars[k - 1] == '=' => quote = Some(c),
+            (None, '{') => {
+                if depth == 0 && chars[k - 1] == '=' {
+                    return true;
+                }
+                depth += 1;
+            }
+            (None, '}') => depth -= 1,
+            (None, '>' | '<') if depth <= 0 => return false,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Is `chars[i]` escaped by a backslash (an odd run of them before it)? `\<name>` is the
@@ -1288,6 +1323,13 @@ mod tests {
         let src = "# T\n\n[[toc]]\n\nIntro with `[[toc]]`.\n\n## A\n\nx\n";
         let p = parse(src, Flavor::VitePress, "x");
         assert_eq!(all_text(&p), "Intro with `[[toc]]`.\nx");
+    }
+
+    #[test]
+    fn html_elements_with_jsx_expression_attributes_are_dropped_in_mdx() {
+        let src = "# A\n\n- <ins style={{background: '#f0f8ff'}} className=\"box\" /> aliceblue (<code>#f0f8ff</code>)\n- <span style={{color: 'red'}}>red</span> text\n- a <b>bold</b> word, x<y and <a href=\"/x\">link</a>\n";
+        let p = parse(src, Flavor::Docusaurus, "x");
+        assert_eq!(all_text(&p), "- aliceblue (#f0f8ff)\n- red text\n- a bold word, x<y and link");
     }
 
     #[test]
