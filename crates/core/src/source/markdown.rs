@@ -1262,6 +1262,10 @@ mod tests {
         // An escaped backslash does not escape the `<` after it.
         assert!(all.contains("Run <My-Tool> then"), "{all}");
         assert!(!all.contains("Badge"), "{all}");
+        // In a heading too: the text and the anchor are the ones VitePress makes of it.
+        let v = parse("# Interface: Store\\<Id, S\\>\n\nx\n", Flavor::VitePress, "x");
+        assert_eq!(v.sections[0].heading, "Interface: Store<Id, S>");
+        assert_eq!(v.sections[0].anchor, "interface-store-id-s");
     }
 
     #[test]
