@@ -40,7 +40,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::anchors::AnchorChecker;
 use crate::config::{load_index_section, split_namespace};
-use crate::walk::{detect_flavor, find_files, globset, SourceFile};
+use crate::walk::{detect_flavor, find_files, globset, pages_of, SourceFile};
 
 /// Arguments of `docent index`.
 /// Where the pages come from and how they get URLs and namespaces: the options `docent index`
@@ -725,6 +725,7 @@ pub fn list_files(
             );
         }
         let flavor = settings.flavor.unwrap_or_else(|| detect_flavor(&src.path));
+        let found = pages_of(&src.path, flavor, found);
         // Docusaurus makes no page of `_` files and folders: they are partials, inlined where
         // pages import them.
         let partials = flavor == Flavor::Docusaurus;

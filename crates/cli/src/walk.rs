@@ -93,6 +93,21 @@ pub fn find_files(
     Ok(out)
 }
 
+/// The files of `root` that `flavor`'s generator makes pages of. VitePress and Docusaurus render
+/// Markdown/MDX only: an `.html` file among their sources is a template or an example's markup
+/// (`examples/src/counter/App/template.html`), never a page, so it is left out. A built site (its
+/// output folder has an `index.html` at the top) keeps its HTML pages, whatever else it holds.
+pub fn pages_of(root: &Path, flavor: Flavor, files: Vec<SourceFile>) -> Vec<SourceFile> {
+    let markdown_generator = matches!(flavor, Flavor::VitePress | Flavor::Docusaurus);
+    let sources = markdown_generator
+        && files.iter().any(|f| f.kind == SourceKind::Markdown)
+        && !root.join("index.html").is_file();
+    if !sources {
+        return files;
+    }
+    files.into_iter().filter(|f| f.kind == SourceKind::Markdown).collect()
+}
+
 /// Guess which generator's anchor rules apply to a Markdown folder: a `.vitepress` folder means
 /// VitePress, a `docusaurus.config.*` means Docusaurus, a Docsify `index.html` means Docsify.
 /// Looks in the folder and up to two parents. Default: GitHub's rules (github-slugger).
@@ -152,6 +167,28 @@ mod tests {
         let files = find_files(r, inc.as_ref(), None).unwrap();
         assert_eq!(files.len(), 1);
         assert_eq!(detect_flavor(r), Flavor::VitePress);
+    }
+
+    #[test]
+    fn html_among_vitepress_or_docusaurus_sources_is_not_a_page_but_a_built_site_keeps_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        for f in ["index.md", "guide/intro.md", "examples/counter/template.html"] {
+            let p = r.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "<p>{{ count }}</p>").unwrap();
+        }
+        let rels = |flavor| {
+            let files = pages_of(r, flavor, find_files(r, None, None).unwrap());
+            files.into_iter().map(|f| f.rel).collect::<Vec<_>>()
+        };
+        assert_eq!(rels(Flavor::VitePress), vec!["guide/intro.md", "index.md"]);
+        assert_eq!(rels(Flavor::Docusaurus), vec!["guide/intro.md", "index.md"]);
+        // Other generators (and plain folders) keep their HTML pages.
+        assert_eq!(rels(Flavor::GitHub).len(), 3);
+        // A built site with Markdown copies of its pages (llms plugins) is still HTML.
+        std::fs::write(r.join("index.html"), "<h1>Home</h1>").unwrap();
+        assert_eq!(rels(Flavor::VitePress).len(), 4);
     }
 
     #[test]

@@ -218,7 +218,7 @@ const ENTITIES: &[(&str, char)] = &[
 
 /// Decode HTML character references the way a browser would in an attribute, leniently
 /// (missing `;`, leading zeros, any case).
-fn decode_entities(s: &str) -> String {
+pub(crate) fn decode_entities(s: &str) -> String {
     if !s.contains('&') {
         return s.to_string();
     }

@@ -13,7 +13,8 @@
 //!   a VitePress `::: code-group` gives each code block its tab title as a line before it.
 //! - Code fences are kept whole, minus what the site never shows: twoslash's hidden lines and
 //!   markers (```` ```ts twoslash ````), VitePress' `// [!code ...]` and Docusaurus'
-//!   `// highlight-next-line` comments. Raw HTML tags are dropped (their text stays).
+//!   `// highlight-next-line` comments. Raw HTML tags are dropped; their text, inline or in an
+//!   HTML block, stays.
 //! - Heading anchors follow the [`Flavor`]; a trailing `{#custom-id}` is honoured. Docusaurus
 //!   gives an h1 no id (its theme drops it), so an h1 has no anchor there.
 
@@ -50,6 +51,14 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
     let mut code: Option<(String, String)> = None;
     let mut image_depth = 0usize;
     let mut list_depth = 0usize;
+    let mut html_block: Option<String> = None;
+    if flavor == Flavor::VitePress {
+        // A `layout: home` page shows its hero and features first.
+        let home = super::home::home_text(front.unwrap_or(""));
+        if !home.is_empty() {
+            b.text(&home.join("\n"));
+        }
+    }
 
     let flush = |b: &mut PageBuilder, inline: &mut String| {
         let lines: Vec<String> =
@@ -67,6 +76,23 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
                 Event::End(TagEnd::CodeBlock) => {
                     let (lang, text) = code.take().unwrap_or_default();
                     b.code(&lang, &text);
+                }
+                _ => {}
+            }
+            continue;
+        }
+        if let Some(ref mut buf) = html_block {
+            match event {
+                Event::Html(t) | Event::Text(t) => buf.push_str(&t),
+                Event::End(TagEnd::HtmlBlock) => {
+                    let lines = html_text(&html_block.take().unwrap_or_default(), flavor);
+                    if list_depth > 0 {
+                        // Inside a list item: the text continues the item's line.
+                        inline.push_str(&lines.join(" "));
+                        inline.push(' ');
+                    } else if !lines.is_empty() {
+                        b.text(&lines.join("\n"));
+                    }
                 }
                 _ => {}
             }
@@ -105,6 +131,12 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
                     CodeBlockKind::Indented => String::new(),
                 };
                 code = Some((lang, String::new()));
+            }
+            Event::Start(Tag::HtmlBlock) => {
+                if list_depth == 0 {
+                    flush(&mut b, &mut inline);
+                }
+                html_block = Some(String::new());
             }
             Event::Start(Tag::Image { .. }) => image_depth += 1,
             Event::End(TagEnd::Image) => image_depth = image_depth.saturating_sub(1),
@@ -148,7 +180,7 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
             Event::SoftBreak => inline.push(' '),
             Event::HardBreak => inline.push('\n'),
             Event::TaskListMarker(done) => inline.push_str(if done { "[x] " } else { "[ ] " }),
-            // Raw HTML (and inline JSX) is dropped; the text around it stays.
+            // Inline HTML tags are dropped; the text between them stays.
             _ => {}
         }
     }
@@ -157,6 +189,134 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
     }
     flush(&mut b, &mut inline);
     b.finish(front_title, file_stem)
+}
+
+/// Elements whose content a reader never sees as text.
+const HIDDEN_ELEMENTS: [&str; 5] = ["script", "style", "svg", "math", "textarea"];
+
+/// Elements that start a line of their own (their opening and closing tags break the text).
+const BLOCK_ELEMENTS: [&str; 27] = [
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "br",
+    "dd",
+    "details",
+    "div",
+    "dl",
+    "dt",
+    "figcaption",
+    "figure",
+    "footer",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "header",
+    "hr",
+    "li",
+    "p",
+    "pre",
+    "section",
+    "summary",
+    "tr",
+];
+
+/// The lines of text a reader sees in a raw HTML block (`<details><summary>Help</summary>`,
+/// `<div class="example"><h3>Bad</h3>`): tags dropped, block elements on lines of their own,
+/// table cells separated by ` | `, entities decoded; comments and `<script>`/`<style>`/`<svg>`
+/// contents are not text. Whitespace collapses as in a browser, except inside `<pre>`. In
+/// VitePress a Vue interpolation left there (`<p>Message is: {{ message }}</p>`, a live demo's
+/// state) shows its value at run time, never the braces: it is dropped.
+pub(crate) fn html_text(html: &str, flavor: Flavor) -> Vec<String> {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    let mut pre = 0usize;
+    while let Some(c) = rest.chars().next() {
+        if c != '<' {
+            let text_end = rest.find('<').unwrap_or(rest.len());
+            let mut text = std::borrow::Cow::Borrowed(&rest[..text_end]);
+            if flavor == Flavor::VitePress {
+                while let Some(open) = text.find("{{") {
+                    let Some(close) = text[open..].find("}}") else { break };
+                    text = format!("{}{}", &text[..open], &text[open + close + 2..]).into();
+                }
+            }
+            if pre > 0 {
+                out.push_str(&text);
+            } else {
+                out.push_str(&text.replace(['\n', '\r'], " "));
+            }
+            rest = &rest[text_end..];
+            continue;
+        }
+        if let Some(comment) = rest.strip_prefix("<!--") {
+            rest = comment.find("-->").map(|e| &comment[e + 3..]).unwrap_or("");
+            continue;
+        }
+        let closing = rest[1..].starts_with('/');
+        let name_start = if closing { 2 } else { 1 };
+        let name: String = rest[name_start..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            // `a < b`, `<!DOCTYPE>`: a lone `<` is text.
+            if rest[1..].starts_with('!') || rest[1..].starts_with('?') {
+                rest = rest.find('>').map(|e| &rest[e + 1..]).unwrap_or("");
+            } else {
+                out.push('<');
+                rest = &rest[1..];
+            }
+            continue;
+        }
+        // The tag's end: the first `>` outside quoted attribute values.
+        let mut quote = None;
+        let mut end = rest.len();
+        for (i, ch) in rest.char_indices().skip(1) {
+            match (quote, ch) {
+                (Some(q), _) if ch == q => quote = None,
+                (Some(_), _) => {}
+                (None, '"' | '\'') => quote = Some(ch),
+                (None, '>') => {
+                    end = i + 1;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let tag = &rest[..end];
+        rest = &rest[end..];
+        let name = name.to_ascii_lowercase();
+        if !closing && !tag.ends_with("/>") && HIDDEN_ELEMENTS.contains(&name.as_str()) {
+            let close = format!("</{name}");
+            let lower = rest.to_ascii_lowercase();
+            rest = match lower.find(&close) {
+                Some(at) => rest[at..].find('>').map(|e| &rest[at + e + 1..]).unwrap_or(""),
+                None => "",
+            };
+            continue;
+        }
+        match name.as_str() {
+            "pre" if closing => pre = pre.saturating_sub(1),
+            "pre" => pre += 1,
+            _ => {}
+        }
+        if BLOCK_ELEMENTS.contains(&name.as_str()) {
+            out.push('\n');
+        } else if closing && matches!(name.as_str(), "td" | "th") {
+            out.push_str(" | ");
+        }
+    }
+    crate::render::decode_entities(&out)
+        .split('\n')
+        .map(normalize_ws)
+        .map(|l| l.trim_end_matches(" |").to_string())
+        .filter(|l| !l.is_empty() && l != "|")
+        .collect()
 }
 
 /// A Markdown heading's normalised text and its anchor, from its raw text (text and code spans
@@ -292,6 +452,8 @@ struct OpenFence {
 enum Container {
     Admonition,
     CodeGroup,
+    /// vitepress-plugin-tabs' `::: tabs`, whose tabs open with `== Label` lines.
+    Tabs,
 }
 
 /// Line-level MDX/admonition clean-up, outside code fences: import/export statements, MDX
@@ -550,14 +712,31 @@ fn push_unless_markup(
             return;
         }
         if let Some((kind, rest)) = admonition_open(t) {
-            if kind == "code-group" {
-                containers.push(Container::CodeGroup);
+            if kind == "code-group" || kind == "tabs" {
+                let c = if kind == "tabs" { Container::Tabs } else { Container::CodeGroup };
+                containers.push(c);
                 out.push('\n');
                 return;
             }
             containers.push(Container::Admonition);
             out.push('\n');
             out.push_str(&rest);
+            out.push_str("\n\n");
+            return;
+        }
+    }
+    if jsx.flavor == Flavor::VitePress && t.eq_ignore_ascii_case("[[toc]]") {
+        // VitePress renders a table of contents here: links to the headings, which are indexed
+        // as sections already.
+        out.push('\n');
+        return;
+    }
+    if containers.last() == Some(&Container::Tabs) && t.starts_with("==") {
+        // `== Playwright` opens a tab: its label is a line of its own.
+        let label = t.trim_start_matches('=');
+        if label.starts_with([' ', '\t']) && !label.trim().is_empty() {
+            out.push('\n');
+            out.push_str(label.trim());
             out.push_str("\n\n");
             return;
         }
@@ -702,7 +881,13 @@ impl JsxState<'_> {
                     continue;
                 }
             }
-            if c == '<' && is_component_tag(&chars, i) {
+            let jsx_element = |chars: &[char]| {
+                self.flavor == Flavor::Docusaurus && has_expression_attribute(chars, i)
+            };
+            if c == '<'
+                && !is_escaped(&chars, i)
+                && (is_component_tag(&chars, i) || jsx_element(&chars))
+            {
                 self.in_tag = true;
                 self.inline = !out.trim().is_empty();
                 self.brace = 0;
@@ -774,6 +959,41 @@ fn is_component_tag(chars: &[char], i: usize) -> bool {
     }
     let after_word = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
     closing || custom_element || !after_word
+}
+
+/// Is `chars[i]` (a `<`) an HTML element written as JSX, with an expression attribute
+/// (`<ins style={{background: 'red'}} />`)? In MDX it renders as an element, never as text; its
+/// tag is not HTML a Markdown parser would recognise, so it must be stripped like a component's.
+fn has_expression_attribute(chars: &[char], i: usize) -> bool {
+    if !chars.get(i + 1).is_some_and(|c| c.is_ascii_lowercase()) {
+        return false;
+    }
+    let mut depth = 0i32;
+    let mut quote = None;
+    for k in i + 1..chars.len() {
+        let c = chars[k];
+        match (quote, c) {
+            (Some(q), _) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') if depth > 0 || chars[k - 1] == '=' => quote = Some(c),
+            (None, '{') => {
+                if depth == 0 && chars[k - 1] == '=' {
+                    return true;
+                }
+                depth += 1;
+            }
+            (None, '}') => depth -= 1,
+            (None, '>' | '<') if depth <= 0 => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Is `chars[i]` escaped by a backslash (an odd run of them before it)? `\<name>` is the
+/// literal text `<name>`, never a tag.
+fn is_escaped(chars: &[char], i: usize) -> bool {
+    chars[..i].iter().rev().take_while(|&&c| c == '\\').count() % 2 == 1
 }
 
 /// Attributes whose string value a component shows as text (a card's `title` and
@@ -1064,6 +1284,89 @@ mod tests {
         assert!(all.contains("A `Vec<String>` stays."), "{all}");
         assert_eq!(preprocess_mdx("Vec<String> and Vec</String>\n"), "Vec<String> and Vec\n");
         assert!(!all.contains("svg"), "{all}");
+    }
+
+    #[test]
+    fn an_escaped_angle_bracket_is_text_not_a_tag() {
+        let src = "# A\n\n| opt | cli |\n|---|---|\n| `\"all\"` | <code>--quote-props \\<as-needed&#124;preserve></code> |\n\nRun \\<My-Tool> then \\\\<Badge text=\"x\" /> done.\n";
+        let p = parse(src, Flavor::Docusaurus, "x");
+        let all = all_text(&p);
+        assert!(all.contains("--quote-props <as-needed|preserve>"), "{all}");
+        // An escaped backslash does not escape the `<` after it.
+        assert!(all.contains("Run <My-Tool> then"), "{all}");
+        assert!(!all.contains("Badge"), "{all}");
+        // In a heading too: the text and the anchor are the ones VitePress makes of it.
+        let v = parse("# Interface: Store\\<Id, S\\>\n\nx\n", Flavor::VitePress, "x");
+        assert_eq!(v.sections[0].heading, "Interface: Store<Id, S>");
+        assert_eq!(v.sections[0].anchor, "interface-store-id-s");
+    }
+
+    #[test]
+    fn text_in_raw_html_blocks_is_read_and_scripts_styles_and_comments_are_not() {
+        let src = "# A\n\n<div class=\"style-example\">\n<h3>Bad</h3>\n\n```js\nbad()\n```\n\n</div>\n\n<details>\n  <summary><strong>Open config</strong> examples</summary>\n\nBody.\n\n</details>\n\n<script setup>\nconst msg = 'hidden'\n\nfunction f() {}\n</script>\n\n<style scoped>\n.a { color: red }\n</style>\n\n<!-- a comment\n\nover lines -->\n\n<p class=\"next\">Try the\n  Tutorial &amp; more{{ n }}</p><br><svg><text>icon</text></svg>\n<table><tr><td>a</td><td>b</td></tr></table>\n\n- <details><summary>In a list</summary>\n\n  Item body.\n";
+        let p = parse(src, Flavor::VitePress, "x");
+        let texts: Vec<String> = p.sections[0].blocks.iter().map(|b| b.render()).collect();
+        assert_eq!(
+            texts,
+            vec![
+                "Bad",
+                "```js\nbad()\n```",
+                "Open config examples",
+                "Body.",
+                "Try the Tutorial & more\na | b",
+                "- In a list Item body."
+            ]
+        );
+    }
+
+    #[test]
+    fn a_vitepress_home_page_starts_with_its_hero_and_features() {
+        let src = "---\nlayout: home\ntitle: Pinia\nhero:\n  name: Pinia\n  tagline: Type safe.\nfeatures:\n  - title: Light\n    details: About 1.5kb.\n---\n\n<script setup>\nimport X from './x.vue'\n</script>\n\n<HomeSponsors />\n";
+        let p = parse(src, Flavor::VitePress, "index");
+        assert_eq!(p.title, "Pinia");
+        assert_eq!(
+            p.sections[0].blocks,
+            vec![Block::Text("Pinia\nType safe.\nLight: About 1.5kb.".into())]
+        );
+        // Docusaurus has no such layout.
+        assert!(parse(src, Flavor::Docusaurus, "index")
+            .sections
+            .iter()
+            .all(|s| s.blocks.is_empty()));
+    }
+
+    #[test]
+    fn tabs_containers_show_each_tab_label_on_its_own_line() {
+        let src = "# A\n\n:::: tabs key:env\n=== GitHub Actions\nIntro.\n\n::: tabs key:provider\n== Playwright\n[Playwright](https://x.test) is a framework.\n\n== WebdriverIO\n\nInstalls browsers.\n:::\n::::\n\nAfter.\n\n== not a tab\n";
+        let p = parse(src, Flavor::VitePress, "x");
+        let texts: Vec<String> = p.sections[0].blocks.iter().map(|b| b.render()).collect();
+        assert_eq!(
+            texts,
+            vec![
+                "GitHub Actions",
+                "Intro.",
+                "Playwright",
+                "Playwright is a framework.",
+                "WebdriverIO",
+                "Installs browsers.",
+                "After.",
+                "== not a tab"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_vitepress_toc_marker_is_not_text() {
+        let src = "# T\n\n[[toc]]\n\nIntro with `[[toc]]`.\n\n## A\n\nx\n";
+        let p = parse(src, Flavor::VitePress, "x");
+        assert_eq!(all_text(&p), "Intro with `[[toc]]`.\nx");
+    }
+
+    #[test]
+    fn html_elements_with_jsx_expression_attributes_are_dropped_in_mdx() {
+        let src = "# A\n\n- <ins style={{background: '#f0f8ff'}} className=\"box\" /> aliceblue (<code>#f0f8ff</code>)\n- <span style={{color: 'red'}}>red</span> text\n- a <b>bold</b> word, x<y and <a href=\"/x\">link</a>\n";
+        let p = parse(src, Flavor::Docusaurus, "x");
+        assert_eq!(all_text(&p), "- aliceblue (#f0f8ff)\n- red text\n- a bold word, x<y and link");
     }
 
     #[test]

@@ -62,6 +62,13 @@ pub fn clean_with(content: &str, flavor: Flavor, path: &str, inc: &dyn Includes)
     }
     markdown.push_str(&body[at..]);
     let mut markdown = markdown.trim().to_string();
+    if flavor == Flavor::VitePress {
+        // A `layout: home` page shows its hero and features first (as the index reads them).
+        let home = crate::source::home::home_text(front.unwrap_or(""));
+        if !home.is_empty() {
+            markdown = format!("{}\n\n{markdown}", home.join("\n\n")).trim().to_string();
+        }
+    }
     if !has_h1 {
         markdown = format!("# {}\n\n{markdown}", page.title);
     }
@@ -204,6 +211,13 @@ mod tests {
         let p = clean("## Setup\n\nFirst do this. Then that.\n", Flavor::Docusaurus, "setup-page");
         assert!(p.markdown.starts_with("# Setup\n\n## Setup {#setup}"), "{}", p.markdown);
         assert_eq!(p.description, "First do this.");
+    }
+
+    #[test]
+    fn a_vitepress_home_page_keeps_its_hero_and_features() {
+        let src = "---\nlayout: home\ntitle: Pinia\nhero:\n  name: Pinia\n  tagline: Type safe.\nfeatures:\n  - title: Light\n    details: About 1.5kb.\n---\n\n<HomeSponsors />\n";
+        let p = clean(src, Flavor::VitePress, "index");
+        assert_eq!(p.markdown, "# Pinia\n\nPinia\n\nType safe.\n\nLight: About 1.5kb.\n");
     }
 
     #[test]
