@@ -194,36 +194,26 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
 /// Elements whose content a reader never sees as text.
 const HIDDEN_ELEMENTS: [&str; 5] = ["script", "style", "svg", "math", "textarea"];
 
-/// Elements that start a line of their own (their opening and closing tags break the text).
-const BLOCK_ELEMENTS: [&str; 27] = [
-    "address",
-    "article",
-    "aside",
-    "blockquote",
-    "br",
-    "dd",
-    "details",
-    "div",
-    "dl",
-    "dt",
-    "figcaption",
-    "figure",
-    "footer",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "header",
-    "hr",
-    "li",
-    "p",
-    "pre",
-    "section",
-    "summary",
-    "tr",
-];
+/// Elements that start a line of their own (their opening and closing tags break the text):
+/// the HTML reader's block elements, and those it reads on their own (headings, code, list
+/// items, rows) or skips (`aside`, `footer`), which a Markdown page shows.
+fn is_block_element(name: &str) -> bool {
+    super::html::is_block(name)
+        || matches!(
+            name,
+            "h1" | "h2"
+                | "h3"
+                | "h4"
+                | "h5"
+                | "h6"
+                | "pre"
+                | "li"
+                | "tr"
+                | "br"
+                | "aside"
+                | "footer"
+        )
+}
 
 /// The lines of text a reader sees in a raw HTML block (`<details><summary>Help</summary>`,
 /// `<div class="example"><h3>Bad</h3>`): tags dropped, block elements on lines of their own,
@@ -305,7 +295,7 @@ pub(crate) fn html_text(html: &str, flavor: Flavor) -> Vec<String> {
             "pre" => pre += 1,
             _ => {}
         }
-        if BLOCK_ELEMENTS.contains(&name.as_str()) {
+        if is_block_element(&name) {
             out.push('\n');
         } else if closing && matches!(name.as_str(), "td" | "th") {
             out.push_str(" | ");
