@@ -146,35 +146,6 @@ pub(crate) fn skipped(e: &Element, is_body: bool) -> bool {
     e.classes().any(|c| c.to_ascii_lowercase().contains("search"))
 }
 
-pub(crate) fn is_block(name: &str) -> bool {
-    matches!(
-        name,
-        "p" | "div"
-            | "section"
-            | "article"
-            | "main"
-            | "header"
-            | "blockquote"
-            | "ul"
-            | "ol"
-            | "dl"
-            | "dt"
-            | "dd"
-            | "table"
-            | "thead"
-            | "tbody"
-            | "tfoot"
-            | "figure"
-            | "figcaption"
-            | "details"
-            | "summary"
-            | "hr"
-            | "center"
-            | "address"
-            | "fieldset"
-    )
-}
-
 struct Walker {
     b: PageBuilder,
     inline: String,
@@ -281,7 +252,7 @@ impl Walker {
                     self.b.text(&row);
                 }
             }
-            _ if is_block(name) => {
+            _ if super::elements::is_block(name) => {
                 self.flush();
                 self.walk(el);
                 self.flush();

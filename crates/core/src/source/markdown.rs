@@ -198,7 +198,7 @@ const HIDDEN_ELEMENTS: [&str; 5] = ["script", "style", "svg", "math", "textarea"
 /// the HTML reader's block elements, and those it reads on their own (headings, code, list
 /// items, rows) or skips (`aside`, `footer`), which a Markdown page shows.
 fn is_block_element(name: &str) -> bool {
-    super::html::is_block(name)
+    super::elements::is_block(name)
         || matches!(
             name,
             "h1" | "h2"

@@ -6,6 +6,7 @@
 
 pub mod canonical;
 pub mod clean;
+mod elements;
 pub mod home;
 pub mod include;
 pub mod markdown;

@@ -284,7 +284,7 @@ fn wrap(mark: &str, text: &str) -> String {
 
 /// The indexer's block elements, plus the ones it handles on their own (code, headings).
 fn is_block(name: &str) -> bool {
-    crate::source::html::is_block(name)
+    crate::source::elements::is_block(name)
         || matches!(name, "pre" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
 }
 
