@@ -627,6 +627,8 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
 /// Build the index described by `settings`, creating the embedder it names (with the model's
 /// passage prompt, see [`resolve_recipe`]).
 pub fn build_index(settings: &IndexSettings) -> anyhow::Result<IndexReport> {
+    let (chosen, note) = choose_local_model(settings)?;
+    let settings = &chosen;
     let embedder: Option<Box<dyn Embedder>> = if settings.embed == "none" {
         None
     } else {
@@ -646,7 +648,105 @@ pub fn build_index(settings: &IndexSettings) -> anyhow::Result<IndexReport> {
                 .with_context(|| format!("cannot set up the {} embedder", settings.embed))?,
         )
     };
-    build_index_with(settings, embedder.as_deref())
+    let mut report = build_index_with(settings, embedder.as_deref())?;
+    report.notes.splice(0..0, note);
+    Ok(report)
+}
+
+/// Share of the docs' text (by letters) at and above which `--embed local` with no model named
+/// takes the multilingual model: a site whose pages are a quarter in other languages has readers
+/// who ask in them.
+pub const NON_ENGLISH_SHARE: f32 = 0.25;
+
+/// Pages read to judge the docs' language (spread evenly over the site).
+const LANGUAGE_SAMPLE: usize = 200;
+
+/// `settings`, with the multilingual model for `--embed local` when no model is named and the
+/// docs are mostly not English (all-MiniLM-L6-v2 reads English only; its vectors of Chinese or
+/// German text carry little), plus a note saying so. When the multilingual model cannot be had
+/// (not on this machine, and the default model is: no download is started that a build did not
+/// need before), the default stays and the note says how to get the other one.
+fn choose_local_model(settings: &IndexSettings) -> anyhow::Result<(IndexSettings, Option<String>)> {
+    if settings.embed != "local"
+        || settings.model.is_some()
+        || settings.embed_options.model_dir.is_some()
+        || std::env::var_os("DOCENT_MODEL_DIR").is_some_and(|d| !d.is_empty())
+    {
+        return Ok((settings.clone(), None));
+    }
+    let share = non_english_share(&list_files(settings)?);
+    let (chosen, note) = model_for_language(settings, share, || {
+        docent_embed::multilingual_local_model(settings.embed_options.offline)
+    });
+    if let (Some(note), true) = (&note, settings.progress) {
+        eprintln!("note: {note}");
+    }
+    Ok((chosen, note))
+}
+
+/// The decision of [`choose_local_model`], given the docs' non-English `share` and where the
+/// multilingual model can be had (`multilingual`, asked only when the share calls for it).
+pub fn model_for_language(
+    settings: &IndexSettings,
+    share: f32,
+    multilingual: impl FnOnce() -> Option<&'static str>,
+) -> (IndexSettings, Option<String>) {
+    let mut chosen = settings.clone();
+    if share < NON_ENGLISH_SHARE {
+        return (chosen, None);
+    }
+    let percent = (share * 100.0).round();
+    let english_only = docent_embed::DEFAULT_LOCAL_MODEL;
+    let note = match multilingual() {
+        Some(model) => {
+            chosen.model = Some(model.to_string());
+            format!("{percent}% of the docs' text is not English, and {english_only} reads English only: embedded with the multilingual {model} (pass --model to choose)")
+        }
+        None => format!("{percent}% of the docs' text is not English, but {english_only} reads English only, so search by meaning will be poor: pass --model {} (downloaded from the Hugging Face hub on first use)", docent_embed::MULTILINGUAL_LOCAL_MODEL),
+    };
+    (chosen, Some(note))
+}
+
+/// Share (by letters) of the sections' text that does not look English
+/// ([`docent_core::lang::looks_non_english`]), over up to [`LANGUAGE_SAMPLE`] pages spread over
+/// `files`, prose only. Pages that fail to parse are left out here (the build reports them).
+pub fn non_english_share(files: &[(SourceFile, String, Flavor, &SourceSpec)]) -> f32 {
+    let step = files.len().div_ceil(LANGUAGE_SAMPLE).max(1);
+    let (mut foreign, mut all) = (0usize, 0usize);
+    let mut includes: HashMap<PathBuf, SourceIncludes> = HashMap::new();
+    for (file, _, flavor, source) in files.iter().step_by(step) {
+        let Ok(bytes) = std::fs::read(&file.path) else { continue };
+        let content = String::from_utf8_lossy(&bytes);
+        let inc = includes
+            .entry(source.path.clone())
+            .or_insert_with(|| SourceIncludes::new(&source.path));
+        let Ok(Parsed::Page(page)) = parse_page_with(file.kind, &content, *flavor, &file.rel, inc)
+        else {
+            continue;
+        };
+        for section in &page.sections {
+            // Prose only: code reads as English whatever the docs' language.
+            let prose: Vec<&str> = section
+                .blocks
+                .iter()
+                .filter_map(|b| match b {
+                    docent_core::source::Block::Text(t) => Some(t.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let prose = prose.join("\n");
+            let letters = prose.chars().filter(|c| c.is_alphabetic()).count();
+            all += letters;
+            if docent_core::lang::looks_non_english(&prose) {
+                foreign += letters;
+            }
+        }
+    }
+    if all == 0 {
+        0.0
+    } else {
+        foreign as f32 / all as f32
+    }
 }
 
 /// What the index records about how the model wants its inputs: the explicit settings first;

