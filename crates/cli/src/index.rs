@@ -1283,6 +1283,9 @@ pub fn build_index_with(
             .chain(settings.base_url.iter().map(|b| format!("base_url={b}")))
             .collect(),
         embedding: recipe,
+        // Recorded from a quarter up (a site with a few translated pages stays English).
+        non_english: Some((non_english_share(&files) * 100.0).round() / 100.0)
+            .filter(|&s| s >= NON_ENGLISH_SHARE),
     };
     let bytes = docent_core::format::write_index_centered(
         &header,

@@ -95,6 +95,13 @@ pub(crate) fn read_header(bytes: &[u8]) -> Result<IndexHeader, String> {
             Some(Value::Object(fields)) => read_recipe(&Fields(fields))?,
             Some(_) => return Err("field `embedding` is not an object".into()),
         },
+        // The error names no number: formatting an f32 would link float printing into the wasm.
+        non_english: match f.float("non_english")? {
+            Some(x) if !(0.0..=1.0).contains(&x) => {
+                return Err("field `non_english` is out of range 0..1".into())
+            }
+            x => x,
+        },
     })
 }
 
@@ -279,7 +286,20 @@ mod tests {
             relevance_floor: Some(0.0125),
             sources: vec!["/usr/share/doc\u{1}".into()],
             embedding: EmbedRecipe::default(),
+            non_english: None,
         }
+    }
+
+    #[test]
+    fn the_docs_language_share_is_read_back_and_checked() {
+        let h = IndexHeader { non_english: Some(0.97), ..header() };
+        assert_eq!(read_header(&serde_json::to_vec(&h).unwrap()).unwrap(), h);
+        assert!(h.docs_not_english());
+        let plain = serde_json::to_string(&header()).unwrap();
+        assert!(!plain.contains("non_english"), "{plain}");
+        assert!(!header().docs_not_english());
+        let bad = plain.replacen('{', r#"{"non_english":1.5,"#, 1);
+        assert!(read_header(bad.as_bytes()).unwrap_err().contains("non_english"));
     }
 
     #[test]

@@ -56,6 +56,13 @@ pub fn is_stop_word(w: &str) -> bool {
 }
 
 #[inline(always)]
+/// True for a bigram of CJK characters (as [`tokenize`] emits beside the unigrams). Unknown to
+/// the docs, it is mostly a pair across a word boundary ("么让" of "怎么让"), not an unknown word.
+pub(crate) fn is_cjk_bigram(term: &str) -> bool {
+    let mut chars = term.chars();
+    matches!((chars.next(), chars.next(), chars.next()), (Some(a), Some(b), None) if is_cjk(a) && is_cjk(b))
+}
+
 fn is_cjk(c: char) -> bool {
     (c as u32) >= 0x3040
         && matches!(c as u32,

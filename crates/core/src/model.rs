@@ -137,6 +137,22 @@ pub struct IndexHeader {
     /// that take plain text, such as all-MiniLM-L6-v2: such files stay readable by older docent.
     #[serde(default, skip_serializing_if = "EmbedRecipe::is_empty")]
     pub embedding: EmbedRecipe,
+    /// Share (0..1) of the docs' prose that does not look English ([`crate::lang`]), measured
+    /// at build on a sample of pages; absent for English docs (under [`NON_ENGLISH_DOCS`] / 2)
+    /// and in files of older docent. Search judges a question by its words only when it is in
+    /// the docs' language ([`IndexHeader::docs_not_english`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub non_english: Option<f32>,
+}
+
+/// The [`IndexHeader::non_english`] share from which the docs count as not English.
+pub const NON_ENGLISH_DOCS: f32 = 0.5;
+
+impl IndexHeader {
+    /// True when most of the docs' prose is not English (a Chinese or German site).
+    pub fn docs_not_english(&self) -> bool {
+        self.non_english.is_some_and(|s| s >= NON_ENGLISH_DOCS)
+    }
 }
 
 /// How a model wants its inputs, recorded in the index so that every consumer (the widget
