@@ -1236,3 +1236,8 @@ fn a_chinese_site_indexed_with_embed_local_records_the_model_it_was_embedded_wit
         None => assert_eq!(model, docent_embed::DEFAULT_LOCAL_MODEL),
     }
 }
+
+#[test]
+fn every_gold_page_of_the_vue_zh_eval_set_exists() {
+    check_vendored_gold("vue-zh.jsonl", "vue-zh");
+}
