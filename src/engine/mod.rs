@@ -270,11 +270,16 @@ impl Engine {
         }
     }
 
-    fn wants_rewrite(&self, question: &str, history: &History) -> bool {
+    /// Whether to ask the chat model for a standalone query first: a follow-up, or a question in
+    /// another language than the docs (`docs_not_english`: the index says most of the docs'
+    /// prose is not English, so an English question is the foreign one).
+    fn wants_rewrite(&self, question: &str, history: &History, docs_not_english: bool) -> bool {
         match self.cfg.rewrite {
             Rewrite::Off => false,
             Rewrite::Always => true,
-            Rewrite::Auto => !history.questions.is_empty() || looks_non_english(question),
+            Rewrite::Auto => {
+                !history.questions.is_empty() || looks_non_english(question) != docs_not_english
+            }
         }
     }
 
@@ -289,7 +294,10 @@ impl Engine {
         let mut offline_reason = None;
         let mut rewritten = None;
         let online = self.cfg.proxy.is_some();
-        if online && !self.chat_unavailable.get() && self.wants_rewrite(question, history) {
+        if online
+            && !self.chat_unavailable.get()
+            && self.wants_rewrite(question, history, index.header().docs_not_english())
+        {
             mark("docent:rewrite-start");
             let got = self.rewrite(question, history, signal).await;
             mark("docent:rewrite-end");
