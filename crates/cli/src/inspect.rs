@@ -301,6 +301,14 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
         }
     }
     outln!("  tokenizer   {}", h.tokenizer);
+    if let Some(share) = h.non_english {
+        let judged = if h.docs_not_english() {
+            "questions not in English are judged by their words, English ones hedged"
+        } else {
+            "English questions are judged by their words, others hedged"
+        };
+        outln!("  language    {:.0}% of the docs' prose is not English: {judged}", share * 100.0);
+    }
     match h.relevance_floor {
         Some(f) => outln!("  floor       {f}"),
         None => outln!("  floor       default"),
