@@ -157,6 +157,11 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
             Event::Start(Tag::Paragraph) if list_depth == 0 => flush(&mut b, &mut inline),
             Event::End(TagEnd::Paragraph) => {
                 if list_depth == 0 {
+                    if flavor == Flavor::VitePress && is_attribute_list(&inline) {
+                        // markdown-it-attrs' `{#id .class}` on a line of its own sets attributes
+                        // of a block; the reader never sees it.
+                        inline.clear();
+                    }
                     flush(&mut b, &mut inline);
                 } else {
                     inline.push(' ');
@@ -324,6 +329,21 @@ pub fn heading_text_and_anchor(raw: &str, slugger: &mut Slugger) -> (String, Str
         None => slugger.slug(&text),
     };
     (text, anchor)
+}
+
+/// True for a paragraph that is only an attribute list, `{#id}`, `{.class}` or `{#id .class
+/// key=value}` (VitePress's markdown-it-attrs): no text a reader sees.
+fn is_attribute_list(text: &str) -> bool {
+    let t = text.trim();
+    t.strip_prefix('{').and_then(|t| t.strip_suffix('}')).is_some_and(|inner| {
+        let inner = inner.trim();
+        (inner.starts_with('#') || inner.starts_with('.'))
+            && !inner.contains(['{', '}', '\n'])
+            && inner.split_whitespace().all(|part| {
+                part.len() > 1
+                    && (part.starts_with('#') || part.starts_with('.') || part.contains('='))
+            })
+    })
 }
 
 /// `Title {#custom-id .class}` → ("Title", Some("custom-id")).
@@ -1099,6 +1119,24 @@ mod tests {
             p.sections.iter().flat_map(|s| s.blocks.iter().map(|b| b.render())).collect();
         assert!(!all.contains("sidebar"));
         assert!(all.contains("Body text."));
+    }
+
+    #[test]
+    fn a_vitepress_attribute_list_on_its_own_line_is_not_text() {
+        let md = "# Browser\n\nRun some tests in Node:\n\n{#projects-config}\n\n```ts\nx()\n```\n\n{.tip data-x=1}\n\nSet {#not-alone} in text, or {a} b.\n";
+        let all = |f| {
+            parse(md, f, "x")
+                .sections
+                .iter()
+                .flat_map(|s| s.blocks.iter().map(|b| b.render()))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let vp = all(Flavor::VitePress);
+        assert!(!vp.contains("projects-config") && !vp.contains("data-x"), "{vp}");
+        assert!(vp.contains("Set {#not-alone} in text, or {a} b."), "{vp}");
+        // Elsewhere the braces are text (GitHub shows them).
+        assert!(all(Flavor::GitHub).contains("{#projects-config}"));
     }
 
     #[test]
