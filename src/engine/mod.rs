@@ -12,6 +12,7 @@ use std::rc::Rc;
 
 use docent_core::budget::{self, ModelLimits, Plan, PlanRequest};
 use docent_core::cite::{ChunkSource, Mark, Source};
+use docent_core::model::IndexHeader;
 use docent_core::prompt::{Message, Template, DEFAULT_SYSTEM, DEFAULT_USER};
 use docent_core::retrieve::{self, Ask};
 use docent_core::search::{Hit, SearchOptions, SearchResult};
@@ -271,14 +272,14 @@ impl Engine {
     }
 
     /// Whether to ask the chat model for a standalone query first: a follow-up, or a question in
-    /// another language than the docs (`docs_not_english`: the index says most of the docs'
-    /// prose is not English, so an English question is the foreign one).
-    fn wants_rewrite(&self, question: &str, history: &History, docs_not_english: bool) -> bool {
+    /// a language the docs are not written in (the index records how much of them is not
+    /// English: [`docent_core::model::IndexHeader::docs_speak`]).
+    fn wants_rewrite(&self, question: &str, history: &History, header: &IndexHeader) -> bool {
         match self.cfg.rewrite {
             Rewrite::Off => false,
             Rewrite::Always => true,
             Rewrite::Auto => {
-                !history.questions.is_empty() || looks_non_english(question) != docs_not_english
+                !history.questions.is_empty() || !header.docs_speak(looks_non_english(question))
             }
         }
     }
@@ -296,7 +297,7 @@ impl Engine {
         let online = self.cfg.proxy.is_some();
         if online
             && !self.chat_unavailable.get()
-            && self.wants_rewrite(question, history, index.header().docs_not_english())
+            && self.wants_rewrite(question, history, index.header())
         {
             mark("docent:rewrite-start");
             let got = self.rewrite(question, history, signal).await;

@@ -302,10 +302,10 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
     }
     outln!("  tokenizer   {}", h.tokenizer);
     if let Some(share) = h.non_english {
-        let judged = if h.docs_not_english() {
-            "questions not in English are judged by their words, English ones hedged"
-        } else {
-            "English questions are judged by their words, others hedged"
+        let judged = match (h.docs_speak(false), h.docs_speak(true)) {
+            (true, true) => "questions in English and in other languages are judged by their words",
+            (false, _) => "questions not in English are judged by their words, English ones hedged",
+            (true, false) => "English questions are judged by their words, others hedged",
         };
         outln!("  language    {:.0}% of the docs' prose is not English: {judged}", share * 100.0);
     }

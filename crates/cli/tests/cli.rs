@@ -1224,7 +1224,8 @@ fn a_chinese_site_indexed_with_embed_local_records_the_model_it_was_embedded_wit
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("of the docs' text is not English"), "{stderr}");
     let index = docent_core::Index::from_bytes(std::fs::read(idx).unwrap()).unwrap();
-    assert!(index.header().docs_not_english(), "{:?}", index.header().non_english);
+    let h = index.header();
+    assert!(h.docs_speak(true), "{:?}", h.non_english);
     let shown = ok(&["inspect", idx]);
     assert!(shown.contains("of the docs' prose is not English"), "{shown}");
     let model = index.header().model.clone();

@@ -294,10 +294,12 @@ mod tests {
     fn the_docs_language_share_is_read_back_and_checked() {
         let h = IndexHeader { non_english: Some(0.97), ..header() };
         assert_eq!(read_header(&serde_json::to_vec(&h).unwrap()).unwrap(), h);
-        assert!(h.docs_not_english());
+        assert!(h.docs_speak(true) && !h.docs_speak(false));
         let plain = serde_json::to_string(&header()).unwrap();
         assert!(!plain.contains("non_english"), "{plain}");
-        assert!(!header().docs_not_english());
+        assert!(!header().docs_speak(true) && header().docs_speak(false));
+        let mixed = IndexHeader { non_english: Some(0.4), ..header() };
+        assert!(mixed.docs_speak(true) && mixed.docs_speak(false));
         let bad = plain.replacen('{', r#"{"non_english":1.5,"#, 1);
         assert!(read_header(bad.as_bytes()).unwrap_err().contains("non_english"));
     }

@@ -138,20 +138,29 @@ pub struct IndexHeader {
     #[serde(default, skip_serializing_if = "EmbedRecipe::is_empty")]
     pub embedding: EmbedRecipe,
     /// Share (0..1) of the docs' prose that does not look English ([`crate::lang`]), measured
-    /// at build on a sample of pages; absent for English docs (under [`NON_ENGLISH_DOCS`] / 2)
-    /// and in files of older docent. Search judges a question by its words only when it is in
-    /// the docs' language ([`IndexHeader::docs_not_english`]).
+    /// at build on a sample of pages; absent for English docs (under [`OTHER_LANGUAGES`]) and in
+    /// files of older docent. Search judges a question by its words only when the docs are
+    /// written in its language, at least in part ([`IndexHeader::docs_speak`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub non_english: Option<f32>,
 }
 
-/// The [`IndexHeader::non_english`] share from which the docs count as not English.
-pub const NON_ENGLISH_DOCS: f32 = 0.5;
+/// The [`IndexHeader::non_english`] share from which the docs count as written in other
+/// languages too (a site with a Chinese locale beside its English pages), and above whose
+/// complement (1 − it) as not written in English.
+pub const OTHER_LANGUAGES: f32 = 0.25;
 
 impl IndexHeader {
-    /// True when most of the docs' prose is not English (a Chinese or German site).
-    pub fn docs_not_english(&self) -> bool {
-        self.non_english.is_some_and(|s| s >= NON_ENGLISH_DOCS)
+    /// True when the docs are written, at least a quarter of them, in the language class of a
+    /// question: English (`non_english_question` false) or not. A question in a language the
+    /// docs are not written in cannot be judged by its words.
+    pub fn docs_speak(&self, non_english_question: bool) -> bool {
+        let share = self.non_english.unwrap_or(0.0);
+        if non_english_question {
+            share >= OTHER_LANGUAGES
+        } else {
+            share <= 1.0 - OTHER_LANGUAGES
+        }
     }
 }
 

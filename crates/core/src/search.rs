@@ -819,10 +819,10 @@ impl Index {
         // A question in another language than the docs shares few words with them and sits far
         // from them in an English embedding space whether or not they answer it: its confidence
         // says nothing, so it is answered from the closest sections (a chat model's rewrite into
-        // the docs' language is judged on its own, see retrieve.rs). Docs mostly not in English
-        // (a Chinese site) turn this round: their readers' questions are judged, English ones
-        // are not.
-        let judged = crate::lang::looks_non_english(query.text) == self.header().docs_not_english();
+        // the docs' language is judged on its own, see retrieve.rs). Docs written in other
+        // languages too (a Chinese site, or a Chinese locale beside English pages) judge
+        // questions in those; docs mostly not in English do not judge English ones.
+        let judged = self.header().docs_speak(crate::lang::looks_non_english(query.text));
         let (decline, hedge) = outcome_thresholds(floor);
         if (judged && confidence < decline) || fused.is_empty() {
             fused.truncate(3);
