@@ -711,8 +711,17 @@ pub fn model_for_language(
 /// ([`docent_core::lang::looks_non_english`]), over up to [`LANGUAGE_SAMPLE`] pages spread over
 /// `files`, prose only. Pages that fail to parse are left out here (the build reports them).
 pub fn non_english_share(files: &[(SourceFile, String, Flavor, &SourceSpec)]) -> f32 {
+    language_sample(files).0
+}
+
+/// [`non_english_share`], and the language most of the non-English prose is written in
+/// ([`docent_core::lang::language_name`]; `None` when there is none or it cannot be named).
+pub fn language_sample(
+    files: &[(SourceFile, String, Flavor, &SourceSpec)],
+) -> (f32, Option<&'static str>) {
     let step = files.len().div_ceil(LANGUAGE_SAMPLE).max(1);
     let (mut foreign, mut all) = (0usize, 0usize);
+    let mut named: Vec<(&'static str, usize)> = Vec::new();
     let mut includes: HashMap<PathBuf, SourceIncludes> = HashMap::new();
     for (file, _, flavor, source) in files.iter().step_by(step) {
         let Ok(bytes) = std::fs::read(&file.path) else { continue };
@@ -739,13 +748,24 @@ pub fn non_english_share(files: &[(SourceFile, String, Flavor, &SourceSpec)]) ->
             all += letters;
             if docent_core::lang::looks_non_english(&prose) {
                 foreign += letters;
+                if let Some(name) = docent_core::lang::language_name(&prose) {
+                    match named.iter_mut().find(|(n, _)| *n == name) {
+                        Some(e) => e.1 += letters,
+                        None => named.push((name, letters)),
+                    }
+                }
             }
         }
     }
+    let main = named
+        .iter()
+        .filter(|(n, _)| *n != "English")
+        .max_by_key(|(_, letters)| *letters)
+        .map(|(n, _)| *n);
     if all == 0 {
-        0.0
+        (0.0, None)
     } else {
-        foreign as f32 / all as f32
+        (foreign as f32 / all as f32, main)
     }
 }
 
@@ -1256,6 +1276,7 @@ pub fn build_index_with(
     // 6. Write.
     let namespaces: BTreeSet<String> =
         chunks.iter().map(|c| c.namespace.clone()).filter(|n| !n.is_empty()).collect();
+    let languages = language_sample(&files);
     let header = IndexHeader {
         provider: provider.clone(),
         model: model.clone(),
@@ -1284,8 +1305,9 @@ pub fn build_index_with(
             .collect(),
         embedding: recipe,
         // Recorded from a quarter up (a site with a few translated pages stays English).
-        non_english: Some((non_english_share(&files) * 100.0).round() / 100.0)
+        non_english: Some((languages.0 * 100.0).round() / 100.0)
             .filter(|&s| s >= NON_ENGLISH_SHARE),
+        language: languages.1.filter(|_| languages.0 >= NON_ENGLISH_SHARE).map(str::to_string),
     };
     let bytes = docent_core::format::write_index_centered(
         &header,

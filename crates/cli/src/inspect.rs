@@ -307,7 +307,11 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
             (false, _) => "questions not in English are judged by their words, English ones hedged",
             (true, false) => "English questions are judged by their words, others hedged",
         };
-        outln!("  language    {:.0}% of the docs' prose is not English: {judged}", share * 100.0);
+        let named = h.language.as_deref().map(|l| format!(", mostly {l}")).unwrap_or_default();
+        outln!(
+            "  language    {:.0}% of the docs' prose is not English{named}: {judged}",
+            share * 100.0
+        );
     }
     match h.relevance_floor {
         Some(f) => outln!("  floor       {f}"),

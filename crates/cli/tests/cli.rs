@@ -1226,6 +1226,7 @@ fn a_chinese_site_indexed_with_embed_local_records_the_model_it_was_embedded_wit
     let index = docent_core::Index::from_bytes(std::fs::read(idx).unwrap()).unwrap();
     let h = index.header();
     assert!(h.docs_speak(true), "{:?}", h.non_english);
+    assert_eq!(h.language.as_deref(), Some("Chinese"));
     let shown = ok(&["inspect", idx]);
     assert!(shown.contains("of the docs' prose is not English"), "{shown}");
     let model = index.header().model.clone();

@@ -102,6 +102,11 @@ pub(crate) fn read_header(bytes: &[u8]) -> Result<IndexHeader, String> {
             }
             x => x,
         },
+        language: match f.get("language") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => return Err("field `language` is not a string".into()),
+        },
     })
 }
 
@@ -287,19 +292,24 @@ mod tests {
             sources: vec!["/usr/share/doc\u{1}".into()],
             embedding: EmbedRecipe::default(),
             non_english: None,
+            language: None,
         }
     }
 
     #[test]
     fn the_docs_language_share_is_read_back_and_checked() {
-        let h = IndexHeader { non_english: Some(0.97), ..header() };
+        let h =
+            IndexHeader { non_english: Some(0.97), language: Some("Chinese".into()), ..header() };
         assert_eq!(read_header(&serde_json::to_vec(&h).unwrap()).unwrap(), h);
         assert!(h.docs_speak(true) && !h.docs_speak(false));
+        assert_eq!(h.docs_language(), Some("Chinese"));
         let plain = serde_json::to_string(&header()).unwrap();
         assert!(!plain.contains("non_english"), "{plain}");
         assert!(!header().docs_speak(true) && header().docs_speak(false));
-        let mixed = IndexHeader { non_english: Some(0.4), ..header() };
+        let mixed =
+            IndexHeader { non_english: Some(0.4), language: Some("Chinese".into()), ..header() };
         assert!(mixed.docs_speak(true) && mixed.docs_speak(false));
+        assert_eq!(mixed.docs_language(), None, "mostly English: the docs' language stays English");
         let bad = plain.replacen('{', r#"{"non_english":1.5,"#, 1);
         assert!(read_header(bad.as_bytes()).unwrap_err().contains("non_english"));
     }

@@ -59,9 +59,119 @@ pub fn looks_non_english(text: &str) -> bool {
     foreign >= 2 && foreign > english
 }
 
+/// Function words of the Latin-script languages [`language_name`] can name. A word may serve
+/// several ("que"): the language with the most wins.
+const LATIN_LANGUAGES: [(&str, &[&str]); 6] = [
+    (
+        "German",
+        &[
+            "und", "der", "die", "das", "nicht", "ist", "mit", "ein", "eine", "auf", "für", "den",
+            "dem", "sich", "auch", "wird", "werden", "kann", "oder", "wenn",
+        ],
+    ),
+    (
+        "French",
+        &[
+            "le", "les", "des", "est", "une", "pour", "dans", "pas", "que", "qui", "sur", "avec",
+            "sont", "vous", "nous", "cette", "ce", "aux", "du", "peut",
+        ],
+    ),
+    (
+        "Spanish",
+        &[
+            "el", "los", "las", "que", "para", "con", "una", "por", "del", "es", "se", "como",
+            "más", "está", "pero", "sus", "puede", "este", "esta", "también",
+        ],
+    ),
+    (
+        "Portuguese",
+        &[
+            "não", "uma", "para", "com", "os", "do", "da", "que", "se", "em", "mais", "como",
+            "são", "pode", "também", "você", "ao", "das", "dos", "está",
+        ],
+    ),
+    (
+        "Italian",
+        &[
+            "il", "che", "di", "per", "non", "una", "gli", "sono", "della", "con", "come", "anche",
+            "può", "questo", "questa", "nel", "alla", "dei", "delle", "essere",
+        ],
+    ),
+    (
+        "Dutch",
+        &[
+            "het", "een", "van", "niet", "voor", "ook", "de", "en", "zijn", "met", "dat", "op",
+            "je", "te", "kan", "wordt", "worden", "deze", "bij", "naar",
+        ],
+    ),
+];
+
+/// The language a text (a page's prose, not a short question) is written in, by its English
+/// name, for prompts ("rewrite the question in Chinese"): "English" when it does not
+/// [`looks_non_english`]; Japanese, Korean or Chinese by script (kana among the Han characters
+/// make it Japanese); German, French, Spanish, Portuguese, Italian or Dutch by their function
+/// words. `None` for a language it cannot name (Cyrillic, Arabic... scripts are shared by several).
+pub fn language_name(text: &str) -> Option<&'static str> {
+    if !looks_non_english(text) {
+        return Some("English");
+    }
+    let (mut han, mut kana, mut hangul, mut other) = (0usize, 0usize, 0usize, 0usize);
+    for c in text.chars().filter(|c| c.is_alphabetic() && !c.is_ascii()) {
+        match c as u32 {
+            0x3040..=0x30FF => kana += 1,
+            0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF => han += 1,
+            0x1100..=0x11FF | 0xAC00..=0xD7AF => hangul += 1,
+            0x00C0..=0x024F => {} // accented Latin letters
+            _ => other += 1,
+        }
+    }
+    let cjk = han + kana + hangul;
+    if cjk > other && cjk > 0 {
+        return Some(if hangul * 2 > cjk {
+            "Korean"
+        } else if kana * 10 >= cjk {
+            "Japanese"
+        } else {
+            "Chinese"
+        });
+    }
+    if other > 0 {
+        return None;
+    }
+    let mut votes = [0usize; LATIN_LANGUAGES.len()];
+    for w in text.split(|c: char| !c.is_alphanumeric()) {
+        if w.is_empty() || w.len() > 8 {
+            continue;
+        }
+        let w: String = w.chars().flat_map(char::to_lowercase).collect();
+        for (i, (_, words)) in LATIN_LANGUAGES.iter().enumerate() {
+            votes[i] += words.contains(&w.as_str()) as usize;
+        }
+    }
+    let best = (0..votes.len()).max_by_key(|&i| (votes[i], usize::MAX - i))?;
+    (votes[best] > 0).then_some(LATIN_LANGUAGES[best].0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_s_language_is_named() {
+        let cases = [
+            ("Set CARGO_HOME to move the cache of downloaded crates, and run the build again.", Some("English")),
+            ("构建结果会保存在缓存目录中，再次构建时只处理修改过的文件，因此速度更快。", Some("Chinese")),
+            ("ビルドの結果はキャッシュに保存され、次のビルドでは変更されたファイルだけを処理します。", Some("Japanese")),
+            ("빌드 결과는 캐시 디렉터리에 저장되며 다시 빌드할 때 변경된 파일만 처리합니다.", Some("Korean")),
+            ("Die Ergebnisse werden im Cache gespeichert, und beim nächsten Build wird nur das neu gebaut, was sich geändert hat.", Some("German")),
+            ("Les résultats sont conservés dans le cache, et la prochaine compilation ne traite que les fichiers qui ont changé.", Some("French")),
+            ("Los resultados se guardan en la caché y la siguiente compilación solo procesa los archivos que han cambiado.", Some("Spanish")),
+            ("Результаты сборки сохраняются в кэше, и следующая сборка обрабатывает только изменённые файлы.", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(language_name(text), want, "{text}");
+        }
+    }
 
     #[test]
     fn english_questions_are_english() {

@@ -143,6 +143,12 @@ pub struct IndexHeader {
     /// written in its language, at least in part ([`IndexHeader::docs_speak`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub non_english: Option<f32>,
+    /// The language most of the docs' non-English prose is in, by its English name
+    /// ([`crate::lang::language_name`]: "Chinese", "German"...), recorded with `non_english`
+    /// when it can be named. The proxy's rewrite prompt uses it as the docs' language when the
+    /// docs are mostly in it ([`IndexHeader::docs_language`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
 }
 
 /// The [`IndexHeader::non_english`] share from which the docs count as written in other
@@ -151,6 +157,11 @@ pub struct IndexHeader {
 pub const OTHER_LANGUAGES: f32 = 0.25;
 
 impl IndexHeader {
+    /// The language most of the docs are written in, when it is not English and could be named.
+    pub fn docs_language(&self) -> Option<&str> {
+        self.language.as_deref().filter(|_| !self.docs_speak(false))
+    }
+
     /// True when the docs are written, at least a quarter of them, in the language class of a
     /// question: English (`non_english_question` false) or not. A question in a language the
     /// docs are not written in cannot be judged by its words.

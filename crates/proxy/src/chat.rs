@@ -188,7 +188,7 @@ pub fn system_prompt(
         ("language", language.as_str()),
         ("page", page.as_str()),
         ("date", date.as_str()),
-        ("docs_language", cfg.prompt.docs_language.as_str()),
+        ("docs_language", cfg.prompt.docs_language()),
     ];
     for (k, v) in &cfg.prompt.params {
         params.push((k.as_str(), v.as_str()));

@@ -408,27 +408,25 @@ impl Default for ModerationConfig {
 
 /// `[prompt]`: templates with `{site}`, `{language}`, `{page}`, `{date}`, `{docs_language}` and
 /// any `[prompt.params]` entries. `{{` and `}}` are literal braces.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct PromptConfig {
     /// System prompt for answers (default: core's [`docent_core::prompt::DEFAULT_SYSTEM`]).
     pub system: Option<docent_core::prompt::Template>,
     /// System prompt for the rewrite task (default: core's [`docent_core::prompt::DEFAULT_REWRITE`]).
     pub rewrite: Option<docent_core::prompt::Template>,
-    /// Language of the docs, for the rewrite prompt.
-    pub docs_language: String,
+    /// Language of the docs, for the rewrite prompt. Unset: the one the index records for docs
+    /// mostly not in English ([`docent_core::IndexHeader::docs_language`]), else English.
+    pub docs_language: Option<String>,
     /// Extra template parameters.
     pub params: BTreeMap<String, String>,
 }
 
-impl Default for PromptConfig {
-    fn default() -> Self {
-        PromptConfig {
-            system: None,
-            rewrite: None,
-            docs_language: "English".into(),
-            params: BTreeMap::new(),
-        }
+
+impl PromptConfig {
+    /// `docs_language`, or English.
+    pub fn docs_language(&self) -> &str {
+        self.docs_language.as_deref().unwrap_or("English")
     }
 }
 

@@ -86,6 +86,12 @@ pub fn check_index(cfg: &mut Config) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("the index {} is not usable: {e}", path.display()))?;
     let header = index.header().clone();
     cfg.site_pages = Some(std::sync::Arc::new(crate::pages::SitePages::from_index(&index)));
+    if cfg.prompt.docs_language.is_none() {
+        if let Some(language) = header.docs_language() {
+            tracing::info!(%language, "the docs are mostly in {language} (the index says): questions are rewritten in it");
+            cfg.prompt.docs_language = Some(language.to_string());
+        }
+    }
     if header.provider == "none" || header.dims == 0 {
         if cfg.serve.embeddings.is_some() {
             tracing::warn!(index = %path.display(), "the index has no vectors (lexical only); [serve.embeddings] will not be used by the widget");

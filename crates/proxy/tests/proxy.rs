@@ -259,6 +259,61 @@ async fn the_rewrite_task_uses_the_rewrite_prompt() {
     assert_eq!(sys, expected, "the rewrite task uses core's DEFAULT_REWRITE");
 }
 
+/// Writes a lexical index whose header says what share of the docs is not English, and in
+/// which language, and points `cfg` at it.
+fn with_index(cfg: &mut Config, dir: &std::path::Path, non_english: Option<f32>, language: &str) {
+    let header = docent_core::model::IndexHeader {
+        provider: "none".into(),
+        non_english,
+        language: Some(language.into()),
+        ..Default::default()
+    };
+    let chunk = docent_core::model::Chunk {
+        url: "guide.html".into(),
+        text: "构建结果会保存在缓存目录中。".into(),
+        tokens: 8,
+        ..Default::default()
+    };
+    let path = dir.join(format!("{language}-{non_english:?}.idx"));
+    std::fs::write(&path, docent_core::format::write_index(&header, &[chunk], None).unwrap())
+        .unwrap();
+    cfg.serve.index = Some(path);
+    docent_proxy::check_index(cfg).unwrap();
+}
+
+#[tokio::test]
+async fn the_rewrite_prompt_names_the_language_the_index_says_the_docs_are_in() {
+    let dir = std::env::temp_dir().join(format!("docent-proxy-language-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let up = start_double(0).await;
+    let docs_language = |non_english, explicit: Option<&str>| {
+        let mut cfg = config(up);
+        cfg.prompt.docs_language = explicit.map(str::to_string);
+        with_index(&mut cfg, &dir, non_english, "Chinese");
+        cfg.prompt.docs_language().to_string()
+    };
+    // Docs mostly in Chinese: questions are rewritten in Chinese.
+    assert_eq!(docs_language(Some(0.97), None), "Chinese");
+    // An English site with a Chinese locale stays English; a configured language wins.
+    assert_eq!(docs_language(Some(0.3), None), "English");
+    assert_eq!(docs_language(Some(0.97), Some("Japanese")), "Japanese");
+
+    // And the rewrite request the upstream gets says so.
+    let mut cfg = config(up);
+    with_index(&mut cfg, &dir, Some(0.97), "Chinese");
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut body = chat_body(json!([{"role": "user", "content": "怎么清除缓存？"}]), false);
+    body["docent"] = json!({"task": "rewrite"});
+    let r = app(Arc::new(cfg)).oneshot(post("/v1/chat/completions", &body)).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let sys =
+        chat_requests(up).await[0]["body"]["messages"][0]["content"].as_str().unwrap().to_string();
+    let expected = docent_core::prompt::Template::new(docent_core::prompt::DEFAULT_REWRITE)
+        .render(&[("docs_language", "Chinese")])
+        .unwrap();
+    assert_eq!(sys, expected);
+}
+
 #[tokio::test]
 async fn embeddings_come_back_as_float_or_base64_labelled_with_the_server_model() {
     let up = start_double(0).await;
