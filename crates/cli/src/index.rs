@@ -728,7 +728,7 @@ pub fn language_sample(
         let content = String::from_utf8_lossy(&bytes);
         let inc = includes
             .entry(source.path.clone())
-            .or_insert_with(|| SourceIncludes::new(&source.path));
+            .or_insert_with(|| SourceIncludes::quiet(&source.path));
         let Ok(Parsed::Page(page)) = parse_page_with(file.kind, &content, *flavor, &file.rel, inc)
         else {
             continue;
@@ -868,6 +868,9 @@ pub struct SourceIncludes {
     root: PathBuf,
     canonical_root: Option<PathBuf>,
     warned: std::cell::RefCell<HashSet<String>>,
+    /// Say nothing: a second reading of pages (the language sample) whose warnings the build
+    /// prints once already.
+    quiet: bool,
 }
 
 /// Largest included file read, in bytes (a bigger one is a warning).
@@ -880,7 +883,13 @@ impl SourceIncludes {
             root: root.to_path_buf(),
             canonical_root: root.canonicalize().ok(),
             warned: Default::default(),
+            quiet: false,
         }
+    }
+
+    /// Like [`SourceIncludes::new`], without warnings.
+    fn quiet(root: &Path) -> SourceIncludes {
+        SourceIncludes { quiet: true, ..SourceIncludes::new(root) }
     }
 }
 
@@ -907,7 +916,7 @@ impl Includes for SourceIncludes {
     }
 
     fn warn(&self, message: String) {
-        if self.warned.borrow_mut().insert(message.clone()) {
+        if !self.quiet && self.warned.borrow_mut().insert(message.clone()) {
             eprintln!("warning: {}: {message}", self.root.display());
         }
     }

@@ -1246,3 +1246,17 @@ fn a_chinese_site_indexed_with_embed_local_records_the_model_it_was_embedded_wit
 fn every_gold_page_of_the_vue_zh_eval_set_exists() {
     check_vendored_gold("vue-zh.jsonl", "vue-zh");
 }
+
+#[test]
+fn a_missing_include_is_warned_about_once_though_the_language_sample_reads_the_page_again() {
+    let src = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(src.path().join(".vitepress")).unwrap();
+    std::fs::write(src.path().join("a.md"), "# A\n\n<!--@include: ./missing.md-->\n\ntext\n")
+        .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let idx = out.path().join("x.idx");
+    let o = docent(&["index", src.path().to_str().unwrap(), "--out", idx.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert_eq!(stderr.matches("missing.md").count(), 1, "{stderr}");
+}

@@ -422,7 +422,6 @@ pub struct PromptConfig {
     pub params: BTreeMap<String, String>,
 }
 
-
 impl PromptConfig {
     /// `docs_language`, or English.
     pub fn docs_language(&self) -> &str {
