@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! 0   8  magic          b"DOCENTSH"
-//! 8   4  version        u32 = 1
+//! 8   4  version        u32 = 2
 //! 12  4  kind           u32: 1 = postings, 2 = text
 //! 16  8  body length    u64
 //! 24  …  body
@@ -15,15 +15,24 @@
 //! (varint), the term (UTF-8), document frequency (varint), the documents as varint gaps from
 //! the previous one (the first from 0), then each document's term frequency (varint).
 //!
-//! Text body: the chunk texts of a run of whole pages, UTF-8, back to back. Where each chunk
-//! starts and ends is in the entry's chunk records.
+//! Text body: what a reader shows of the chunks of a run of whole pages (the entry keeps only
+//! what ranking needs, see [`super::outline`]). Strings are a varint byte length and UTF-8.
+//!
+//! ```text
+//! varint page count P, then per page: its title
+//! varint section count S, then per section: varint page (< P), its anchor, varint label
+//!        count, the breadcrumb labels (outermost first)
+//! varint chunk count C (the manifest's: up to the next text shard's first chunk), then per
+//!        chunk: varint section (< S), varint token count, varint text byte length
+//! the chunk texts, UTF-8, back to back (exactly the lengths above)
+//! ```
 
 use crate::format::FormatError;
 
 /// The 8 bytes every shard starts with.
 pub const SHARD_MAGIC: &[u8; 8] = b"DOCENTSH";
 /// The shard layout version this code writes and reads.
-pub const SHARD_VERSION: u32 = 1;
+pub const SHARD_VERSION: u32 = 2;
 const SHARD_HEADER: usize = 24;
 
 /// What a shard holds.
@@ -85,6 +94,25 @@ impl<'a> Reader<'a> {
     pub(crate) fn done(&self) -> bool {
         self.at == self.b.len()
     }
+    /// A varint that must be below `limit`.
+    pub(crate) fn below(&mut self, limit: usize) -> Result<usize, FormatError> {
+        let v = self.varint()?;
+        if v >= limit as u64 {
+            return Err(FormatError::Corrupt("shard: a number is out of range".into()));
+        }
+        Ok(v as usize)
+    }
+    /// A length-prefixed UTF-8 string.
+    pub(crate) fn str(&mut self) -> Result<&'a str, FormatError> {
+        let len = self.below(self.b.len() + 1)?;
+        std::str::from_utf8(self.bytes(len)?)
+            .map_err(|_| FormatError::Corrupt("shard: a string is not UTF-8".into()))
+    }
+}
+
+pub(crate) fn push_str(out: &mut Vec<u8>, s: &str) {
+    push_varint(out, s.len() as u64);
+    out.extend_from_slice(s.as_bytes());
 }
 
 /// Wrap a body into a shard file; returns the file and its checksum.
@@ -132,6 +160,132 @@ pub fn decode<'a>(
         return Err(mismatch(name));
     }
     Ok(&bytes[SHARD_HEADER..body_end])
+}
+
+/// One chunk of a text shard, as the writer gives it.
+#[derive(Debug, Clone, Copy)]
+pub struct ShardChunk<'a> {
+    /// Its page's number in the index (chunks of one page share it).
+    pub page: u32,
+    /// Its section's number in the index (chunks of one section share it).
+    pub section: u32,
+    /// Its page's title.
+    pub title: &'a str,
+    /// Its section's anchor.
+    pub anchor: &'a str,
+    pub tokens: u32,
+    pub text: &'a str,
+}
+
+/// Encode a text body: `chunks` (one text shard's, in order), with `crumbs(i)` the
+/// breadcrumb of `chunks[i]`'s section.
+pub fn text_body<'a>(chunks: &[ShardChunk<'a>], crumbs: impl Fn(usize) -> Vec<&'a str>) -> Vec<u8> {
+    let (mut pages, mut page_bytes) = (Vec::new(), Vec::new());
+    let (mut sections, mut section_bytes) = (Vec::new(), Vec::new());
+    let mut records = Vec::new();
+    push_varint(&mut records, chunks.len() as u64);
+    for (i, c) in chunks.iter().enumerate() {
+        let page = pages.iter().position(|&p| p == c.page).unwrap_or_else(|| {
+            pages.push(c.page);
+            push_str(&mut page_bytes, c.title);
+            pages.len() - 1
+        });
+        let section = sections.iter().rposition(|&s| s == c.section).unwrap_or_else(|| {
+            sections.push(c.section);
+            push_varint(&mut section_bytes, page as u64);
+            push_str(&mut section_bytes, c.anchor);
+            let labels = crumbs(i);
+            push_varint(&mut section_bytes, labels.len() as u64);
+            for l in labels {
+                push_str(&mut section_bytes, l);
+            }
+            sections.len() - 1
+        });
+        push_varint(&mut records, section as u64);
+        push_varint(&mut records, u64::from(c.tokens));
+        push_varint(&mut records, c.text.len() as u64);
+    }
+    let mut out = Vec::new();
+    push_varint(&mut out, pages.len() as u64);
+    out.extend_from_slice(&page_bytes);
+    push_varint(&mut out, sections.len() as u64);
+    out.extend_from_slice(&section_bytes);
+    out.extend_from_slice(&records);
+    for c in chunks {
+        out.extend_from_slice(c.text.as_bytes());
+    }
+    out
+}
+
+/// A section of a text shard: its page (in the shard), anchor and breadcrumb labels.
+#[derive(Debug, Clone)]
+pub(crate) struct ShardSection {
+    pub(crate) page: u32,
+    pub(crate) anchor: Box<str>,
+    pub(crate) labels: Vec<Box<str>>,
+}
+
+/// A decoded text shard.
+#[derive(Debug, Clone)]
+pub struct TextShard {
+    pub(crate) titles: Vec<Box<str>>,
+    pub(crate) sections: Vec<ShardSection>,
+    /// Per chunk: (section in the shard, token count, end of its text in `text`).
+    pub(crate) chunks: Vec<(u32, u32, usize)>,
+    pub(crate) text: Box<str>,
+}
+
+impl TextShard {
+    /// (section, title, tokens, text) of the shard's chunk `j` (validated at parse).
+    pub(crate) fn chunk(&self, j: usize) -> Option<(&ShardSection, &str, u32, &str)> {
+        let &(s, tokens, end) = self.chunks.get(j)?;
+        let start = if j == 0 { 0 } else { self.chunks[j - 1].2 };
+        let sec = self.sections.get(s as usize)?;
+        let title = self.titles.get(sec.page as usize)?;
+        Some((sec, title, tokens, self.text.get(start..end)?))
+    }
+}
+
+/// Decode a text body that must hold `count` chunks. Anything malformed is corruption.
+pub fn parse_texts(body: &[u8], count: usize) -> Result<TextShard, FormatError> {
+    let bad = |m: &str| FormatError::Corrupt(format!("text shard: {m}"));
+    let mut r = Reader::new(body);
+    // Every item takes at least one byte: counts beyond the body's length are corrupt.
+    let most = body.len() + 1;
+    let titles =
+        (0..r.below(most)?).map(|_| r.str().map(Into::into)).collect::<Result<Vec<_>, _>>()?;
+    let mut sections = Vec::new();
+    for _ in 0..r.below(most)? {
+        let page = r.below(titles.len())? as u32;
+        let anchor = r.str()?.into();
+        let labels =
+            (0..r.below(most)?).map(|_| r.str().map(Into::into)).collect::<Result<_, _>>()?;
+        sections.push(ShardSection { page, anchor, labels });
+    }
+    if r.varint()? != count as u64 {
+        return Err(bad("it holds other chunks than the index says"));
+    }
+    let mut chunks = Vec::with_capacity(count.min(body.len()));
+    let mut end = 0usize;
+    for _ in 0..count {
+        let s = r.below(sections.len())? as u32;
+        let tokens = u32::try_from(r.varint()?).map_err(|_| bad("a token count is too big"))?;
+        end = end.checked_add(r.below(most)?).ok_or_else(|| bad("texts too long"))?;
+        chunks.push((s, tokens, end));
+    }
+    let rest = r.bytes(body.len() - r.at)?;
+    let text = std::str::from_utf8(rest).map_err(|_| bad("a text is not UTF-8"))?;
+    let mut start = 0;
+    for &(_, _, e) in &chunks {
+        if e < start || !text.is_char_boundary(e) {
+            return Err(bad("the texts do not match their lengths"));
+        }
+        start = e;
+    }
+    if start != text.len() {
+        return Err(bad("the texts do not match their lengths"));
+    }
+    Ok(TextShard { titles, sections, chunks, text: text.into() })
 }
 
 /// One term's postings, borrowed from the writer's lexical index.
