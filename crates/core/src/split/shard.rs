@@ -398,6 +398,62 @@ mod tests {
         assert!(e.to_string().contains("reload the page"), "{e}");
     }
 
+    fn text_sample() -> Vec<u8> {
+        let c = |page, section, anchor, text| ShardChunk {
+            page,
+            section,
+            title: if page == 4 { "Four" } else { "Five" },
+            anchor,
+            tokens: 7,
+            text,
+        };
+        let chunks =
+            [c(4, 10, "a", "héllo "), c(4, 10, "a", "wörld"), c(5, 11, "", ""), c(4, 10, "a", "!")];
+        text_body(&chunks, |j| if j == 2 { vec![] } else { vec!["Four", "A"] })
+    }
+
+    #[test]
+    fn a_text_body_round_trips_and_refuses_what_does_not_fit() {
+        let body = text_sample();
+        let t = parse_texts(&body, 4).unwrap();
+        let (sec, title, tokens, text) = t.chunk(1).unwrap();
+        assert_eq!((&*sec.anchor, title, tokens, text), ("a", "Four", 7, "wörld"));
+        assert_eq!(sec.labels.iter().map(|l| &**l).collect::<Vec<_>>(), ["Four", "A"]);
+        let (sec, title, _, text) = t.chunk(2).unwrap();
+        assert_eq!((sec.labels.len(), title, text), (0, "Five", ""));
+        assert_eq!(t.chunk(3).unwrap().3, "!");
+        assert_eq!(t.sections.len(), 2, "the section that comes back is stored once");
+        assert!(t.chunk(4).is_none());
+        // Other chunk count, a cut, a trailing byte, a length that splits a character.
+        assert!(parse_texts(&body, 3).is_err());
+        assert!(parse_texts(&body[..body.len() - 1], 4).is_err());
+        let mut longer = body.clone();
+        longer.push(b'x');
+        assert!(parse_texts(&longer, 4).is_err());
+        // The first chunk's text length (7, then 3 bytes per record), and the second's: 2 and
+        // 11 keep the sum but end the first text inside "é".
+        let at = body.len() - "héllo wörld!".len() - 10;
+        assert_eq!((body[at], body[at + 3]), (7, 6));
+        let mut split_char = body.clone();
+        (split_char[at], split_char[at + 3]) = (2, 11);
+        assert!(parse_texts(&split_char, 4).is_err());
+    }
+
+    #[test]
+    fn garbage_text_bodies_are_refused_without_a_panic() {
+        let body = text_sample();
+        for i in 0..body.len() {
+            for x in [0x00, 0x01, 0x7f, 0x80, 0xc3, 0xff] {
+                let mut b = body.clone();
+                b[i] = x;
+                let _ = parse_texts(&b, 4).map(|t| (0..5).for_each(|j| drop(t.chunk(j))));
+            }
+        }
+        for junk in [&[][..], &[0xff; 40][..], &[1, 0x80, 0x80][..], &[0, 0, 1, 0, 0, 0][..]] {
+            assert!(parse_texts(junk, 1).is_err());
+        }
+    }
+
     #[test]
     fn garbage_never_panics() {
         for b in [&[][..], &[0xff; 40][..], &[0x80, 0x80, 0x80][..], &[5, 1, b'a'][..]] {
