@@ -219,10 +219,12 @@ pub fn text_body<'a>(chunks: &[ShardChunk<'a>], crumbs: impl Fn(usize) -> Vec<&'
 
 /// A section of a text shard: its page (in the shard), anchor and breadcrumb labels.
 #[derive(Debug, Clone)]
-pub(crate) struct ShardSection {
-    pub(crate) page: u32,
-    pub(crate) anchor: Box<str>,
-    pub(crate) labels: Vec<Box<str>>,
+pub struct ShardSection {
+    /// Its page among the shard's pages.
+    pub page: u32,
+    pub anchor: Box<str>,
+    /// The breadcrumb labels, outermost first.
+    pub labels: Vec<Box<str>>,
 }
 
 /// A decoded text shard.
@@ -236,8 +238,9 @@ pub struct TextShard {
 }
 
 impl TextShard {
-    /// (section, title, tokens, text) of the shard's chunk `j` (validated at parse).
-    pub(crate) fn chunk(&self, j: usize) -> Option<(&ShardSection, &str, u32, &str)> {
+    /// (section, page title, token count, text) of the shard's chunk `j` (validated at
+    /// parse), None past its last chunk.
+    pub fn chunk(&self, j: usize) -> Option<(&ShardSection, &str, u32, &str)> {
         let &(s, tokens, end) = self.chunks.get(j)?;
         let start = if j == 0 { 0 } else { self.chunks[j - 1].2 };
         let sec = self.sections.get(s as usize)?;
@@ -446,7 +449,11 @@ mod tests {
             for x in [0x00, 0x01, 0x7f, 0x80, 0xc3, 0xff] {
                 let mut b = body.clone();
                 b[i] = x;
-                let _ = parse_texts(&b, 4).map(|t| (0..5).for_each(|j| drop(t.chunk(j))));
+                if let Ok(t) = parse_texts(&b, 4) {
+                    (0..5).for_each(|j| {
+                        let _ = t.chunk(j);
+                    });
+                }
             }
         }
         for junk in [&[][..], &[0xff; 40][..], &[1, 0x80, 0x80][..], &[0, 0, 1, 0, 0, 0][..]] {
