@@ -24,15 +24,16 @@ impl Default for SplitOptions {
 /// A split index: the entry file and the shards to write next to it.
 #[derive(Debug, Clone)]
 pub struct SplitIndex {
-    /// The entry file's bytes (format version 5).
+    /// The entry file's bytes (format version 6).
     pub entry: Vec<u8>,
     /// (file name, bytes) of every shard.
     pub shards: Vec<(String, Vec<u8>)>,
 }
 
 /// Split `index` (a one-file index) into an entry and shards named after `stem` (the entry
-/// file's name without `.bin`). The entry keeps everything but the chunk texts; the BM25
-/// postings the widget would derive from them go into postings shards.
+/// file's name without `.bin`). The entry keeps what ranking needs (the vectors, the BM25
+/// lengths, the outline); the BM25 postings the widget would derive from the texts go into
+/// postings shards, the texts with their titles, anchors and breadcrumbs into text shards.
 pub fn split_index(
     index: &Index,
     stem: &str,
