@@ -672,7 +672,7 @@ impl OneFile {
         let (pages, page_count) = records(need(SectionKind::Pages)?, PAGE_RECORD, "pages")?;
         for p in 0..page_count {
             if !(0..3).all(|f| sid_ok(pages + p * PAGE_RECORD + f * 4)) {
-                return Err(FormatError::Corrupt(format!("page {p} refers to a missing string")));
+                return Err(FormatError::Corrupt("a page refers to a missing string".into()));
             }
         }
         let (crumbs, crumb_count) =
@@ -681,7 +681,7 @@ impl OneFile {
             let parent = rd_u32(bytes, crumbs + c * CRUMB_RECORD);
             if (parent != NO_NODE && parent as usize >= c) || !sid_ok(crumbs + c * CRUMB_RECORD + 4)
             {
-                return Err(FormatError::Corrupt(format!("breadcrumb node {c} is malformed")));
+                return Err(FormatError::Corrupt("a breadcrumb node is malformed".into()));
             }
         }
         let (places, place_count) = records(need(SectionKind::Places)?, PLACE_RECORD, "sections")?;
@@ -692,9 +692,9 @@ impl OneFile {
                 || !sid_ok(r + 4)
                 || (node != NO_NODE && node as usize >= crumb_count)
             {
-                return Err(FormatError::Corrupt(format!(
-                    "section {p} refers to a missing page, string or breadcrumb"
-                )));
+                return Err(FormatError::Corrupt(
+                    "a section refers to a missing page, string or breadcrumb".into(),
+                ));
             }
         }
         let (chunks, chunk_count) =
@@ -709,13 +709,13 @@ impl OneFile {
         for i in 0..n {
             let r = chunks + i * CHUNK_RECORD;
             if rd_u32(bytes, r) as usize >= place_count {
-                return Err(FormatError::Corrupt(format!("chunk {i} refers to a missing section")));
+                return Err(FormatError::Corrupt("a chunk refers to a missing section".into()));
             }
             let end = rd_u32(bytes, r + 4) as usize;
             if end < prev_end || !text_str.is_char_boundary(end) {
-                return Err(FormatError::Corrupt(format!(
-                    "chunk {i} text lies outside the text section"
-                )));
+                return Err(FormatError::Corrupt(
+                    "a chunk's text lies outside the text section".into(),
+                ));
             }
             prev_end = end;
         }

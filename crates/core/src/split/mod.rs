@@ -153,7 +153,6 @@ pub struct ShardRef {
 
 /// A split entry's manifest and the shards attached so far. Attaching goes through `&Index`
 /// (each shard slot is set once), so a shared index (`Rc`/`Arc`) can fetch shards by need.
-#[derive(Debug)]
 pub(crate) struct SplitState {
     manifest: Manifest,
     doclens: Vec<u16>,
@@ -164,6 +163,20 @@ pub(crate) struct SplitState {
     postings: Vec<OnceLock<Vec<OwnedPostings>>>,
     /// The BM25 index over the postings attached so far, and how many shards that was.
     lexical: Mutex<Option<(usize, Arc<LexicalIndex>)>>,
+}
+
+/// The manifest and how many shards are attached (the rest is bulk; and the widget's size
+/// counts every derived formatter it ships).
+impl std::fmt::Debug for SplitState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let postings = self.postings.iter().filter(|s| s.get().is_some()).count();
+        let texts = self.texts.iter().filter(|s| s.get().is_some()).count();
+        f.debug_struct("SplitState")
+            .field("manifest", &self.manifest)
+            .field("postings_attached", &postings)
+            .field("texts_attached", &texts)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Clone for SplitState {

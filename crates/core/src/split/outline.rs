@@ -29,7 +29,7 @@ use crate::format::FormatError;
 /// A page of the outline.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutlinePage {
-    pub url: String,
+    pub url: Box<str>,
     /// Index into [`Outline::namespaces`].
     pub namespace: u32,
     /// Release notes (see [`crate::pagekind::is_release_notes`]), demoted for other questions.
@@ -39,7 +39,7 @@ pub struct OutlinePage {
 /// The decoded outline.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Outline {
-    pub namespaces: Vec<String>,
+    pub namespaces: Vec<Box<str>>,
     pub pages: Vec<OutlinePage>,
     /// Page of each section.
     pub section_page: Vec<u32>,
@@ -96,42 +96,35 @@ impl Outline {
     pub fn parse(b: &[u8], n: usize) -> Result<Outline, FormatError> {
         let bad = || FormatError::Corrupt("the outline is malformed".into());
         let mut r = Reader::new(b);
-        // Every item takes at least one byte: counts beyond the section's length are corrupt.
-        let most = b.len() + 1;
-        let namespaces: Vec<String> =
-            (0..r.below(most)?).map(|_| r.str().map(String::from)).collect::<Result<_, _>>()?;
-        let k = r.below(most)?;
-        let mut pages = Vec::with_capacity(k);
-        for _ in 0..k {
-            let url = r.str()?.to_string();
+        let namespaces = r.strs()?;
+        let mut pages = Vec::new();
+        for _ in 0..r.count()? {
+            let url = r.str()?.into();
             let namespace = r.below(namespaces.len())? as u32;
             let release_notes = r.below(2)? == 1;
             pages.push(OutlinePage { url, namespace, release_notes });
         }
-        let count = r.below(most)?;
-        let mut section_page = Vec::with_capacity(count);
-        let mut prev = 0i64;
-        for _ in 0..count {
-            prev = prev.checked_add(unzigzag(r.varint()?)).ok_or_else(bad)?;
-            if prev < 0 || prev as usize >= pages.len() {
-                return Err(bad());
-            }
+        // A zigzag step from `from`, landing below `limit`.
+        let step = |r: &mut Reader<'_>, from: i64, limit: usize| {
+            let v =
+                from.checked_add(unzigzag(r.varint()?)).filter(|&v| v >= 0 && (v as usize) < limit);
+            v.ok_or_else(bad)
+        };
+        let mut section_page = Vec::new();
+        let mut prev = 0;
+        for _ in 0..r.count()? {
+            prev = step(&mut r, prev, pages.len())?;
             section_page.push(prev as u32);
         }
-        let runs = r.below(most)?;
-        let mut chunk_section = Vec::with_capacity(n);
-        let mut next = 0i64;
-        for _ in 0..runs {
-            let s = next.checked_add(unzigzag(r.varint()?)).ok_or_else(bad)?;
-            let len = r.varint()?;
-            if s < 0
-                || s as usize >= section_page.len()
-                || len == 0
-                || len > (n - chunk_section.len()) as u64
-            {
+        let mut chunk_section = Vec::with_capacity(n.min(b.len()));
+        let mut next = 0;
+        for _ in 0..r.count()? {
+            let s = step(&mut r, next, section_page.len())?;
+            let len = r.below(n - chunk_section.len() + 1)?;
+            if len == 0 {
                 return Err(bad());
             }
-            chunk_section.resize(chunk_section.len() + len as usize, s as u32);
+            chunk_section.resize(chunk_section.len() + len, s as u32);
             next = s + 1;
         }
         if chunk_section.len() != n || !r.done() {
@@ -153,7 +146,7 @@ mod tests {
 
     fn sample() -> Outline {
         Outline {
-            namespaces: vec![String::new(), "v2".into()],
+            namespaces: vec!["".into(), "v2".into()],
             pages: vec![
                 OutlinePage { url: "/a.html".into(), namespace: 0, release_notes: false },
                 OutlinePage { url: "/b.html".into(), namespace: 1, release_notes: true },

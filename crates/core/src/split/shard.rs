@@ -102,11 +102,23 @@ impl<'a> Reader<'a> {
         }
         Ok(v as usize)
     }
+    /// A count or a length: every item takes at least a byte, so at most the input's length.
+    pub(crate) fn count(&mut self) -> Result<usize, FormatError> {
+        self.below(self.b.len() + 1)
+    }
     /// A length-prefixed UTF-8 string.
     pub(crate) fn str(&mut self) -> Result<&'a str, FormatError> {
-        let len = self.below(self.b.len() + 1)?;
+        let len = self.count()?;
         std::str::from_utf8(self.bytes(len)?)
             .map_err(|_| FormatError::Corrupt("shard: a string is not UTF-8".into()))
+    }
+    /// A count, then that many strings.
+    pub(crate) fn strs(&mut self) -> Result<Vec<Box<str>>, FormatError> {
+        let mut v = Vec::new();
+        for _ in 0..self.count()? {
+            v.push(self.str()?.into());
+        }
+        Ok(v)
     }
 }
 
@@ -251,42 +263,31 @@ impl TextShard {
 
 /// Decode a text body that must hold `count` chunks. Anything malformed is corruption.
 pub fn parse_texts(body: &[u8], count: usize) -> Result<TextShard, FormatError> {
-    let bad = |m: &str| FormatError::Corrupt(format!("text shard: {m}"));
+    // One message: a shard that passed its checksum and is malformed comes from a broken writer.
+    let bad = || FormatError::Corrupt("a text shard does not match the index".into());
     let mut r = Reader::new(body);
-    // Every item takes at least one byte: counts beyond the body's length are corrupt.
-    let most = body.len() + 1;
-    let titles =
-        (0..r.below(most)?).map(|_| r.str().map(Into::into)).collect::<Result<Vec<_>, _>>()?;
+    let titles = r.strs()?;
     let mut sections = Vec::new();
-    for _ in 0..r.below(most)? {
+    for _ in 0..r.count()? {
         let page = r.below(titles.len())? as u32;
         let anchor = r.str()?.into();
-        let labels =
-            (0..r.below(most)?).map(|_| r.str().map(Into::into)).collect::<Result<_, _>>()?;
-        sections.push(ShardSection { page, anchor, labels });
+        sections.push(ShardSection { page, anchor, labels: r.strs()? });
     }
     if r.varint()? != count as u64 {
-        return Err(bad("it holds other chunks than the index says"));
+        return Err(bad());
     }
     let mut chunks = Vec::with_capacity(count.min(body.len()));
     let mut end = 0usize;
     for _ in 0..count {
         let s = r.below(sections.len())? as u32;
-        let tokens = u32::try_from(r.varint()?).map_err(|_| bad("a token count is too big"))?;
-        end = end.checked_add(r.below(most)?).ok_or_else(|| bad("texts too long"))?;
+        let tokens = r.below(u32::MAX as usize)? as u32;
+        end = end.saturating_add(r.count()?);
         chunks.push((s, tokens, end));
     }
-    let rest = r.bytes(body.len() - r.at)?;
-    let text = std::str::from_utf8(rest).map_err(|_| bad("a text is not UTF-8"))?;
-    let mut start = 0;
-    for &(_, _, e) in &chunks {
-        if e < start || !text.is_char_boundary(e) {
-            return Err(bad("the texts do not match their lengths"));
-        }
-        start = e;
-    }
-    if start != text.len() {
-        return Err(bad("the texts do not match their lengths"));
+    let text = std::str::from_utf8(r.bytes(body.len() - r.at)?).map_err(|_| bad())?;
+    // Lengths never go back, so boundaries ascend; the last must be the end.
+    if end != text.len() || !chunks.iter().all(|c| text.is_char_boundary(c.2)) {
+        return Err(bad());
     }
     Ok(TextShard { titles, sections, chunks, text: text.into() })
 }

@@ -116,18 +116,18 @@ pub fn split_index(
     for i in 0..n {
         let (page, section) = (index.page_of(i) as usize, index.section_of(i) as usize);
         if outline.pages.len() <= page {
-            let blank = OutlinePage { url: String::new(), namespace: 0, release_notes: false };
+            let blank = OutlinePage { url: "".into(), namespace: 0, release_notes: false };
             outline.pages.resize(page + 1, blank);
             let c = index.chunk_ref(i);
-            let ns = match outline.namespaces.iter().position(|s| s == c.namespace) {
+            let ns = match outline.namespaces.iter().position(|s| **s == *c.namespace) {
                 Some(k) => k,
                 None => {
-                    outline.namespaces.push(c.namespace.to_string());
+                    outline.namespaces.push(c.namespace.into());
                     outline.namespaces.len() - 1
                 }
             };
             outline.pages[page] = OutlinePage {
-                url: c.url.to_string(),
+                url: c.url.into(),
                 namespace: ns as u32,
                 release_notes: kinds.release_notes(index, i),
             };
@@ -139,7 +139,7 @@ pub fn split_index(
         outline.chunk_section.push(section as u32);
     }
     if outline.namespaces.is_empty() && !outline.pages.is_empty() {
-        outline.namespaces.push(String::new());
+        outline.namespaces.push("".into());
     }
 
     // The entry: the header and the vectors of the one-file index, the manifest, the chunk
