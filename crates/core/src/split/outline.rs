@@ -161,7 +161,7 @@ mod tests {
         let o = sample();
         let b = o.encode();
         assert_eq!(Outline::parse(&b, 8).unwrap(), o);
-        assert_eq!(o.page_of(3).unwrap().url, "/b.html");
+        assert_eq!(&*o.page_of(3).unwrap().url, "/b.html");
         // Another chunk count, a cut, a trailing byte: refused.
         assert!(Outline::parse(&b, 7).is_err());
         assert!(Outline::parse(&b, 9).is_err());
