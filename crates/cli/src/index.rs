@@ -719,9 +719,8 @@ pub fn non_english_share(files: &[(SourceFile, String, Flavor, &SourceSpec)]) ->
 pub fn language_sample(
     files: &[(SourceFile, String, Flavor, &SourceSpec)],
 ) -> (f32, Option<&'static str>) {
-    let step = files.len().div_ceil(LANGUAGE_SAMPLE).max(1);
-    let (mut foreign, mut all) = (0usize, 0usize);
-    let mut named: Vec<(&'static str, usize)> = Vec::new();
+    let step = language_step(files.len());
+    let mut tally = LanguageTally::default();
     let mut includes: HashMap<PathBuf, SourceIncludes> = HashMap::new();
     for (file, _, flavor, source) in files.iter().step_by(step) {
         let Ok(bytes) = std::fs::read(&file.path) else { continue };
@@ -729,10 +728,31 @@ pub fn language_sample(
         let inc = includes
             .entry(source.path.clone())
             .or_insert_with(|| SourceIncludes::quiet(&source.path));
-        let Ok(Parsed::Page(page)) = parse_page_with(file.kind, &content, *flavor, &file.rel, inc)
-        else {
-            continue;
-        };
+        if let Ok(Parsed::Page(page)) =
+            parse_page_with(file.kind, &content, *flavor, &file.rel, inc)
+        {
+            tally.add(&page);
+        }
+    }
+    tally.finish()
+}
+
+/// Every how many files a page is read for the language sample: [`LANGUAGE_SAMPLE`] pages spread
+/// over the site.
+fn language_step(files: usize) -> usize {
+    files.div_ceil(LANGUAGE_SAMPLE).max(1)
+}
+
+/// Letters of the sampled pages' prose: in all, not English, and per named language.
+#[derive(Default)]
+struct LanguageTally {
+    foreign: usize,
+    all: usize,
+    named: Vec<(&'static str, usize)>,
+}
+
+impl LanguageTally {
+    fn add(&mut self, page: &docent_core::source::Page) {
         for section in &page.sections {
             // Prose only: code reads as English whatever the docs' language.
             let prose: Vec<&str> = section
@@ -745,27 +765,32 @@ pub fn language_sample(
                 .collect();
             let prose = prose.join("\n");
             let letters = prose.chars().filter(|c| c.is_alphabetic()).count();
-            all += letters;
+            self.all += letters;
             if docent_core::lang::looks_non_english(&prose) {
-                foreign += letters;
+                self.foreign += letters;
                 if let Some(name) = docent_core::lang::language_name(&prose) {
-                    match named.iter_mut().find(|(n, _)| *n == name) {
+                    match self.named.iter_mut().find(|(n, _)| *n == name) {
                         Some(e) => e.1 += letters,
-                        None => named.push((name, letters)),
+                        None => self.named.push((name, letters)),
                     }
                 }
             }
         }
     }
-    let main = named
-        .iter()
-        .filter(|(n, _)| *n != "English")
-        .max_by_key(|(_, letters)| *letters)
-        .map(|(n, _)| *n);
-    if all == 0 {
-        (0.0, None)
-    } else {
-        (foreign as f32 / all as f32, main)
+
+    /// The non-English share, and the main non-English language.
+    fn finish(&self) -> (f32, Option<&'static str>) {
+        let main = self
+            .named
+            .iter()
+            .filter(|(n, _)| *n != "English")
+            .max_by_key(|(_, letters)| *letters)
+            .map(|(n, _)| *n);
+        if self.all == 0 {
+            (0.0, None)
+        } else {
+            (self.foreign as f32 / self.all as f32, main)
+        }
     }
 }
 
@@ -1016,7 +1041,10 @@ pub fn build_index_with(
     let mut chunks: Vec<Chunk> = Vec::new();
     let mut pages: HashSet<(String, String)> = HashSet::new();
     let mut includes: HashMap<PathBuf, SourceIncludes> = HashMap::new();
-    for (file, namespace, flavor, source) in &files {
+    // The header's language figures: the pages `language_sample` would read, tallied as they are
+    // parsed here instead of reading them again.
+    let (language_every, mut languages) = (language_step(files.len()), LanguageTally::default());
+    for (n, (file, namespace, flavor, source)) in files.iter().enumerate() {
         bar.set_message(file.rel.clone());
         let bytes = std::fs::read(&file.path)
             .with_context(|| format!("cannot read {}", file.path.display()))?;
@@ -1032,6 +1060,9 @@ pub fn build_index_with(
                 continue;
             }
         };
+        if n % language_every == 0 {
+            languages.add(&page);
+        }
         let (url, warning) = page_url_checked(settings, source, file, *flavor, &content);
         if let Some(w) = warning {
             bar.suspend(|| eprintln!("warning: {w}"));
@@ -1285,7 +1316,7 @@ pub fn build_index_with(
     // 6. Write.
     let namespaces: BTreeSet<String> =
         chunks.iter().map(|c| c.namespace.clone()).filter(|n| !n.is_empty()).collect();
-    let languages = language_sample(&files);
+    let languages = languages.finish();
     let header = IndexHeader {
         provider: provider.clone(),
         model: model.clone(),
