@@ -1,13 +1,14 @@
 //! Any bytes offered to a split index's shard readers: refused or read, never a panic. The
 //! bytes are tried as each shard of a small split index (they must be refused unless they are
-//! that shard), as a postings body and as a shard manifest; after that the index still
-//! searches and reads.
+//! that shard), as a postings body, a text body, an outline and a shard manifest; after that
+//! the index still searches and reads.
 #![no_main]
 
 use std::sync::OnceLock;
 
 use docent_core::format::{write_index, Index};
 use docent_core::search::{Query, SearchOptions};
+use docent_core::split::outline::Outline;
 use docent_core::split::write::{split_index, SplitOptions};
 use docent_core::split::{shard, Manifest};
 use docent_core::{Chunk, IndexHeader};
@@ -41,14 +42,25 @@ fuzz_target!(|data: &[u8]| {
         let _ = index.attach(&r, data);
     }
     let _ = shard::parse_postings(data, 3, |_| true);
-    for n in [0, 3, 1_000] {
+    for n in [0, 1, 3, 1_000] {
         let _ = Manifest::parse(data, n);
+        let _ = Outline::parse(data, n).map(|o| {
+            (0..n + 1).for_each(|i| {
+                let _ = o.page_of(i);
+            })
+        });
+        if let Ok(t) = shard::parse_texts(data, n) {
+            (0..n + 1).for_each(|j| {
+                let _ = t.chunk(j);
+            });
+        }
     }
     let _ = index.search(
         &Query { text: "cargo build foo::bar", ..Default::default() },
         &SearchOptions::default(),
     );
     for i in 0..index.len() {
-        let _ = index.chunk_ref(i).text.len();
+        let c = index.chunk_ref(i);
+        let _ = (c.text.len(), c.breadcrumb(), c.url, index.section_of(i), index.page_of(i));
     }
 });

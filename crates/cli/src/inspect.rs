@@ -192,6 +192,26 @@ pub struct Inspection {
     pub overhead_per_chunk: f64,
     /// A split index: postings shards, text shards (their bytes are not in `file_bytes`).
     pub shards: Option<(usize, usize)>,
+    /// A split index: bytes of all its postings shards and of all its text shards (texts,
+    /// titles, anchors, breadcrumbs, chunk records), when the shard files are at hand.
+    pub shard_bytes: Option<(u64, u64)>,
+    /// Bytes of all chunk texts.
+    pub text_bytes: usize,
+}
+
+/// Bytes of a split index's postings and text shards, from the files next to `path`.
+pub fn shard_bytes(index: &Index, path: &std::path::Path) -> Option<(u64, u64)> {
+    let m = index.manifest()?;
+    let dir = path.parent().unwrap_or(std::path::Path::new(""));
+    let size = |kind, sum| {
+        let name = docent_core::split::shard_name(&m.stem, kind, sum);
+        std::fs::metadata(dir.join(name)).map(|f| f.len()).unwrap_or(0)
+    };
+    use docent_core::split::ShardKind::{Postings, Text};
+    Some((
+        m.postings.iter().map(|&c| size(Postings, c)).sum(),
+        m.texts.iter().map(|&(_, c)| size(Text, c)).sum(),
+    ))
 }
 
 /// Compute the inspection of a loaded index.
@@ -221,6 +241,8 @@ pub fn inspect(index: &Index) -> Inspection {
     let shards = index.manifest().map(|m| (m.postings.len(), m.texts.len()));
     Inspection {
         shards,
+        shard_bytes: None,
+        text_bytes,
         file_bytes,
         header: serde_json::to_value(index.header()).unwrap_or(serde_json::Value::Null),
         chunks: index.len(),
@@ -252,7 +274,8 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let ins = inspect(&index);
+    let mut ins = inspect(&index);
+    ins.shard_bytes = shard_bytes(&index, &args.index);
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&ins)?);
         return Ok(());
@@ -342,12 +365,23 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
             if ins.file_bytes > 0 { 100.0 * *bytes as f64 / ins.file_bytes as f64 } else { 0.0 };
         outln!("    {name:<34} {:>12} {pct:>5.1}%", human_bytes(*bytes));
     }
-    outln!("  bytes per chunk beyond its text: {:.1}", ins.overhead_per_chunk);
-    if let Some((p, t)) = ins.shards {
-        outln!(
-            "  split: this entry file names {p} postings shards and {t} text shards next to it;"
-        );
-        outln!("         a reader's browser fetches the shards each question needs (docs/index-format.md)");
+    match ins.shards {
+        None => outln!("  bytes per chunk beyond its text: {:.1}", ins.overhead_per_chunk),
+        Some((p, t)) => {
+            outln!("  entry bytes per chunk (what ranking needs): {:.1}", ins.overhead_per_chunk);
+            let (pb, tb) = ins.shard_bytes.unwrap_or_default();
+            let meta = (tb as usize).saturating_sub(ins.text_bytes);
+            outln!("  split: this entry file names, next to it,");
+            outln!("    {p:>6} postings shards  {:>12}", human_bytes(pb as usize));
+            outln!("    {t:>6} text shards      {:>12}", human_bytes(tb as usize));
+            outln!(
+                "           texts {}, the rest {} ({:.1} bytes per chunk: titles, anchors, breadcrumbs, chunk records)",
+                human_bytes(ins.text_bytes),
+                human_bytes(meta),
+                meta as f64 / ins.chunks.max(1) as f64
+            );
+            outln!("  a reader's browser fetches the shards each question needs (docs/index-format.md)");
+        }
     }
     Ok(())
 }

@@ -62,10 +62,16 @@ fn a_split_index_searches_like_the_one_file_index() {
             && names.iter().any(|n| n.starts_with("index-t-"))
     );
     for q in ["how do I run the proxy with redis", "what is stored about readers", "max_tokens"] {
-        let a = ok(docent(&["search", one.to_str().unwrap(), q, "--json"]));
-        let b = ok(docent(&["search", split.to_str().unwrap(), q, "--json"]));
-        assert_eq!(a, b, "{q}");
-        assert!(!a.is_empty());
+        for extra in [&[][..], &["--url-prefix", "widget"], &["--top", "12", "--floor", "0"]] {
+            let search = |index: &Path| {
+                let mut args = vec!["search", index.to_str().unwrap(), q, "--json"];
+                args.extend(extra);
+                ok(docent(&args))
+            };
+            let (a, b) = (search(&one), search(&split));
+            assert_eq!(a, b, "{q} {extra:?}");
+            assert!(!a.is_empty());
+        }
     }
     // What a browser would fetch for a question: a few shards, not all of them.
     let o = docent(&["search", split.to_str().unwrap(), "redis store", "--shards"]);
@@ -74,7 +80,34 @@ fn a_split_index_searches_like_the_one_file_index() {
     let fetched = v["postings"].as_array().unwrap().len() + v["texts"].as_array().unwrap().len();
     assert!(fetched > 0 && fetched < names.len(), "{fetched} of {}", names.len());
     let ins = ok(docent(&["inspect", split.to_str().unwrap()]));
-    assert!(ins.contains("postings shards"), "{ins}");
+    assert!(ins.contains("postings shards") && ins.contains("text shards"), "{ins}");
+    assert!(ins.contains("outline") && !ins.contains("chunk records  "), "{ins}");
+    // What inspect counts is the one file's; its pages and sections read alike.
+    let both = |args: &[&str]| {
+        let run = |index: &Path| {
+            let mut a = vec!["inspect", index.to_str().unwrap()];
+            a.extend(args);
+            ok(docent(&a))
+        };
+        (run(&one), run(&split))
+    };
+    let (a, b) = both(&[]);
+    let counts = |s: &str| {
+        s.lines()
+            .filter(|l| {
+                ["pages ", "chunks ", "tokens "].iter().any(|k| l.starts_with(&format!("  {k}")))
+            })
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(counts(&a).len(), 3, "{a}");
+    assert_eq!(counts(&a), counts(&b));
+    let (a, b) = both(&["--sections"]);
+    assert_eq!(a, b);
+    assert!(a.lines().count() > 20, "{a}");
+    let (a, b) = both(&["--page", "widget.html", "--json"]);
+    assert_eq!(a, b);
+    assert!(a.contains("\"breadcrumb\""), "{a}");
     let _ = std::fs::remove_dir_all(&d);
 }
 

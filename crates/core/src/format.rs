@@ -47,10 +47,15 @@ use std::sync::OnceLock;
 /// The 8 bytes every docent index starts with.
 pub const MAGIC: &[u8; 8] = b"DOCENTIX";
 /// The newest format version this code reads and writes: the entry file of a split index
-/// ([`crate::split`]): version 4 without the `Text` section, plus `Shards` (where the chunk
-/// texts and BM25 postings are) and `DocLens`. Only split entries are version 5, so readers
-/// that cannot fetch shards refuse them with "upgrade docent" instead of misreading them.
-pub const FORMAT_VERSION: u32 = 5;
+/// ([`crate::split`]): the header, vectors and mean vector of version 4, plus `Shards` (where
+/// the chunk texts, their titles, anchors and breadcrumbs, and the BM25 postings are),
+/// `DocLens` and `Outline` (what ranking needs of every chunk and page), and no `Text`,
+/// `Chunks`, `Places` or `Crumbs`. Only split entries are version 6, so readers that cannot
+/// fetch shards refuse them with "upgrade docent" instead of misreading them.
+pub const FORMAT_VERSION: u32 = 6;
+/// The first split entries' version (chunk records and every string in the entry, texts alone
+/// in the shards): refused with a message to rebuild the index.
+pub const SPLIT_V5_FORMAT_VERSION: u32 = 5;
 /// The newest one-file version: version 3 plus a `Center` section (packed vectors stored
 /// relative to the mean vector) and an embedding recipe in the header (query prompts, query
 /// model) that older readers would ignore. A file is written as version 4 only when it has one
@@ -106,10 +111,13 @@ pub enum SectionKind {
     Shards = 10,
     /// Split entries only: every chunk's BM25 length (u16), for scoring from partial postings.
     DocLens = 11,
+    /// Split entries only: every chunk's section and page, every page's url, namespace and
+    /// kind ([`crate::split::outline::Outline`]).
+    Outline = 12,
 }
 
 impl SectionKind {
-    const ALL: [SectionKind; 11] = [
+    const ALL: [SectionKind; 12] = [
         SectionKind::Pages,
         SectionKind::Strings,
         SectionKind::Text,
@@ -121,6 +129,7 @@ impl SectionKind {
         SectionKind::Center,
         SectionKind::Shards,
         SectionKind::DocLens,
+        SectionKind::Outline,
     ];
 
     fn from_u32(v: u32) -> Option<SectionKind> {
@@ -141,6 +150,7 @@ impl SectionKind {
             SectionKind::Center => "mean vector (packed vectors are stored relative to it)",
             SectionKind::Shards => "shard manifest (split index)",
             SectionKind::DocLens => "chunk lengths for BM25 (split index)",
+            SectionKind::Outline => "outline: chunk sections, pages (split index)",
         }
     }
 }
@@ -562,8 +572,14 @@ pub struct ChunkRef<'a> {
     pub namespace: &'a str,
     pub text: &'a str,
     pub tokens: u32,
-    index: Option<&'a Index>,
-    crumb: u32,
+    crumbs: Crumbs<'a>,
+}
+
+/// Where a chunk's breadcrumb is: a node of a one-file index's trie, or a text shard's labels.
+#[derive(Clone, Copy)]
+enum Crumbs<'a> {
+    Trie(&'a Index, u32),
+    Labels(&'a [Box<str>]),
 }
 
 impl std::fmt::Debug for ChunkRef<'_> {
@@ -583,8 +599,10 @@ impl<'a> ChunkRef<'a> {
     /// The breadcrumb parts, outermost heading first.
     pub fn breadcrumb(&self) -> Vec<&'a str> {
         let mut parts = Vec::new();
-        if let Some(index) = self.index {
-            let mut node = self.crumb;
+        if let Crumbs::Labels(labels) = self.crumbs {
+            return labels.iter().map(|l| &**l).collect();
+        }
+        if let Crumbs::Trie(index, mut node) = self.crumbs {
             // Parents always have smaller ids (validated at load), so this terminates.
             while node != NO_NODE && (node as usize) < index.crumb_count() {
                 let (parent, label) = index.crumb_node(node as usize);
@@ -627,6 +645,82 @@ fn records(
         )));
     }
     Ok((range.0, range.1 / size))
+}
+
+/// Where a one-file index's records are (all zero for a split entry, whose outline and
+/// shards hold what they would).
+#[derive(Debug, Clone, Copy, Default)]
+struct OneFile {
+    strings: StrList,
+    pages: usize,
+    places: usize,
+    crumbs: usize,
+    chunks: usize,
+    text: (usize, usize),
+}
+
+impl OneFile {
+    /// Validate the records of a one-file index of `n` chunks: every id, offset and boundary.
+    fn parse(
+        bytes: &[u8],
+        n: usize,
+        need: impl Fn(SectionKind) -> Result<(usize, usize), FormatError>,
+    ) -> Result<OneFile, FormatError> {
+        let strings = StrList::parse(bytes, need(SectionKind::Strings)?, "strings")?;
+        let sid_ok = |at: usize| (rd_u32(bytes, at) as usize) < strings.count;
+
+        let (pages, page_count) = records(need(SectionKind::Pages)?, PAGE_RECORD, "pages")?;
+        for p in 0..page_count {
+            if !(0..3).all(|f| sid_ok(pages + p * PAGE_RECORD + f * 4)) {
+                return Err(FormatError::Corrupt("a page refers to a missing string".into()));
+            }
+        }
+        let (crumbs, crumb_count) =
+            records(need(SectionKind::Crumbs)?, CRUMB_RECORD, "breadcrumb trie")?;
+        for c in 0..crumb_count {
+            let parent = rd_u32(bytes, crumbs + c * CRUMB_RECORD);
+            if (parent != NO_NODE && parent as usize >= c) || !sid_ok(crumbs + c * CRUMB_RECORD + 4)
+            {
+                return Err(FormatError::Corrupt("a breadcrumb node is malformed".into()));
+            }
+        }
+        let (places, place_count) = records(need(SectionKind::Places)?, PLACE_RECORD, "sections")?;
+        for p in 0..place_count {
+            let r = places + p * PLACE_RECORD;
+            let node = rd_u32(bytes, r + 8);
+            if rd_u32(bytes, r) as usize >= page_count
+                || !sid_ok(r + 4)
+                || (node != NO_NODE && node as usize >= crumb_count)
+            {
+                return Err(FormatError::Corrupt(
+                    "a section refers to a missing page, string or breadcrumb".into(),
+                ));
+            }
+        }
+        let (chunks, chunk_count) =
+            records(need(SectionKind::Chunks)?, CHUNK_RECORD, "chunk records")?;
+        if chunk_count != n {
+            return Err(FormatError::Corrupt("chunk records do not match the chunk count".into()));
+        }
+        let text = need(SectionKind::Text)?;
+        let text_str = std::str::from_utf8(&bytes[text.0..text.0 + text.1])
+            .map_err(|_| FormatError::Corrupt("chunk text is not valid UTF-8".into()))?;
+        let mut prev_end = 0usize;
+        for i in 0..n {
+            let r = chunks + i * CHUNK_RECORD;
+            if rd_u32(bytes, r) as usize >= place_count {
+                return Err(FormatError::Corrupt("a chunk refers to a missing section".into()));
+            }
+            let end = rd_u32(bytes, r + 4) as usize;
+            if end < prev_end || !text_str.is_char_boundary(end) {
+                return Err(FormatError::Corrupt(
+                    "a chunk's text lies outside the text section".into(),
+                ));
+            }
+            prev_end = end;
+        }
+        Ok(OneFile { strings, pages, places, crumbs, chunks, text })
+    }
 }
 
 impl Index {
@@ -716,78 +810,23 @@ impl Index {
 
         let n = header.chunk_count as usize;
         let dims = header.dims as usize;
-        let strings = StrList::parse(&bytes, need(SectionKind::Strings)?, "strings")?;
-        let sid_ok = |at: usize| (rd_u32(&bytes, at) as usize) < strings.count;
-
-        let (pages, page_count) = records(need(SectionKind::Pages)?, PAGE_RECORD, "pages")?;
-        for p in 0..page_count {
-            if !(0..3).all(|f| sid_ok(pages + p * PAGE_RECORD + f * 4)) {
-                return Err(FormatError::Corrupt(format!("page {p} refers to a missing string")));
-            }
+        if version == SPLIT_V5_FORMAT_VERSION {
+            return Err(FormatError::OlderVersion { found: version, supported: FORMAT_VERSION });
         }
-        let (crumbs, crumb_count) =
-            records(need(SectionKind::Crumbs)?, CRUMB_RECORD, "breadcrumb trie")?;
-        for c in 0..crumb_count {
-            let parent = rd_u32(&bytes, crumbs + c * CRUMB_RECORD);
-            if (parent != NO_NODE && parent as usize >= c) || !sid_ok(crumbs + c * CRUMB_RECORD + 4)
-            {
-                return Err(FormatError::Corrupt(format!("breadcrumb node {c} is malformed")));
-            }
-        }
-        let (places, place_count) = records(need(SectionKind::Places)?, PLACE_RECORD, "sections")?;
-        for p in 0..place_count {
-            let r = places + p * PLACE_RECORD;
-            let node = rd_u32(&bytes, r + 8);
-            if rd_u32(&bytes, r) as usize >= page_count
-                || !sid_ok(r + 4)
-                || (node != NO_NODE && node as usize >= crumb_count)
-            {
-                return Err(FormatError::Corrupt(format!(
-                    "section {p} refers to a missing page, string or breadcrumb"
-                )));
-            }
-        }
-        let (chunks, chunk_count) =
-            records(need(SectionKind::Chunks)?, CHUNK_RECORD, "chunk records")?;
-        if chunk_count != n {
-            return Err(FormatError::Corrupt("chunk records do not match the chunk count".into()));
-        }
-        let shards = find(SectionKind::Shards);
-        if (version == FORMAT_VERSION) != shards.is_some()
-            || (shards.is_some() && find(SectionKind::Text).is_some())
+        // A split entry (version 6) has a shard manifest and an outline instead of the
+        // one-file sections; its texts and the rest are in its shards.
+        let split_entry = version == FORMAT_VERSION;
+        let one_file_only = [SectionKind::Text, SectionKind::Chunks, SectionKind::Places];
+        if split_entry != find(SectionKind::Shards).is_some()
+            || (split_entry && one_file_only.iter().any(|&k| find(k).is_some()))
         {
             return Err(FormatError::Corrupt(
-                "a split index entry is version 5, has a shard manifest and no chunk text".into(),
+                "a split index entry is version 6, has a shard manifest and no chunk records"
+                    .into(),
             ));
         }
-        // A split entry's texts are in its text shards, checked when they arrive.
-        let text = if shards.is_some() { (0, usize::MAX) } else { need(SectionKind::Text)? };
-        let text_str = match shards {
-            Some(_) => "",
-            None => std::str::from_utf8(&bytes[text.0..text.0 + text.1])
-                .map_err(|_| FormatError::Corrupt("chunk text is not valid UTF-8".into()))?,
-        };
-        let mut prev_end = 0usize;
-        let mut ends = Vec::with_capacity(if shards.is_some() { n } else { 0 });
-        for i in 0..n {
-            let r = chunks + i * CHUNK_RECORD;
-            if rd_u32(&bytes, r) as usize >= place_count {
-                return Err(FormatError::Corrupt(format!("chunk {i} refers to a missing section")));
-            }
-            let end = rd_u32(&bytes, r + 4) as usize;
-            if end < prev_end
-                || end > text.1
-                || (shards.is_none() && !text_str.is_char_boundary(end))
-            {
-                return Err(FormatError::Corrupt(format!(
-                    "chunk {i} text lies outside the text section"
-                )));
-            }
-            prev_end = end;
-            if shards.is_some() {
-                ends.push(end);
-            }
-        }
+        let layout =
+            if split_entry { OneFile::default() } else { OneFile::parse(&bytes, n, need)? };
         let quantization = header.quantization;
         if version == INT8_FORMAT_VERSION && quantization != Quantization::Int8 {
             return Err(FormatError::Corrupt(format!(
@@ -858,24 +897,26 @@ impl Index {
             }
             (Some(_), _) => return Err(bad_center()),
         };
-        let split = match shards {
-            None => None,
-            Some(m) => {
-                let doclens = need(SectionKind::DocLens)?;
-                if Some(doclens.1) != n.checked_mul(2) {
-                    return Err(FormatError::Corrupt(
-                        "the chunk lengths do not match the chunk count".into(),
-                    ));
-                }
-                let lens = (0..n)
-                    .map(|i| {
-                        u16::from_le_bytes([bytes[doclens.0 + 2 * i], bytes[doclens.0 + 2 * i + 1]])
-                    })
-                    .collect();
-                let manifest = crate::split::Manifest::parse(&bytes[m.0..m.0 + m.1], n)?;
-                Some(Box::new(crate::split::SplitState::new(manifest, lens, &ends)))
+        let split = if split_entry {
+            let doclens = need(SectionKind::DocLens)?;
+            if Some(doclens.1) != n.checked_mul(2) {
+                return Err(FormatError::Corrupt(
+                    "the chunk lengths do not match the chunk count".into(),
+                ));
             }
+            let lens = (0..n)
+                .map(|i| {
+                    u16::from_le_bytes([bytes[doclens.0 + 2 * i], bytes[doclens.0 + 2 * i + 1]])
+                })
+                .collect();
+            let (m, o) = (need(SectionKind::Shards)?, need(SectionKind::Outline)?);
+            let manifest = crate::split::Manifest::parse(&bytes[m.0..m.0 + m.1], n)?;
+            let outline = crate::split::outline::Outline::parse(&bytes[o.0..o.0 + o.1], n)?;
+            Some(Box::new(crate::split::SplitState::new(manifest, lens, outline)))
+        } else {
+            None
         };
+        let OneFile { strings, pages, places, crumbs, chunks, text } = layout;
         Ok(Index {
             header,
             split,
@@ -942,29 +983,34 @@ impl Index {
         (rd_u32(&self.bytes, r) as usize, start, rd_u32(&self.bytes, r + 4) as usize)
     }
 
-    /// Where chunk `i`'s (< len()) text ends among all chunk texts together.
-    pub(crate) fn text_end(&self, i: usize) -> usize {
-        self.record(i).2
-    }
-
     /// The page record (url, title, namespace string ids) of chunk `i`'s place.
     fn page_of_place(&self, place: usize) -> usize {
         self.pages + rd_u32(&self.bytes, self.places + place * PLACE_RECORD) as usize * PAGE_RECORD
     }
 
-    /// Borrowed view of chunk `i`; an out-of-range `i` gives an empty view.
+    /// Borrowed view of chunk `i`; an out-of-range `i` gives an empty view. In a split index,
+    /// the title, anchor, breadcrumb, token count and text are empty until the chunk's text
+    /// shard is attached.
     pub fn chunk_ref(&self, i: usize) -> ChunkRef<'_> {
+        let mut c = ChunkRef {
+            url: "",
+            anchor: "",
+            title: "",
+            namespace: "",
+            text: "",
+            tokens: 0,
+            crumbs: Crumbs::Labels(&[]),
+        };
         if i >= self.n {
-            return ChunkRef {
-                url: "",
-                anchor: "",
-                title: "",
-                namespace: "",
-                text: "",
-                tokens: 0,
-                index: None,
-                crumb: NO_NODE,
-            };
+            return c;
+        }
+        if let Some(sp) = &self.split {
+            (c.url, c.namespace) = sp.url_and_namespace(i);
+            if let Some((sec, title, tokens, text)) = sp.shard_chunk(i) {
+                (c.title, c.anchor, c.tokens, c.text) = (title, &sec.anchor, tokens, text);
+                c.crumbs = Crumbs::Labels(&sec.labels);
+            }
+            return c;
         }
         let b = &self.bytes;
         let (place, start, end) = self.record(i);
@@ -975,16 +1021,12 @@ impl Index {
             title: self.string(rd_u32(b, page + 4)),
             namespace: self.string(rd_u32(b, page + 8)),
             anchor: self.string(rd_u32(b, pl + 4)),
-            text: match &self.split {
-                Some(sp) => sp.text(i, start, end),
-                None => b
-                    .get(self.text.0 + start..self.text.0 + end)
-                    .and_then(|t| std::str::from_utf8(t).ok())
-                    .unwrap_or(""),
-            },
+            text: b
+                .get(self.text.0 + start..self.text.0 + end)
+                .and_then(|t| std::str::from_utf8(t).ok())
+                .unwrap_or(""),
             tokens: rd_u32(b, self.chunks + i * CHUNK_RECORD + 8),
-            index: Some(self),
-            crumb: rd_u32(b, pl + 8),
+            crumbs: Crumbs::Trie(self, rd_u32(b, pl + 8)),
         }
     }
 
@@ -995,22 +1037,36 @@ impl Index {
 
     /// Namespace of chunk `i` (< len()) without building the rest of the view.
     pub(crate) fn namespace_of(&self, i: usize) -> &str {
+        if let Some(sp) = &self.split {
+            return sp.url_and_namespace(i).1;
+        }
         let page = self.page_of_place(self.record(i).0);
         self.string(rd_u32(&self.bytes, page + 8))
     }
 
     /// The section (page + anchor) chunk `i` (< len()) belongs to: chunks of one section share it.
     pub fn section_of(&self, i: usize) -> u32 {
-        self.record(i).0 as u32
+        match &self.split {
+            Some(sp) => sp.outline.chunk_section.get(i).copied().unwrap_or(0),
+            None => self.record(i).0 as u32,
+        }
     }
 
     /// The page chunk `i` (< len()) is on: chunks of one page (url + namespace) share it.
     pub fn page_of(&self, i: usize) -> u32 {
-        rd_u32(&self.bytes, self.places + self.record(i).0 * PLACE_RECORD)
+        match &self.split {
+            Some(sp) => {
+                sp.outline.section_page.get(self.section_of(i) as usize).copied().unwrap_or(0)
+            }
+            None => rd_u32(&self.bytes, self.places + self.record(i).0 * PLACE_RECORD),
+        }
     }
 
     /// Url of chunk `i` (< len()) without building the rest of the view.
     pub(crate) fn url_of(&self, i: usize) -> &str {
+        if let Some(sp) = &self.split {
+            return sp.url_and_namespace(i).0;
+        }
         let page = self.page_of_place(self.record(i).0);
         self.string(rd_u32(&self.bytes, page))
     }

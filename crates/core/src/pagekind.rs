@@ -149,7 +149,11 @@ impl PageKinds {
 
     /// Whether the page of chunk `i` is release notes (see [`is_release_notes`]). The page's
     /// chunks are the neighbours of `i` on the same page (a page's chunks are stored together).
+    /// A split index decided it when it was split (its entry has no titles or headings).
     pub(crate) fn release_notes(&mut self, index: &Index, i: usize) -> bool {
+        if let Some(sp) = &index.split {
+            return sp.release_notes(i);
+        }
         let page = index.page_of(i);
         if let Some(&(_, r)) = self.known.iter().find(|(p, _)| *p == page) {
             return r;

@@ -14,7 +14,9 @@ const WORDS: &[&str] = &[
 ];
 
 /// 40 pages of 1–4 sections, 1–3 chunks each, of deterministic pseudo-random words (some
-/// non-ASCII, some code identifiers).
+/// non-ASCII, some code identifiers). Every third page is in namespace `v2`; page 6 is release
+/// notes (demoted for questions not about changes); the last section of page 9 comes back
+/// after another one (one section, chunks not all consecutive); page 12 has no breadcrumb.
 fn chunks(seed: u64) -> Vec<Chunk> {
     let mut x = seed;
     let mut next = move || {
@@ -37,16 +39,31 @@ fn chunks(seed: u64) -> Vec<Chunk> {
                     });
                     text.push(' ');
                 }
+                if p == 6 {
+                    text.push_str("zebra crossing");
+                }
+                let title = if p == 6 { "E.20. Release 15.1".into() } else { format!("Page {p}") };
                 out.push(Chunk {
                     url: format!("/guide/page-{p}.html"),
                     anchor: format!("s{s}"),
-                    title: format!("Page {p}"),
-                    breadcrumb: vec![format!("Page {p}"), format!("Section {s}")],
+                    breadcrumb: match p {
+                        12 => Vec::new(),
+                        _ => vec![title.clone(), format!("Section {s}")],
+                    },
+                    title,
+                    namespace: if p % 3 == 0 { "v2".into() } else { String::new() },
+                    tokens: text.len() as u32 / 5,
                     text,
-                    tokens: 10,
                     ..Default::default()
                 });
             }
+        }
+        if p == 9 {
+            let mut back = out.last().unwrap().clone();
+            back.text.push_str("and back again");
+            let mut other = back.clone();
+            other.anchor = "interlude".into();
+            out.extend([other, back]);
         }
     }
     out
@@ -65,8 +82,21 @@ fn shard<'a>(s: &'a SplitIndex, name: &str) -> &'a [u8] {
 }
 
 fn hits(index: &Index, q: &str) -> Vec<(u32, u32)> {
-    let r = index.search(&Query { text: q, ..Default::default() }, &SearchOptions::default());
-    r.hits.iter().map(|h| (h.chunk, h.score.to_bits())).collect()
+    hits_with(index, q, &SearchOptions::default())
+}
+
+/// Every hit's chunks, section and score (bits), and the closest sections of an abstention.
+fn hits_with(index: &Index, q: &str, opts: &SearchOptions) -> Vec<(u32, u32)> {
+    let r = index.search(&Query { text: q, ..Default::default() }, opts);
+    r.hits
+        .iter()
+        .chain(&r.closest)
+        .flat_map(|h| {
+            let mut v = vec![(h.chunk, h.score.to_bits()), (h.section, 0)];
+            v.extend(h.section_chunks().iter().map(|&c| (c, 1)));
+            v
+        })
+        .collect()
 }
 
 const QUESTIONS: &[&str] =
@@ -198,4 +228,99 @@ fn questions_asked_one_after_another_grow_one_bm25_index_and_rank_the_same() {
     }
     // Every term attached by now scores as in the one-file index.
     assert!(lazy.lexical().term_count() > 0);
+}
+
+/// Attach every postings shard of `lazy` (what any question could need).
+fn all_postings(lazy: &Index, s: &SplitIndex) {
+    for r in lazy.missing_shards().into_iter().filter(|r| r.kind == ShardKind::Postings) {
+        lazy.attach(&r, shard(s, &r.name)).unwrap();
+    }
+}
+
+#[test]
+fn filters_and_the_release_notes_prior_rank_as_in_the_one_file_index() {
+    let full = one_file(&chunks(17));
+    let s = split_index(&full, "index", small()).unwrap();
+    let lazy = Index::from_bytes(s.entry.clone()).unwrap();
+    all_postings(&lazy, &s);
+    let with = |f: fn(&mut SearchOptions)| {
+        let mut o = SearchOptions::default();
+        f(&mut o);
+        o
+    };
+    let options = [
+        SearchOptions::default(),
+        with(|o| o.namespace = Some("v2".into())),
+        with(|o| o.url_prefix = Some("/guide/page-1".into())),
+        with(|o| o.release_notes_weight = 1.0),
+        with(|o| o.floor = Some(0.0)),
+    ];
+    let mut demoted = 0;
+    for q in QUESTIONS.iter().chain(&["zebra proxy", "what changed in release 15.1: zebra"]) {
+        for o in &options {
+            assert_eq!(hits_with(&lazy, q, o), hits_with(&full, q, o), "{q:?} {o:?}");
+        }
+        demoted +=
+            usize::from(hits_with(&full, q, &options[0]) != hits_with(&full, q, &options[3]));
+    }
+    assert!(demoted > 0, "the release notes page is demoted for some question");
+    // The widget's scope: the namespace of the page being read, from the entry alone.
+    for path in ["/guide/page-3.html", "/guide/page-4", "/guide/page-99.html"] {
+        assert_eq!(
+            docent_core::scope::page_namespace(&lazy, path),
+            docent_core::scope::page_namespace(&full, path),
+            "{path}"
+        );
+    }
+}
+
+#[test]
+fn the_entry_keeps_what_ranking_needs_and_the_text_shards_the_rest() {
+    let c = chunks(19);
+    let full = one_file(&c);
+    let s = split_index(&full, "index", small()).unwrap();
+    let contains =
+        |hay: &[u8], needle: &str| hay.windows(needle.len()).any(|w| w == needle.as_bytes());
+    for shown in ["Page 3", "Section 2", "Release 15.1", "interlude"] {
+        assert!(!contains(&s.entry, shown), "{shown:?} is in the entry");
+    }
+    assert!(contains(&s.entry, "/guide/page-3.html"), "urls stay: the scope needs them");
+    let lazy = Index::from_bytes(s.entry.clone()).unwrap();
+    for i in 0..full.len() {
+        let (a, b) = (lazy.chunk_ref(i), full.chunk_ref(i));
+        assert_eq!((a.url, a.namespace), (b.url, b.namespace), "chunk {i}");
+        assert_eq!((a.title, a.anchor, a.text, a.tokens), ("", "", "", 0), "chunk {i}");
+        assert!(a.breadcrumb().is_empty());
+        assert_eq!((lazy.section_of(i), lazy.page_of(i)), (full.section_of(i), full.page_of(i)));
+    }
+    // One text shard gives its chunks whole (the section of page 9 that comes back too).
+    let last = full.len() - 1;
+    for i in [0, last - 3, last] {
+        for r in lazy.shards_for_chunks(&[i]) {
+            lazy.attach(&r, shard(&s, &r.name)).unwrap();
+        }
+        assert_eq!(lazy.chunk(i), full.chunk(i), "chunk {i}");
+    }
+    let page9: Vec<usize> =
+        (0..full.len()).filter(|&i| full.chunk_ref(i).url.ends_with("page-9.html")).collect();
+    for r in lazy.shards_for_chunks(&page9) {
+        lazy.attach(&r, shard(&s, &r.name)).unwrap();
+    }
+    for &i in &page9 {
+        assert_eq!(lazy.chunk(i), full.chunk(i), "chunk {i}");
+    }
+    let sections: Vec<u32> = page9.iter().map(|&i| full.section_of(i)).collect();
+    assert_eq!(sections.first(), sections.last(), "page 9's section comes back: {sections:?}");
+}
+
+#[test]
+fn an_entry_of_the_first_split_layout_asks_for_a_rebuild() {
+    let s = split_index(&one_file(&chunks(21)), "index", small()).unwrap();
+    let mut old = s.entry.clone();
+    old[8..12].copy_from_slice(&5u32.to_le_bytes());
+    let end = old.len() - 8;
+    let sum = docent_core::format::checksum_of(&old[..end]);
+    old[end..].copy_from_slice(&sum.to_le_bytes());
+    let e = Index::from_bytes(old).unwrap_err().to_string();
+    assert!(e.contains("rebuild the index"), "{e}");
 }

@@ -5,13 +5,14 @@
 //! index keeps what every question needs in the entry file and moves the rest into shards
 //! fetched by need:
 //!
-//! - **the entry** (`index.bin`, format version 5): the header, pages, sections, breadcrumbs,
-//!   chunk records, vectors, every chunk's BM25 length (`DocLens`) and the shard manifest
-//!   (`Shards`), but no chunk text;
+//! - **the entry** (`index.bin`, format version 6): only what ranking needs: the header, the
+//!   vectors, every chunk's BM25 length (`DocLens`), the [`outline::Outline`] (every chunk's
+//!   section and page, every page's url, namespace and kind) and the shard manifest
+//!   (`Shards`);
 //! - **postings shards**: the BM25 postings of the terms whose xxh3 hash falls in the shard
 //!   (`hash % count`); a question fetches the shards of its own terms;
-//! - **text shards**: the chunk texts of a run of whole pages; fetched for the hits shown or
-//!   sent to the model.
+//! - **text shards**: the chunks of a run of whole pages as a reader shows them (texts, token
+//!   counts, titles, anchors, breadcrumbs); fetched for the hits shown or sent to the model.
 //!
 //! Shard files are named by their content (`{stem}-p-{xxh3}.bin`), so an unchanged shard keeps
 //! its name and bytes across rebuilds and CDN caches stay warm; the entry lists each shard's
@@ -20,16 +21,18 @@
 //! tokenizer's, and the length normalisation is global (see
 //! [`crate::lexical::LexicalIndex::from_postings`]).
 //!
-//! The layouts: [`Manifest`] (the entry's `Shards` section) here, shard files in [`shard`];
-//! splitting a built index in [`write`].
+//! The layouts: [`Manifest`] (the entry's `Shards` section) here, the `Outline` section in
+//! [`outline`], shard files in [`shard`]; splitting a built index in [`write`].
 
+pub mod outline;
 pub mod shard;
 pub mod write;
 
 use crate::format::{rd_u32, rd_u64, FormatError, Index};
 use crate::lexical::LexicalIndex;
-use shard::OwnedPostings;
+use outline::Outline;
 pub use shard::ShardKind;
+use shard::{OwnedPostings, ShardSection, TextShard};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The `Shards` section's own layout version.
@@ -150,18 +153,30 @@ pub struct ShardRef {
 
 /// A split entry's manifest and the shards attached so far. Attaching goes through `&Index`
 /// (each shard slot is set once), so a shared index (`Rc`/`Arc`) can fetch shards by need.
-#[derive(Debug)]
 pub(crate) struct SplitState {
     manifest: Manifest,
     doclens: Vec<u16>,
-    /// Per text shard: the global byte offset of its first chunk's text, then the total.
-    bases: Vec<usize>,
-    /// Per text shard: its bytes (the body), once attached.
-    texts: Vec<OnceLock<Box<[u8]>>>,
+    pub(crate) outline: Outline,
+    /// Per text shard: its chunks, once attached.
+    texts: Vec<OnceLock<TextShard>>,
     /// Per postings shard: its terms, once attached.
     postings: Vec<OnceLock<Vec<OwnedPostings>>>,
     /// The BM25 index over the postings attached so far, and how many shards that was.
     lexical: Mutex<Option<(usize, Arc<LexicalIndex>)>>,
+}
+
+/// The manifest and how many shards are attached (the rest is bulk; and the widget's size
+/// counts every derived formatter it ships).
+impl std::fmt::Debug for SplitState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let postings = self.postings.iter().filter(|s| s.get().is_some()).count();
+        let texts = self.texts.iter().filter(|s| s.get().is_some()).count();
+        f.debug_struct("SplitState")
+            .field("manifest", &self.manifest)
+            .field("postings_attached", &postings)
+            .field("texts_attached", &texts)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Clone for SplitState {
@@ -169,7 +184,7 @@ impl Clone for SplitState {
         SplitState {
             manifest: self.manifest.clone(),
             doclens: self.doclens.clone(),
-            bases: self.bases.clone(),
+            outline: self.outline.clone(),
             texts: self.texts.clone(),
             postings: self.postings.clone(),
             lexical: Mutex::new(None),
@@ -178,35 +193,39 @@ impl Clone for SplitState {
 }
 
 impl SplitState {
-    /// `ends[i]` is chunk `i`'s text end (the chunk records), validated ascending.
-    pub(crate) fn new(manifest: Manifest, doclens: Vec<u16>, ends: &[usize]) -> SplitState {
-        let mut bases: Vec<usize> = manifest
-            .texts
-            .iter()
-            .map(|&(first, _)| if first == 0 { 0 } else { ends[first as usize - 1] })
-            .collect();
-        bases.push(ends.last().copied().unwrap_or(0));
+    pub(crate) fn new(manifest: Manifest, doclens: Vec<u16>, outline: Outline) -> SplitState {
         SplitState {
             texts: (0..manifest.texts.len()).map(|_| OnceLock::new()).collect(),
             postings: (0..manifest.postings.len()).map(|_| OnceLock::new()).collect(),
             manifest,
             doclens,
-            bases,
+            outline,
             lexical: Mutex::new(None),
         }
     }
 
-    /// Chunk `i`'s text (global byte range `start..end`), or "" while its shard is not attached.
-    pub(crate) fn text(&self, i: usize, start: usize, end: usize) -> &str {
+    /// Chunks `first..last` of text shard `k`.
+    fn text_range(&self, k: usize) -> (usize, usize) {
+        let t = &self.manifest.texts;
+        let first = t.get(k).map_or(0, |t| t.0 as usize);
+        (first, t.get(k + 1).map_or(self.outline.chunk_section.len(), |t| t.0 as usize))
+    }
+
+    /// Chunk `i`'s section, page title, token count and text, once its shard is attached.
+    pub(crate) fn shard_chunk(&self, i: usize) -> Option<(&ShardSection, &str, u32, &str)> {
         let k = self.manifest.text_shard_of(i);
-        let (Some(Some(body)), Some(&base)) =
-            (self.texts.get(k).map(OnceLock::get), self.bases.get(k))
-        else {
-            return "";
-        };
-        body.get(start.saturating_sub(base)..end.saturating_sub(base))
-            .and_then(|t| std::str::from_utf8(t).ok())
-            .unwrap_or("")
+        self.texts.get(k)?.get()?.chunk(i - self.text_range(k).0)
+    }
+
+    /// Chunk `i`'s url and namespace (from the entry: no shard needed).
+    pub(crate) fn url_and_namespace(&self, i: usize) -> (&str, &str) {
+        let o = &self.outline;
+        o.page_of(i).map_or(("", ""), |p| (&p.url, &o.namespaces[p.namespace as usize]))
+    }
+
+    /// Whether chunk `i`'s page is release notes (decided when the index was split).
+    pub(crate) fn release_notes(&self, i: usize) -> bool {
+        self.outline.page_of(i).is_some_and(|p| p.release_notes)
     }
 
     /// The BM25 index over the postings attached so far (rebuilt when more arrived).
@@ -321,16 +340,9 @@ impl Index {
                 let _ = sp.postings[id].set(terms);
             }
             ShardKind::Text => {
-                let (base, end) = (sp.bases[id], sp.bases[id + 1]);
-                let text = std::str::from_utf8(body).map_err(|_| shard::mismatch(&shard.name))?;
-                let first = sp.manifest.texts[id].0 as usize;
-                let last = sp.manifest.texts.get(id + 1).map(|t| t.0 as usize).unwrap_or(n);
-                let ends_ok = (first..last)
-                    .all(|i| text.is_char_boundary(self.text_end(i).saturating_sub(base)));
-                if text.len() != end - base || !ends_ok {
-                    return Err(shard::mismatch(&shard.name));
-                }
-                let _ = sp.texts[id].set(body.into());
+                let (first, last) = sp.text_range(id);
+                let texts = shard::parse_texts(body, last - first)?;
+                let _ = sp.texts[id].set(texts);
             }
         }
         Ok(())

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! 0   8  magic          b"DOCENTSH"
-//! 8   4  version        u32 = 1
+//! 8   4  version        u32 = 2
 //! 12  4  kind           u32: 1 = postings, 2 = text
 //! 16  8  body length    u64
 //! 24  …  body
@@ -15,15 +15,24 @@
 //! (varint), the term (UTF-8), document frequency (varint), the documents as varint gaps from
 //! the previous one (the first from 0), then each document's term frequency (varint).
 //!
-//! Text body: the chunk texts of a run of whole pages, UTF-8, back to back. Where each chunk
-//! starts and ends is in the entry's chunk records.
+//! Text body: what a reader shows of the chunks of a run of whole pages (the entry keeps only
+//! what ranking needs, see [`super::outline`]). Strings are a varint byte length and UTF-8.
+//!
+//! ```text
+//! varint page count P, then per page: its title
+//! varint section count S, then per section: varint page (< P), its anchor, varint label
+//!        count, the breadcrumb labels (outermost first)
+//! varint chunk count C (the manifest's: up to the next text shard's first chunk), then per
+//!        chunk: varint section (< S), varint token count, varint text byte length
+//! the chunk texts, UTF-8, back to back (exactly the lengths above)
+//! ```
 
 use crate::format::FormatError;
 
 /// The 8 bytes every shard starts with.
 pub const SHARD_MAGIC: &[u8; 8] = b"DOCENTSH";
 /// The shard layout version this code writes and reads.
-pub const SHARD_VERSION: u32 = 1;
+pub const SHARD_VERSION: u32 = 2;
 const SHARD_HEADER: usize = 24;
 
 /// What a shard holds.
@@ -85,6 +94,37 @@ impl<'a> Reader<'a> {
     pub(crate) fn done(&self) -> bool {
         self.at == self.b.len()
     }
+    /// A varint that must be below `limit`.
+    pub(crate) fn below(&mut self, limit: usize) -> Result<usize, FormatError> {
+        let v = self.varint()?;
+        if v >= limit as u64 {
+            return Err(FormatError::Corrupt("shard: a number is out of range".into()));
+        }
+        Ok(v as usize)
+    }
+    /// A count or a length: every item takes at least a byte, so at most the input's length.
+    pub(crate) fn count(&mut self) -> Result<usize, FormatError> {
+        self.below(self.b.len() + 1)
+    }
+    /// A length-prefixed UTF-8 string.
+    pub(crate) fn str(&mut self) -> Result<&'a str, FormatError> {
+        let len = self.count()?;
+        std::str::from_utf8(self.bytes(len)?)
+            .map_err(|_| FormatError::Corrupt("shard: a string is not UTF-8".into()))
+    }
+    /// A count, then that many strings.
+    pub(crate) fn strs(&mut self) -> Result<Vec<Box<str>>, FormatError> {
+        let mut v = Vec::new();
+        for _ in 0..self.count()? {
+            v.push(self.str()?.into());
+        }
+        Ok(v)
+    }
+}
+
+pub(crate) fn push_str(out: &mut Vec<u8>, s: &str) {
+    push_varint(out, s.len() as u64);
+    out.extend_from_slice(s.as_bytes());
 }
 
 /// Wrap a body into a shard file; returns the file and its checksum.
@@ -132,6 +172,124 @@ pub fn decode<'a>(
         return Err(mismatch(name));
     }
     Ok(&bytes[SHARD_HEADER..body_end])
+}
+
+/// One chunk of a text shard, as the writer gives it.
+#[derive(Debug, Clone, Copy)]
+pub struct ShardChunk<'a> {
+    /// Its page's number in the index (chunks of one page share it).
+    pub page: u32,
+    /// Its section's number in the index (chunks of one section share it).
+    pub section: u32,
+    /// Its page's title.
+    pub title: &'a str,
+    /// Its section's anchor.
+    pub anchor: &'a str,
+    pub tokens: u32,
+    pub text: &'a str,
+}
+
+/// Encode a text body: `chunks` (one text shard's, in order), with `crumbs(i)` the
+/// breadcrumb of `chunks[i]`'s section.
+pub fn text_body<'a>(chunks: &[ShardChunk<'a>], crumbs: impl Fn(usize) -> Vec<&'a str>) -> Vec<u8> {
+    let (mut pages, mut page_bytes) = (Vec::new(), Vec::new());
+    let (mut sections, mut section_bytes) = (Vec::new(), Vec::new());
+    let mut records = Vec::new();
+    push_varint(&mut records, chunks.len() as u64);
+    for (i, c) in chunks.iter().enumerate() {
+        let page = pages.iter().position(|&p| p == c.page).unwrap_or_else(|| {
+            pages.push(c.page);
+            push_str(&mut page_bytes, c.title);
+            pages.len() - 1
+        });
+        let section = sections.iter().rposition(|&s| s == c.section).unwrap_or_else(|| {
+            sections.push(c.section);
+            push_varint(&mut section_bytes, page as u64);
+            push_str(&mut section_bytes, c.anchor);
+            let labels = crumbs(i);
+            push_varint(&mut section_bytes, labels.len() as u64);
+            for l in labels {
+                push_str(&mut section_bytes, l);
+            }
+            sections.len() - 1
+        });
+        push_varint(&mut records, section as u64);
+        push_varint(&mut records, u64::from(c.tokens));
+        push_varint(&mut records, c.text.len() as u64);
+    }
+    let mut out = Vec::new();
+    push_varint(&mut out, pages.len() as u64);
+    out.extend_from_slice(&page_bytes);
+    push_varint(&mut out, sections.len() as u64);
+    out.extend_from_slice(&section_bytes);
+    out.extend_from_slice(&records);
+    for c in chunks {
+        out.extend_from_slice(c.text.as_bytes());
+    }
+    out
+}
+
+/// A section of a text shard: its page (in the shard), anchor and breadcrumb labels.
+#[derive(Debug, Clone)]
+pub struct ShardSection {
+    /// Its page among the shard's pages.
+    pub page: u32,
+    pub anchor: Box<str>,
+    /// The breadcrumb labels, outermost first.
+    pub labels: Vec<Box<str>>,
+}
+
+/// A decoded text shard.
+#[derive(Debug, Clone)]
+pub struct TextShard {
+    pub(crate) titles: Vec<Box<str>>,
+    pub(crate) sections: Vec<ShardSection>,
+    /// Per chunk: (section in the shard, token count, end of its text in `text`).
+    pub(crate) chunks: Vec<(u32, u32, usize)>,
+    pub(crate) text: Box<str>,
+}
+
+impl TextShard {
+    /// (section, page title, token count, text) of the shard's chunk `j` (validated at
+    /// parse), None past its last chunk.
+    pub fn chunk(&self, j: usize) -> Option<(&ShardSection, &str, u32, &str)> {
+        let &(s, tokens, end) = self.chunks.get(j)?;
+        let start = if j == 0 { 0 } else { self.chunks[j - 1].2 };
+        let sec = self.sections.get(s as usize)?;
+        let title = self.titles.get(sec.page as usize)?;
+        Some((sec, title, tokens, self.text.get(start..end)?))
+    }
+}
+
+/// Decode a text body that must hold `count` chunks. Anything malformed is corruption.
+pub fn parse_texts(body: &[u8], count: usize) -> Result<TextShard, FormatError> {
+    // One message: a shard that passed its checksum and is malformed comes from a broken writer.
+    let bad = || FormatError::Corrupt("a text shard does not match the index".into());
+    let mut r = Reader::new(body);
+    let titles = r.strs()?;
+    let mut sections = Vec::new();
+    for _ in 0..r.count()? {
+        let page = r.below(titles.len())? as u32;
+        let anchor = r.str()?.into();
+        sections.push(ShardSection { page, anchor, labels: r.strs()? });
+    }
+    if r.varint()? != count as u64 {
+        return Err(bad());
+    }
+    let mut chunks = Vec::with_capacity(count.min(body.len()));
+    let mut end = 0usize;
+    for _ in 0..count {
+        let s = r.below(sections.len())? as u32;
+        let tokens = r.below(u32::MAX as usize)? as u32;
+        end = end.saturating_add(r.count()?);
+        chunks.push((s, tokens, end));
+    }
+    let text = std::str::from_utf8(r.bytes(body.len() - r.at)?).map_err(|_| bad())?;
+    // Lengths never go back, so boundaries ascend; the last must be the end.
+    if end != text.len() || !chunks.iter().all(|c| text.is_char_boundary(c.2)) {
+        return Err(bad());
+    }
+    Ok(TextShard { titles, sections, chunks, text: text.into() })
 }
 
 /// One term's postings, borrowed from the writer's lexical index.
@@ -242,6 +400,66 @@ mod tests {
         assert!(parse_postings(got, 301, |t| t != "zeta").is_err());
         let e = decode(&file, ShardKind::Postings, sum ^ 1, "index-p-1.bin").unwrap_err();
         assert!(e.to_string().contains("reload the page"), "{e}");
+    }
+
+    fn text_sample() -> Vec<u8> {
+        let c = |page, section, anchor, text| ShardChunk {
+            page,
+            section,
+            title: if page == 4 { "Four" } else { "Five" },
+            anchor,
+            tokens: 7,
+            text,
+        };
+        let chunks =
+            [c(4, 10, "a", "héllo "), c(4, 10, "a", "wörld"), c(5, 11, "", ""), c(4, 10, "a", "!")];
+        text_body(&chunks, |j| if j == 2 { vec![] } else { vec!["Four", "A"] })
+    }
+
+    #[test]
+    fn a_text_body_round_trips_and_refuses_what_does_not_fit() {
+        let body = text_sample();
+        let t = parse_texts(&body, 4).unwrap();
+        let (sec, title, tokens, text) = t.chunk(1).unwrap();
+        assert_eq!((&*sec.anchor, title, tokens, text), ("a", "Four", 7, "wörld"));
+        assert_eq!(sec.labels.iter().map(|l| &**l).collect::<Vec<_>>(), ["Four", "A"]);
+        let (sec, title, _, text) = t.chunk(2).unwrap();
+        assert_eq!((sec.labels.len(), title, text), (0, "Five", ""));
+        assert_eq!(t.chunk(3).unwrap().3, "!");
+        assert_eq!(t.sections.len(), 2, "the section that comes back is stored once");
+        assert!(t.chunk(4).is_none());
+        // Other chunk count, a cut, a trailing byte, a length that splits a character.
+        assert!(parse_texts(&body, 3).is_err());
+        assert!(parse_texts(&body[..body.len() - 1], 4).is_err());
+        let mut longer = body.clone();
+        longer.push(b'x');
+        assert!(parse_texts(&longer, 4).is_err());
+        // The first chunk's text length (7, then 3 bytes per record), and the second's: 2 and
+        // 11 keep the sum but end the first text inside "é".
+        let at = body.len() - "héllo wörld!".len() - 10;
+        assert_eq!((body[at], body[at + 3]), (7, 6));
+        let mut split_char = body.clone();
+        (split_char[at], split_char[at + 3]) = (2, 11);
+        assert!(parse_texts(&split_char, 4).is_err());
+    }
+
+    #[test]
+    fn garbage_text_bodies_are_refused_without_a_panic() {
+        let body = text_sample();
+        for i in 0..body.len() {
+            for x in [0x00, 0x01, 0x7f, 0x80, 0xc3, 0xff] {
+                let mut b = body.clone();
+                b[i] = x;
+                if let Ok(t) = parse_texts(&b, 4) {
+                    (0..5).for_each(|j| {
+                        let _ = t.chunk(j);
+                    });
+                }
+            }
+        }
+        for junk in [&[][..], &[0xff; 40][..], &[1, 0x80, 0x80][..], &[0, 0, 1, 0, 0, 0][..]] {
+            assert!(parse_texts(junk, 1).is_err());
+        }
     }
 
     #[test]

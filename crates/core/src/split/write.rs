@@ -1,6 +1,7 @@
 //! Splitting a built one-file index into an entry and shards.
 
-use super::shard::{self, ShardKind, TermPostings};
+use super::outline::{Outline, OutlinePage};
+use super::shard::{self, ShardChunk, ShardKind, TermPostings};
 use super::{postings_shard_of, shard_name, Manifest, MAX_STEM};
 use crate::format::{assemble, FormatError, Index, SectionKind, FORMAT_VERSION};
 
@@ -23,15 +24,16 @@ impl Default for SplitOptions {
 /// A split index: the entry file and the shards to write next to it.
 #[derive(Debug, Clone)]
 pub struct SplitIndex {
-    /// The entry file's bytes (format version 5).
+    /// The entry file's bytes (format version 6).
     pub entry: Vec<u8>,
     /// (file name, bytes) of every shard.
     pub shards: Vec<(String, Vec<u8>)>,
 }
 
 /// Split `index` (a one-file index) into an entry and shards named after `stem` (the entry
-/// file's name without `.bin`). The entry keeps everything but the chunk texts; the BM25
-/// postings the widget would derive from them go into postings shards.
+/// file's name without `.bin`). The entry keeps what ranking needs (the vectors, the BM25
+/// lengths, the outline); the BM25 postings the widget would derive from the texts go into
+/// postings shards, the texts with their titles, anchors and breadcrumbs into text shards.
 pub fn split_index(
     index: &Index,
     stem: &str,
@@ -74,39 +76,88 @@ pub fn split_index(
         postings.push(sum);
     }
 
-    // Texts, in runs of whole pages.
+    // Texts, in runs of whole pages, with what a reader shows of each chunk.
     let mut texts = Vec::new();
-    let mut body: Vec<u8> = Vec::new();
-    let mut first = 0usize;
-    for i in 0..n {
-        let new_page = i > 0 && index.page_of(i) != index.page_of(i - 1);
-        if new_page && body.len() >= opts.text_bytes {
-            let (file, sum) = shard::encode(ShardKind::Text, &body);
-            shards.push((shard_name(stem, ShardKind::Text, sum), file));
-            texts.push((first as u32, sum));
-            body.clear();
-            first = i;
-        }
-        body.extend_from_slice(index.chunk_ref(i).text.as_bytes());
-    }
-    if n > 0 {
+    let mut push_texts = |first: usize, last: usize, shards: &mut Vec<(String, Vec<u8>)>| {
+        let chunks: Vec<ShardChunk<'_>> = (first..last)
+            .map(|i| {
+                let c = index.chunk_ref(i);
+                ShardChunk {
+                    page: index.page_of(i),
+                    section: index.section_of(i),
+                    title: c.title,
+                    anchor: c.anchor,
+                    tokens: c.tokens,
+                    text: c.text,
+                }
+            })
+            .collect();
+        let body = shard::text_body(&chunks, |j| index.chunk_ref(first + j).breadcrumb());
         let (file, sum) = shard::encode(ShardKind::Text, &body);
         shards.push((shard_name(stem, ShardKind::Text, sum), file));
         texts.push((first as u32, sum));
+    };
+    let (mut first, mut bytes) = (0usize, 0usize);
+    for i in 0..n {
+        let new_page = i > 0 && index.page_of(i) != index.page_of(i - 1);
+        if new_page && bytes >= opts.text_bytes {
+            push_texts(first, i, &mut shards);
+            (first, bytes) = (i, 0);
+        }
+        bytes += index.chunk_ref(i).text.len();
+    }
+    if n > 0 {
+        push_texts(first, n, &mut shards);
     }
 
-    // The entry: the one-file sections but the text, plus the manifest and the lengths.
+    // The outline: what ranking needs of every chunk and page.
+    let mut outline = Outline::default();
+    let mut kinds = crate::pagekind::PageKinds::new();
+    for i in 0..n {
+        let (page, section) = (index.page_of(i) as usize, index.section_of(i) as usize);
+        if outline.pages.len() <= page {
+            let blank = OutlinePage { url: "".into(), namespace: 0, release_notes: false };
+            outline.pages.resize(page + 1, blank);
+            let c = index.chunk_ref(i);
+            let ns = match outline.namespaces.iter().position(|s| **s == *c.namespace) {
+                Some(k) => k,
+                None => {
+                    outline.namespaces.push(c.namespace.into());
+                    outline.namespaces.len() - 1
+                }
+            };
+            outline.pages[page] = OutlinePage {
+                url: c.url.into(),
+                namespace: ns as u32,
+                release_notes: kinds.release_notes(index, i),
+            };
+        }
+        if outline.section_page.len() <= section {
+            outline.section_page.resize(section + 1, 0);
+        }
+        outline.section_page[section] = page as u32;
+        outline.chunk_section.push(section as u32);
+    }
+    if outline.namespaces.is_empty() && !outline.pages.is_empty() {
+        outline.namespaces.push("".into());
+    }
+
+    // The entry: the header and the vectors of the one-file index, the manifest, the chunk
+    // lengths and the outline.
     let manifest = Manifest { stem: stem.to_string(), postings, texts };
     let raw = index.as_bytes();
     let mut sections: Vec<(SectionKind, Vec<u8>)> = index
         .section_ranges()
         .into_iter()
-        .filter(|(k, _, _)| *k != SectionKind::Text)
+        .filter(|(k, _, _)| {
+            matches!(k, SectionKind::Vectors | SectionKind::Scales | SectionKind::Center)
+        })
         .map(|(k, at, len)| (k, raw[at..at + len].to_vec()))
         .collect();
     sections.push((SectionKind::Shards, manifest.encode()));
     sections
         .push((SectionKind::DocLens, lx.doc_lens().iter().flat_map(|l| l.to_le_bytes()).collect()));
+    sections.push((SectionKind::Outline, outline.encode()));
     shards.sort();
     shards.dedup_by(|a, b| a.0 == b.0);
     Ok(SplitIndex { entry: assemble(FORMAT_VERSION, index.header(), &sections)?, shards })
