@@ -233,7 +233,7 @@ pub fn answer_from(
         {
             continue;
         }
-        let norm: String = c.text.chars().flat_map(char::to_lowercase).collect();
+        let norm: String = crate::case::lower_str(&c.text);
         if seen_text.contains(&norm) {
             continue;
         }

@@ -47,7 +47,7 @@ pub fn looks_non_english(text: &str) -> bool {
             continue;
         }
         // Per character: `str::to_lowercase` would add its own code to the widget's wasm.
-        let w: String = w.chars().flat_map(char::to_lowercase).collect();
+        let w = crate::case::lower_str(w);
         // "qu'est-ce", "l'option": the part before the apostrophe is the function word.
         let w = w.split('\'').next().unwrap_or("");
         if FOREIGN.contains(&w) {
@@ -143,7 +143,7 @@ pub fn language_name(text: &str) -> Option<&'static str> {
         if w.is_empty() || w.len() > 8 {
             continue;
         }
-        let w: String = w.chars().flat_map(char::to_lowercase).collect();
+        let w = crate::case::lower_str(w);
         for (i, (_, words)) in LATIN_LANGUAGES.iter().enumerate() {
             votes[i] += words.contains(&w.as_str()) as usize;
         }

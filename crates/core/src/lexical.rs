@@ -114,7 +114,7 @@ fn lower_into(s: &str, buf: &mut String) {
         buf.push_str(s);
         buf.make_ascii_lowercase();
     } else {
-        buf.extend(s.chars().flat_map(char::to_lowercase));
+        buf.extend(s.chars().flat_map(crate::case::lower));
     }
 }
 

@@ -18,6 +18,7 @@
 //!   request field, and the one decoder of streamed answers' chunks.
 
 pub mod budget;
+pub use docent_case as case;
 pub mod chunk;
 pub mod cite;
 pub mod extractive;

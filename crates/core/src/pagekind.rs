@@ -104,7 +104,7 @@ pub fn is_release_notes(title: &str, headings: &[&str]) -> bool {
 /// changed in, deprecated... Release notes then keep their rank. A number alone ("why does
 /// 1.1 + 2.2 print...") is no such cue, nor is "I changed the file".
 pub fn asks_about_changes(question: &str) -> bool {
-    let lower = question.to_lowercase();
+    let lower = crate::case::lower_str(question);
     const CUES: [&str; 12] = [
         "changelog",
         "change log",
@@ -132,7 +132,7 @@ pub fn asks_about_changes(question: &str) -> bool {
                 && v[1..].bytes().all(|b| b.is_ascii_digit()));
         let named = before.starts_with(|c: char| c.is_uppercase())
             || ["version", "release", "since", "versions"]
-                .contains(&before.to_lowercase().as_str());
+                .contains(&crate::case::lower_str(before).as_str());
         versioned && named
     }) || words.first().is_some_and(|w| w.starts_with(['v', 'V']) && has_version(w))
 }

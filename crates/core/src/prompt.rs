@@ -231,7 +231,7 @@ pub fn question_for_model(question: &str, uncertain: bool) -> std::borrow::Cow<'
 /// and cites nothing. English phrasings only; an answer in another language is taken as an
 /// answer.
 pub fn says_not_covered(answer: &str) -> bool {
-    let text = answer.trim().to_lowercase().replace(['\u{2019}', '\u{2018}'], "'");
+    let text = crate::case::lower_str(answer.trim()).replace(['\u{2019}', '\u{2018}'], "'");
     if text.is_empty() {
         return false;
     }

@@ -92,7 +92,7 @@ pub fn classify_url(raw: &str) -> Option<UrlKind> {
     }
     // Per character (`str::to_lowercase` differs only in word-final sigma, which no scheme has;
     // its own code would be one more Unicode routine in the wasm).
-    let s: String = s.chars().flat_map(char::to_lowercase).collect();
+    let s = crate::case::lower_str(&s);
     // A backslash may be an escape (`j\avascript:`) or, to a browser, a slash (`\\evil.example`):
     // the URL must be safe read either way, and is external if either reading makes it so.
     let as_escape = classify_normalized(&s.replace('\\', ""))?;

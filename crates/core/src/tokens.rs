@@ -342,11 +342,7 @@ mod fast {
     #[inline]
     fn folded_at(text: &str, i: usize) -> (char, usize) {
         let c = text[i..].chars().next().unwrap_or(char::REPLACEMENT_CHARACTER);
-        let f = if c.is_ascii() {
-            c.to_ascii_lowercase()
-        } else {
-            c.to_lowercase().next().unwrap_or(c)
-        };
+        let f = if c.is_ascii() { c.to_ascii_lowercase() } else { crate::case::lower_one(c) };
         (f, c.len_utf8())
     }
 

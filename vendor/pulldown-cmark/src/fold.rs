@@ -1,8 +1,9 @@
 //! docent: case-insensitive link and footnote labels. Native builds use `unicase::UniCase`
-//! (Unicode case folding, as CommonMark specifies). On `wasm32` this stand-in folds with std's
-//! `char::to_lowercase`, whose tables the widget already carries, instead of linking unicase's
-//! own fold tables (about 6 KB of the widget's wasm). The two differ only on a few letters
-//! (`ẞ` folds to `ss` in Unicode, lowercases to `ß`) in reference labels of model answers.
+//! (Unicode case folding, as CommonMark specifies). On `wasm32` this stand-in lowercases with
+//! `docent_case::lower` (exactly `char::to_lowercase`, from the small table docent-core uses
+//! too) instead of linking unicase's fold tables (about 6 KB of the widget's wasm) or std's
+//! lowercase table (11.5 KB). The two differ only on a few letters (`ẞ` folds to `ss` in
+//! Unicode, lowercases to `ß`) in reference labels of model answers.
 
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use unicase::UniCase;
@@ -23,7 +24,7 @@ mod lower {
             UniCase(s)
         }
         fn folded(&self) -> impl Iterator<Item = char> + '_ {
-            self.0.as_ref().chars().flat_map(char::to_lowercase)
+            self.0.as_ref().chars().flat_map(docent_case::lower)
         }
     }
 

@@ -164,9 +164,9 @@ impl Checker for LexicalChecker {
                 }
                 ClaimKind::Number => evidence.iter().any(|e| e.numbers.contains(&c.text)),
                 ClaimKind::Quote => evidence.iter().any(|e| e.folded().contains(&c.text)),
-                _ if c.fold => {
-                    evidence.iter().any(|e| contains_token(e.folded(), &c.text.to_lowercase()))
-                }
+                _ if c.fold => evidence
+                    .iter()
+                    .any(|e| contains_token(e.folded(), &crate::case::lower_str(&c.text))),
                 _ => evidence.iter().any(|e| contains_token(&e.text, &c.text)),
             };
             if !found {

@@ -318,7 +318,7 @@ pub fn collapse(s: &str) -> String {
         if !out.is_empty() {
             out.push(' ');
         }
-        out.extend(w.chars().flat_map(char::to_lowercase));
+        out.extend(w.chars().flat_map(crate::case::lower));
     }
     out
 }
