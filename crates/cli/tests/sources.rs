@@ -90,8 +90,10 @@ fn vitepress_includes_and_snippets_are_read_relative_to_the_page() {
     write(
         r,
         "docs/guide/deploy.md",
-        "# Deploy\n\n<!--@include: ./parts/intro.md-->\n\n## Workflow\n\n::: code-group\n\n<<< ./static-deploy.yaml#content [deploy.yml]\n\n<<< ./missing.ts [missing.ts]\n\n:::\n",
+        "# Deploy\n\n<!--@include: ./parts/intro.md-->\n\n## Workflow\n\n::: code-group\n\n<<< ./static-deploy.yaml#content [deploy.yml]\n\n<<< ./missing.ts [missing.ts]\n\n:::\n\nA run prints:\n\n<<< ./run.ansi\n",
     );
+    // A terminal's output, colour codes and all, as VitePress pages include it.
+    write(r, "docs/guide/run.ansi", "\u{1b}[32m✓\u{1b}[39m quuxer \u{1b}[2m(3 tests)\u{1b}[22m\n");
     write(r, "docs/guide/parts/intro.md", "Ship the quuxer to any static host.\n");
     write(
         r,
@@ -106,9 +108,13 @@ fn vitepress_includes_and_snippets_are_read_relative_to_the_page() {
     let (page, _) = ok(&["inspect", idx.to_str().unwrap(), "--page", "guide/deploy.html"]);
     assert!(page.contains("Ship the quuxer to any static host."), "{page}");
     assert!(page.contains("deploy.yml\n\n```yaml\nname: Deploy quuxer\non: push\n```"), "{page}");
-    for bad in ["<<<", "@include", "Code-group", "#region", "# header"] {
-        assert!(!page.contains(bad), "{bad} in {page}");
+    assert!(page.contains("```ansi\n✓ quuxer (3 tests)\n```"), "{page}");
+    for bad in ["<<<", "@include", "Code-group", "#region", "# header", "\u{1b}", "[32m"] {
+        assert!(!page.contains(bad), "{bad:?} in {page}");
     }
+    // The colour codes are no search words either.
+    let (hits, _) = ok(&["search", idx.to_str().unwrap(), "32m", "--json", "--floor", "0"]);
+    assert!(!hits.contains("deploy.html"), "{hits}");
     let err = docent(&["inspect", idx.to_str().unwrap(), "--page", "nope.html"]);
     assert!(!err.status.success());
     assert!(String::from_utf8_lossy(&err.stderr).contains("no page \"nope.html\""));

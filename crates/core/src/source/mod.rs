@@ -342,7 +342,9 @@ impl PageBuilder {
 
     /// A heading. Levels 5–6 do not start a section: they become a text line.
     pub(crate) fn heading(&mut self, level: u8, text: &str, anchor: &str) {
-        let text = safety::strip_unpaired_bidi(&normalize_ws(text)).into_owned();
+        let text =
+            safety::strip_unpaired_bidi(&normalize_ws(&safety::without_terminal_escapes(text)))
+                .into_owned();
         if level >= 5 {
             if !text.is_empty() {
                 self.text(&text);
@@ -375,7 +377,8 @@ impl PageBuilder {
 
     /// A text block (ignored when blank).
     pub(crate) fn text(&mut self, text: &str) {
-        let t = safety::strip_unpaired_bidi(text.trim());
+        let t = safety::without_terminal_escapes(text);
+        let t = safety::strip_unpaired_bidi(t.trim());
         let t = t.trim();
         if t.is_empty() {
             return;
@@ -394,8 +397,10 @@ impl PageBuilder {
         }
         self.sections.last_mut().expect("builder always has a section").blocks.push(Block::Code {
             lang: lang.to_string(),
-            code: safety::strip_unpaired_bidi(code.trim_end().trim_start_matches('\n'))
-                .into_owned(),
+            code: safety::strip_unpaired_bidi(
+                safety::without_terminal_escapes(code).trim_end().trim_start_matches('\n'),
+            )
+            .into_owned(),
         });
     }
 
@@ -407,7 +412,8 @@ impl PageBuilder {
             .or(self.first_heading.take())
             .unwrap_or_else(|| fallback.to_string());
         // Front matter titles and `<title>` come here unfiltered (headings were stripped above).
-        let title = safety::strip_unpaired_bidi(&title).into_owned();
+        let title =
+            safety::strip_unpaired_bidi(&safety::without_terminal_escapes(&title)).into_owned();
         let mut sections = self.sections;
         give_empty_headings_their_children(&mut sections);
         if sections.first().map(|s| s.blocks.is_empty()).unwrap_or(false) {

@@ -103,6 +103,59 @@ pub fn without_bidi_controls(s: &str) -> Cow<'_, str> {
     }
 }
 
+/// `s` without terminal escape sequences and other control characters (tabs and newlines
+/// stay). VitePress pages include `.ansi` snippets of a terminal's output (`<<< ./out.ansi`),
+/// whose colour codes (`ESC[32m`) would otherwise become search words ("32m") and show in
+/// excerpts; and `docent search` and `docent inspect` print chunk texts to a terminal, where a
+/// hostile page's escapes could move the cursor or rewrite what was printed. Removed: CSI
+/// sequences (`ESC [` … a final byte `@`–`~`), OSC strings (`ESC ]` … BEL or `ESC \`), other
+/// two-character escapes, C1 controls and the C0 controls but `\t` and `\n`.
+pub fn without_terminal_escapes(s: &str) -> Cow<'_, str> {
+    let unwanted = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !s.chars().any(unwanted) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' || c == '\u{9b}' || c == '\u{9d}' {
+            let kind = if c == '\u{1b}' {
+                chars.next()
+            } else {
+                Some(if c == '\u{9b}' { '[' } else { ']' })
+            };
+            match kind {
+                // CSI: parameter and intermediate bytes, then one final byte.
+                Some('[') => {
+                    while let Some(&n) = chars.peek() {
+                        chars.next();
+                        if ('@'..='~').contains(&n) {
+                            break;
+                        }
+                    }
+                }
+                // OSC (and DCS, SOS, PM, APC strings): up to BEL or ST (`ESC \`).
+                Some(']' | 'P' | 'X' | '^' | '_') => {
+                    while let Some(n) = chars.next() {
+                        if n == '\u{7}' || n == '\u{9c}' {
+                            break;
+                        }
+                        if n == '\u{1b}' && chars.peek() == Some(&'\\') {
+                            chars.next();
+                            break;
+                        }
+                    }
+                }
+                // Any other escape is two characters (`ESC c`, `ESC 7`…).
+                _ => {}
+            }
+        } else if !unwanted(c) {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Why a `slug:` cannot be used as a path on the site.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SlugProblem {
@@ -269,5 +322,18 @@ mod tests {
         for u in ["https:/x.html", "//x.html", "%2F%2Fx.html", "ht\ttps:/x"] {
             assert_eq!(classify_url(&confine_url(u.into())), Some(UrlKind::Relative), "{u:?}");
         }
+    }
+
+    #[test]
+    fn terminal_escapes_and_controls_are_removed() {
+        let ansi = "\u{1b}[32m✓\u{1b}[39m bench \u{1b}[2m(1 test)\u{1b}[22m\tok\n";
+        assert_eq!(without_terminal_escapes(ansi), "✓ bench (1 test)\tok\n");
+        let osc = "see \u{1b}]8;;https://x.example\u{7}link\u{1b}]8;;\u{1b}\\ here";
+        assert_eq!(without_terminal_escapes(osc), "see link here");
+        assert_eq!(without_terminal_escapes("a\u{1b}cb\rc\u{0}d\u{9b}2Je"), "abcde");
+        assert_eq!(without_terminal_escapes("plain\ttext\n"), "plain\ttext\n");
+        // Cut short: nothing after the escape is kept, nothing panics.
+        assert_eq!(without_terminal_escapes("x\u{1b}[31"), "x");
+        assert_eq!(without_terminal_escapes("x\u{1b}"), "x");
     }
 }
