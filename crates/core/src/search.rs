@@ -276,6 +276,13 @@ impl SearchResult {
 
 /// Share of the floor below which a question is declined.
 pub const DECLINE_SHARE: f32 = 0.6;
+/// A question with at least this share of its idf-weighted words in one of the top chunks
+/// ([`Signals::coverage`]) is never declined, only hedged: the docs plainly talk about what it
+/// asks, whatever the embedding says. "Can I run everything air-gapped?" over docent's own
+/// docs (a cosine of 0.13 under all-MiniLM-L6-v2, 85 % of its words in the FAQ entry that
+/// answers it) was declined before. On the open sets no unanswerable question that was declined
+/// had more than 31 % (BENCHMARKS.md §2.0.9).
+pub const COVERAGE_NOT_DECLINED: f32 = 0.6;
 /// Multiple of the floor at and above which an answer is given without a hedge.
 pub const HEDGE_FACTOR: f32 = 1.5;
 
@@ -824,7 +831,8 @@ impl Index {
         // questions in those; docs mostly not in English do not judge English ones.
         let judged = self.header().docs_speak(crate::lang::looks_non_english(query.text));
         let (decline, hedge) = outcome_thresholds(floor);
-        if (judged && confidence < decline) || fused.is_empty() {
+        let covered = signals.coverage.is_some_and(|c| c >= COVERAGE_NOT_DECLINED);
+        if (judged && confidence < decline && !covered) || fused.is_empty() {
             fused.truncate(3);
             SearchResult {
                 hits: Vec::new(),
@@ -1144,6 +1152,35 @@ mod tests {
         assert!(r.abstained, "{r:?}");
         assert!(r.hits.is_empty());
         assert_eq!(r.closest[0].chunk, 0);
+    }
+
+    #[test]
+    fn a_question_whose_words_fill_a_section_is_hedged_not_declined() {
+        // The question's vector is orthogonal to every chunk (cosine 0: declined by the vector
+        // signal alone), but one chunk holds all its words.
+        let vectors = vec![vec![1.0, 0.0], vec![1.0, 0.0]];
+        let index = idx(
+            &[
+                ("", "Run docent air-gapped: local embeddings and a local model server."),
+                ("", "Strings are UTF-8 and vectors store values of one type."),
+            ],
+            Some(vectors),
+        );
+        let q = [0.0f32, 1.0];
+        let ask = |text| {
+            index.search(
+                &Query { text, vector: Some(&q), ..Default::default() },
+                &Default::default(),
+            )
+        };
+        let r = ask("run docent air-gapped");
+        assert!(r.signals.coverage.unwrap() >= COVERAGE_NOT_DECLINED, "{r:?}");
+        assert_eq!(r.outcome(), Outcome::Uncertain, "{r:?}");
+        assert_eq!(r.hits[0].chunk, 0);
+        // Far from every section and few of its words in any: declined as before.
+        let r = ask("bake sourdough bread with rye flour and air");
+        assert!(r.signals.coverage.unwrap() < COVERAGE_NOT_DECLINED, "{r:?}");
+        assert_eq!(r.outcome(), Outcome::Declined, "{r:?}");
     }
 
     #[test]
