@@ -41,7 +41,7 @@ use crate::model::Quantization;
 pub const CLUSTERS_VERSION: u32 = 1;
 /// Clusters a question's vector fetches by default (`SearchOptions::nprobe` in the widget):
 /// chosen by the recall against the exhaustive scan, BENCHMARKS.md §4.5.
-pub const DEFAULT_NPROBE: usize = 8;
+pub const DEFAULT_NPROBE: usize = 16;
 
 /// The coarse quantiser of a split entry: what to fetch for a question's vector.
 #[derive(Debug, Clone, PartialEq)]
