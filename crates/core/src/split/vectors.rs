@@ -215,7 +215,7 @@ pub fn cluster_count(n: usize) -> usize {
 /// cluster and then every vector assigned. Returns each vector's cluster (< k) and the unit
 /// centroids (`k × dims`); a cluster may end up empty.
 pub fn kmeans(levels: &[i8], dims: usize, k: usize, iters: usize) -> (Vec<u32>, Vec<f32>) {
-    let n = if dims == 0 { 0 } else { levels.len() / dims };
+    let n = levels.len().checked_div(dims).unwrap_or(0);
     if n == 0 || k == 0 {
         return (vec![0; n], Vec::new());
     }
