@@ -298,6 +298,11 @@ impl Index {
         self.split.is_some()
     }
 
+    /// The coarse quantiser of a split index with vectors by cluster (format version 7).
+    pub fn clusters(&self) -> Option<&Coarse> {
+        self.split.as_ref()?.vector_shards().map(|(c, _)| c)
+    }
+
     /// The manifest of a split index's entry.
     pub fn manifest(&self) -> Option<&Manifest> {
         self.split.as_ref().map(|s| &s.manifest)
