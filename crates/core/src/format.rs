@@ -161,7 +161,7 @@ impl SectionKind {
             SectionKind::Shards => "shard manifest (split index)",
             SectionKind::DocLens => "chunk lengths for BM25 (split index)",
             SectionKind::Outline => "outline: chunk sections, pages (split index)",
-            SectionKind::Clusters => "vector clusters: centroids, vector shards (split index)",
+            SectionKind::Clusters => "vector clusters (split index)",
         }
     }
 }
@@ -837,8 +837,7 @@ impl Index {
             || (clustered && (dims == 0 || in_entry.iter().any(|&k| find(k).is_some())))
         {
             return Err(FormatError::Corrupt(
-                "a split index entry is version 6 or 7, has a shard manifest and no chunk \
-                 records; version 7 has vector clusters instead of vectors"
+                "a split index entry is version 6, has a shard manifest and no chunk records"
                     .into(),
             ));
         }

@@ -139,10 +139,13 @@ pub fn vector_shards(
     let history = if ask.history.is_empty() { None } else { Some(&vectors[inputs - 1][..]) };
     let mut refs = index.shards_for_vector(&vectors[0], history, hw, nprobe);
     if ask.rewritten.is_some() {
-        refs.extend(index.shards_for_vector(&vectors[1], None, hw, nprobe));
+        for r in index.shards_for_vector(&vectors[1], None, hw, nprobe) {
+            // No sort: the widget's size counts every instantiation it ships.
+            if !refs.iter().any(|x| x.id == r.id) {
+                refs.push(r);
+            }
+        }
     }
-    refs.sort();
-    refs.dedup();
     refs
 }
 

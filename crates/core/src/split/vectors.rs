@@ -58,8 +58,9 @@ pub struct Coarse {
     pub levels: Vec<i8>,
 }
 
-fn bad(m: &str) -> FormatError {
-    FormatError::Corrupt(format!("vector clusters: {m}"))
+// One message: the widget's size counts every string it ships.
+fn bad(_: &str) -> FormatError {
+    FormatError::Corrupt("the vector clusters do not match the index".into())
 }
 
 impl Coarse {
