@@ -21,7 +21,10 @@
 //! the last user turn with nouns from the earlier turns prepended (one chunk when streaming).
 //!
 //! `POST /v1/embeddings` returns deterministic unit vectors from a hash of each text (any
-//! `dimensions`, default 384; `encoding_format: "base64"` supported). `POST /v1/moderations`
+//! `dimensions`, default 384; `encoding_format: "base64"` supported). With a model whose name
+//! contains `bow`, a text's vector is instead the normalised sum of its lowercased words'
+//! hash vectors: texts that share words lie close, so it has clusters like a real model's
+//! (benchmarks of vector search structures; still no semantics). `POST /v1/moderations`
 //! flags any input containing `FLAGME`.
 //!
 //! With `stamp` (`--stamp`, for benchmarks), every streamed chunk also carries
@@ -613,6 +616,18 @@ pub fn embed_text(text: &str, dims: usize) -> Vec<f32> {
     v
 }
 
+/// The normalised sum of the hash vectors ([`embed_text`]) of the text's lowercased words.
+pub fn embed_words(text: &str, dims: usize) -> Vec<f32> {
+    let mut v = vec![0.0f32; dims];
+    for w in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        let e = embed_text(&w.to_lowercase(), dims);
+        v.iter_mut().zip(e).for_each(|(a, b)| *a += b);
+    }
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(f32::MIN_POSITIVE);
+    v.iter_mut().for_each(|x| *x /= norm);
+    v
+}
+
 fn inputs_of(v: &Value) -> Option<Vec<String>> {
     match v {
         Value::String(s) => Some(vec![s.clone()]),
@@ -668,7 +683,7 @@ async fn embeddings(
         .enumerate()
         .map(|(i, t)| {
             total += approx_tokens(t);
-            let v = embed_text(t, dims);
+            let v = if model.contains("bow") { embed_words(t, dims) } else { embed_text(t, dims) };
             let emb = if base64 {
                 let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
                 Value::String(base64::engine::general_purpose::STANDARD.encode(bytes))

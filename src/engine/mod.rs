@@ -267,6 +267,8 @@ impl Engine {
             top_k: self.cfg.top_k,
             namespace: self.scope.namespace(),
             floor: self.cfg.floor,
+            // A split index with vectors by cluster: its nearest clusters' vectors only.
+            nprobe: Some(docent_core::split::vectors::DEFAULT_NPROBE),
             ..SearchOptions::default()
         }
     }
@@ -330,13 +332,14 @@ impl Engine {
                 }
             }
         }
-        // A split index fetches the postings of the question's terms first.
+        // A split index fetches the postings of the question's terms first, and at once the
+        // vectors of the clusters nearest it.
         let mut terms: Vec<&str> = vec![question];
         terms.extend(rewritten.as_deref());
         terms.extend(history.questions.iter().rev().take(2).map(String::as_str));
-        crate::shards::ensure(index, &self.cfg.index, index.shards_for_query(&terms))
-            .await
-            .map_err(Fail::new)?;
+        let mut refs = index.shards_for_query(&terms);
+        refs.extend(retrieve::vector_shards(index, &ask, &vectors, &opts));
+        crate::shards::ensure(index, &self.cfg.index, refs).await.map_err(Fail::new)?;
         mark("docent:search");
         let scoped = retrieve::retrieve(index, &ask, &vectors, &opts);
         // The scope has nothing on the question: all docs, and the answer says so. When all

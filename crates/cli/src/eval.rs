@@ -51,6 +51,10 @@ pub struct Tuning {
     /// Weight of sections on release-notes pages (1 = no prior).
     #[arg(long, value_name = "W", hide = true)]
     pub release_notes_weight: Option<f32>,
+    /// For a split index with vectors by cluster: score only the vectors of the N clusters
+    /// nearest each question, as the widget does (default: every vector, exact).
+    #[arg(long, value_name = "N")]
+    pub nprobe: Option<usize>,
     /// Score the top 10 chunks instead of the top 10 sections (each section's best chunks
     /// one after another, as search returned them before it returned sections).
     #[arg(long, hide = true)]
@@ -349,6 +353,7 @@ pub fn evaluate(
         mode: mode.mode(),
         floor,
         namespace: tuning.namespace.clone(),
+        nprobe: tuning.nprobe,
         ..SearchOptions::default()
     };
     if let Some(k) = tuning.rrf_k {

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
 use clap::Args;
+use docent_core::split::ShardKind;
 use docent_core::Index;
 
 use crate::index::human_bytes;
@@ -195,6 +196,9 @@ pub struct Inspection {
     /// A split index: bytes of all its postings shards and of all its text shards (texts,
     /// titles, anchors, breadcrumbs, chunk records), when the shard files are at hand.
     pub shard_bytes: Option<(u64, u64)>,
+    /// A split index with vectors by cluster: clusters (one vector shard each) and the bytes
+    /// of all vector shards, when the shard files are at hand.
+    pub vector_shards: Option<(usize, u64)>,
     /// Bytes of all chunk texts.
     pub text_bytes: usize,
 }
@@ -212,6 +216,17 @@ pub fn shard_bytes(index: &Index, path: &std::path::Path) -> Option<(u64, u64)> 
         m.postings.iter().map(|&c| size(Postings, c)).sum(),
         m.texts.iter().map(|&(_, c)| size(Text, c)).sum(),
     ))
+}
+
+/// Clusters of a split index with vectors by cluster and the bytes of their vector shards.
+pub fn vector_shard_bytes(index: &Index, path: &std::path::Path) -> Option<(usize, u64)> {
+    let (m, c) = (index.manifest()?, index.clusters()?);
+    let dir = path.parent().unwrap_or(std::path::Path::new(""));
+    let size = |&sum: &u64| {
+        let name = docent_core::split::shard_name(&m.stem, ShardKind::Vectors, sum);
+        std::fs::metadata(dir.join(name)).map(|f| f.len()).unwrap_or(0)
+    };
+    Some((c.checksums.len(), c.checksums.iter().map(size).sum()))
 }
 
 /// Compute the inspection of a loaded index.
@@ -242,6 +257,7 @@ pub fn inspect(index: &Index) -> Inspection {
     Inspection {
         shards,
         shard_bytes: None,
+        vector_shards: index.clusters().map(|c| (c.checksums.len(), 0)),
         text_bytes,
         file_bytes,
         header: serde_json::to_value(index.header()).unwrap_or(serde_json::Value::Null),
@@ -276,6 +292,7 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
     }
     let mut ins = inspect(&index);
     ins.shard_bytes = shard_bytes(&index, &args.index);
+    ins.vector_shards = vector_shard_bytes(&index, &args.index);
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&ins)?);
         return Ok(());
@@ -380,6 +397,13 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
                 human_bytes(meta),
                 meta as f64 / ins.chunks.max(1) as f64
             );
+            if let Some((k, vb)) = ins.vector_shards {
+                outln!("    {k:>6} vector shards    {:>12}", human_bytes(vb as usize));
+                outln!(
+                    "           one per cluster of vectors; a question fetches its {} nearest",
+                    docent_core::split::vectors::DEFAULT_NPROBE
+                );
+            }
             outln!("  a reader's browser fetches the shards each question needs (docs/index-format.md)");
         }
     }

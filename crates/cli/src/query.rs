@@ -101,6 +101,10 @@ pub struct SearchArgs {
     /// Only URLs starting with this prefix.
     #[arg(long, value_name = "PREFIX")]
     pub url_prefix: Option<String>,
+    /// For a split index with vectors by cluster: score only the vectors of the N clusters
+    /// nearest the question, as the widget does (default: every vector, exact).
+    #[arg(long, value_name = "N")]
+    pub nprobe: Option<usize>,
     /// Retriever(s) to run.
     #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
     pub mode: ModeArg,
@@ -186,12 +190,14 @@ pub fn embed_texts(e: &dyn Embedder, texts: &[String]) -> anyhow::Result<Vec<Vec
 }
 
 /// The shards a browser fetches for one question, by name, on stderr as one JSON line:
-/// `{"postings": [...], "texts": [...]}` (empty for a one-file index).
+/// `{"postings": [...], "vectors": [...], "texts": [...]}` (empty for a one-file index); the
+/// vector shards of the `nprobe` nearest clusters (the widget's default when None).
 fn print_shards(
     path: &Path,
     question: &str,
     history: &[String],
-    result: &docent_core::search::SearchResult,
+    (result, vectors): &(SearchResult, Vec<Vec<f32>>),
+    nprobe: Option<usize>,
 ) -> anyhow::Result<()> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let entry = Index::from_bytes(bytes).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -202,8 +208,12 @@ fn print_shards(
         hits.iter().flat_map(|h| h.section_chunks().iter().map(|&c| c as usize)).collect();
     let names =
         |v: Vec<docent_core::split::ShardRef>| v.into_iter().map(|r| r.name).collect::<Vec<_>>();
+    let ask = Ask { question, history, rewritten: None };
+    let nprobe = Some(nprobe.unwrap_or(docent_core::split::vectors::DEFAULT_NPROBE));
+    let opts = SearchOptions { nprobe, ..SearchOptions::default() };
     let line = serde_json::json!({
         "postings": names(entry.shards_for_query(&texts)),
+        "vectors": names(docent_core::retrieve::vector_shards(&entry, &ask, vectors, &opts)),
         "texts": names(entry.shards_for_chunks(&chunks)),
     });
     eprintln!("{line}");
@@ -253,13 +263,13 @@ pub fn search_one(
     question: &str,
     history: &[String],
     opts: &SearchOptions,
-) -> anyhow::Result<SearchResult> {
+) -> anyhow::Result<(SearchResult, Vec<Vec<f32>>)> {
     let ask = Ask { question, history, rewritten: None };
     let vectors = match embedder {
         Some(e) => embed_texts(e, &ask.embedding_inputs())?,
         None => Vec::new(),
     };
-    Ok(retrieve(index, &ask, &vectors, opts))
+    Ok((retrieve(index, &ask, &vectors, opts), vectors))
 }
 
 /// `docent search`.
@@ -279,6 +289,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
         namespace: args.namespace.clone(),
         url_prefix: args.url_prefix.clone(),
         floor: args.floor,
+        nprobe: args.nprobe,
         ..SearchOptions::default()
     };
     if let Some(ns) = &args.namespace {
@@ -293,10 +304,11 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
             );
         }
     }
-    let result = search_one(&index, embedder.as_deref(), &args.question, &history, &opts)?;
+    let searched = search_one(&index, embedder.as_deref(), &args.question, &history, &opts)?;
     if args.shards {
-        print_shards(&args.index, &args.question, &history, &result)?;
+        print_shards(&args.index, &args.question, &history, &searched, args.nprobe)?;
     }
+    let result = searched.0;
     if args.json {
         for hit in &result.hits {
             let c = index.chunk(hit.chunk as usize);

@@ -56,7 +56,7 @@ pub fn stem_of(out: &Path) -> String {
     out.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "docent".into())
 }
 
-/// Shard files of `stem` in `dir`: `{stem}-p-{16 hex}.bin` and `{stem}-t-{16 hex}.bin`.
+/// Shard files of `stem` in `dir`: `{stem}-{p,t,v}-{16 hex}.bin`.
 fn existing_shards(dir: &Path, stem: &str) -> Vec<PathBuf> {
     let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
     rd.filter_map(|e| e.ok())
@@ -67,6 +67,7 @@ fn existing_shards(dir: &Path, stem: &str) -> Vec<PathBuf> {
             let Some(hex) = rest
                 .strip_prefix("-p-")
                 .or_else(|| rest.strip_prefix("-t-"))
+                .or_else(|| rest.strip_prefix("-v-"))
                 .and_then(|r| r.strip_suffix(".bin"))
             else {
                 return false;
@@ -102,7 +103,12 @@ pub fn write(
     }
     let index =
         Index::from_bytes(bytes.to_vec()).context("cannot read back the index to split it")?;
-    let s = split_index(&index, &stem, SplitOptions::default())
+    let mut opts = SplitOptions::default();
+    // A benchmark knob (BENCHMARKS.md §4.5): the centroids' width in the entry.
+    if let Some(bits) = std::env::var("DOCENT_CENTROID_BITS").ok().and_then(|b| b.parse().ok()) {
+        opts.centroid_bits = bits;
+    }
+    let s = split_index(&index, &stem, opts)
         .with_context(|| format!("cannot split the index into shards named after {stem:?}"))?;
     let mut report =
         ShardReport { shards: s.shards.len(), entry_bytes: s.entry.len(), ..Default::default() };

@@ -50,9 +50,15 @@ pub const MAGIC: &[u8; 8] = b"DOCENTIX";
 /// ([`crate::split`]): the header, vectors and mean vector of version 4, plus `Shards` (where
 /// the chunk texts, their titles, anchors and breadcrumbs, and the BM25 postings are),
 /// `DocLens` and `Outline` (what ranking needs of every chunk and page), and no `Text`,
-/// `Chunks`, `Places` or `Crumbs`. Only split entries are version 6, so readers that cannot
-/// fetch shards refuse them with "upgrade docent" instead of misreading them.
-pub const FORMAT_VERSION: u32 = 6;
+/// `Chunks`, `Places` or `Crumbs`; and the vectors by cluster: a `Clusters` section (the
+/// coarse quantiser, [`crate::split::vectors`]) instead of `Vectors` and `Scales`, each
+/// cluster's vectors in a vector shard. Only split entries with vector shards are version 7
+/// (a version-6 reader would find no vectors), other split entries are
+/// [`SPLIT_FORMAT_VERSION`], so readers that cannot fetch shards refuse them with "upgrade
+/// docent" instead of misreading them.
+pub const FORMAT_VERSION: u32 = 7;
+/// Split entries whose vectors (if any) are in the entry.
+pub const SPLIT_FORMAT_VERSION: u32 = 6;
 /// The first split entries' version (chunk records and every string in the entry, texts alone
 /// in the shards): refused with a message to rebuild the index.
 pub const SPLIT_V5_FORMAT_VERSION: u32 = 5;
@@ -114,10 +120,13 @@ pub enum SectionKind {
     /// Split entries only: every chunk's section and page, every page's url, namespace and
     /// kind ([`crate::split::outline::Outline`]).
     Outline = 12,
+    /// Split entries of version 7 only: the coarse quantiser and the vector shards' checksums
+    /// ([`crate::split::vectors::Coarse`]).
+    Clusters = 13,
 }
 
 impl SectionKind {
-    const ALL: [SectionKind; 12] = [
+    const ALL: [SectionKind; 13] = [
         SectionKind::Pages,
         SectionKind::Strings,
         SectionKind::Text,
@@ -130,6 +139,7 @@ impl SectionKind {
         SectionKind::Shards,
         SectionKind::DocLens,
         SectionKind::Outline,
+        SectionKind::Clusters,
     ];
 
     fn from_u32(v: u32) -> Option<SectionKind> {
@@ -151,6 +161,7 @@ impl SectionKind {
             SectionKind::Shards => "shard manifest (split index)",
             SectionKind::DocLens => "chunk lengths for BM25 (split index)",
             SectionKind::Outline => "outline: chunk sections, pages (split index)",
+            SectionKind::Clusters => "vector clusters (split index)",
         }
     }
 }
@@ -813,12 +824,17 @@ impl Index {
         if version == SPLIT_V5_FORMAT_VERSION {
             return Err(FormatError::OlderVersion { found: version, supported: FORMAT_VERSION });
         }
-        // A split entry (version 6) has a shard manifest and an outline instead of the
-        // one-file sections; its texts and the rest are in its shards.
-        let split_entry = version == FORMAT_VERSION;
+        // A split entry (version 6 or 7) has a shard manifest and an outline instead of the
+        // one-file sections; its texts and the rest are in its shards. Version 7 has its
+        // vectors in shards too, by cluster.
+        let split_entry = version >= SPLIT_FORMAT_VERSION;
+        let clustered = version == FORMAT_VERSION;
         let one_file_only = [SectionKind::Text, SectionKind::Chunks, SectionKind::Places];
+        let in_entry = [SectionKind::Vectors, SectionKind::Scales];
         if split_entry != find(SectionKind::Shards).is_some()
             || (split_entry && one_file_only.iter().any(|&k| find(k).is_some()))
+            || clustered != find(SectionKind::Clusters).is_some()
+            || (clustered && (dims == 0 || in_entry.iter().any(|&k| find(k).is_some())))
         {
             return Err(FormatError::Corrupt(
                 "a split index entry is version 6, has a shard manifest and no chunk records"
@@ -834,7 +850,7 @@ impl Index {
                 quantization.name()
             )));
         }
-        let vectors = if dims > 0 {
+        let vectors = if dims > 0 && !clustered {
             let v = need(SectionKind::Vectors)?;
             let s = need(SectionKind::Scales)?;
             let per = quantization.vector_bytes(dims);
@@ -895,6 +911,17 @@ impl Index {
                     .collect();
                 Some((mu, inv))
             }
+            // Clustered: each vector shard computes its vectors' norms when attached.
+            (Some((at, len)), None)
+                if clustered && quantization != Quantization::Int8 && len == dims * 4 =>
+            {
+                let mu: Vec<f32> =
+                    (0..dims).map(|j| f32::from_bits(rd_u32(&bytes, at + 4 * j))).collect();
+                if !mu.iter().all(|x| x.is_finite()) {
+                    return Err(bad_center());
+                }
+                Some((mu, Vec::new()))
+            }
             (Some(_), _) => return Err(bad_center()),
         };
         let split = if split_entry {
@@ -912,7 +939,13 @@ impl Index {
             let (m, o) = (need(SectionKind::Shards)?, need(SectionKind::Outline)?);
             let manifest = crate::split::Manifest::parse(&bytes[m.0..m.0 + m.1], n)?;
             let outline = crate::split::outline::Outline::parse(&bytes[o.0..o.0 + o.1], n)?;
-            Some(Box::new(crate::split::SplitState::new(manifest, lens, outline)))
+            let coarse = match find(SectionKind::Clusters) {
+                Some((at, len)) => {
+                    Some(crate::split::vectors::Coarse::parse(&bytes[at..at + len], n, dims)?)
+                }
+                None => None,
+            };
+            Some(Box::new(crate::split::SplitState::new(manifest, lens, outline, coarse)))
         } else {
             None
         };
@@ -1075,6 +1108,13 @@ impl Index {
     pub fn quantized(&self, i: usize) -> Option<(&[i8], f32)> {
         if i >= self.n {
             return None;
+        }
+        if let Some((_, shards)) = self.split.as_ref().and_then(|s| s.vector_shards()) {
+            // Clustered: in the attached shard that holds it.
+            return shards.iter().filter_map(|s| s.get()).find_map(|v| {
+                let t = v.chunks.binary_search(&(i as u32)).ok()?;
+                Some((&v.levels[t * self.dims..(t + 1) * self.dims], v.scales[t]))
+            });
         }
         let all = self.all_vectors()?;
         let s = self.vectors.as_ref()?.1;

@@ -124,6 +124,31 @@ pub fn retrieve(
     }
 }
 
+/// The vector shards [`retrieve`] with `opts.nprobe` scores for `ask` and these `vectors`
+/// (as in [`retrieve`]) and that are not attached yet: fetch them first. Empty unless the
+/// index is split with vectors by cluster and `opts.nprobe` is set.
+pub fn vector_shards(
+    index: &Index,
+    ask: &Ask<'_>,
+    vectors: &[Vec<f32>],
+    opts: &SearchOptions,
+) -> Vec<crate::split::ShardRef> {
+    let inputs = 1 + ask.rewritten.is_some() as usize + !ask.history.is_empty() as usize;
+    let (Some(nprobe), true) = (opts.nprobe, vectors.len() == inputs) else { return Vec::new() };
+    let hw = opts.history_weight;
+    let history = if ask.history.is_empty() { None } else { Some(&vectors[inputs - 1][..]) };
+    let mut refs = index.shards_for_vector(&vectors[0], history, hw, nprobe);
+    if ask.rewritten.is_some() {
+        for r in index.shards_for_vector(&vectors[1], None, hw, nprobe) {
+            // No sort: the widget's size counts every instantiation it ships.
+            if !refs.iter().any(|x| x.id == r.id) {
+                refs.push(r);
+            }
+        }
+    }
+    refs
+}
+
 /// Merge the results of two queries for one question (as typed, and rewritten): the hits of the
 /// queries that passed the floor, fused by reciprocal rank; abstain only when both abstained,
 /// uncertain when every one that passed was.

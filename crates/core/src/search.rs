@@ -58,6 +58,11 @@ pub struct SearchOptions {
     /// Sections on release notes or changelog pages ([`crate::pagekind`]) score this share of
     /// their fused score, unless the question asks about versions or changes (1 = no prior).
     pub release_notes_weight: f32,
+    /// A split index with vectors by cluster ([`crate::split::vectors`]): score only the
+    /// vectors of the `nprobe` clusters nearest the question (those attached), as the widget
+    /// does after fetching them. `None` (the default) scores every attached vector: exact
+    /// once every shard is attached, as native readers do. No effect on other indexes.
+    pub nprobe: Option<usize>,
 }
 
 /// Default [`SearchOptions::release_notes_weight`]: chosen on python's corpus with its "What's
@@ -82,6 +87,7 @@ impl Default for SearchOptions {
             history_weight: 1.0,
             section_bonus: 0.0,
             release_notes_weight: RELEASE_NOTES_WEIGHT,
+            nprobe: None,
         }
     }
 }
@@ -512,19 +518,17 @@ impl Index {
         )
     }
 
-    /// Exact cosine over every (allowed) int8 vector. Returns the best `m`.
-    fn vector_ranked(
+    /// The question's vector as the scan multiplies it: unit length (with `hw` × the history's
+    /// vector added), and its int8 levels and scale. None when it does not fit the index.
+    pub(crate) fn query_levels(
         &self,
         query: &[f32],
         history: Option<&[f32]>,
         hw: f32,
-        mask: Option<&[bool]>,
-        m: usize,
-    ) -> Vec<(u32, f32)> {
+    ) -> Option<(Vec<f32>, Vec<i8>, f32)> {
         let dims = self.dims();
-        let Some(all) = self.all_vectors() else { return Vec::new() };
         if dims == 0 || query.len() != dims {
-            return Vec::new();
+            return None;
         }
         let mut q = query.to_vec();
         crate::vector::normalize(&mut q);
@@ -536,9 +540,46 @@ impl Index {
         }
         let mut qq = Vec::with_capacity(dims);
         let qs = crate::vector::quantize(&q, &mut qq);
-        if qs == 0.0 {
+        (qs != 0.0).then_some((q, qq, qs))
+    }
+
+    /// Exact cosine over every (allowed) int8 vector. Returns the best `m`.
+    fn vector_ranked(
+        &self,
+        query: &[f32],
+        history: Option<&[f32]>,
+        opts: &SearchOptions,
+        mask: Option<&[bool]>,
+        m: usize,
+    ) -> Vec<(u32, f32)> {
+        let dims = self.dims();
+        let Some((q, qq, qs)) = self.query_levels(query, history, opts.history_weight) else {
             return Vec::new();
+        };
+        if let Some((coarse, shards)) = self.split.as_ref().and_then(|s| s.vector_shards()) {
+            let qc = self.center().map(|c| q.iter().zip(c).map(|(a, b)| a * b).sum::<f32>());
+            let mut top = TopM::new(m);
+            let probed = match opts.nprobe {
+                Some(p) => coarse.nearest(&qq, dims).into_iter().take(p).collect(),
+                None => (0..shards.len()).collect::<Vec<_>>(),
+            };
+            for v in probed.into_iter().filter_map(|j| shards.get(j)?.get()) {
+                let dots = crate::vector::dot_i8_many(&qq, &v.levels, dims);
+                for (t, (&id, &d)) in v.chunks.iter().zip(&dots).enumerate() {
+                    if mask.is_none_or(|m| m.get(id as usize).copied().unwrap_or(false)) {
+                        // As below, operation for operation: the same cosines as one file.
+                        let cos = d as f32 * qs * v.scales[t];
+                        let cos = match qc {
+                            Some(qc) => (cos + qc) * v.inv.get(t).copied().unwrap_or(0.0),
+                            None => cos,
+                        };
+                        top.push(id, cos);
+                    }
+                }
+            }
+            return top.into_sorted();
         }
+        let Some(all) = self.all_vectors() else { return Vec::new() };
         let dots = crate::vector::dot_i8_many(&qq, all, dims);
         let scales = self.all_scales();
         // Packed vectors stored relative to a mean vector: cosine to `center + scale × levels`.
@@ -812,7 +853,7 @@ impl Index {
             self.vector_ranked(
                 query.vector.unwrap_or_default(),
                 query.history_vector,
-                opts.history_weight,
+                opts,
                 mask,
                 pool,
             )

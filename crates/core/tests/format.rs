@@ -120,7 +120,12 @@ fn the_v6_split_golden_files_still_read_and_the_writer_still_produces_them() {
     use docent_core::split::write::{split_index, SplitOptions};
     let (header, chunks, vectors) = golden_input();
     let one = Index::from_bytes(write_index(&header, &chunks, Some(&vectors)).unwrap()).unwrap();
-    let opts = SplitOptions { postings_bytes: 64, text_bytes: 1 };
+    let opts = SplitOptions {
+        postings_bytes: 64,
+        text_bytes: 1,
+        vector_clusters: false,
+        ..SplitOptions::default()
+    };
     let written = split_index(&one, "index", opts).unwrap();
     let dir = std::path::Path::new(GOLDEN_V6_SPLIT);
     if std::env::var_os("DOCENT_BLESS").is_some() {
@@ -133,7 +138,11 @@ fn the_v6_split_golden_files_still_read_and_the_writer_still_produces_them() {
     }
     let read = |name: &str| std::fs::read(dir.join(name));
     let entry = read("index.bin").expect("golden files missing: run with DOCENT_BLESS=1 once");
-    assert_eq!(entry[8..12], 6u32.to_le_bytes(), "split entries are format version 6");
+    assert_eq!(
+        entry[8..12],
+        6u32.to_le_bytes(),
+        "split entries without vector shards are version 6"
+    );
     let index = Index::from_bytes(entry.clone()).expect("the v6 golden entry must stay readable");
     index.attach_all(read).expect("the v6 golden shards must stay readable");
     assert!(index.manifest().is_some_and(|m| m.texts.len() == 2 && m.postings.len() > 1));
@@ -147,6 +156,51 @@ fn the_v6_split_golden_files_still_read_and_the_writer_still_produces_them() {
         .filter(|n| n != "index.bin")
         .collect();
     names.sort();
+    assert_eq!(names, written.shards.iter().map(|s| s.0.clone()).collect::<Vec<_>>());
+    let same = entry == written.entry
+        && written.shards.iter().all(|(n, b)| read(n).ok().as_ref() == Some(b));
+    assert!(same, "the split writer's output changed: if the layout changed on purpose, bump FORMAT_VERSION (entry) or SHARD_VERSION and add new golden files");
+}
+
+const GOLDEN_V7_SPLIT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/v7-split");
+
+/// A split index with vectors by cluster (format version 7, vector shards), byte for byte.
+#[test]
+fn the_v7_split_golden_files_still_read_and_the_writer_still_produces_them() {
+    use docent_core::split::write::{split_index, SplitOptions};
+    let (mut header, chunks, vectors) = golden_input();
+    header.quantization = Quantization::Binary;
+    let center = docent_core::vector::mean_vector(&vectors, vectors[0].len());
+    let bytes =
+        docent_core::format::write_index_centered(&header, &chunks, Some(&vectors), Some(&center));
+    let one = Index::from_bytes(bytes.unwrap()).unwrap();
+    let opts = SplitOptions { postings_bytes: 64, text_bytes: 1, ..SplitOptions::default() };
+    let written = split_index(&one, "index", opts).unwrap();
+    let dir = std::path::Path::new(GOLDEN_V7_SPLIT);
+    if std::env::var_os("DOCENT_BLESS").is_some() {
+        let _ = std::fs::remove_dir_all(dir);
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("index.bin"), &written.entry).unwrap();
+        for (name, bytes) in &written.shards {
+            std::fs::write(dir.join(name), bytes).unwrap();
+        }
+    }
+    let read = |name: &str| std::fs::read(dir.join(name));
+    let entry = read("index.bin").expect("golden files missing: run with DOCENT_BLESS=1 once");
+    assert_eq!(entry[8..12], 7u32.to_le_bytes(), "split entries with vector shards are version 7");
+    let index = Index::from_bytes(entry.clone()).expect("the v7 golden entry must stay readable");
+    index.attach_all(read).expect("the v7 golden shards must stay readable");
+    for (i, c) in chunks.iter().enumerate() {
+        assert_eq!(&index.chunk(i), c);
+        assert_eq!(index.quantized(i), one.quantized(i));
+    }
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n != "index.bin")
+        .collect();
+    names.sort();
+    assert!(names.iter().any(|n| n.starts_with("index-v-")));
     assert_eq!(names, written.shards.iter().map(|s| s.0.clone()).collect::<Vec<_>>());
     let same = entry == written.entry
         && written.shards.iter().all(|(n, b)| read(n).ok().as_ref() == Some(b));

@@ -74,7 +74,7 @@ fn one_file(chunks: &[Chunk]) -> Index {
 }
 
 fn small() -> SplitOptions {
-    SplitOptions { postings_bytes: 256, text_bytes: 1_000 }
+    SplitOptions { postings_bytes: 256, text_bytes: 1_000, ..SplitOptions::default() }
 }
 
 fn shard<'a>(s: &'a SplitIndex, name: &str) -> &'a [u8] {
@@ -323,4 +323,139 @@ fn an_entry_of_the_first_split_layout_asks_for_a_rebuild() {
     old[end..].copy_from_slice(&sum.to_le_bytes());
     let e = Index::from_bytes(old).unwrap_err().to_string();
     assert!(e.contains("rebuild the index"), "{e}");
+}
+
+/// A vector per chunk: words hashed into 32 dims and summed, so chunks that share words lie
+/// close (clusters as a real model's, without one).
+fn word_vectors(chunks: &[Chunk]) -> Vec<Vec<f32>> {
+    chunks.iter().map(|c| embed(&c.text)).collect()
+}
+
+fn embed(text: &str) -> Vec<f32> {
+    let mut v = vec![0.0f32; 32];
+    for w in text.split_whitespace() {
+        let h = xxhash_rust::xxh3::xxh3_64(w.as_bytes());
+        for (j, x) in v.iter_mut().enumerate() {
+            *x += if (h >> (j * 2)) & 3 == 0 { -1.0 } else { 0.5 };
+        }
+    }
+    v
+}
+
+fn with_vectors(c: &[Chunk], quantization: docent_core::model::Quantization) -> Index {
+    let h = IndexHeader { provider: "local".into(), quantization, ..Default::default() };
+    let v = word_vectors(c);
+    let center = docent_core::vector::mean_vector(&v, 32);
+    let bytes = docent_core::format::write_index_centered(&h, c, Some(&v), Some(&center)).unwrap();
+    Index::from_bytes(bytes).unwrap()
+}
+
+fn vector_hits(index: &Index, q: &str, opts: &SearchOptions) -> Vec<(u32, u32, Option<u32>)> {
+    let v = embed(q);
+    let r = index.search(&Query { text: q, vector: Some(&v), ..Default::default() }, opts);
+    r.hits.iter().map(|h| (h.chunk, h.score.to_bits(), h.cosine.map(f32::to_bits))).collect()
+}
+
+#[test]
+fn vectors_by_cluster_score_exactly_as_the_one_file_index_once_all_are_attached() {
+    let c = chunks(11);
+    for q in [docent_core::model::Quantization::Binary, docent_core::model::Quantization::Int8] {
+        let full = with_vectors(&c, q);
+        let s = split_index(&full, "index", small()).unwrap();
+        assert_eq!(s.entry[8..12], 7u32.to_le_bytes(), "vectors by cluster are version 7");
+        let clusters = s.shards.iter().filter(|(n, _)| n.starts_with("index-v-")).count();
+        assert_eq!(clusters, 16.min(c.len()), "about √n clusters, at least 16");
+        let split = Index::from_bytes(s.entry.clone()).unwrap();
+        assert!(split.quantized(0).is_none(), "no vector before its shard arrives");
+        split.attach_all(|name| Ok::<_, String>(shard(&s, name).to_vec())).unwrap();
+        for i in 0..full.len() {
+            assert_eq!(split.quantized(i), full.quantized(i), "chunk {i}");
+        }
+        for opts in [
+            SearchOptions::default(),
+            SearchOptions { mode: docent_core::search::Mode::Vector, ..Default::default() },
+            SearchOptions { namespace: Some("v2".into()), ..Default::default() },
+        ] {
+            for text in QUESTIONS {
+                assert_eq!(vector_hits(&split, text, &opts), vector_hits(&full, text, &opts));
+            }
+        }
+        // Every cluster probed is the exhaustive scan.
+        let all = SearchOptions { nprobe: Some(clusters), ..Default::default() };
+        assert_eq!(
+            vector_hits(&split, "proxy cache", &all),
+            vector_hits(&full, "proxy cache", &all)
+        );
+    }
+}
+
+#[test]
+fn a_probed_search_fetches_and_scores_only_the_nearest_clusters() {
+    let c = chunks(13);
+    let full = with_vectors(&c, docent_core::model::Quantization::Binary);
+    let s = split_index(&full, "index", small()).unwrap();
+    let lazy = Index::from_bytes(s.entry.clone()).unwrap();
+    all_postings(&lazy, &s);
+    let q = "vacuum trigger on a replica";
+    let v = embed(q);
+    let refs = lazy.shards_for_vector(&v, None, 1.0, 2);
+    assert_eq!(refs.len(), 2);
+    assert!(refs.iter().all(|r| r.kind == ShardKind::Vectors && r.name.starts_with("index-v-")));
+    for r in &refs {
+        lazy.attach(r, shard(&s, &r.name)).unwrap();
+    }
+    assert!(lazy.shards_for_vector(&v, None, 1.0, 2).is_empty(), "attached once");
+    let vector_only = SearchOptions {
+        mode: docent_core::search::Mode::Vector,
+        nprobe: Some(2),
+        top_k: 100,
+        floor: Some(0.0),
+        ..Default::default()
+    };
+    let probed = vector_hits(&lazy, q, &vector_only);
+    assert!(!probed.is_empty());
+    // Only chunks of the two clusters fetched have a vector score.
+    let fetched: Vec<usize> = (0..full.len()).filter(|&i| lazy.quantized(i).is_some()).collect();
+    assert!(fetched.len() < full.len());
+    for (chunk, _, _) in &probed {
+        assert!(fetched.contains(&(*chunk as usize)), "chunk {chunk} is in no probed cluster");
+    }
+    let attached = SearchOptions { nprobe: None, ..vector_only.clone() };
+    assert_eq!(vector_hits(&lazy, q, &attached), probed, "the probed clusters are the attached");
+    // Natively every cluster is attached: with nprobe the same two are scored.
+    let whole = Index::from_bytes(s.entry.clone()).unwrap();
+    whole.attach_all(|name| Ok::<_, String>(shard(&s, name).to_vec())).unwrap();
+    assert_eq!(vector_hits(&whole, q, &vector_only), probed);
+}
+
+#[test]
+fn a_vector_shard_of_another_build_is_refused_with_a_reload_message() {
+    let full = with_vectors(&chunks(11), docent_core::model::Quantization::Binary);
+    let other = with_vectors(&chunks(12), docent_core::model::Quantization::Binary);
+    let s = split_index(&full, "index", small()).unwrap();
+    let t = split_index(&other, "index", small()).unwrap();
+    let lazy = Index::from_bytes(s.entry.clone()).unwrap();
+    let r = &lazy.missing_shards().into_iter().find(|r| r.kind == ShardKind::Vectors).unwrap();
+    let foreign = t.shards.iter().find(|(n, _)| n.starts_with("index-v-")).unwrap();
+    let e = lazy.attach(r, &foreign.1).unwrap_err().to_string();
+    assert!(e.contains("reload the page"), "{e}");
+    let mut flipped = shard(&s, &r.name).to_vec();
+    flipped[30] ^= 1;
+    assert!(lazy.attach(r, &flipped).unwrap_err().to_string().contains("reload the page"));
+    assert!(lazy.quantized(0).is_none() || lazy.attach(r, shard(&s, &r.name)).is_ok());
+    lazy.attach(r, shard(&s, &r.name)).unwrap();
+}
+
+#[test]
+fn a_rebuild_of_the_same_vectors_gives_the_same_clusters_and_names() {
+    let full = with_vectors(&chunks(11), docent_core::model::Quantization::Int4);
+    let a = split_index(&full, "index", small()).unwrap();
+    let b = split_index(&full, "index", small()).unwrap();
+    assert_eq!(a.entry, b.entry);
+    assert_eq!(a.shards, b.shards);
+    // Without clusters the vectors stay in a version-6 entry.
+    let flat = SplitOptions { vector_clusters: false, ..small() };
+    let v6 = split_index(&full, "index", flat).unwrap();
+    assert_eq!(v6.entry[8..12], 6u32.to_le_bytes());
+    assert!(!v6.shards.iter().any(|(n, _)| n.starts_with("index-v-")));
 }

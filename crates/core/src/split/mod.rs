@@ -26,6 +26,7 @@
 
 pub mod outline;
 pub mod shard;
+pub mod vectors;
 pub mod write;
 
 use crate::format::{rd_u32, rd_u64, FormatError, Index};
@@ -34,6 +35,7 @@ use outline::Outline;
 pub use shard::ShardKind;
 use shard::{OwnedPostings, ShardSection, TextShard};
 use std::sync::{Arc, Mutex, OnceLock};
+use vectors::{Coarse, VectorShard};
 
 /// The `Shards` section's own layout version.
 pub const MANIFEST_VERSION: u32 = 1;
@@ -163,6 +165,9 @@ pub(crate) struct SplitState {
     postings: Vec<OnceLock<Vec<OwnedPostings>>>,
     /// The BM25 index over the postings attached so far, and how many shards that was.
     lexical: Mutex<Option<(usize, Arc<LexicalIndex>)>>,
+    /// Vectors by cluster (format version 7): the coarse quantiser and, per cluster, its
+    /// vectors once attached.
+    pub(crate) clusters: Option<(Coarse, Vec<OnceLock<VectorShard>>)>,
 }
 
 /// The manifest and how many shards are attached (the rest is bulk; and the widget's size
@@ -171,10 +176,13 @@ impl std::fmt::Debug for SplitState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let postings = self.postings.iter().filter(|s| s.get().is_some()).count();
         let texts = self.texts.iter().filter(|s| s.get().is_some()).count();
+        let attached = |v: &Vec<OnceLock<_>>| v.iter().filter(|s| s.get().is_some()).count();
+        let clusters = self.clusters.as_ref().map(|c| (c.1.len(), attached(&c.1)));
         f.debug_struct("SplitState")
             .field("manifest", &self.manifest)
             .field("postings_attached", &postings)
             .field("texts_attached", &texts)
+            .field("clusters_attached", &clusters)
             .finish_non_exhaustive()
     }
 }
@@ -188,13 +196,23 @@ impl Clone for SplitState {
             texts: self.texts.clone(),
             postings: self.postings.clone(),
             lexical: Mutex::new(None),
+            clusters: self.clusters.clone(),
         }
     }
 }
 
 impl SplitState {
-    pub(crate) fn new(manifest: Manifest, doclens: Vec<u16>, outline: Outline) -> SplitState {
+    pub(crate) fn new(
+        manifest: Manifest,
+        doclens: Vec<u16>,
+        outline: Outline,
+        coarse: Option<Coarse>,
+    ) -> SplitState {
         SplitState {
+            clusters: coarse.map(|c| {
+                let slots = (0..c.checksums.len()).map(|_| OnceLock::new()).collect();
+                (c, slots)
+            }),
             texts: (0..manifest.texts.len()).map(|_| OnceLock::new()).collect(),
             postings: (0..manifest.postings.len()).map(|_| OnceLock::new()).collect(),
             manifest,
@@ -249,11 +267,22 @@ impl SplitState {
         lx
     }
 
+    /// The checksum the entry gives shard `id` of `kind`, if it has one.
+    fn checksum(&self, kind: ShardKind, id: usize) -> Option<u64> {
+        match kind {
+            ShardKind::Postings => self.manifest.postings.get(id).copied(),
+            ShardKind::Text => self.manifest.texts.get(id).map(|t| t.1),
+            ShardKind::Vectors => self.clusters.as_ref()?.0.checksums.get(id).copied(),
+        }
+    }
+
+    /// The vector shards attached so far, by cluster.
+    pub(crate) fn vector_shards(&self) -> Option<(&Coarse, &[OnceLock<VectorShard>])> {
+        self.clusters.as_ref().map(|(c, s)| (c, s.as_slice()))
+    }
+
     fn shard_ref(&self, kind: ShardKind, id: usize) -> ShardRef {
-        let checksum = match kind {
-            ShardKind::Postings => self.manifest.postings[id],
-            ShardKind::Text => self.manifest.texts[id].1,
-        };
+        let checksum = self.checksum(kind, id).unwrap_or(0);
         ShardRef {
             kind,
             id: id as u32,
@@ -267,6 +296,11 @@ impl Index {
     /// True for the entry file of a split index (its texts and postings are in shards).
     pub fn is_split(&self) -> bool {
         self.split.is_some()
+    }
+
+    /// The coarse quantiser of a split index with vectors by cluster (format version 7).
+    pub fn clusters(&self) -> Option<&Coarse> {
+        self.split.as_ref()?.vector_shards().map(|(c, _)| c)
     }
 
     /// The manifest of a split index's entry.
@@ -305,13 +339,41 @@ impl Index {
         ids.into_iter().map(|k| sp.shard_ref(ShardKind::Text, k)).collect()
     }
 
+    /// The vector shards a search with this question vector (and history vector, weighed
+    /// `history_weight`, as [`crate::search::SearchOptions`] does) scores with `nprobe`: its
+    /// nearest clusters', those not attached yet. Empty unless the index has vectors by
+    /// cluster (format version 7).
+    pub fn shards_for_vector(
+        &self,
+        query: &[f32],
+        history: Option<&[f32]>,
+        history_weight: f32,
+        nprobe: usize,
+    ) -> Vec<ShardRef> {
+        let Some(sp) = &self.split else { return Vec::new() };
+        let Some((coarse, shards)) = sp.vector_shards() else { return Vec::new() };
+        let Some((_, qq, _)) = self.query_levels(query, history, history_weight) else {
+            return Vec::new();
+        };
+        let mut ids: Vec<usize> =
+            coarse.nearest(&qq, self.dims()).into_iter().take(nprobe).collect();
+        ids.retain(|&k| shards[k].get().is_none());
+        ids.sort_unstable();
+        ids.into_iter().map(|k| sp.shard_ref(ShardKind::Vectors, k)).collect()
+    }
+
     /// Every shard not attached yet (to load a split index whole, as the CLI does).
     pub fn missing_shards(&self) -> Vec<ShardRef> {
         let Some(sp) = &self.split else { return Vec::new() };
         let p = (0..sp.postings.len()).filter(|&k| sp.postings[k].get().is_none());
         let t = (0..sp.texts.len()).filter(|&k| sp.texts[k].get().is_none());
-        p.map(|k| sp.shard_ref(ShardKind::Postings, k))
-            .chain(t.map(|k| sp.shard_ref(ShardKind::Text, k)))
+        let v = sp.clusters.iter().flat_map(|(_, s)| {
+            (0..s.len()).filter(|&k| s[k].get().is_none()).map(|k| (ShardKind::Vectors, k))
+        });
+        p.map(|k| (ShardKind::Postings, k))
+            .chain(t.map(|k| (ShardKind::Text, k)))
+            .chain(v)
+            .map(|(kind, k)| sp.shard_ref(kind, k))
             .collect()
     }
 
@@ -323,11 +385,7 @@ impl Index {
             return Err(FormatError::Invalid("this index is not split; it has no shards".into()));
         };
         let id = shard.id as usize;
-        let expected = match shard.kind {
-            ShardKind::Postings => sp.manifest.postings.get(id).copied(),
-            ShardKind::Text => sp.manifest.texts.get(id).map(|t| t.1),
-        };
-        if expected != Some(shard.checksum) {
+        if sp.checksum(shard.kind, id) != Some(shard.checksum) {
             return Err(shard::mismatch(&shard.name));
         }
         let body = shard::decode(bytes, shard.kind, shard.checksum, &shard.name)?;
@@ -343,6 +401,14 @@ impl Index {
                 let (first, last) = sp.text_range(id);
                 let texts = shard::parse_texts(body, last - first)?;
                 let _ = sp.texts[id].set(texts);
+            }
+            ShardKind::Vectors => {
+                // Checked above: the entry has clusters and this one.
+                let Some((coarse, slots)) = &sp.clusters else { return Ok(()) };
+                let count = coarse.counts[id] as usize;
+                let q = self.header.quantization;
+                let v = vectors::parse_vectors(body, n, count, self.dims(), q, self.center())?;
+                let _ = slots[id].set(v);
             }
         }
         Ok(())

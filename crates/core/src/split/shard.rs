@@ -4,7 +4,8 @@
 //! ```text
 //! 0   8  magic          b"DOCENTSH"
 //! 8   4  version        u32 = 2
-//! 12  4  kind           u32: 1 = postings, 2 = text
+//! 12  4  kind           u32: 1 = postings, 2 = text, 3 = vectors (one cluster's, see
+//!                       [`super::vectors`])
 //! 16  8  body length    u64
 //! 24  …  body
 //! -8  8  checksum       xxh3-64 of every byte before it (also the shard's name and its entry
@@ -42,6 +43,8 @@ pub enum ShardKind {
     Postings = 1,
     /// Chunk texts of a run of pages.
     Text = 2,
+    /// One cluster's vectors ([`super::vectors`]).
+    Vectors = 3,
 }
 
 impl ShardKind {
@@ -50,6 +53,7 @@ impl ShardKind {
         match self {
             ShardKind::Postings => 'p',
             ShardKind::Text => 't',
+            ShardKind::Vectors => 'v',
         }
     }
 }

@@ -2,8 +2,11 @@
 
 use super::outline::{Outline, OutlinePage};
 use super::shard::{self, ShardChunk, ShardKind, TermPostings};
+use super::vectors::{self, Coarse};
 use super::{postings_shard_of, shard_name, Manifest, MAX_STEM};
-use crate::format::{assemble, FormatError, Index, SectionKind, FORMAT_VERSION};
+use crate::format::{
+    assemble, FormatError, Index, SectionKind, FORMAT_VERSION, SPLIT_FORMAT_VERSION,
+};
 
 /// How big shards get.
 #[derive(Debug, Clone, Copy)]
@@ -13,11 +16,21 @@ pub struct SplitOptions {
     /// Aim for text shards of about this many bytes; a shard holds whole pages, so one long
     /// page makes a bigger shard.
     pub text_bytes: usize,
+    /// Vectors by cluster (format version 7): a coarse quantiser in the entry, each cluster's
+    /// vectors in a vector shard. Off: the vectors stay in the entry (version 6).
+    pub vector_clusters: bool,
+    /// Bits per centroid component in the entry (8, 4 or 1).
+    pub centroid_bits: u32,
 }
 
 impl Default for SplitOptions {
     fn default() -> Self {
-        SplitOptions { postings_bytes: 16 * 1024, text_bytes: 16 * 1024 }
+        SplitOptions {
+            postings_bytes: 16 * 1024,
+            text_bytes: 16 * 1024,
+            vector_clusters: true,
+            centroid_bits: 8,
+        }
     }
 }
 
@@ -142,23 +155,85 @@ pub fn split_index(
         outline.namespaces.push("".into());
     }
 
-    // The entry: the header and the vectors of the one-file index, the manifest, the chunk
-    // lengths and the outline.
+    // The entry: the header and the vectors of the one-file index (or their clusters), the
+    // manifest, the chunk lengths and the outline.
     let manifest = Manifest { stem: stem.to_string(), postings, texts };
     let raw = index.as_bytes();
+    let coarse = if opts.vector_clusters && index.dims() > 0 && n > 0 {
+        Some(cluster_vectors(index, stem, opts.centroid_bits, &mut shards)?)
+    } else {
+        None
+    };
     let mut sections: Vec<(SectionKind, Vec<u8>)> = index
         .section_ranges()
         .into_iter()
-        .filter(|(k, _, _)| {
-            matches!(k, SectionKind::Vectors | SectionKind::Scales | SectionKind::Center)
+        .filter(|(k, _, _)| match k {
+            SectionKind::Vectors | SectionKind::Scales => coarse.is_none(),
+            k => *k == SectionKind::Center,
         })
         .map(|(k, at, len)| (k, raw[at..at + len].to_vec()))
         .collect();
+    if let Some(c) = &coarse {
+        sections.push((SectionKind::Clusters, c.encode(index.dims())));
+    }
     sections.push((SectionKind::Shards, manifest.encode()));
     sections
         .push((SectionKind::DocLens, lx.doc_lens().iter().flat_map(|l| l.to_le_bytes()).collect()));
     sections.push((SectionKind::Outline, outline.encode()));
     shards.sort();
     shards.dedup_by(|a, b| a.0 == b.0);
-    Ok(SplitIndex { entry: assemble(FORMAT_VERSION, index.header(), &sections)?, shards })
+    let version = if coarse.is_some() { FORMAT_VERSION } else { SPLIT_FORMAT_VERSION };
+    Ok(SplitIndex { entry: assemble(version, index.header(), &sections)?, shards })
+}
+
+/// Cluster the vectors of `index` (k-means over their stored levels), push a vector shard per
+/// cluster onto `shards` and return the coarse quantiser.
+fn cluster_vectors(
+    index: &Index,
+    stem: &str,
+    bits: u32,
+    shards: &mut Vec<(String, Vec<u8>)>,
+) -> Result<Coarse, FormatError> {
+    if ![8, 4, 1].contains(&bits) {
+        return Err(FormatError::Invalid(format!("centroids take 8, 4 or 1 bits, not {bits}")));
+    }
+    let (n, dims) = (index.len(), index.dims());
+    let levels = index.all_vectors().unwrap_or_default();
+    let scales = index.all_scales();
+    let (assign, centroids) = vectors::kmeans(levels, dims, vectors::cluster_count(n), 10);
+    let per = index.header().quantization.vector_bytes(dims);
+    let (vat, _) = index
+        .section_ranges()
+        .into_iter()
+        .find(|s| s.0 == SectionKind::Vectors)
+        .map(|s| (s.1, s.2))
+        .unwrap_or_default();
+    let raw = index.as_bytes();
+    let mut members: Vec<Vec<u32>> = vec![Vec::new(); centroids.len() / dims.max(1)];
+    for (i, &c) in assign.iter().enumerate() {
+        members[c as usize].push(i as u32);
+    }
+    let mut coarse =
+        Coarse { bits, checksums: vec![], counts: vec![], scales: vec![], levels: vec![] };
+    let mut l = Vec::with_capacity(dims);
+    for (chunks, centroid) in members.iter().zip(centroids.chunks_exact(dims)) {
+        if chunks.is_empty() {
+            continue;
+        }
+        let (mut s, mut packed) = (Vec::new(), Vec::new());
+        for &i in chunks {
+            let i = i as usize;
+            let b = &scales[4 * i..4 * i + 4];
+            s.push(f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+            packed.extend_from_slice(&raw[vat + i * per..vat + (i + 1) * per]);
+        }
+        let (file, sum) =
+            shard::encode(ShardKind::Vectors, &vectors::vectors_body(chunks, &s, &packed));
+        shards.push((shard_name(stem, ShardKind::Vectors, sum), file));
+        coarse.checksums.push(sum);
+        coarse.counts.push(chunks.len() as u32);
+        coarse.scales.push(crate::vector::quantize_levels(centroid, bits, &mut l));
+        coarse.levels.extend_from_slice(&l);
+    }
+    Ok(coarse)
 }

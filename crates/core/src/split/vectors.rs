@@ -1,0 +1,352 @@
+//! Vectors fetched by cluster (an inverted file, "IVF"): the entry of a split index with
+//! vectors (format version 7) keeps a coarse quantiser, the `Clusters` section, and each
+//! cluster's chunk numbers and packed vectors are in a vector shard. A question scores its
+//! vector against the centroids, fetches the nearest `nprobe` clusters' shards and scores
+//! exactly the vectors in them; chunks in clusters not fetched have no vector score (a vector
+//! miss). Native readers attach every shard, so their results are the one-file index's.
+//! Writer and reader side by side, as in [`crate::format`].
+//!
+//! The clusters come from spherical k-means over the stored vectors' levels (the vectors
+//! relative to the mean vector when the index has one): deterministic, so an unchanged index
+//! gives the same clusters, shards and names.
+//!
+//! `Clusters` section:
+//!
+//! ```text
+//! u32 layout version (1)
+//! u32 cluster count K (≥ 1 unless the index is empty)
+//! u32 centroid bits B (8, 4 or 1: levels as the index's vectors are packed)
+//! u32 reserved 0
+//! K × u64 vector shard checksums
+//! K × u32 chunk count of each cluster (≥ 1; they add up to the index's chunks)
+//! K × f32 centroid scales
+//! K × ceil(dims × B / 8) packed centroid levels (unit centroids, quantised as
+//!     `vector::quantize_levels`)
+//! ```
+//!
+//! Vector shard body (shard kind 3), `m` the cluster's chunk count in the entry:
+//!
+//! ```text
+//! varint m
+//! m × varint chunk numbers, ascending, as gaps (the first from 0)
+//! m × f32 scales
+//! m × the packed vectors, as in the one-file index's `Vectors` section
+//! ```
+
+use super::shard::{push_varint, Reader};
+use crate::format::{rd_u32, rd_u64, FormatError};
+use crate::model::Quantization;
+
+/// The `Clusters` section's own layout version.
+pub const CLUSTERS_VERSION: u32 = 1;
+/// Clusters a question's vector fetches by default (`SearchOptions::nprobe` in the widget):
+/// chosen by the recall against the exhaustive scan, BENCHMARKS.md §4.5.
+pub const DEFAULT_NPROBE: usize = 16;
+
+/// The coarse quantiser of a split entry: what to fetch for a question's vector.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Coarse {
+    /// Bits per centroid component (8, 4 or 1).
+    pub bits: u32,
+    /// Checksum of each cluster's vector shard.
+    pub checksums: Vec<u64>,
+    /// Chunks in each cluster.
+    pub counts: Vec<u32>,
+    /// Each centroid's scale.
+    pub scales: Vec<f32>,
+    /// The centroids' levels, back to back (K × dims), unpacked.
+    pub levels: Vec<i8>,
+}
+
+// One message: the widget's size counts every string it ships.
+fn bad(_: &str) -> FormatError {
+    FormatError::Corrupt("the vector clusters do not match the index".into())
+}
+
+impl Coarse {
+    /// Encode as a `Clusters` section.
+    pub fn encode(&self, dims: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        for v in [CLUSTERS_VERSION, self.checksums.len() as u32, self.bits, 0] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        self.checksums.iter().for_each(|c| out.extend_from_slice(&c.to_le_bytes()));
+        self.counts.iter().for_each(|c| out.extend_from_slice(&c.to_le_bytes()));
+        self.scales.iter().for_each(|s| out.extend_from_slice(&s.to_le_bytes()));
+        for c in self.levels.chunks(dims.max(1)) {
+            crate::vector::pack_levels(c, self.bits, &mut out);
+        }
+        out
+    }
+
+    /// Parse and validate a `Clusters` section of an index of `n` chunks of `dims` dimensions.
+    pub fn parse(b: &[u8], n: usize, dims: usize) -> Result<Coarse, FormatError> {
+        if b.len() < 16 {
+            return Err(FormatError::Truncated("vector clusters"));
+        }
+        if rd_u32(b, 0) != CLUSTERS_VERSION {
+            return Err(bad("unknown layout version; upgrade docent"));
+        }
+        let (k, bits) = (rd_u32(b, 4) as usize, rd_u32(b, 8));
+        if ![8, 4, 1].contains(&bits) || (k == 0) != (n == 0) || k > n || dims == 0 {
+            return Err(bad("bad counts"));
+        }
+        let per = (dims * bits as usize).div_ceil(8);
+        let need =
+            per.checked_add(16).and_then(|x| x.checked_mul(k)).and_then(|x| x.checked_add(16));
+        if need != Some(b.len()) {
+            return Err(FormatError::Truncated("vector clusters"));
+        }
+        let checksums = (0..k).map(|i| rd_u64(b, 16 + 8 * i)).collect();
+        let at = 16 + 8 * k;
+        let counts: Vec<u32> = (0..k).map(|i| rd_u32(b, at + 4 * i)).collect();
+        if counts.contains(&0) || counts.iter().map(|&c| c as usize).sum::<usize>() != n {
+            return Err(bad("the cluster sizes do not add up to the chunks"));
+        }
+        let at = at + 4 * k;
+        let scales = (0..k).map(|i| f32::from_bits(rd_u32(b, at + 4 * i))).collect();
+        let at = at + 4 * k;
+        let mut levels = Vec::with_capacity(k * dims);
+        for i in 0..k {
+            if !crate::vector::unpack_levels(&b[at + i * per..], bits, dims, &mut levels) {
+                return Err(bad("a centroid code is out of range"));
+            }
+        }
+        Ok(Coarse { bits, checksums, counts, scales, levels })
+    }
+
+    /// The clusters in order of their centroid's dot product with the (int8) query `qq`,
+    /// nearest first; ties by number.
+    pub fn nearest(&self, qq: &[i8], dims: usize) -> Vec<usize> {
+        let dots = crate::vector::dot_i8_many(qq, &self.levels, dims);
+        crate::search::best_first(
+            dots.iter().zip(&self.scales).enumerate().map(|(j, (&d, &s))| (d as f32 * s, j)),
+        )
+    }
+}
+
+/// A decoded vector shard: one cluster's chunks and their vectors.
+#[derive(Debug, Clone)]
+pub struct VectorShard {
+    /// Chunk numbers, ascending.
+    pub chunks: Vec<u32>,
+    /// Their int8 levels, back to back.
+    pub levels: Vec<i8>,
+    /// Their scales.
+    pub scales: Vec<f32>,
+    /// Their `1 / |center + scale × levels|` when the index has a mean vector, else empty.
+    pub inv: Vec<f32>,
+}
+
+/// Encode a vector shard body: `chunks` ascending, `packed` their packed vectors back to
+/// back, `scales` theirs.
+pub fn vectors_body(chunks: &[u32], scales: &[f32], packed: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(packed.len() + 6 * chunks.len() + 4);
+    push_varint(&mut out, chunks.len() as u64);
+    let mut prev = 0;
+    for &c in chunks {
+        push_varint(&mut out, u64::from(c - prev));
+        prev = c;
+    }
+    scales.iter().for_each(|s| out.extend_from_slice(&s.to_le_bytes()));
+    out.extend_from_slice(packed);
+    out
+}
+
+/// Decode a vector shard body that must hold `count` of the `n` chunks, vectors of `dims`
+/// components stored as `q` (relative to `center`, if any). Anything malformed is corruption.
+pub fn parse_vectors(
+    body: &[u8],
+    n: usize,
+    count: usize,
+    dims: usize,
+    q: Quantization,
+    center: Option<&[f32]>,
+) -> Result<VectorShard, FormatError> {
+    let bad = || FormatError::Corrupt("a vector shard does not match the index".into());
+    let mut r = Reader::new(body);
+    if r.varint()? != count as u64 {
+        return Err(bad());
+    }
+    let mut chunks = Vec::with_capacity(count.min(body.len()));
+    let mut c = 0usize;
+    for i in 0..count {
+        let gap = r.below(n)?;
+        if i > 0 && gap == 0 {
+            return Err(bad());
+        }
+        c = c.checked_add(gap).filter(|&c| c < n).ok_or_else(bad)?;
+        chunks.push(c as u32);
+    }
+    let scales: Vec<f32> = r
+        .bytes(count * 4)?
+        .chunks_exact(4)
+        .map(|s| f32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+        .collect();
+    let per = q.vector_bytes(dims);
+    let packed = r.bytes(per.checked_mul(count).ok_or_else(bad)?)?;
+    if !r.done() {
+        return Err(bad());
+    }
+    let mut levels = Vec::with_capacity(count * dims);
+    for v in packed.chunks_exact(per.max(1)) {
+        if !crate::vector::unpack_levels(v, q.bits(), dims, &mut levels) {
+            return Err(bad());
+        }
+    }
+    let inv = match center {
+        Some(mu) => (0..count)
+            .map(|i| {
+                let l = &levels[i * dims..(i + 1) * dims];
+                crate::vector::centered_inv_norm(mu, l, scales[i])
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    Ok(VectorShard { chunks, levels, scales, inv })
+}
+
+/// How many clusters `n` vectors get: about √n, from 16 to 1,024, at most `n`.
+pub fn cluster_count(n: usize) -> usize {
+    ((n as f64).sqrt().round() as usize).clamp(16, 1024).min(n)
+}
+
+/// Spherical k-means over `n` vectors given as int8 levels (`n × dims`, back to back):
+/// deterministic (a fixed seed), at most `iters` rounds, trained on at most 64 vectors per
+/// cluster and then every vector assigned. Returns each vector's cluster (< k) and the unit
+/// centroids (`k × dims`); a cluster may end up empty.
+pub fn kmeans(levels: &[i8], dims: usize, k: usize, iters: usize) -> (Vec<u32>, Vec<f32>) {
+    let n = levels.len().checked_div(dims).unwrap_or(0);
+    if n == 0 || k == 0 {
+        return (vec![0; n], Vec::new());
+    }
+    let k = k.min(n);
+    // A fixed xorshift stream: the same input gives the same clusters.
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        order.swap(i, (next() % (i as u64 + 1)) as usize);
+    }
+    let mut train: Vec<usize> = order[..n.min(64 * k)].to_vec();
+    train.sort_unstable();
+    let unit = |i: usize| {
+        let mut v: Vec<f32> = levels[i * dims..(i + 1) * dims].iter().map(|&x| x as f32).collect();
+        crate::vector::normalize(&mut v);
+        v
+    };
+    let mut centroids: Vec<f32> = order[..k].iter().flat_map(|&i| unit(i)).collect();
+    let assign = |centroids: &[f32], points: &[i8]| -> Vec<u32> {
+        let m = points.len() / dims;
+        let mut best = vec![(f32::NEG_INFINITY, 0u32); m];
+        let mut cq = Vec::with_capacity(dims);
+        for (j, c) in centroids.chunks_exact(dims).enumerate() {
+            let s = crate::vector::quantize(c, &mut cq);
+            for (b, d) in best.iter_mut().zip(crate::vector::dot_i8_many(&cq, points, dims)) {
+                let score = d as f32 * s;
+                if score > b.0 {
+                    *b = (score, j as u32);
+                }
+            }
+        }
+        best.into_iter().map(|b| b.1).collect()
+    };
+    let train_levels: Vec<i8> =
+        train.iter().flat_map(|&i| levels[i * dims..(i + 1) * dims].iter().copied()).collect();
+    let mut prev: Vec<u32> = Vec::new();
+    for _ in 0..iters {
+        let got = assign(&centroids, &train_levels);
+        if got == prev {
+            break;
+        }
+        let mut sums = vec![0.0f32; k * dims];
+        for (&i, &c) in train.iter().zip(&got) {
+            let s = &mut sums[c as usize * dims..(c as usize + 1) * dims];
+            s.iter_mut().zip(unit(i)).for_each(|(a, b)| *a += b);
+        }
+        for (c, s) in centroids.chunks_exact_mut(dims).zip(sums.chunks_exact_mut(dims)) {
+            // An empty cluster keeps its centroid.
+            if s.iter().any(|&x| x != 0.0) {
+                crate::vector::normalize(s);
+                c.copy_from_slice(s);
+            }
+        }
+        prev = got;
+    }
+    (assign(&centroids, levels), centroids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_coarse_section_round_trips_and_refuses_bad_counts() {
+        let dims = 10;
+        for bits in [8, 4, 1] {
+            let mut levels = Vec::new();
+            let mut scales = Vec::new();
+            for j in 0..3 {
+                let v: Vec<f32> = (0..dims).map(|i| ((i * 7 + j * 3) % 5) as f32 - 2.0).collect();
+                let mut l = Vec::new();
+                scales.push(crate::vector::quantize_levels(&v, bits, &mut l));
+                levels.extend(l);
+            }
+            let c =
+                Coarse { bits, checksums: vec![1, 2, 3], counts: vec![4, 1, 2], scales, levels };
+            let b = c.encode(dims);
+            assert_eq!(Coarse::parse(&b, 7, dims).unwrap(), c);
+            assert!(Coarse::parse(&b, 8, dims).is_err(), "sizes must add up");
+            assert!(Coarse::parse(&b[..b.len() - 1], 7, dims).is_err());
+            assert!(Coarse::parse(&b, 7, dims + 9).is_err());
+        }
+    }
+
+    #[test]
+    fn a_vector_shard_round_trips_and_refuses_what_does_not_fit() {
+        let q = Quantization::Binary;
+        let packed = [0b1010_1010u8, 0x01, 0xff, 0x00];
+        let body = vectors_body(&[3, 9], &[0.5, 0.25], &packed);
+        let v = parse_vectors(&body, 10, 2, 16, q, None).unwrap();
+        assert_eq!(v.chunks, [3, 9]);
+        assert_eq!(v.scales, [0.5, 0.25]);
+        assert_eq!(&v.levels[..3], &[-1, 1, -1]);
+        assert!(v.inv.is_empty());
+        assert!(parse_vectors(&body, 9, 2, 16, q, None).is_err(), "chunk 9 of 9");
+        assert!(parse_vectors(&body, 10, 1, 16, q, None).is_err());
+        assert!(parse_vectors(&body, 10, 2, 17, q, None).is_err());
+        assert!(parse_vectors(&body[..body.len() - 1], 10, 2, 16, q, None).is_err());
+        let c = parse_vectors(&body, 10, 2, 16, q, Some(&[0.1; 16])).unwrap();
+        assert_eq!(c.inv.len(), 2);
+        for i in 0..body.len() {
+            for x in [0x00, 0x7f, 0x80, 0xff] {
+                let mut b = body.clone();
+                b[i] = x;
+                let _ = parse_vectors(&b, 10, 2, 16, Quantization::Int4, None);
+            }
+        }
+    }
+
+    #[test]
+    fn kmeans_is_deterministic_and_separates_clear_groups() {
+        let dims = 16;
+        let mut levels = Vec::new();
+        for i in 0..60 {
+            let g = i % 3;
+            levels.extend((0..dims).map(|j| if j / 5 == g { 100 } else { (i * j % 7) as i8 - 3 }));
+        }
+        let (a, c) = kmeans(&levels, dims, 6, 10);
+        assert_eq!(kmeans(&levels, dims, 6, 10), (a.clone(), c));
+        // Every cluster holds one group's vectors.
+        for i in 0..60 {
+            for j in 0..60 {
+                assert!(a[i] != a[j] || i % 3 == j % 3, "vectors {i} and {j}");
+            }
+        }
+    }
+}
