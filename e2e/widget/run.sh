@@ -87,7 +87,7 @@ wait_http() {
   die "$1 did not come up"
 }
 
-SITE_PORT="$(free_port)"; UP_PORT="$(free_port)"; PROXY_PORT="$(free_port)"; NOCHAT_PORT="$(free_port)"; CACHED_PORT="$(free_port)"
+SITE_PORT="$(free_port)"; UP_PORT="$(free_port)"; PROXY_PORT="$(free_port)"; NOCHAT_PORT="$(free_port)"; CACHED_PORT="$(free_port)"; VEC_PORT="$(free_port)"
 SITE="http://127.0.0.1:$SITE_PORT"
 
 if [[ "$MODE" == "measure" ]]; then
@@ -136,6 +136,17 @@ export DOCENT_E2E_INDEX="$WORK/index.bin"
 
 say "starting the upstream double, docent serve (x2) and the static server"
 "$DOUBLE" --listen "127.0.0.1:$UP_PORT" --delay-ms 15 >"$WORK/double.log" 2>&1 & PIDS+=($!)
+if [[ "$MODE" != "measure" ]]; then
+  # docent's own docs as a split index with vectors (format 7: the nearest clusters' vector
+  # shards fetched by need), embedded by the double's bag-of-words model; a fourth proxy embeds
+  # the questions with the same model.
+  wait_http "http://127.0.0.1:$UP_PORT/_requests" "$WORK/double.log"
+  mkdir -p "$WORK/vsplit"
+  OPENAI_API_KEY=e2e-double "$DOCENT" index "$ROOT/docs" --out "$WORK/vsplit/index.bin" --base-url /docs/ --split always \
+    --embed openai --model double-bow --dims 384 --embed-base-url "http://127.0.0.1:$UP_PORT/v1" >>"$WORK/index.log" 2>&1 \
+    || { cat "$WORK/index.log" >&2; die "docent index --split with vectors failed"; }
+  export DOCENT_E2E_VSPLIT_DIR="$WORK/vsplit"
+fi
 # Moderation on (the double flags FLAGME) so the content_flagged path is exercised.
 printf '[moderation]\nenabled = true\nprovider = "upstream"\n' >"$WORK/proxy.toml"
 # Analytics on: the widget posts each question's outcome; `docent report` reads the file.
@@ -154,12 +165,21 @@ fi
 printf '[cache]\nenabled = true\n' >"$WORK/cached.toml"
 "$DOCENT" serve --config "$WORK/cached.toml" --listen "127.0.0.1:$CACHED_PORT" --upstream "http://127.0.0.1:$UP_PORT/v1" \
   --index "$WORK/index.bin" --allow-origin "$SITE" >"$WORK/cached.log" 2>&1 & PIDS+=($!)
+if [[ -n "${DOCENT_E2E_VSPLIT_DIR:-}" ]]; then
+  printf '[serve.embeddings]\nprovider = "upstream"\nmodel = "double-bow"\ndimensions = 384\n' >"$WORK/vec.toml"
+  "$DOCENT" serve --config "$WORK/vec.toml" --listen "127.0.0.1:$VEC_PORT" --upstream "http://127.0.0.1:$UP_PORT/v1" \
+    --index "$WORK/vsplit/index.bin" --allow-origin "$SITE" >"$WORK/vec.log" 2>&1 & PIDS+=($!)
+fi
 PORT="$SITE_PORT" COI="${COI:-}" GZIP="${GZIP:-}" node "$HERE/server.mjs" >"$WORK/site.log" 2>&1 & PIDS+=($!)
 wait_http "http://127.0.0.1:$UP_PORT/_requests" "$WORK/double.log"
 wait_http "http://127.0.0.1:$PROXY_PORT/healthz" "$WORK/proxy.log"
 wait_http "http://127.0.0.1:$NOCHAT_PORT/healthz" "$WORK/nochat.log"
 wait_http "http://127.0.0.1:$CACHED_PORT/healthz" "$WORK/cached.log"
 wait_http "$SITE/page" "$WORK/site.log"
+if [[ -n "${DOCENT_E2E_VSPLIT_DIR:-}" ]]; then
+  wait_http "http://127.0.0.1:$VEC_PORT/healthz" "$WORK/vec.log"
+  export DOCENT_E2E_VEC="http://127.0.0.1:$VEC_PORT"
+fi
 
 export DOCENT_E2E_SITE="$SITE"
 export DOCENT_E2E_PROXY="http://127.0.0.1:$PROXY_PORT"
@@ -178,6 +198,6 @@ else
   timeout "${DOCENT_E2E_TIMEOUT:-600}" node --test --test-concurrency=1 --test-timeout=300000 "$HERE/widget.test.mjs" || status=$?
 fi
 if [[ "$status" != "0" ]]; then
-  for f in proxy nochat double site; do echo "---- $f.log (last 30 lines)" >&2; tail -n 30 "$WORK/$f.log" >&2 || true; done
+  for f in proxy nochat vec double site; do echo "---- $f.log (last 30 lines)" >&2; tail -n 30 "$WORK/$f.log" >&2 || true; done
 fi
 exit "$status"

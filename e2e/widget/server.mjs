@@ -4,6 +4,7 @@
 //                    (DOCENT_E2E_INDEX → /docent/index.bin; DOCENT_E2E_SCOPED_INDEX, an index
 //                    with a namespace, → /docent/scoped.bin)
 //   /split/<file>    a split index (DOCENT_E2E_SPLIT_DIR: the entry index.bin and its shards)
+//   /vsplit/<file>   a split index with vectors by cluster (DOCENT_E2E_VSPLIT_DIR)
 //   /split-bad/<file> the same, with every shard's last byte flipped (a stale or mixed deploy)
 //   /demo/<path>     the offline demo site (DOCENT_E2E_DEMO, `docent demo --offline` output)
 //   /page?...        a test page with the widget; query: proxy, inline=1, theme, starters,
@@ -25,6 +26,7 @@ const siteDir = path.join(here, 'site');
 const indexFile = process.env.DOCENT_E2E_INDEX ? path.resolve(process.env.DOCENT_E2E_INDEX) : null;
 const scopedIndexFile = process.env.DOCENT_E2E_SCOPED_INDEX ? path.resolve(process.env.DOCENT_E2E_SCOPED_INDEX) : null;
 const splitDir = process.env.DOCENT_E2E_SPLIT_DIR ? path.resolve(process.env.DOCENT_E2E_SPLIT_DIR) : null;
+const vsplitDir = process.env.DOCENT_E2E_VSPLIT_DIR ? path.resolve(process.env.DOCENT_E2E_VSPLIT_DIR) : null;
 const demoDir = process.env.DOCENT_E2E_DEMO ? path.resolve(process.env.DOCENT_E2E_DEMO) : null;
 const port = Number(process.env.PORT || 0);
 const coi = process.env.COI === '1';
@@ -96,6 +98,7 @@ const server = http.createServer((req, res) => {
   }
   if (p === '/docent/scoped.bin' && scopedIndexFile) return serveFile(res, scopedIndexFile, req);
   if (p.startsWith('/split/') && splitDir) return serveFile(res, path.join(splitDir, p.slice('/split/'.length)), req);
+  if (p.startsWith('/vsplit/') && vsplitDir) return serveFile(res, path.join(vsplitDir, p.slice('/vsplit/'.length)), req);
   if (p.startsWith('/split-bad/') && splitDir) {
     const name = p.slice('/split-bad/'.length);
     if (!/^index-[pt]-/.test(name)) return serveFile(res, path.join(splitDir, name), req);

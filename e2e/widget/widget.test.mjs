@@ -762,6 +762,35 @@ test('a split index answers after fetching only the shards the question needs', 
   assert.deepEqual(again, [], 'the same question needs no new shard');
 });
 
+test('a split index with vectors fetches only the nearest clusters\' vectors', async (t) => {
+  const dir = process.env.DOCENT_E2E_VSPLIT_DIR;
+  const vec = process.env.DOCENT_E2E_VEC;
+  if (!dir || !vec) return t.skip('DOCENT_E2E_VSPLIT_DIR is not set (run.sh writes the index with vectors)');
+  const fs = await import('node:fs');
+  const vectorShards = fs.readdirSync(dir).filter((f) => /^index-v-[0-9a-f]{16}\.bin$/.test(f));
+  assert.ok(vectorShards.length > 16, `vector shards: ${vectorShards.length} (more than one probe's 16)`);
+  const before = requests.length;
+  const upstreamBefore = (await upstreamRequests()).length;
+  await page.goto(pageUrl({ index: '/vsplit/index.bin', proxy: vec, rewrite: 'off' }));
+  await openWidget();
+  await ask('How do I turn on the answer cache?');
+  const turn = await lastTurnSettled();
+  assert.equal(await turn.locator(tid('docent-error')).count(), 0, await turn.innerText());
+  assert.ok(await turn.locator(`${tid('docent-answer')} a.docent-cite`).count() > 0, 'cited');
+  const fetched = new Set(requests.slice(before).filter((u) => /\/vsplit\/index-v-/.test(u)));
+  assert.ok(fetched.size >= 1 && fetched.size <= 16,
+    `fetched ${fetched.size} of ${vectorShards.length} vector shards: the nearest clusters only`);
+  // The proxy embedded the question with the index's model, and the sources sent to the model
+  // are the cache sections.
+  const reqs = (await upstreamRequests()).slice(upstreamBefore);
+  const embed = reqs.find((r) => r.path.endsWith('/embeddings'));
+  assert.ok(embed && JSON.stringify(embed.body).includes('answer cache'), 'question embedded');
+  assert.equal(embed.body.model, 'double-bow');
+  const chat = reqs.filter((r) => r.path.endsWith('/chat/completions') && r.body && r.body.stream);
+  assert.ok(chat.length > 0, 'a streamed chat request');
+  assert.match(lastUserText(chat[chat.length - 1]), /cache/i);
+});
+
 test('a shard from another build is refused with a reload message, never answered from', async (t) => {
   if (!process.env.DOCENT_E2E_SPLIT_DIR) return t.skip('DOCENT_E2E_SPLIT_DIR is not set');
   await page.goto(pageUrl({ index: '/split-bad/index.bin' }));
