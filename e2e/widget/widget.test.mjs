@@ -791,6 +791,27 @@ test('a split index with vectors fetches only the nearest clusters\' vectors', a
   assert.match(lastUserText(chat[chat.length - 1]), /cache/i);
 });
 
+test('a proxy that embeds no questions still answers an index with vectors, by its words', async (t) => {
+  if (!process.env.DOCENT_E2E_VSPLIT_DIR) return t.skip('DOCENT_E2E_VSPLIT_DIR is not set');
+  // PROXY has no [serve.embeddings]: /v1/embeddings answers 503 no_embedding_model.
+  const warnings = [];
+  const onConsole = (m) => { if (m.type() === 'warning') warnings.push(m.text()); };
+  page.on('console', onConsole);
+  try {
+    await page.goto(pageUrl({ index: '/vsplit/index.bin', proxy: PROXY, rewrite: 'off' }));
+    await openWidget();
+    for (const q of ['How do I turn on the answer cache?', 'What does the proxy log?']) {
+      await ask(q);
+      const turn = await lastTurnSettled();
+      assert.equal(await turn.locator(tid('docent-error')).count(), 0, await turn.innerText());
+      assert.ok(await turn.locator(`${tid('docent-answer')} a.docent-cite`).count() > 0, 'cited');
+    }
+    assert.equal(warnings.filter((w) => /embeds no questions/.test(w)).length, 1, warnings.join('\n'));
+  } finally {
+    page.off('console', onConsole);
+  }
+});
+
 test('a shard from another build is refused with a reload message, never answered from', async (t) => {
   if (!process.env.DOCENT_E2E_SPLIT_DIR) return t.skip('DOCENT_E2E_SPLIT_DIR is not set');
   await page.goto(pageUrl({ index: '/split-bad/index.bin' }));

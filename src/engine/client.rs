@@ -87,6 +87,11 @@ pub(super) fn is_no_chat_model(err: &NetError) -> bool {
     is(err, &[ErrorCode::NoChatModel])
 }
 
+/// The proxy embeds no questions (503 `no_embedding_model`: no `[serve.embeddings]`).
+pub(super) fn is_no_embedding_model(err: &NetError) -> bool {
+    is(err, &[ErrorCode::NoEmbeddingModel])
+}
+
 /// What the proxy offers ([`Engine::offers`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Offers {

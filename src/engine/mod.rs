@@ -47,6 +47,8 @@ pub struct Engine {
     index: RefCell<Option<Rc<Index>>>,
     /// The proxy answered 503 `no_chat_model`: answer with excerpts for the rest of the page.
     chat_unavailable: Cell<bool>,
+    /// The proxy answered 503 `no_embedding_model`: search by words for the rest of the page.
+    embeddings_unavailable: Cell<bool>,
     /// What the proxy offers, once asked.
     offers: Cell<Option<Offers>>,
     bpe: RefCell<Option<Rc<JsCounter>>>,
@@ -198,6 +200,7 @@ impl Engine {
             cfg,
             index: RefCell::new(None),
             chat_unavailable: Cell::new(false),
+            embeddings_unavailable: Cell::new(false),
             offers: Cell::new(None),
             bpe: RefCell::new(None),
             ranks_loading: Cell::new(false),
@@ -321,11 +324,22 @@ impl Engine {
         let ask = Ask { question, history: &history.questions, rewritten: rewritten.as_deref() };
         let header = index.header();
         let mut vectors: Vec<Vec<f32>> = Vec::new();
-        if online && offline_reason.is_none() && header.dims > 0 && header.provider != "none" {
+        if online
+            && offline_reason.is_none()
+            && header.dims > 0
+            && header.provider != "none"
+            && !self.embeddings_unavailable.get()
+        {
             match self.embed(index, &ask.embedding_inputs(), signal).await {
                 Ok(v) => vectors = v,
                 Err(NetError::Aborted) => return Err(Fail::new(STOPPED)),
                 Err(e) if e.is_unreachable() => offline_reason = Some(describe(&e).0),
+                // A proxy without `[serve.embeddings]` (its startup log says so): search by words,
+                // as with no proxy, rather than fail every question.
+                Err(e) if client::is_no_embedding_model(&e) => {
+                    web_sys::console::warn_1(&"docent: the proxy embeds no questions ([serve.embeddings]); searching by words".into());
+                    self.embeddings_unavailable.set(true);
+                }
                 Err(e) => {
                     let (message, retry_after) = describe(&e);
                     return Err(Fail { message, retry_after });
