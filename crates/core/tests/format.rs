@@ -128,16 +128,8 @@ fn the_v6_split_golden_files_still_read_and_the_writer_still_produces_them() {
     };
     let written = split_index(&one, "index", opts).unwrap();
     let dir = std::path::Path::new(GOLDEN_V6_SPLIT);
-    if std::env::var_os("DOCENT_BLESS").is_some() {
-        let _ = std::fs::remove_dir_all(dir);
-        std::fs::create_dir_all(dir).unwrap();
-        std::fs::write(dir.join("index.bin"), &written.entry).unwrap();
-        for (name, bytes) in &written.shards {
-            std::fs::write(dir.join(name), bytes).unwrap();
-        }
-    }
+    let entry = golden_split_entry(dir, &written);
     let read = |name: &str| std::fs::read(dir.join(name));
-    let entry = read("index.bin").expect("golden files missing: run with DOCENT_BLESS=1 once");
     assert_eq!(
         entry[8..12],
         6u32.to_le_bytes(),
@@ -150,6 +142,32 @@ fn the_v6_split_golden_files_still_read_and_the_writer_still_produces_them() {
         assert_eq!(&index.chunk(i), c);
         assert_eq!(index.quantized(i), one.quantized(i));
     }
+    assert_golden_split_unchanged(dir, &entry, &written);
+}
+
+/// The golden split index in `dir`: written there first with `DOCENT_BLESS=1`; its entry bytes.
+fn golden_split_entry(
+    dir: &std::path::Path,
+    written: &docent_core::split::write::SplitIndex,
+) -> Vec<u8> {
+    if std::env::var_os("DOCENT_BLESS").is_some() {
+        let _ = std::fs::remove_dir_all(dir);
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("index.bin"), &written.entry).unwrap();
+        for (name, bytes) in &written.shards {
+            std::fs::write(dir.join(name), bytes).unwrap();
+        }
+    }
+    std::fs::read(dir.join("index.bin"))
+        .expect("golden files missing: run with DOCENT_BLESS=1 once")
+}
+
+/// The golden files in `dir` are exactly what the split writer produces today.
+fn assert_golden_split_unchanged(
+    dir: &std::path::Path,
+    entry: &[u8],
+    written: &docent_core::split::write::SplitIndex,
+) {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
@@ -158,7 +176,7 @@ fn the_v6_split_golden_files_still_read_and_the_writer_still_produces_them() {
     names.sort();
     assert_eq!(names, written.shards.iter().map(|s| s.0.clone()).collect::<Vec<_>>());
     let same = entry == written.entry
-        && written.shards.iter().all(|(n, b)| read(n).ok().as_ref() == Some(b));
+        && written.shards.iter().all(|(n, b)| std::fs::read(dir.join(n)).ok().as_ref() == Some(b));
     assert!(same, "the split writer's output changed: if the layout changed on purpose, bump FORMAT_VERSION (entry) or SHARD_VERSION and add new golden files");
 }
 
@@ -177,16 +195,8 @@ fn the_v7_split_golden_files_still_read_and_the_writer_still_produces_them() {
     let opts = SplitOptions { postings_bytes: 64, text_bytes: 1, ..SplitOptions::default() };
     let written = split_index(&one, "index", opts).unwrap();
     let dir = std::path::Path::new(GOLDEN_V7_SPLIT);
-    if std::env::var_os("DOCENT_BLESS").is_some() {
-        let _ = std::fs::remove_dir_all(dir);
-        std::fs::create_dir_all(dir).unwrap();
-        std::fs::write(dir.join("index.bin"), &written.entry).unwrap();
-        for (name, bytes) in &written.shards {
-            std::fs::write(dir.join(name), bytes).unwrap();
-        }
-    }
+    let entry = golden_split_entry(dir, &written);
     let read = |name: &str| std::fs::read(dir.join(name));
-    let entry = read("index.bin").expect("golden files missing: run with DOCENT_BLESS=1 once");
     assert_eq!(entry[8..12], 7u32.to_le_bytes(), "split entries with vector shards are version 7");
     let index = Index::from_bytes(entry.clone()).expect("the v7 golden entry must stay readable");
     index.attach_all(read).expect("the v7 golden shards must stay readable");
@@ -194,17 +204,8 @@ fn the_v7_split_golden_files_still_read_and_the_writer_still_produces_them() {
         assert_eq!(&index.chunk(i), c);
         assert_eq!(index.quantized(i), one.quantized(i));
     }
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
-        .filter(|n| n != "index.bin")
-        .collect();
-    names.sort();
-    assert!(names.iter().any(|n| n.starts_with("index-v-")));
-    assert_eq!(names, written.shards.iter().map(|s| s.0.clone()).collect::<Vec<_>>());
-    let same = entry == written.entry
-        && written.shards.iter().all(|(n, b)| read(n).ok().as_ref() == Some(b));
-    assert!(same, "the split writer's output changed: if the layout changed on purpose, bump FORMAT_VERSION (entry) or SHARD_VERSION and add new golden files");
+    assert!(written.shards.iter().any(|(n, _)| n.starts_with("index-v-")));
+    assert_golden_split_unchanged(dir, &entry, &written);
 }
 
 #[test]
