@@ -119,7 +119,7 @@ pub async fn embeddings(
     match backend {
         EmbedBackend::Remote(p) => {
             let mut body = json!({"model": ecfg.upstream_model(), "input": inputs, "encoding_format": if base64 { "base64" } else { "float" }});
-            if let Some(d) = dimensions {
+            if let Some(d) = dimensions.filter(|&d| native_dims(ecfg.upstream_model()) != Some(d)) {
                 body["dimensions"] = json!(d);
             }
             if let Some(t) = &ecfg.query_input_type {
@@ -337,4 +337,16 @@ pub async fn healthz(State(st): State<Arc<AppState>>) -> Json<Value> {
 pub async fn metrics(State(st): State<Arc<AppState>>) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], st.metrics.render())
         .into_response()
+}
+
+/// The vector size OpenAI's embedding models give when no `dimensions` is sent. The widget
+/// always asks for the index's size; asking a model for its own size is sending nothing, and
+/// `text-embedding-ada-002` refuses the field outright, so it is left out then.
+fn native_dims(model: &str) -> Option<usize> {
+    let name = model.rsplit('/').next().unwrap_or(model);
+    match name {
+        "text-embedding-ada-002" | "text-embedding-3-small" => Some(1536),
+        "text-embedding-3-large" => Some(3072),
+        _ => None,
+    }
 }

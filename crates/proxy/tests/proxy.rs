@@ -345,6 +345,27 @@ async fn embeddings_come_back_as_float_or_base64_labelled_with_the_server_model(
 }
 
 #[tokio::test]
+async fn a_models_own_vector_size_is_not_sent_upstream_as_dimensions() {
+    // text-embedding-ada-002 refuses `dimensions`; the widget always sends the index's size.
+    let up = start_double(0).await;
+    let mut cfg = config(up);
+    cfg.serve.embeddings.as_mut().unwrap().model = "text-embedding-ada-002".into();
+    let a = app(Arc::new(cfg));
+    let ask = |dims: u64| {
+        post(
+            "/v1/embeddings",
+            &json!({"input": ["hello"], "model": "text-embedding-ada-002", "dimensions": dims}),
+        )
+    };
+    assert_eq!(a.clone().oneshot(ask(1536)).await.unwrap().status(), StatusCode::OK);
+    assert_eq!(a.oneshot(ask(256)).await.unwrap().status(), StatusCode::OK);
+    let sent: Vec<Value> =
+        requests(up).await.into_iter().filter(|r| r["path"] == "/v1/embeddings").collect();
+    assert!(sent[0]["body"].get("dimensions").is_none(), "{}", sent[0]["body"]);
+    assert_eq!(sent[1]["body"]["dimensions"], 256, "other sizes are still asked for");
+}
+
+#[tokio::test]
 async fn asking_for_another_embedding_model_is_embedding_model_mismatch() {
     let up = start_double(0).await;
     let r = app(Arc::new(config(up)))
