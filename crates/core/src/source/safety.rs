@@ -111,6 +111,8 @@ pub fn without_bidi_controls(s: &str) -> Cow<'_, str> {
 /// sequences (`ESC [` … a final byte `@`–`~`), OSC strings (`ESC ]` … BEL or `ESC \`), other
 /// two-character escapes, C1 controls and the C0 controls but `\t` and `\n`.
 pub fn without_terminal_escapes(s: &str) -> Cow<'_, str> {
+    /// The longest OSC string (a hyperlink's URL, a window title) looked for a terminator.
+    const OSC_MAX: usize = 4096;
     let unwanted = |c: char| c.is_control() && c != '\n' && c != '\t';
     if !s.chars().any(unwanted) {
         return Cow::Borrowed(s);
@@ -125,24 +127,37 @@ pub fn without_terminal_escapes(s: &str) -> Cow<'_, str> {
                 Some(if c == '\u{9b}' { '[' } else { ']' })
             };
             match kind {
-                // CSI: parameter and intermediate bytes, then one final byte.
+                // CSI: parameter and intermediate bytes (space to `?`), then one final byte
+                // (`@` to `~`); anything else ends it, so a stray `ESC [` drops no text.
                 Some('[') => {
                     while let Some(&n) = chars.peek() {
-                        chars.next();
-                        if ('@'..='~').contains(&n) {
-                            break;
+                        if (' '..='?').contains(&n) {
+                            chars.next();
+                            continue;
                         }
+                        if ('@'..='~').contains(&n) {
+                            chars.next();
+                        }
+                        break;
                     }
                 }
-                // OSC (and DCS, SOS, PM, APC strings): up to BEL or ST (`ESC \`).
+                // OSC (and DCS, SOS, PM, APC strings): up to BEL or ST (`ESC \`) when one comes
+                // within OSC_MAX characters; otherwise only the introducer goes.
                 Some(']' | 'P' | 'X' | '^' | '_') => {
-                    while let Some(n) = chars.next() {
-                        if n == '\u{7}' || n == '\u{9c}' {
-                            break;
-                        }
-                        if n == '\u{1b}' && chars.peek() == Some(&'\\') {
-                            chars.next();
-                            break;
+                    let mut ahead = chars.clone();
+                    for _ in 0..OSC_MAX {
+                        match ahead.next() {
+                            Some('\u{7}' | '\u{9c}') => {
+                                chars = ahead;
+                                break;
+                            }
+                            Some('\u{1b}') if ahead.peek() == Some(&'\\') => {
+                                ahead.next();
+                                chars = ahead;
+                                break;
+                            }
+                            Some(_) => {}
+                            None => break,
                         }
                     }
                 }
@@ -332,8 +347,10 @@ mod tests {
         assert_eq!(without_terminal_escapes(osc), "see link here");
         assert_eq!(without_terminal_escapes("a\u{1b}cb\rc\u{0}d\u{9b}2Je"), "abcde");
         assert_eq!(without_terminal_escapes("plain\ttext\n"), "plain\ttext\n");
-        // Cut short: nothing after the escape is kept, nothing panics.
+        // Cut short or malformed: no text after it is lost, nothing panics.
         assert_eq!(without_terminal_escapes("x\u{1b}[31"), "x");
         assert_eq!(without_terminal_escapes("x\u{1b}"), "x");
+        assert_eq!(without_terminal_escapes("a\u{1b}[中文 b"), "a中文 b");
+        assert_eq!(without_terminal_escapes("x\u{1b}]no end, all kept"), "xno end, all kept");
     }
 }
