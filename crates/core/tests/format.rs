@@ -192,7 +192,13 @@ fn the_v7_split_golden_files_still_read_and_the_writer_still_produces_them() {
     let bytes =
         docent_core::format::write_index_centered(&header, &chunks, Some(&vectors), Some(&center));
     let one = Index::from_bytes(bytes.unwrap()).unwrap();
-    let opts = SplitOptions { postings_bytes: 64, text_bytes: 1, ..SplitOptions::default() };
+    // int8 centres, as the golden files were written (4-bit is the default now; both read).
+    let opts = SplitOptions {
+        postings_bytes: 64,
+        text_bytes: 1,
+        centroid_bits: 8,
+        ..SplitOptions::default()
+    };
     let written = split_index(&one, "index", opts).unwrap();
     let dir = std::path::Path::new(GOLDEN_V7_SPLIT);
     let entry = golden_split_entry(dir, &written);
