@@ -55,6 +55,28 @@ impl<'a> Ask<'a> {
         }
         v
     }
+
+    /// The vectors of [`Ask::embedding_inputs`] by what they embed: the question's, the
+    /// rewrite's and the last history turn's. All None unless `vectors` holds one per input;
+    /// an empty vector is None.
+    pub fn vectors<'v>(&self, vectors: &'v [Vec<f32>]) -> AskVectors<'v> {
+        let inputs = 1 + self.rewritten.is_some() as usize + !self.history.is_empty() as usize;
+        let vectors = if vectors.len() == inputs { vectors } else { &[] };
+        let vector = |i: usize| vectors.get(i).map(|v| v.as_slice()).filter(|v| !v.is_empty());
+        AskVectors {
+            question: vector(0),
+            rewritten: self.rewritten.and_then(|_| vector(1)),
+            history: if self.history.is_empty() { None } else { vector(inputs - 1) },
+        }
+    }
+}
+
+/// [`Ask::vectors`]: the embeddings of one question's inputs, by what they embed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AskVectors<'v> {
+    pub question: Option<&'v [f32]>,
+    pub rewritten: Option<&'v [f32]>,
+    pub history: Option<&'v [f32]>,
 }
 
 /// Longest rewrite accepted: a reply longer than this is an answer, not a query.
@@ -98,16 +120,13 @@ pub fn retrieve(
     vectors: &[Vec<f32>],
     opts: &SearchOptions,
 ) -> SearchResult {
-    let inputs = 1 + ask.rewritten.is_some() as usize + !ask.history.is_empty() as usize;
-    let vectors = if vectors.len() == inputs { vectors } else { &[] };
-    let vector = |i: usize| vectors.get(i).map(|v| v.as_slice()).filter(|v| !v.is_empty());
-    let history_vector = if ask.history.is_empty() { None } else { vector(inputs - 1) };
+    let v = ask.vectors(vectors);
     let first = index.search(
         &Query {
             text: ask.question,
-            vector: vector(0),
+            vector: v.question,
             history: ask.recent_history(),
-            history_vector,
+            history_vector: v.history,
         },
         opts,
     );
@@ -116,7 +135,7 @@ pub fn retrieve(
         Some(r) => {
             // The rewrite is standalone: no history.
             let second = index.search(
-                &Query { text: r, vector: vector(1), history: &[], history_vector: None },
+                &Query { text: r, vector: v.rewritten, history: &[], history_vector: None },
                 opts,
             );
             merge(first, second, opts.top_k.max(1))
@@ -133,13 +152,14 @@ pub fn vector_shards(
     vectors: &[Vec<f32>],
     opts: &SearchOptions,
 ) -> Vec<crate::split::ShardRef> {
-    let inputs = 1 + ask.rewritten.is_some() as usize + !ask.history.is_empty() as usize;
-    let (Some(nprobe), true) = (opts.nprobe, vectors.len() == inputs) else { return Vec::new() };
-    let hw = opts.history_weight;
-    let history = if ask.history.is_empty() { None } else { Some(&vectors[inputs - 1][..]) };
-    let mut refs = index.shards_for_vector(&vectors[0], history, hw, nprobe);
-    if ask.rewritten.is_some() {
-        for r in index.shards_for_vector(&vectors[1], None, hw, nprobe) {
+    let Some(nprobe) = opts.nprobe else { return Vec::new() };
+    let (v, hw) = (ask.vectors(vectors), opts.history_weight);
+    let mut refs = match v.question {
+        Some(q) => index.shards_for_vector(q, v.history, hw, nprobe),
+        None => Vec::new(),
+    };
+    if let Some(rewritten) = v.rewritten {
+        for r in index.shards_for_vector(rewritten, None, hw, nprobe) {
             // No sort: the widget's size counts every instantiation it ships.
             if !refs.iter().any(|x| x.id == r.id) {
                 refs.push(r);
