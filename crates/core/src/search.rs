@@ -211,13 +211,16 @@ impl Signals {
             (None, None) => 0.0,
         }
     }
-}
 
-impl Signals {
+    /// Whether one top chunk holds at least `share` of the question's weighted words.
+    fn covered(&self, share: f32) -> bool {
+        self.coverage.is_some_and(|c| c >= share)
+    }
+
     /// Whether the words settle a question the vectors already place at `floor` or above:
     /// [`COVERAGE_ANSWERED`] of its weighted words in one top chunk.
     fn words_settle(&self, floor: f32) -> bool {
-        self.coverage.is_some_and(|c| c >= COVERAGE_ANSWERED)
+        self.covered(COVERAGE_ANSWERED)
             && self.top_cosine.is_some_and(|c| cosine_confidence(c) >= floor)
     }
 }
@@ -287,6 +290,25 @@ impl SearchResult {
             Outcome::Answered
         }
     }
+}
+
+/// The cosine of a question (int8 levels with scale `qs`, `dot` their dot product with the
+/// chunk's levels) to a chunk stored as `scale × levels`, or, with `centered = (q · mean,
+/// 1 / |mean + scale × levels|)`, as those levels relative to the mean vector. The one-file
+/// scan and the split index's vector shards both score with it, so their cosines are the same
+/// to the bit.
+#[inline]
+fn stored_cosine(dot: i32, qs: f32, scale: f32, centered: Option<(f32, f32)>) -> f32 {
+    let cos = dot as f32 * qs * scale;
+    match centered {
+        Some((qc, inv)) => (cos + qc) * inv,
+        None => cos,
+    }
+}
+
+/// `a · b`.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// Share of the floor below which a question is declined.
@@ -557,23 +579,18 @@ impl Index {
             return Vec::new();
         };
         if let Some((coarse, shards)) = self.split.as_ref().and_then(|s| s.vector_shards()) {
-            let qc = self.center().map(|c| q.iter().zip(c).map(|(a, b)| a * b).sum::<f32>());
+            let qc = self.center().map(|c| dot(&q, c));
             let mut top = TopM::new(m);
             let probed = match opts.nprobe {
-                Some(p) => coarse.nearest(&qq, dims).into_iter().take(p).collect(),
+                Some(p) => coarse.probed(&qq, dims, p),
                 None => (0..shards.len()).collect::<Vec<_>>(),
             };
             for v in probed.into_iter().filter_map(|j| shards.get(j)?.get()) {
                 let dots = crate::vector::dot_i8_many(&qq, &v.levels, dims);
                 for (t, (&id, &d)) in v.chunks.iter().zip(&dots).enumerate() {
                     if mask.is_none_or(|m| m.get(id as usize).copied().unwrap_or(false)) {
-                        // As below, operation for operation: the same cosines as one file.
-                        let cos = d as f32 * qs * v.scales[t];
-                        let cos = match qc {
-                            Some(qc) => (cos + qc) * v.inv.get(t).copied().unwrap_or(0.0),
-                            None => cos,
-                        };
-                        top.push(id, cos);
+                        let inv = || v.inv.get(t).copied().unwrap_or(0.0);
+                        top.push(id, stored_cosine(d, qs, v.scales[t], qc.map(|qc| (qc, inv()))));
                     }
                 }
             }
@@ -584,7 +601,7 @@ impl Index {
         let scales = self.all_scales();
         // Packed vectors stored relative to a mean vector: cosine to `center + scale × levels`.
         let centered = self.center().zip(self.center_inv_norms());
-        let q_center = centered.map(|(c, _)| q.iter().zip(c).map(|(a, b)| a * b).sum::<f32>());
+        let q_center = centered.map(|(c, inv)| (dot(&q, c), inv));
         let mut top = TopM::new(m);
         let n = dots.len().min(scales.len() / 4);
         let (dots, scales) = (&dots[..n], &scales[..4 * n]);
@@ -597,12 +614,8 @@ impl Index {
                     scales[4 * i + 2],
                     scales[4 * i + 3],
                 ]);
-                let cos = dots[i] as f32 * qs * s;
-                let cos = match (centered, q_center) {
-                    (Some((_, inv)), Some(qc)) => (cos + qc) * inv.get(i).copied().unwrap_or(0.0),
-                    _ => cos,
-                };
-                top.push(i as u32, cos);
+                let centered = q_center.map(|(qc, inv)| (qc, inv.get(i).copied().unwrap_or(0.0)));
+                top.push(i as u32, stored_cosine(dots[i], qs, s, centered));
             }
             i += 1;
         }
@@ -890,8 +903,8 @@ impl Index {
         // questions in those; docs mostly not in English do not judge English ones.
         let judged = self.header().docs_speak(crate::lang::looks_non_english(query.text));
         let (decline, hedge) = outcome_thresholds(floor);
-        let covered = signals.coverage.is_some_and(|c| c >= COVERAGE_NOT_DECLINED);
-        if (judged && confidence < decline && !covered) || fused.is_empty() {
+        let declined = confidence < decline && !signals.covered(COVERAGE_NOT_DECLINED);
+        if (judged && declined) || fused.is_empty() {
             fused.truncate(3);
             SearchResult {
                 hits: Vec::new(),

@@ -355,8 +355,7 @@ impl Index {
         let Some((_, qq, _)) = self.query_levels(query, history, history_weight) else {
             return Vec::new();
         };
-        let mut ids: Vec<usize> =
-            coarse.nearest(&qq, self.dims()).into_iter().take(nprobe).collect();
+        let mut ids = coarse.probed(&qq, self.dims(), nprobe);
         ids.retain(|&k| shards[k].get().is_none());
         ids.sort_unstable();
         ids.into_iter().map(|k| sp.shard_ref(ShardKind::Vectors, k)).collect()

@@ -115,6 +115,13 @@ impl Coarse {
         Ok(Coarse { bits, checksums, counts, scales, levels })
     }
 
+    /// The `nprobe` clusters a question with int8 levels `qq` scores, so fetches first.
+    pub fn probed(&self, qq: &[i8], dims: usize, nprobe: usize) -> Vec<usize> {
+        let mut ids = self.nearest(qq, dims);
+        ids.truncate(nprobe);
+        ids
+    }
+
     /// The clusters in order of their centroid's dot product with the (int8) query `qq`,
     /// nearest first; ties by number.
     pub fn nearest(&self, qq: &[i8], dims: usize) -> Vec<usize> {
