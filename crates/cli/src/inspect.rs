@@ -203,30 +203,30 @@ pub struct Inspection {
     pub text_bytes: usize,
 }
 
+/// Bytes of the shard file of `kind` with checksum `sum` of the split index at `path` (next
+/// to it; 0 when it is missing).
+fn shard_file_len(path: &std::path::Path, stem: &str, kind: ShardKind, sum: u64) -> u64 {
+    let dir = path.parent().unwrap_or(std::path::Path::new(""));
+    let name = docent_core::split::shard_name(stem, kind, sum);
+    std::fs::metadata(dir.join(name)).map(|f| f.len()).unwrap_or(0)
+}
+
 /// Bytes of a split index's postings and text shards, from the files next to `path`.
 pub fn shard_bytes(index: &Index, path: &std::path::Path) -> Option<(u64, u64)> {
     let m = index.manifest()?;
-    let dir = path.parent().unwrap_or(std::path::Path::new(""));
-    let size = |kind, sum| {
-        let name = docent_core::split::shard_name(&m.stem, kind, sum);
-        std::fs::metadata(dir.join(name)).map(|f| f.len()).unwrap_or(0)
-    };
-    use docent_core::split::ShardKind::{Postings, Text};
+    let size = |kind, sum| shard_file_len(path, &m.stem, kind, sum);
     Some((
-        m.postings.iter().map(|&c| size(Postings, c)).sum(),
-        m.texts.iter().map(|&(_, c)| size(Text, c)).sum(),
+        m.postings.iter().map(|&c| size(ShardKind::Postings, c)).sum(),
+        m.texts.iter().map(|&(_, c)| size(ShardKind::Text, c)).sum(),
     ))
 }
 
 /// Clusters of a split index with vectors by cluster and the bytes of their vector shards.
 pub fn vector_shard_bytes(index: &Index, path: &std::path::Path) -> Option<(usize, u64)> {
     let (m, c) = (index.manifest()?, index.clusters()?);
-    let dir = path.parent().unwrap_or(std::path::Path::new(""));
-    let size = |&sum: &u64| {
-        let name = docent_core::split::shard_name(&m.stem, ShardKind::Vectors, sum);
-        std::fs::metadata(dir.join(name)).map(|f| f.len()).unwrap_or(0)
-    };
-    Some((c.checksums.len(), c.checksums.iter().map(size).sum()))
+    let bytes =
+        c.checksums.iter().map(|&sum| shard_file_len(path, &m.stem, ShardKind::Vectors, sum));
+    Some((c.checksums.len(), bytes.sum()))
 }
 
 /// Compute the inspection of a loaded index.
