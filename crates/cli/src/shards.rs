@@ -108,6 +108,10 @@ pub fn write(
     if let Some(bits) = std::env::var("DOCENT_CENTROID_BITS").ok().and_then(|b| b.parse().ok()) {
         opts.centroid_bits = bits;
     }
+    // And the largest cluster, in quarters of the mean size (0: plain k-means).
+    if let Some(cap) = std::env::var("DOCENT_CLUSTER_CAP").ok().and_then(|b| b.parse().ok()) {
+        opts.cluster_cap = cap;
+    }
     let s = split_index(&index, &stem, opts)
         .with_context(|| format!("cannot split the index into shards named after {stem:?}"))?;
     let mut report =

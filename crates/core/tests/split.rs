@@ -364,7 +364,8 @@ fn vectors_by_cluster_score_exactly_as_the_one_file_index_once_all_are_attached(
         let s = split_index(&full, "index", small()).unwrap();
         assert_eq!(s.entry[8..12], 7u32.to_le_bytes(), "vectors by cluster are version 7");
         let clusters = s.shards.iter().filter(|(n, _)| n.starts_with("index-v-")).count();
-        assert_eq!(clusters, 16.min(c.len()), "about √n clusters, at least 16");
+        // About √n clusters, at least 16, and more where a crowded one was split.
+        assert!((16.min(c.len())..=c.len()).contains(&clusters), "{clusters} clusters");
         let split = Index::from_bytes(s.entry.clone()).unwrap();
         assert!(split.quantized(0).is_none(), "no vector before its shard arrives");
         split.attach_all(|name| Ok::<_, String>(shard(&s, name).to_vec())).unwrap();

@@ -288,6 +288,62 @@ pub fn kmeans(levels: &[i8], dims: usize, k: usize, iters: usize) -> (Vec<u32>, 
     (assign(&centroids, levels), centroids)
 }
 
+/// [`kmeans`], then every cluster of more than `cap` quarters of the mean size (`n / k`)
+/// split by k-means again into parts of about the mean size (`cap` 0: none), until none is left or a split no
+/// longer divides one. Plain k-means clusters vary widely in size (60-fold on a synthetic
+/// 10k-page site), and a question's nearest clusters are mostly the big ones, so capping them
+/// caps the bytes a question fetches (BENCHMARKS.md §4.5). Deterministic like [`kmeans`]; the
+/// parts of a split cluster keep its number and follow the other clusters.
+pub fn balanced_kmeans(
+    levels: &[i8],
+    dims: usize,
+    k: usize,
+    cap: usize,
+    iters: usize,
+) -> (Vec<u32>, Vec<f32>) {
+    let (mut assign, mut centroids) = kmeans(levels, dims, k, iters);
+    let n = assign.len();
+    if n == 0 || dims == 0 || cap == 0 {
+        return (assign, centroids);
+    }
+    let target = n.div_ceil(k.clamp(1, n));
+    let cap = (cap.saturating_mul(target) / 4).max(1);
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); centroids.len() / dims];
+    for (i, &c) in assign.iter().enumerate() {
+        members[c as usize].push(i);
+    }
+    let mut c = 0;
+    while c < members.len() {
+        if members[c].len() <= cap {
+            c += 1;
+            continue;
+        }
+        let these = std::mem::take(&mut members[c]);
+        let sub: Vec<i8> =
+            these.iter().flat_map(|&i| levels[i * dims..(i + 1) * dims].iter().copied()).collect();
+        let (parts, sub_centroids) = kmeans(&sub, dims, these.len().div_ceil(target), iters);
+        let mut split: Vec<Vec<usize>> = vec![Vec::new(); sub_centroids.len() / dims];
+        for (&i, &p) in these.iter().zip(&parts) {
+            split[p as usize].push(i);
+        }
+        if split.iter().all(|s| s.len() < these.len()) {
+            centroids[c * dims..(c + 1) * dims].copy_from_slice(&sub_centroids[..dims]);
+            centroids.extend_from_slice(&sub_centroids[dims..]);
+            let mut split = split.into_iter();
+            members[c] = split.next().unwrap_or_default();
+            members.extend(split);
+            // The first part keeps number `c` and is looked at again.
+        } else {
+            members[c] = these;
+            c += 1;
+        }
+    }
+    for (c, m) in members.iter().enumerate() {
+        m.iter().for_each(|&i| assign[i] = c as u32);
+    }
+    (assign, centroids)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,5 +411,44 @@ mod tests {
                 assert!(a[i] != a[j] || i % 3 == j % 3, "vectors {i} and {j}");
             }
         }
+    }
+
+    #[test]
+    fn balanced_kmeans_splits_a_crowded_cluster_and_keeps_the_rest() {
+        let dims = 16;
+        let mut levels = Vec::new();
+        // 80 vectors near one direction (with some spread), then 20 in each of four others.
+        for i in 0..160 {
+            let g = if i < 80 { 0 } else { 1 + (i - 80) / 20 };
+            levels.extend((0..dims).map(|j| {
+                let spread = ((i * 7 + j * 13) % 11) as i8 - 5;
+                if j / 3 == g {
+                    60 + spread * 4
+                } else {
+                    spread * 3
+                }
+            }));
+        }
+        let k = 8; // mean size 20: cap 8 quarters splits what is over 40
+        let plain = kmeans(&levels, dims, k, 10);
+        let (a, c) = balanced_kmeans(&levels, dims, k, 8, 10);
+        assert_eq!(balanced_kmeans(&levels, dims, k, 8, 10), (a.clone(), c.clone()));
+        let size = |a: &[u32], c: usize| a.iter().filter(|&&x| x as usize == c).count();
+        let biggest = |a: &[u32], k| (0..k).map(|c| size(a, c)).max().unwrap();
+        assert!(biggest(&plain.0, plain.1.len() / dims) > 40, "the test needs a crowded cluster");
+        let kk = c.len() / dims;
+        assert!(kk > plain.1.len() / dims, "more clusters after the split");
+        assert!(biggest(&a, kk) <= 40, "no cluster over twice the mean");
+        assert!(a.iter().all(|&x| (x as usize) < kk), "every vector in a cluster");
+        // The four small groups are not mixed with the crowd.
+        for i in 80..160 {
+            assert!((0..80).all(|j| a[i] != a[j]), "vector {i} shares a cluster with the crowd");
+        }
+        // 0 never splits; identical vectors cannot be split and end the loop.
+        assert_eq!(balanced_kmeans(&levels, dims, k, 0, 10), plain);
+        let same = vec![7i8; 50 * dims];
+        let (a, c) = balanced_kmeans(&same, dims, 5, 8, 10);
+        assert_eq!(a.len(), 50);
+        assert!(a.iter().all(|&x| (x as usize) < c.len() / dims));
     }
 }

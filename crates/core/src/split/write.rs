@@ -23,6 +23,9 @@ pub struct SplitOptions {
     /// eval sets (MiniLM vectors) 4-bit centres probe exactly the clusters int8 ones do, at half
     /// the bytes; 1-bit ones lost a question (BENCHMARKS.md §4.5).
     pub centroid_bits: u32,
+    /// Clusters over this many quarters of the mean size are split again (k-means within
+    /// them), so no question fetches a few giant clusters; 0 never splits.
+    pub cluster_cap: usize,
 }
 
 impl Default for SplitOptions {
@@ -32,6 +35,7 @@ impl Default for SplitOptions {
             text_bytes: 16 * 1024,
             vector_clusters: true,
             centroid_bits: 4,
+            cluster_cap: 8,
         }
     }
 }
@@ -162,7 +166,7 @@ pub fn split_index(
     let manifest = Manifest { stem: stem.to_string(), postings, texts };
     let raw = index.as_bytes();
     let coarse = if opts.vector_clusters && index.dims() > 0 && n > 0 {
-        Some(cluster_vectors(index, stem, opts.centroid_bits, &mut shards)?)
+        Some(cluster_vectors(index, stem, opts, &mut shards)?)
     } else {
         None
     };
@@ -193,16 +197,18 @@ pub fn split_index(
 fn cluster_vectors(
     index: &Index,
     stem: &str,
-    bits: u32,
+    opts: SplitOptions,
     shards: &mut Vec<(String, Vec<u8>)>,
 ) -> Result<Coarse, FormatError> {
+    let bits = opts.centroid_bits;
     if ![8, 4, 1].contains(&bits) {
         return Err(FormatError::Invalid(format!("centroids take 8, 4 or 1 bits, not {bits}")));
     }
     let (n, dims) = (index.len(), index.dims());
     let levels = index.all_vectors().unwrap_or_default();
     let scales = index.all_scales();
-    let (assign, centroids) = vectors::kmeans(levels, dims, vectors::cluster_count(n), 10);
+    let (assign, centroids) =
+        vectors::balanced_kmeans(levels, dims, vectors::cluster_count(n), opts.cluster_cap, 10);
     let per = index.header().quantization.vector_bytes(dims);
     let (vat, _) = index
         .section_ranges()
