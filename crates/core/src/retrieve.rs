@@ -185,6 +185,7 @@ pub fn merge(a: SearchResult, b: SearchResult, top_k: usize) -> SearchResult {
         top_cosine: max_opt(a.signals.top_cosine, b.signals.top_cosine),
         known: max_opt(a.signals.known, b.signals.known),
         coverage: max_opt(a.signals.coverage, b.signals.coverage),
+        together: a.signals.together.max(b.signals.together),
         follow_up: a.signals.follow_up || b.signals.follow_up,
     };
     // Uncertain when every query that passed was.

@@ -168,6 +168,11 @@ pub struct Signals {
     pub known: Option<f32>,
     /// Best share of the question's idf-weighted terms that one of the top 5 chunks contains.
     pub coverage: Option<f32>,
+    /// The most of the question's own terms that one of the top 5 chunks contains (its
+    /// history's terms left out), when the lexical retriever ran. At most 1: no passage the
+    /// search found brings two of its words together, the mark of a question about something
+    /// else whose words the docs use only in passing (see [`WORDS_APART`]).
+    pub together: Option<u32>,
     /// The question came with earlier turns (a follow-up).
     pub follow_up: bool,
 }
@@ -215,6 +220,14 @@ impl Signals {
     /// Whether one top chunk holds at least `share` of the question's weighted words.
     fn covered(&self, share: f32) -> bool {
         self.coverage.is_some_and(|c| c >= share)
+    }
+
+    /// Whether the words are the only evidence and no top chunk holds two of the question's own
+    /// words ([`WORDS_APART`]); never for a follow-up, whose own words are few by design.
+    fn words_apart(&self) -> bool {
+        self.top_cosine.is_none()
+            && !self.follow_up
+            && self.together.is_some_and(|n| n <= WORDS_APART)
     }
 
     /// Whether the words settle a question the vectors already place at `floor` or above:
@@ -329,6 +342,17 @@ pub const COVERAGE_NOT_DECLINED: f32 = 0.6;
 /// hedged answerable questions from 18.9 % to 12.7 % and still catches the same 38 of 44
 /// unanswerable ones (BENCHMARKS.md §2.0.9).
 pub const COVERAGE_ANSWERED: f32 = 0.5;
+/// A question judged by its words alone that would be hedged is declined when no top chunk
+/// holds more than this many of its own words ([`Signals::together`]). A question about
+/// something else ("How do I make a cappuccino at home?") shares only words the docs use in
+/// passing, each in other passages ("home" in one, "make" in many, "cappuccino" nowhere); an
+/// answerable one, however paraphrased, finds a passage where two of its words meet. Words
+/// meeting is the least BM25 can show of a topic, so the constant is structural, not tuned:
+/// on the tuning sets (python, git) no hedged answerable question has fewer than four of its
+/// words together in a top chunk. Counting only the rarer words (those in under a fifth of the
+/// chunks, the widest cut the tuning sets allowed) declined two more answerable validation
+/// questions (1.1 % in all) for one more off-topic one (BENCHMARKS.md §2.0.10).
+pub const WORDS_APART: u32 = 1;
 /// Multiple of the floor at and above which an answer is given without a hedge.
 pub const HEDGE_FACTOR: f32 = 1.5;
 
@@ -519,6 +543,8 @@ fn top_m(v: impl IntoIterator<Item = (u32, f32)>, m: usize) -> Vec<(u32, f32)> {
 struct LexicalOutcome {
     ranked: Vec<(u32, f32)>,
     coverage: f32,
+    /// The most of the question's own terms one of the top 5 chunks contains.
+    together: u32,
     /// Share of the query's idf-weighted terms the docs use at all.
     known: f32,
 }
@@ -655,10 +681,11 @@ impl Index {
         let lx = self.lexical();
         let n = lx.len() as u32;
         if weighted.is_empty() || n == 0 {
-            return LexicalOutcome { ranked: Vec::new(), coverage: 0.0, known: 0.0 };
+            return LexicalOutcome { ranked: Vec::new(), coverage: 0.0, together: 0, known: 0.0 };
         }
         let mut scores = vec![0f32; lx.len()];
-        let mut lists: Vec<(f32, &[u32])> = Vec::with_capacity(weighted.len());
+        // (weight × idf, postings, one of the question's own terms)
+        let mut lists: Vec<(f32, &[u32], bool)> = Vec::with_capacity(weighted.len());
         let mut total_weight = 0.0;
         // For `known`: the idf-weighted terms the docs use, the weight of those they never use, and
         // the rarest used term's idf (what an unused term weighs: in a small site every common
@@ -672,7 +699,7 @@ impl Index {
                 Some(t) => {
                     let idf = lx.add_scores(t, *w, &mut scores, mask);
                     total_weight += w * idf;
-                    lists.push((w * idf, lx.postings(t).0));
+                    lists.push((w * idf, lx.postings(t).0, counts));
                     if counts {
                         known_w += w * idf;
                         rarest = rarest.max(idf);
@@ -702,25 +729,24 @@ impl Index {
             i += 1;
         }
         let ranked = top.into_sorted();
-        // Coverage: the best share of the query's (idf-weighted) terms any top-5 hit contains.
-        let coverage = ranked
-            .iter()
-            .take(5)
-            .map(|&(doc, _)| {
-                let got: f32 = lists
-                    .iter()
-                    .filter(|(_, l)| l.binary_search(&doc).is_ok())
-                    .map(|(wi, _)| *wi)
-                    .sum();
-                if total_weight > 0.0 {
-                    got / total_weight
-                } else {
-                    0.0
+        // Coverage: the best share of the query's (idf-weighted) terms any top-5 hit contains;
+        // together: the most of the question's own terms any top-5 hit contains.
+        let (mut coverage, mut together) = (0.0f32, 0u32);
+        for &(doc, _) in ranked.iter().take(5) {
+            let (mut got, mut own_terms) = (0.0f32, 0u32);
+            for (wi, l, own) in &lists {
+                if l.binary_search(&doc).is_ok() {
+                    got += wi;
+                    own_terms += *own as u32;
                 }
-            })
-            .fold(0.0f32, f32::max);
+            }
+            if total_weight > 0.0 {
+                coverage = coverage.max(got / total_weight);
+            }
+            together = together.max(own_terms);
+        }
         let known = if known_w > 0.0 { known_w / (known_w + unknown_w * rarest) } else { 0.0 };
-        LexicalOutcome { ranked, coverage, known }
+        LexicalOutcome { ranked, coverage, together, known }
     }
 
     /// Fuse the two ranked chunk lists at the level of sections.
@@ -876,7 +902,7 @@ impl Index {
         let lex = if run_lexical {
             self.lexical_ranked(query.text, query.history, opts.history_weight, mask, pool)
         } else {
-            LexicalOutcome { ranked: Vec::new(), coverage: 0.0, known: 0.0 }
+            LexicalOutcome { ranked: Vec::new(), coverage: 0.0, together: 0, known: 0.0 }
         };
 
         let signals = Signals {
@@ -888,6 +914,7 @@ impl Index {
             }),
             known: run_lexical.then_some(lex.known),
             coverage: run_lexical.then_some(lex.coverage),
+            together: run_lexical.then_some(lex.together),
             follow_up: !query.history.is_empty(),
         };
         let confidence = signals.confidence();
@@ -903,7 +930,10 @@ impl Index {
         // questions in those; docs mostly not in English do not judge English ones.
         let judged = self.header().docs_speak(crate::lang::looks_non_english(query.text));
         let (decline, hedge) = outcome_thresholds(floor);
-        let declined = confidence < decline && !signals.covered(COVERAGE_NOT_DECLINED);
+        // Below the decline threshold, or one the words alone would hedge whose words never
+        // meet in a top chunk; never one whose words fill most of a top chunk.
+        let declined = (confidence < decline || (confidence < hedge && signals.words_apart()))
+            && !signals.covered(COVERAGE_NOT_DECLINED);
         if (judged && declined) || fused.is_empty() {
             fused.truncate(3);
             SearchResult {
@@ -1253,6 +1283,60 @@ mod tests {
         let r = ask("bake sourdough bread with rye flour and air");
         assert!(r.signals.coverage.unwrap() < COVERAGE_NOT_DECLINED, "{r:?}");
         assert_eq!(r.outcome(), Outcome::Declined, "{r:?}");
+    }
+
+    #[test]
+    fn a_question_whose_words_never_meet_in_a_passage_is_declined_when_judged_by_words() {
+        // "make" and "home" are each used once, in passing, in different chunks.
+        let texts = [
+            ("", "Make sure the build cache lives on a fast disk."),
+            ("", "The home directory holds the configuration file."),
+            ("", "Vectors store values of one type."),
+            ("", "The borrow checker checks references."),
+        ];
+        let index = idx(&texts, None);
+        let ask = |text: &str, history: &[String]| {
+            index.search(&Query { text, history, ..Default::default() }, &Default::default())
+        };
+        let (decline, hedge) = outcome_thresholds(DEFAULT_FLOOR);
+        // Off-topic: two of its three words are known, so its confidence alone would hedge it,
+        // but no chunk holds two of them.
+        let r = ask("How do I make a cappuccino at home?", &[]);
+        assert!(r.confidence >= decline && r.confidence < hedge, "{r:?}");
+        assert_eq!(r.signals.together, Some(1), "{r:?}");
+        assert_eq!(r.outcome(), Outcome::Declined, "{r:?}");
+        assert!(r.hits.is_empty() && !r.closest.is_empty(), "{r:?}");
+        // A paraphrase with as large a share of words the docs never use ("put", "speedy"),
+        // whose other words meet in one chunk: hedged, as before.
+        let r = ask("How do I put the build cache on a speedy disk?", &[]);
+        assert!(r.confidence >= decline && r.confidence < hedge, "{r:?}");
+        assert_eq!(r.signals.together, Some(3), "{r:?}");
+        assert_eq!(r.outcome(), Outcome::Uncertain, "{r:?}");
+        assert_eq!(r.hits[0].chunk, 0);
+        // A follow-up's own words are few by design: judged by its known share only.
+        let history = vec!["Where does the configuration file live?".to_string()];
+        let r = ask("and how do I make a cappuccino at home?", &history);
+        assert!(r.signals.follow_up && r.signals.together == Some(1), "{r:?}");
+        assert_eq!(r.outcome(), Outcome::Uncertain, "{r:?}");
+        // Floor 0 answers everything.
+        let r = index.search(
+            &Query { text: "How do I make a cappuccino at home?", ..Default::default() },
+            &SearchOptions { floor: Some(0.0), ..Default::default() },
+        );
+        assert_eq!(r.outcome(), Outcome::Answered, "{r:?}");
+        // With vectors the cosine is evidence too: the rule is for words alone.
+        let index = idx(&texts, Some(vec![vec![1.0, 0.0]; 4]));
+        let q = [1.0f32, 0.0];
+        let r = index.search(
+            &Query {
+                text: "How do I make a cappuccino at home?",
+                vector: Some(&q),
+                ..Default::default()
+            },
+            &Default::default(),
+        );
+        assert_eq!(r.signals.together, Some(1), "{r:?}");
+        assert_eq!(r.outcome(), Outcome::Uncertain, "{r:?}");
     }
 
     #[test]
