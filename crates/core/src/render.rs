@@ -97,11 +97,31 @@ pub fn classify_url(raw: &str) -> Option<UrlKind> {
     // the URL must be safe read either way, and is external if either reading makes it so.
     let as_escape = classify_normalized(&s.replace('\\', ""))?;
     let as_slash = classify_normalized(&s.replace('\\', "/"))?;
-    Some(match (as_escape, as_slash) {
+    let kind = match (as_escape, as_slash) {
         (_, abs @ UrlKind::Absolute { .. }) | (abs @ UrlKind::Absolute { .. }, _) => abs,
         (UrlKind::Fragment, UrlKind::Fragment) => UrlKind::Fragment,
         _ => UrlKind::Relative,
-    })
+    };
+    // The decoding above is for refusing schemes. A browser decodes neither percent-escapes nor
+    // entities in an authority (`https://docs.example.com%2F@evil.example/` is evil.example
+    // with a user name), so an absolute URL takes its origin from the string as a browser reads
+    // it when that differs (it then never matches the docs origin).
+    if let UrlKind::Absolute { origin } = &kind {
+        let seen: String = raw
+            .trim_matches(|c: char| c <= ' ')
+            .chars()
+            .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
+            .map(|c| if c == '\\' { '/' } else { c })
+            .collect();
+        if let Some(UrlKind::Absolute { origin: o }) =
+            classify_normalized(&crate::case::lower_str(&seen))
+        {
+            if &o != origin {
+                return Some(UrlKind::Absolute { origin: o });
+            }
+        }
+    }
+    Some(kind)
 }
 
 /// Whether a URL from the index (a source's page) may be a link in the widget: a relative URL

@@ -1,7 +1,9 @@
 //! Safe Markdown rendering: hostile model output, streamed prefixes, citations, structure, caps.
 
 use docent_core::cite::Source;
-use docent_core::render::{classify_url, render_markdown, RenderOptions, Rendered, UrlKind};
+use docent_core::render::{
+    classify_url, is_site_link, render_markdown, RenderOptions, Rendered, UrlKind,
+};
 use proptest::prelude::*;
 
 /// The upstream double's HOSTILE answer (contract), plus a tail of classic XSS vectors.
@@ -334,6 +336,35 @@ fn images_load_only_from_the_docs_origin_or_relative_paths() {
     let r =
         render_markdown("![logo](https://docs.example.com/logo.png)", &RenderOptions::default());
     assert!(!r.html.contains("<img"), "{}", r.html);
+}
+
+#[test]
+fn an_encoded_slash_before_an_at_sign_is_not_the_docs_origin() {
+    // A browser reads `https://docs.example.com%2F@evil.example/` as evil.example (the part
+    // before `@` is a user name): percent-escapes and entities in an authority are not decoded.
+    for u in [
+        "https://docs.example.com%2F@evil.example/",
+        "https://docs.example.com%252F@evil.example/",
+        "https://docs.example.com&sol;@evil.example/",
+        "https://docs.example.com%5C@evil.example/",
+        "//docs.example.com%2F@evil.example/",
+        " https://docs.example.com%2f@evil.example/",
+    ] {
+        assert!(!is_site_link(u, Some("https://docs.example.com")), "{u}");
+        if u.contains("&sol;") {
+            // Native pulldown-cmark decodes HTML5 entities into a real slash (a path on the
+            // docs origin); the widget's keeps `&sol;` as written, which is_site_link judged.
+            continue;
+        }
+        let r = render_markdown(&format!("![p]({u}p.png?q=secret) [l]({u}x)"), &opts());
+        assert_safe(u, &r);
+        assert!(!r.html.contains("<img"), "{u}: {}", r.html);
+        assert!(r.html.contains("target=\"_blank\""), "{u}: an external link: {}", r.html);
+    }
+    // Written plainly, or with escapes only in the path, the docs origin is still the docs origin.
+    for u in ["https://docs.example.com/a%20b.png", "https://Docs.Example.com/x.png"] {
+        assert!(is_site_link(u, Some("https://docs.example.com")), "{u}");
+    }
 }
 
 #[test]
