@@ -341,14 +341,11 @@ fn write_units(md: &mut String, units: &[&Candidate], chunks: &[Vec<Part>]) {
                     write_row(md, row);
                 }
             }
-            (Kind::Code, Part::Code { fence, info, body }) => {
+            (Kind::Code, Part::Code { info, body, .. }) => {
+                // A fresh fence: longer than any backtick run in the code, and an info string
+                // that cannot unmake it (an index's text is a docs page's, not trusted).
                 md.push_str("\n\n");
-                md.push_str(fence);
-                md.push_str(info);
-                md.push('\n');
-                md.push_str(body);
-                md.push('\n');
-                md.push_str(fence);
+                md.push_str(&crate::source::fence(info, body));
             }
             _ => continue,
         }

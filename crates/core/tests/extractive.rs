@@ -389,3 +389,21 @@ fn hostile_docs_text_in_excerpts_never_becomes_markup() {
     }
     assert!(html.contains("&lt;script&gt;"), "{html}");
 }
+
+#[test]
+fn a_code_fence_from_hostile_docs_stays_code_in_an_excerpt() {
+    // A backtick in a backtick fence's info string unmakes the fence: the body would be read
+    // as Markdown, a phishing link among "excerpts from the docs". Straight from chunk text (an
+    // index built before the page builder cleaned info strings), then through a page.
+    let text = "Run quux to install.\n\n```a`b\nquux install\n\n# [Sign in again](https://evil.example/login)\n```";
+    let chunks = vec![chunk("a.html", "x", "Install", "Quux", text)];
+    let ex = answer_from(&chunks, &result(vec![hit(0, 1.0)]), "how do I install quux?", 4);
+    let html = render(&ex);
+    assert!(html.contains("quux install"), "{html}");
+    assert!(!html.contains("href=\"https://evil.example"), "{html}");
+    let chunks = chunks_of("# Install\n\nRun quux to install.\n\n~~~a`b\nquux install\n\n# [Sign in again](https://evil.example/login)\n~~~\n");
+    let ex = answer_from(&chunks, &result(vec![hit(0, 1.0)]), "how do I install quux?", 4);
+    let html = render(&ex);
+    assert!(!html.contains("href=\"https://evil.example"), "{html}");
+    assert!(chunks.iter().all(|c| !c.text.contains("```a`b")), "{:?}", chunks[0].text);
+}

@@ -67,12 +67,21 @@ impl Block {
     }
 }
 
-/// Fence code as Markdown, using a longer fence when the code itself contains ```.
+/// Fence code as Markdown, using a longer fence when the code itself contains ```. The
+/// language keeps only its first word's letters, digits and `_+#.-`: a backtick in a backtick
+/// fence's info string would unmake the fence, and a hostile page's code then read as Markdown.
 pub fn fence(lang: &str, code: &str) -> String {
     let mut ticks = String::from("```");
     while code.contains(ticks.as_str()) {
         ticks.push('`');
     }
+    let lang: String = lang
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '+' | '#' | '.' | '-'))
+        .collect();
     let code = code.trim_end_matches('\n');
     format!("{ticks}{lang}\n{code}\n{ticks}")
 }
@@ -631,5 +640,6 @@ mod tests {
     #[test]
     fn fences_grow_when_code_contains_backticks() {
         assert_eq!(fence("md", "```rust\nx\n```"), "````md\n```rust\nx\n```\n````");
+        assert_eq!(fence("a`b <x>", "y"), "```ab\ny\n```", "a fence's info keeps no backtick");
     }
 }
