@@ -287,3 +287,17 @@ fn small_chunks_of_docents_own_docs_carry_exact_token_counts() {
         "only {split_sections} split sections: the test does not exercise joins"
     );
 }
+
+#[test]
+fn a_heading_id_carries_no_terminal_escape() {
+    // `docent search` and `inspect` print anchors: a hostile page's id must not drive the terminal.
+    let html = "<html><body><main><h1>Title</h1><p>Intro text here.</p>\
+        <h2 id=\"x&#x1b;]0;pwned&#x7;&#x1b;[2Jy\">Setup</h2><p>Body text of setup.</p></main></body></html>";
+    let Parsed::Page(p) = parse_page(SourceKind::Html, html, Flavor::default(), "page").unwrap()
+    else {
+        panic!("the page parses")
+    };
+    let anchors: Vec<&str> = p.sections.iter().map(|s| s.anchor.as_str()).collect();
+    assert!(anchors.contains(&"xy"), "{anchors:?}");
+    assert!(anchors.iter().all(|a| !a.chars().any(|c| c.is_control())), "{anchors:?}");
+}

@@ -373,7 +373,8 @@ impl PageBuilder {
         self.sections.push(Section {
             level,
             heading: text,
-            anchor: anchor.to_string(),
+            // An id is a page's too: no terminal escape may reach `docent search` / `inspect`.
+            anchor: safety::without_terminal_escapes(anchor).into_owned(),
             breadcrumb: self
                 .stack
                 .iter()
