@@ -64,6 +64,9 @@ impl Fields<'_> {
     }
 }
 
+/// The most vector dimensions an index may declare: far above any embedding model's.
+pub const MAX_DIMS: u32 = 65_536;
+
 /// Parses the header JSON. The error names the problem (for "header JSON: …").
 pub(crate) fn read_header(bytes: &[u8]) -> Result<IndexHeader, String> {
     let Value::Object(fields) = parse(bytes)? else {
@@ -77,10 +80,15 @@ pub(crate) fn read_header(bytes: &[u8]) -> Result<IndexHeader, String> {
         .ok_or_else(|| format!("unknown quantization `{name}`"))?;
     f.required("relevance_floor")?;
     let relevance_floor = f.float("relevance_floor")?;
+    // Every size computed from it then fits a 32-bit usize (the widget's).
+    let dims: u32 = f.number("dims")?;
+    if dims > MAX_DIMS {
+        return Err("field `dims` is out of range".into());
+    }
     Ok(IndexHeader {
         provider: f.string("provider")?,
         model: f.string("model")?,
-        dims: f.number("dims")?,
+        dims,
         quantization,
         tokenizer: f.string("tokenizer")?,
         chunk_count: f.number("chunk_count")?,
@@ -373,6 +381,7 @@ mod tests {
             (&ok.replace("\"provider\":\"local\"", "\"provider\":1"), "`provider` is not a string"),
             (&ok.replace("\"dims\":384", "\"dims\":-1"), "out of range"),
             (&ok.replace("\"dims\":384", "\"dims\":99999999999"), "out of range"),
+            (&ok.replace("\"dims\":384", "\"dims\":1073741824"), "`dims` is out of range"),
             (&ok.replace("\"int8\"", "\"int3\""), "unknown quantization"),
             (
                 &ok.replace(",\"model\":\"sentence-transformers/all-MiniLM-L6-v2\"", ""),
