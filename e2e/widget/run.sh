@@ -101,7 +101,14 @@ if [[ "$MODE" == "measure" ]]; then
   if [[ -n "${DOCENT_MEASURE_INDEX:-}" ]]; then
     [[ -f "$DOCENT_MEASURE_INDEX" ]] || die "DOCENT_MEASURE_INDEX=$DOCENT_MEASURE_INDEX is not a file"
     cp "$DOCENT_MEASURE_INDEX" "$WORK/index.bin"
+    # A split entry's shards sit next to it, named after its stem.
+    STEM="$(basename "$DOCENT_MEASURE_INDEX" .bin)"
+    find "$(dirname "$DOCENT_MEASURE_INDEX")" -maxdepth 1 -name "$STEM-[ptv]-*.bin" -exec cp {} "$WORK/" \;
     EMBED="$("$DOCENT" inspect "$WORK/index.bin" | awk '$1 == "embeddings" { print $2; exit }')"
+    # Vectors of the upstream double's model: a proxy embeds each question with it (hybrid).
+    if "$DOCENT" inspect "$WORK/index.bin" | grep -Eq '^ *embeddings +openai double-bow '; then
+      mkdir -p "$WORK/vsplit" && export DOCENT_E2E_VSPLIT_DIR="$WORK/vsplit" DOCENT_MEASURE_VEC_INDEX="$WORK/index.bin"
+    fi
     say "measuring the prebuilt index $DOCENT_MEASURE_INDEX (embeddings ${EMBED:-none})"
     export DOCENT_MEASURE_EMBED="${EMBED:-none}"
   else
@@ -167,8 +174,9 @@ printf '[cache]\nenabled = true\n' >"$WORK/cached.toml"
   --index "$WORK/index.bin" --allow-origin "$SITE" >"$WORK/cached.log" 2>&1 & PIDS+=($!)
 if [[ -n "${DOCENT_E2E_VSPLIT_DIR:-}" ]]; then
   printf '[serve.embeddings]\nprovider = "upstream"\nmodel = "double-bow"\ndimensions = 384\n' >"$WORK/vec.toml"
+  [[ "$MODE" == "measure" ]] && printf '[limits]\nrequests_per_minute_per_ip = 100000\nrequests_per_minute = 100000\n' >>"$WORK/vec.toml"
   "$DOCENT" serve --config "$WORK/vec.toml" --listen "127.0.0.1:$VEC_PORT" --upstream "http://127.0.0.1:$UP_PORT/v1" \
-    --index "$WORK/vsplit/index.bin" --allow-origin "$SITE" >"$WORK/vec.log" 2>&1 & PIDS+=($!)
+    --index "${DOCENT_MEASURE_VEC_INDEX:-$WORK/vsplit/index.bin}" --allow-origin "$SITE" >"$WORK/vec.log" 2>&1 & PIDS+=($!)
 fi
 PORT="$SITE_PORT" COI="${COI:-}" GZIP="${GZIP:-}" node "$HERE/server.mjs" >"$WORK/site.log" 2>&1 & PIDS+=($!)
 wait_http "http://127.0.0.1:$UP_PORT/_requests" "$WORK/double.log"
