@@ -64,9 +64,6 @@ impl Fields<'_> {
     }
 }
 
-/// The most vector dimensions an index may declare: far above any embedding model's.
-pub const MAX_DIMS: u32 = 65_536;
-
 /// Parses the header JSON. The error names the problem (for "header JSON: …").
 pub(crate) fn read_header(bytes: &[u8]) -> Result<IndexHeader, String> {
     let Value::Object(fields) = parse(bytes)? else {
@@ -80,11 +77,9 @@ pub(crate) fn read_header(bytes: &[u8]) -> Result<IndexHeader, String> {
         .ok_or_else(|| format!("unknown quantization `{name}`"))?;
     f.required("relevance_floor")?;
     let relevance_floor = f.float("relevance_floor")?;
-    // Every size computed from it then fits a 32-bit usize (the widget's).
-    let dims: u32 = f.number("dims")?;
-    if dims > MAX_DIMS {
-        return Err("field `dims` is out of range".into());
-    }
+    // At most 65,535, far above any embedding model's: every size computed from it then fits
+    // a 32-bit usize (the widget's), whatever a tampered header says.
+    let dims = u32::from(f.number::<u16>("dims")?);
     Ok(IndexHeader {
         provider: f.string("provider")?,
         model: f.string("model")?,
@@ -382,6 +377,7 @@ mod tests {
             (&ok.replace("\"dims\":384", "\"dims\":-1"), "out of range"),
             (&ok.replace("\"dims\":384", "\"dims\":99999999999"), "out of range"),
             (&ok.replace("\"dims\":384", "\"dims\":1073741824"), "`dims` is out of range"),
+            (&ok.replace("\"dims\":384", "\"dims\":65536"), "`dims` is out of range"),
             (&ok.replace("\"int8\"", "\"int3\""), "unknown quantization"),
             (
                 &ok.replace(",\"model\":\"sentence-transformers/all-MiniLM-L6-v2\"", ""),
