@@ -110,26 +110,25 @@ fn the_proxys_cache_headers_say_hit_and_the_key() {
 
 #[wasm_bindgen_test]
 fn the_proxys_system_prompt_cost_and_window_replace_the_widgets_guesses() {
-    use docent_core::prompt::DEFAULT_SYSTEM;
-    use docent_core::tokens::{ByteBound, TokenCounter};
+    use docent_core::prompt::DEFAULT_SYSTEM_TOKENS;
     use docent_widget::engine::Engine;
     let cfg = WidgetConfig::from_json(r#"{"index":"/i.bin","model":"gpt-4o-mini"}"#).unwrap();
     let engine = Engine::new(cfg);
-    assert_eq!(engine.system_tokens(&ByteBound), ByteBound.count(DEFAULT_SYSTEM));
+    assert_eq!(engine.system_tokens(), DEFAULT_SYSTEM_TOKENS, "core's default prompt's count");
     assert_eq!(engine.limits().context_window, 128_000);
     let h = web_sys::Headers::new().unwrap();
     h.set("x-docent-system-tokens", "2500").unwrap();
     h.set("x-docent-context-window", "8192").unwrap();
     h.set("x-docent-dropped-messages", "2").unwrap();
     assert_eq!(engine.learn_budget(&h), 2);
-    assert_eq!(engine.system_tokens(&ByteBound), 2500, "the proxy's custom prompt is counted");
+    assert_eq!(engine.system_tokens(), 2500, "the proxy's custom prompt is counted");
     assert_eq!(engine.limits().context_window, 8192);
     // Unreadable values change nothing; a bigger window never raises the site's limit.
     let junk = web_sys::Headers::new().unwrap();
     junk.set("x-docent-system-tokens", "lots").unwrap();
     junk.set("x-docent-context-window", "1000000").unwrap();
     assert_eq!(engine.learn_budget(&junk), 0);
-    assert_eq!(engine.system_tokens(&ByteBound), 2500);
+    assert_eq!(engine.system_tokens(), 2500);
     assert_eq!(engine.limits().context_window, 128_000);
 }
 

@@ -13,7 +13,7 @@ use std::rc::Rc;
 use docent_core::budget::{self, ModelLimits, Plan, PlanRequest};
 use docent_core::cite::{ChunkSource, Mark, Source};
 use docent_core::model::IndexHeader;
-use docent_core::prompt::{Message, Template, DEFAULT_SYSTEM, DEFAULT_USER};
+use docent_core::prompt::{Message, Template, DEFAULT_SYSTEM_TOKENS, DEFAULT_USER};
 use docent_core::retrieve::{self, Ask};
 use docent_core::search::{Hit, SearchOptions, SearchResult};
 use docent_core::tokens::{ByteBound, TokenCounter};
@@ -211,9 +211,10 @@ impl Engine {
         }
     }
 
-    /// Tokens of the system prompt the proxy adds: what it reported, else core's default prompt.
-    pub fn system_tokens(&self, counter: &dyn TokenCounter) -> usize {
-        self.proxy_system_tokens.get().unwrap_or_else(|| counter.count(DEFAULT_SYSTEM))
+    /// Tokens of the system prompt the proxy adds: what it reported, else core's default
+    /// prompt's (counted with cl100k when core was built, so its text is not in the wasm).
+    pub fn system_tokens(&self) -> usize {
+        self.proxy_system_tokens.get().unwrap_or(DEFAULT_SYSTEM_TOKENS)
     }
 
     /// Abort the running request, if any (Stop, new conversation, unmount).
@@ -433,7 +434,7 @@ impl Engine {
     ) -> Result<budget::Plan, budget::BudgetError> {
         let template =
             Template::new(self.cfg.prompt.user.clone().unwrap_or_else(|| DEFAULT_USER.to_string()));
-        let system_tokens = self.system_tokens(counter);
+        let system_tokens = self.system_tokens();
         budget::plan(&PlanRequest {
             index,
             hits,

@@ -166,3 +166,14 @@ fn an_answer_saying_the_docs_do_not_cover_it_is_recognised() {
         assert!(!says_not_covered(answered), "{answered}");
     }
 }
+
+#[test]
+fn the_default_system_prompt_token_count_is_kept_with_its_text() {
+    // The widget budgets with the count (when the proxy does not report its own prompt's)
+    // without shipping the text.
+    assert_eq!(
+        docent_core::chunk::cl100k_tokens(DEFAULT_SYSTEM),
+        docent_core::prompt::DEFAULT_SYSTEM_TOKENS,
+        "update DEFAULT_SYSTEM_TOKENS with the prompt"
+    );
+}
