@@ -95,7 +95,14 @@ impl Manifest {
 
     /// Parse and validate a `Shards` section of an index of `n` chunks.
     pub fn parse(b: &[u8], n: usize) -> Result<Manifest, FormatError> {
-        let bad = |m: &str| FormatError::Corrupt(format!("shard manifest: {m}"));
+        // The widget says only that the manifest is damaged, as for the shards.
+        let bad = |m: &str| {
+            FormatError::Corrupt(if cfg!(target_arch = "wasm32") {
+                "the shard manifest does not match the index".into()
+            } else {
+                format!("shard manifest: {m}")
+            })
+        };
         let short = || FormatError::Truncated("shard manifest");
         if b.len() < 16 {
             return Err(short());
