@@ -174,7 +174,9 @@ printf '[cache]\nenabled = true\n' >"$WORK/cached.toml"
   --index "$WORK/index.bin" --allow-origin "$SITE" >"$WORK/cached.log" 2>&1 & PIDS+=($!)
 if [[ -n "${DOCENT_E2E_VSPLIT_DIR:-}" ]]; then
   printf '[serve.embeddings]\nprovider = "upstream"\nmodel = "double-bow"\ndimensions = 384\n' >"$WORK/vec.toml"
-  [[ "$MODE" == "measure" ]] && printf '[limits]\nrequests_per_minute_per_ip = 100000\nrequests_per_minute = 100000\n' >>"$WORK/vec.toml"
+  if [[ "$MODE" == "measure" ]]; then
+    printf '[limits]\nrequests_per_minute_per_ip = 100000\nrequests_per_minute = 100000\n' >>"$WORK/vec.toml"
+  fi
   "$DOCENT" serve --config "$WORK/vec.toml" --listen "127.0.0.1:$VEC_PORT" --upstream "http://127.0.0.1:$UP_PORT/v1" \
     --index "${DOCENT_MEASURE_VEC_INDEX:-$WORK/vsplit/index.bin}" --allow-origin "$SITE" >"$WORK/vec.log" 2>&1 & PIDS+=($!)
 fi
