@@ -158,7 +158,8 @@ impl Drop for StreamGuard {
             m.tokens(pin, pout);
         }
         if self.usage.is_some() {
-            self.st.limits.refund(self.ip, self.charge.saturating_sub(used));
+            // The unused part back, or the excess taken when the upstream counted more.
+            self.st.limits.settle(self.ip, self.charge, used);
         }
         if self.cut {
             m.stream_cut_at_shutdown();

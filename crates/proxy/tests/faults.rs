@@ -5,6 +5,9 @@
 //! (docs/security.md lists which defence each one covers).
 
 mod common;
+#[path = "common/redis.rs"]
+#[allow(dead_code)]
+mod redis_common;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -729,6 +732,109 @@ async fn an_answer_without_usage_is_still_charged_against_the_token_limit() {
         statuses.contains(&StatusCode::TOO_MANY_REQUESTS),
         "~200 tokens per answer must add up: {statuses:?}"
     );
+}
+
+/// An upstream that reports `prompt` prompt tokens and one completion token for every chat.
+fn counting_upstream(prompt: u64) -> impl Fn(&Seen) -> Vec<Step> + Send + Sync + 'static {
+    move |req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        if req.stream() {
+            return vec![
+                sse_head(),
+                send(chunk("ok")),
+                send(usage_chunk(prompt, 1)),
+                send("data: [DONE]\n\n"),
+            ];
+        }
+        vec![json_reply(
+            200,
+            &json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}], "usage": {"prompt_tokens": prompt, "completion_tokens": 1, "total_tokens": prompt + 1}}),
+            "",
+        )]
+    }
+}
+
+/// A config with an 8,000-token per-IP bucket, in this process or (`store`) in Redis.
+fn token_limited(up: SocketAddr, store: Option<&str>) -> Config {
+    let mut limits =
+        "max_input_tokens = 7000\ntokens_per_minute_per_ip = 8000\nmax_embedding_tokens = 256"
+            .to_string();
+    if let Some(url) = store {
+        limits.push_str(&format!("\nstore = \"{url}\"\nstore_timeout_ms = 2000"));
+    }
+    let text = config_text(up, "", "").replace("max_input_tokens = 3000", &limits);
+    let cfg = Config::from_toml_str(&text).unwrap();
+    cfg.validate().unwrap();
+    cfg
+}
+
+/// The stores a token-limit test runs against: in-process, and Redis when it is installed.
+fn stores() -> (Vec<Option<String>>, Option<redis_common::RedisServer>) {
+    let redis = redis_common::redis_server();
+    let mut v = vec![None];
+    if let Some(r) = &redis {
+        v.push(Some(r.url()));
+    }
+    (v, redis)
+}
+
+#[tokio::test]
+async fn text_that_costs_a_token_per_byte_cannot_overrun_the_token_limit() {
+    // Private-use characters: 3 UTF-8 bytes each, which the upstream counts as a token per
+    // byte. The old charge (a quarter of the bytes, plus max_tokens = 1) let a client spend
+    // four times its per-minute budget.
+    let up = fault_upstream(counting_upstream(6000)).await;
+    let (stores, _redis) = stores();
+    for (n, store) in stores.iter().enumerate() {
+        for stream in [true, false] {
+            // A client of its own each time: Redis keeps its buckets across these servers.
+            let peer = format!("198.51.100.{}:5000", 20 + 2 * n + usize::from(stream));
+            let a = app(Arc::new(token_limited(up.addr, store.as_deref())));
+            let body = json!({"messages": [{"role": "user", "content": "\u{E000}".repeat(2000)}], "stream": stream, "max_tokens": 1});
+            let r =
+                a.clone().oneshot(post_from("/v1/chat/completions", &body, &peer)).await.unwrap();
+            assert_eq!(r.status(), StatusCode::OK, "store {store:?}, stream {stream}");
+            body_text(r).await;
+            let r = a.oneshot(post_from("/v1/chat/completions", &body, &peer)).await.unwrap();
+            assert_eq!(
+                r.status(),
+                StatusCode::TOO_MANY_REQUESTS,
+                "6,001 of 8,000 tokens used: the next 6,000-byte request must wait (store {store:?}, stream {stream})"
+            );
+            assert_eq!(body_json(r).await["error"]["code"], "rate_limited");
+        }
+    }
+}
+
+#[tokio::test]
+async fn usage_over_the_reservation_is_taken_from_the_bucket_afterwards() {
+    // The upstream counts far more than the proxy reserved (another tokenizer, a chat template
+    // of its own, an answer past max_tokens): the difference is charged once the answer ends.
+    let up = fault_upstream(counting_upstream(7999)).await;
+    let (stores, _redis) = stores();
+    for (n, store) in stores.iter().enumerate() {
+        for stream in [true, false] {
+            // A client of its own each time: Redis keeps its buckets across these servers.
+            let peer = format!("198.51.100.{}:5000", 20 + 2 * n + usize::from(stream));
+            let a = app(Arc::new(token_limited(up.addr, store.as_deref())));
+            let mut body = chat_body("hi", stream);
+            body["max_tokens"] = json!(1);
+            let r =
+                a.clone().oneshot(post_from("/v1/chat/completions", &body, &peer)).await.unwrap();
+            assert_eq!(r.status(), StatusCode::OK, "store {store:?}, stream {stream}");
+            body_text(r).await;
+            // Redis is debited by a background task: give it a moment.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let r = a.oneshot(post_from("/v1/chat/completions", &body, &peer)).await.unwrap();
+            assert_eq!(
+                r.status(),
+                StatusCode::TOO_MANY_REQUESTS,
+                "8,000 of 8,000 tokens used (store {store:?}, stream {stream})"
+            );
+        }
+    }
 }
 
 #[tokio::test]
