@@ -957,6 +957,86 @@ async fn connections_over_max_connections_wait_until_one_closes() {
 }
 
 #[tokio::test]
+async fn a_client_that_stops_reading_loses_its_stream_slot_after_the_send_timeout() {
+    // About 4 MB of answer: more than the socket buffers between the proxy and a client that
+    // reads nothing hold, so the proxy's writes block.
+    let up = fault_upstream(|req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let c = chunk(&"x".repeat(1000));
+        vec![sse_head(), Step::Repeat(c.into_bytes(), 4000), send("data: [DONE]\n\n")]
+    })
+    .await;
+    let mut cfg = config(up.addr);
+    cfg.limits.max_concurrent_streams = 1;
+    cfg.serve.send_timeout_ms = 500;
+    let p = start_proxy(cfg).await;
+    // Client A: a small receive buffer, a streamed question, and never a read.
+    let sock = tokio::net::TcpSocket::new_v4().unwrap();
+    sock.set_recv_buffer_size(4096).unwrap();
+    let mut stalled = sock.connect(p.addr).await.unwrap();
+    let body = chat_body("hi", true).to_string();
+    stalled
+        .write_all(
+            format!(
+                "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\norigin: https://docs.example.com\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let client = reqwest::Client::new();
+    let ask = || {
+        client
+            .post(format!("http://{}/v1/chat/completions", p.addr))
+            .header("origin", "https://docs.example.com")
+            .json(&chat_body("hi", true))
+            .send()
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let r = ask().await.unwrap();
+    assert_eq!(r.status(), 429, "A's stream holds the only slot");
+    drop(r);
+    // B asks again after the send timeout (plus a margin): A's connection is gone.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let r = ask().await.unwrap();
+    assert_eq!(r.status(), 200, "a client that stopped reading still holds the only stream slot");
+    drop(stalled);
+}
+
+#[tokio::test]
+async fn a_stream_past_max_stream_secs_ends_with_an_error_event() {
+    let up = fault_upstream(|req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let mut steps = vec![sse_head()];
+        for i in 0..200 {
+            steps.push(send(chunk(&format!("tick{i} "))));
+            steps.push(Step::Sleep(Duration::from_millis(100)));
+        }
+        steps
+    })
+    .await;
+    let mut cfg = config(up.addr);
+    cfg.serve.max_stream_secs = 1;
+    let r = app(Arc::new(cfg))
+        .oneshot(post("/v1/chat/completions", &chat_body("hi", true)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let t = Instant::now();
+    let text = tokio::time::timeout(Duration::from_secs(10), body_text(r))
+        .await
+        .expect("a 20 s stream is ended after max_stream_secs");
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    assert!(text.contains("tick1 "), "{text}");
+    assert_eq!(last_event(&text)["error"]["code"], "upstream_timeout", "{text}");
+}
+
+#[tokio::test]
 async fn streams_still_open_when_the_grace_period_ends_get_a_final_error_event() {
     let up = fault_upstream(|req| {
         if req.is_moderation() {
