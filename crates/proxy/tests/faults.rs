@@ -838,6 +838,29 @@ async fn usage_over_the_reservation_is_taken_from_the_bucket_afterwards() {
 }
 
 #[tokio::test]
+async fn the_moderation_endpoint_is_held_to_the_input_and_token_limits() {
+    let up = fault_upstream(healthy).await;
+    let mut cfg = token_limited(up.addr, None);
+    cfg.limits.max_body_bytes = 100_000;
+    let a = app(Arc::new(cfg));
+    let moderate = |input: Value| {
+        a.clone().oneshot(post_from("/v1/moderations", &json!({"input": input}), "198.51.100.9:1"))
+    };
+    // Over max_input_tokens (7,000): refused before the provider is called.
+    let r = moderate(json!(["hello ".repeat(4000), "hello ".repeat(4000)])).await.unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(body_json(r).await["error"]["code"], "input_too_long");
+    assert!(up.seen().is_empty(), "the provider was called for an oversized input");
+    // 6,000 bytes that may cost 6,000 tokens: charged as such against the 8,000-token bucket.
+    let text = "\u{E000}".repeat(2000);
+    let r = moderate(json!(text)).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let r = moderate(json!(text)).await.unwrap();
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS, "moderation is free of the token limit");
+    assert_eq!(up.seen().len(), 1);
+}
+
+#[tokio::test]
 async fn ipv6_clients_in_one_64_share_their_rate_limit() {
     let up = fault_upstream(healthy).await;
     let mut cfg = config(up.addr);
