@@ -330,18 +330,13 @@ pub async fn chat(
         )));
     };
     let contents: Vec<&str> = messages.iter().map(|(_, c)| c.as_str()).collect();
-    let est_input = crate::tokens::check_limit(&contents, limits.max_input_tokens)
+    let conversation = crate::tokens::check_limit(&contents, limits.max_input_tokens)
         .map_err(|got| ApiError::InputTooLong { got, limit: limits.max_input_tokens })?;
     let max_out = req
         .max_completion_tokens
         .or(req.max_tokens)
         .unwrap_or(limits.max_output_tokens)
         .clamp(1, limits.max_output_tokens);
-    let charge = est_input as u64 + u64::from(max_out);
-    st.limits.take(ip, charge, &st.metrics).await?;
-    // From here on, unused tokens are refunded whatever happens.
-    let mut refund = Refund { st: st.clone(), ip, amount: charge };
-
     let model = match (task_kind, &req.model) {
         (Task::Rewrite, _) => {
             chat_cfg.rewrite_model.clone().unwrap_or_else(|| chat_cfg.model.clone())
@@ -357,6 +352,17 @@ pub async fn chat(
     if fit.dropped > 0 {
         tracing::info!(request_id = %rid, dropped = fit.dropped, window, system_tokens = fit.system_tokens, "older turns left out to fit the context window");
     }
+    // The charge is a sound upper bound of what the upstream will count: the conversation as
+    // sent (its byte bound, or its exact count near the limit), the server's system prompt and
+    // the whole max_tokens. The real usage settles it when the answer ends (a refund, or a
+    // debit when the upstream counted more).
+    let sent =
+        crate::tokens::upper_bound(messages.iter().map(|(_, c)| c.as_str())).min(conversation);
+    let est_input = crate::tokens::with_system(sent, fit.system_tokens);
+    let charge = est_input as u64 + u64::from(max_out);
+    st.limits.take(ip, charge, &st.metrics).await?;
+    // From here on, the charge is settled whatever happens (all of it refunded on failure).
+    let mut refund = Refund { st: st.clone(), ip, charge, used: 0 };
 
     // The answer cache: single-turn streamed answers to a named index (crate::cache).
     let cache_key = cache_key(&st, &req, task, &messages, &model, &system, max_out);
@@ -472,7 +478,7 @@ pub async fn chat(
         cache: cache_key.clone().map(|key| (key, model.clone())),
     };
     let mut resp = crate::relay::start(answer, relay).await?;
-    refund.amount = 0; // the stream settles it
+    refund.charge = 0; // the stream settles it
     budget_headers(&mut resp, &fit);
     if let Some(key) = &cache_key {
         cache_headers(&mut resp, crate::cache::CACHE_MISS, key);
@@ -558,23 +564,27 @@ fn usage_of(v: &Value) -> (u64, u64) {
     (g("prompt_tokens"), g("completion_tokens"))
 }
 
-/// Gives back the rate-limit charge when a request fails before its stream starts, or the
-/// difference to the real usage when it completes.
+/// Settles the rate-limit charge: all of it back when a request fails before its stream
+/// starts; against the real usage when it completes (the unused part back, or the excess
+/// debited when the upstream counted more than was reserved).
 struct Refund {
     st: Arc<AppState>,
     ip: IpAddr,
-    amount: u64,
+    charge: u64,
+    used: u64,
 }
 
 impl Refund {
     fn settle(&mut self, used: u64) {
-        self.amount = self.amount.saturating_sub(used);
+        self.used = used;
     }
 }
 
 impl Drop for Refund {
     fn drop(&mut self) {
-        self.st.limits.refund(self.ip, self.amount);
+        if self.charge > 0 {
+            self.st.limits.settle(self.ip, self.charge, self.used);
+        }
     }
 }
 

@@ -80,6 +80,12 @@ pub struct ServeConfig {
     pub body_timeout_ms: u64,
     /// Most client connections open at once; more wait in the listen backlog.
     pub max_connections: usize,
+    /// A client whose socket takes no byte of a response for this long (it stopped reading)
+    /// is disconnected, which ends its stream and frees the stream slot.
+    pub send_timeout_ms: u64,
+    /// The longest a streamed answer may run; past it the stream ends with an
+    /// `upstream_timeout` error event.
+    pub max_stream_secs: u64,
     /// `[serve.chat]`.
     pub chat: Option<ChatConfig>,
     /// `[serve.embeddings]`.
@@ -105,6 +111,8 @@ impl Default for ServeConfig {
             header_timeout_ms: 10_000,
             body_timeout_ms: 10_000,
             max_connections: 12_000,
+            send_timeout_ms: 30_000,
+            max_stream_secs: 600,
             chat: None,
             embeddings: None,
             otlp_endpoint: None,
@@ -601,6 +609,12 @@ impl Config {
                 return bad(format!("[serve] {name} = 0 would cut every client off; use a positive number of milliseconds (default 10000)"));
             }
         }
+        if self.serve.send_timeout_ms == 0 {
+            return bad("[serve] send_timeout_ms = 0 would cut every client off; use a positive number of milliseconds (default 30000)".into());
+        }
+        if self.serve.max_stream_secs == 0 {
+            return bad("[serve] max_stream_secs = 0 would end every answer at once; use a positive number of seconds (default 600)".into());
+        }
         if self.serve.max_connections == 0 {
             return bad("[serve] max_connections = 0 would accept no client; use a positive number (default 12000) and raise the open-file limit (ulimit -n) above it".into());
         }
@@ -933,5 +947,9 @@ mod tests {
         assert!(c.validate().unwrap_err().to_string().contains("scheme://host"));
         let c = Config::from_toml_str("[serve]\nlisten = \"8787\"\n").unwrap();
         assert!(c.validate().unwrap_err().to_string().contains("127.0.0.1:8787"));
+        let c = Config::from_toml_str("[serve]\nsend_timeout_ms = 0\n").unwrap();
+        assert!(c.validate().unwrap_err().to_string().contains("send_timeout_ms"));
+        let c = Config::from_toml_str("[serve]\nmax_stream_secs = 0\n").unwrap();
+        assert!(c.validate().unwrap_err().to_string().contains("max_stream_secs"));
     }
 }

@@ -183,9 +183,13 @@ pub async fn embeddings(
     }
 }
 
-/// The handler for `/v1/moderations`: forwards to the moderation provider with the server's model.
+/// The handler for `/v1/moderations`: forwards to the moderation provider with the server's
+/// model. The provider is paid with the server's key, so the inputs are held to the chat's
+/// limits: at most `max_input_tokens` together, and charged against the token buckets (an
+/// upper bound, as for chat: moderation answers carry no usage to settle it with).
 pub async fn moderations(
     State(st): State<Arc<AppState>>,
+    Extension(ClientIp(ip)): Extension<ClientIp>,
     body: Body,
 ) -> Result<Response, ApiError> {
     let bytes = read_body(&st, body).await?;
@@ -198,11 +202,17 @@ pub async fn moderations(
     if inputs.len() > st.cfg.limits.max_messages.max(st.cfg.limits.max_embedding_inputs) {
         return Err(ApiError::InvalidRequest("too many moderation inputs in one request".into()));
     }
+    let limit = st.cfg.limits.max_input_tokens;
+    let contents: Vec<&str> = inputs.iter().map(String::as_str).collect();
+    let tokens = crate::tokens::check_limit(&contents, limit)
+        .map_err(|got| ApiError::InputTooLong { got, limit })?;
+    st.limits.take(ip, tokens as u64, &st.metrics).await?;
     let model = st.cfg.moderation.model.clone();
     let body = json!({"model": model, "input": inputs});
     let bytes = p
         .call_json(Op::Moderation, &model, Bytes::from(body.to_string()), 4 << 20, &st.metrics)
-        .await?;
+        .await
+        .inspect_err(|_| st.limits.refund(ip, tokens as u64))?;
     let v: Value = serde_json::from_slice(&bytes).map_err(|_| {
         ApiError::Upstream("the moderation provider sent an unreadable answer".into())
     })?;

@@ -27,15 +27,22 @@ impl Bucket {
         self.last = now;
     }
 
-    /// Seconds until `n` tokens are available (0 when they are).
+    /// Seconds until `n` tokens are available (0 when they are). A charge larger than the
+    /// whole bucket is admitted from a full bucket, which it leaves in debt.
     fn wait_for(&self, n: f64, capacity: f64) -> u64 {
-        if self.tokens >= n {
+        if self.tokens >= n.min(capacity) {
             return 0;
         }
         let rate = capacity / 60.0;
         let need = n.min(capacity) - self.tokens;
         ((need / rate).ceil() as u64).max(1)
     }
+}
+
+/// The deepest a token bucket goes into debt: one minute's worth (so one bogus usage report
+/// cannot lock a client, or the whole server, out for longer than two minutes).
+fn floor(capacity: f64) -> f64 {
+    -capacity
 }
 
 /// Which limit refused a request.
@@ -173,6 +180,30 @@ impl RateLimiter {
     }
 }
 
+impl RateLimiter {
+    /// Take `tokens` more from `ip`'s and the global token buckets: what an answer used beyond
+    /// its up-front charge. Never refused; the buckets may go into debt (down to [`floor`]), so
+    /// the client's next request waits until it is paid off.
+    pub fn debit(&self, ip: IpAddr, tokens: u64) {
+        if tokens == 0 {
+            return;
+        }
+        let (ip_req_cap, ip_tok_cap, _, g_tok_cap) = self.caps();
+        let ip = self.key(ip);
+        let now = Instant::now();
+        let t = tokens as f64;
+        let mut b = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let (_, tb) = b
+            .per_ip
+            .entry(ip)
+            .or_insert_with(|| (Bucket::full(ip_req_cap, now), Bucket::full(ip_tok_cap, now)));
+        tb.refill(ip_tok_cap, now);
+        tb.tokens = (tb.tokens - t).max(floor(ip_tok_cap));
+        b.global_tok.refill(g_tok_cap, now);
+        b.global_tok.tokens = (b.global_tok.tokens - t).max(floor(g_tok_cap));
+    }
+}
+
 /// The server's stream slots (`max_concurrent_streams`), taken before the upstream is called.
 #[derive(Debug)]
 pub struct StreamSlots {
@@ -244,6 +275,26 @@ mod tests {
         assert_eq!(l.take(a, 200).unwrap_err().what, "tokens");
         l.refund(a, 500);
         l.take(a, 200).unwrap();
+    }
+
+    #[test]
+    fn usage_past_the_charge_is_debited_into_debt_and_a_charge_over_the_bucket_waits_for_it_full() {
+        let l = RateLimiter::new(&cfg(100, 1_000));
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        l.take(a, 100).unwrap();
+        // The answer used 1,500 tokens: 500 are owed now.
+        l.debit(a, 1_400);
+        let r = l.take(a, 1).unwrap_err();
+        assert_eq!(r.what, "tokens");
+        assert!(r.retry_after >= 30, "501 short at 1,000 a minute: {r:?}");
+        // A bogus report costs at most one minute's debt (the global bucket's too).
+        let l = RateLimiter::new(&cfg(100, 1_000));
+        l.debit(a, u64::MAX / 2);
+        assert!(l.take(a, 1).unwrap_err().retry_after <= 121);
+        // A charge larger than the bucket is admitted from a full one, and leaves it in debt.
+        let l = RateLimiter::new(&cfg(100, 1_000));
+        l.take(a, 1_200).unwrap();
+        assert_eq!(l.take(a, 1).unwrap_err().what, "tokens");
     }
 
     #[test]

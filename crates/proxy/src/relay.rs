@@ -96,6 +96,7 @@ pub async fn start(answer: Answer, relay: Relay) -> Result<Response, ApiError> {
         keepalive: Duration::from_secs(st.cfg.serve.keepalive_secs),
         idle: Duration::from_millis(provider.cfg.idle_timeout_ms),
         last: Instant::now(),
+        deadline: started + Duration::from_secs(st.cfg.serve.max_stream_secs),
         cut: st.shutdown.subscribe(),
         capture: cache.map(|(key, model)| Capture { key, model, text: String::new() }),
         store: None,
@@ -158,7 +159,8 @@ impl Drop for StreamGuard {
             m.tokens(pin, pout);
         }
         if self.usage.is_some() {
-            self.st.limits.refund(self.ip, self.charge.saturating_sub(used));
+            // The unused part back, or the excess taken when the upstream counted more.
+            self.st.limits.settle(self.ip, self.charge, used);
         }
         if self.cut {
             m.stream_cut_at_shutdown();
@@ -234,6 +236,9 @@ struct StreamState {
     keepalive: Duration,
     idle: Duration,
     last: Instant,
+    /// When the stream must end however it is going (`[serve] max_stream_secs` after the
+    /// request arrived).
+    deadline: Instant,
     /// Becomes true when the shutdown grace period is over.
     cut: tokio::sync::watch::Receiver<bool>,
     /// The answer's text so far, when it is to be cached.
@@ -337,6 +342,17 @@ impl StreamState {
                 }
                 continue;
             }
+            let now = Instant::now();
+            if now >= self.deadline {
+                self.guard.st.metrics.upstream_error("chat", "timeout");
+                self.finished = true;
+                self.guard.completed = true;
+                self.queue.push_back(Self::error_frame(
+                    ErrorCode::UpstreamTimeout,
+                    "the answer ran past the server's time limit for one answer; ask again",
+                ));
+                continue;
+            }
             let silent = self.last.elapsed();
             if silent >= self.idle {
                 self.guard.st.metrics.upstream_error("chat", "timeout");
@@ -348,7 +364,7 @@ impl StreamState {
                 ));
                 continue;
             }
-            let wait = self.keepalive.min(self.idle - silent);
+            let wait = self.keepalive.min(self.idle - silent).min(self.deadline - now);
             let next = tokio::select! {
                 biased;
                 _ = self.cut.wait_for(|c| *c) => None,
@@ -367,7 +383,7 @@ impl StreamState {
             };
             match next {
                 Err(_) => {
-                    if self.last.elapsed() < self.idle {
+                    if self.last.elapsed() < self.idle && Instant::now() < self.deadline {
                         return Some(Bytes::from_static(b": keep-alive\n\n"));
                     }
                 }

@@ -2,10 +2,14 @@
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
 use anyhow::Context;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::app::{router, AppState, EmbedBackend};
 use crate::config::{Config, EmbeddingsConfig, ProviderConfig, ProviderKind};
@@ -244,7 +248,9 @@ const CUT_FLUSH: Duration = Duration::from_secs(2);
 
 /// The accept loop: at most `[serve] max_connections` connections at once (further clients
 /// wait in the listen backlog), TCP_NODELAY, a header-read deadline that also closes idle
-/// keep-alive and silent connections (`header_timeout_ms`), and graceful shutdown: stop
+/// keep-alive and silent connections (`header_timeout_ms`), a send deadline that closes a
+/// connection whose client takes no byte for `send_timeout_ms` (it stopped reading: the
+/// response, its stream slot and its token charge go with it), and graceful shutdown: stop
 /// accepting, let in-flight requests finish for `grace`, then end the streams still open with
 /// an error event.
 async fn serve_connections(
@@ -262,6 +268,7 @@ async fn serve_connections(
     let serve_cfg = &state.cfg.serve;
     let slots = Arc::new(tokio::sync::Semaphore::new(serve_cfg.max_connections));
     let header_timeout = Duration::from_millis(serve_cfg.header_timeout_ms);
+    let send_timeout = Duration::from_millis(serve_cfg.send_timeout_ms);
     let (close_tx, close_rx) = tokio::sync::watch::channel(false);
     // Every connection task holds a sender; `recv` returns None once all have ended.
     let (alive_tx, mut alive_rx) = tokio::sync::mpsc::channel::<()>(1);
@@ -307,17 +314,30 @@ async fn serve_connections(
             let _alive = alive;
             let mut builder = http1::Builder::new();
             builder.timer(TokioTimer::new()).header_read_timeout(header_timeout);
-            let conn = builder.serve_connection(TokioIo::new(tcp), TowerToHyperService::new(svc));
+            let stall = Arc::new(Stall::new());
+            let io = TokioIo::new(Watched { io: tcp, stall: stall.clone() });
+            let conn = builder.serve_connection(io, TowerToHyperService::new(svc));
             tokio::pin!(conn);
+            // Its own timer: hyper polls the response body only when the socket takes bytes,
+            // so nothing inside the body runs for a client that stopped reading.
+            let stalled = stalled(&stall, send_timeout);
+            tokio::pin!(stalled);
+            let gone = |peer| {
+                tracing::info!(peer = %peer, send_timeout_ms = send_timeout.as_millis() as u64, "client stopped reading; connection closed");
+            };
             tokio::select! {
                 r = conn.as_mut() => {
                     if let Err(e) = r {
                         tracing::debug!(peer = %peer, error = %e, "connection ended with an error");
                     }
                 }
+                _ = &mut stalled => gone(peer),
                 _ = closing => {
                     conn.as_mut().graceful_shutdown();
-                    let _ = conn.await;
+                    tokio::select! {
+                        _ = conn => {}
+                        _ = stalled => gone(peer),
+                    }
                 }
             }
         });
@@ -337,6 +357,121 @@ async fn serve_connections(
         );
         state.shutdown.send_replace(true);
         let _ = tokio::time::timeout(CUT_FLUSH, alive_rx.recv()).await;
+    }
+}
+
+/// How a client connection's writes are going: when the server last found the client's
+/// receive window closed (a write that could not proceed), until a write gets through again.
+/// Read by [`stalled`], a timer of its own: hyper only polls a response body when the socket
+/// takes bytes, so checks inside the body (the relay's) never run for a client that stops
+/// reading.
+struct Stall {
+    origin: tokio::time::Instant,
+    /// Milliseconds since `origin` (+1) when writing blocked; 0 while writes get through.
+    since: AtomicU64,
+    /// Wakes [`stalled`] when writing blocks.
+    blocked: tokio::sync::Notify,
+}
+
+impl Stall {
+    fn new() -> Stall {
+        Stall {
+            origin: tokio::time::Instant::now(),
+            since: AtomicU64::new(0),
+            blocked: tokio::sync::Notify::new(),
+        }
+    }
+
+    fn wrote(&self, pending: bool) {
+        if !pending {
+            self.since.store(0, Ordering::Relaxed);
+        } else if self.since.load(Ordering::Relaxed) == 0 {
+            let ms = self.origin.elapsed().as_millis() as u64 + 1;
+            self.since.store(ms, Ordering::Relaxed);
+            self.blocked.notify_one();
+        }
+    }
+
+    fn blocked_at(&self) -> Option<tokio::time::Instant> {
+        match self.since.load(Ordering::Relaxed) {
+            0 => None,
+            ms => Some(self.origin + Duration::from_millis(ms - 1)),
+        }
+    }
+}
+
+/// Resolves once writing to the client has been blocked for `limit` without a byte getting
+/// through (the client stopped reading); never while writes progress or nothing is written.
+async fn stalled(stall: &Stall, limit: Duration) {
+    loop {
+        match stall.blocked_at() {
+            None => stall.blocked.notified().await,
+            Some(at) if at.elapsed() >= limit => return,
+            Some(at) => tokio::time::sleep_until(at + limit).await,
+        }
+    }
+}
+
+/// A client socket whose writes are watched ([`Stall`]).
+struct Watched<T> {
+    io: T,
+    stall: Arc<Stall>,
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.io).poll_write(cx, buf);
+        self.note(&r);
+        r
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
+        self.note(&r);
+        r
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
+impl<T> Watched<T> {
+    fn note(&self, r: &Poll<std::io::Result<usize>>) {
+        match r {
+            Poll::Pending => self.stall.wrote(true),
+            Poll::Ready(Ok(n)) if *n > 0 => self.stall.wrote(false),
+            Poll::Ready(_) => {}
+        }
     }
 }
 

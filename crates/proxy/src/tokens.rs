@@ -20,18 +20,28 @@ pub fn upper_bound<'a>(contents: impl Iterator<Item = &'a str>) -> usize {
     contents.map(|c| c.len() + PER_MESSAGE).sum::<usize>() + PRIMING
 }
 
+/// Prompt tokens of a conversation (`conversation`, as counted by [`upper_bound`] or
+/// [`count_messages`]) once the server's system prompt (`system_tokens` of content) leads it.
+pub fn with_system(conversation: usize, system_tokens: usize) -> usize {
+    conversation + system_tokens + PER_MESSAGE
+}
+
 /// Exact prompt tokens of a conversation (OpenAI cookbook accounting).
 pub fn count_messages<'a>(contents: impl Iterator<Item = &'a str>) -> usize {
     contents.map(|c| count(c) + PER_MESSAGE).sum::<usize>() + PRIMING
 }
 
-/// Tokens of a conversation if over `limit` (exact), else an estimate good enough for rate
-/// limiting (`Ok(estimate)`). `Err(exact)` when over the limit.
+/// A sound upper bound of a conversation's prompt tokens when it is within `limit`
+/// (`Ok(bound)`: the byte bound when that is under the limit, else the exact count), or
+/// `Err(exact)` when it is over the limit.
+///
+/// The bound is what the token rate limit reserves: text that cl100k splits near one token per
+/// byte (rare CJK, private-use characters) costs that much upstream, so anything smaller (a
+/// bytes/4 guess) would let such text spend several times its budget.
 pub fn check_limit(contents: &[&str], limit: usize) -> Result<usize, usize> {
     let bound = upper_bound(contents.iter().copied());
     if bound <= limit {
-        // ~4 bytes per token for English prose; upstream usage corrects the charge later.
-        return Ok((bound / 4).max(1));
+        return Ok(bound);
     }
     let exact = count_messages(contents.iter().copied());
     if exact > limit {
@@ -64,7 +74,10 @@ mod tests {
 
     #[test]
     fn the_byte_bound_short_circuits_and_the_exact_count_decides_near_the_limit() {
-        assert!(check_limit(&["hello world"], 100).is_ok());
+        // Under the limit, the byte bound (never less than the real count) is the answer.
+        let bound = upper_bound(["hello world"].into_iter());
+        assert_eq!(check_limit(&["hello world"], 100), Ok(bound));
+        assert!(bound >= count_messages(["hello world"].into_iter()));
         // 400 bytes of repeated words: bound over 50 but the exact count decides.
         let text = "hello ".repeat(60);
         let exact = count_messages([text.as_str()].into_iter());

@@ -5,6 +5,9 @@
 //! (docs/security.md lists which defence each one covers).
 
 mod common;
+#[path = "common/redis.rs"]
+#[allow(dead_code)]
+mod redis_common;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -731,6 +734,132 @@ async fn an_answer_without_usage_is_still_charged_against_the_token_limit() {
     );
 }
 
+/// An upstream that reports `prompt` prompt tokens and one completion token for every chat.
+fn counting_upstream(prompt: u64) -> impl Fn(&Seen) -> Vec<Step> + Send + Sync + 'static {
+    move |req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        if req.stream() {
+            return vec![
+                sse_head(),
+                send(chunk("ok")),
+                send(usage_chunk(prompt, 1)),
+                send("data: [DONE]\n\n"),
+            ];
+        }
+        vec![json_reply(
+            200,
+            &json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}], "usage": {"prompt_tokens": prompt, "completion_tokens": 1, "total_tokens": prompt + 1}}),
+            "",
+        )]
+    }
+}
+
+/// A config with an 8,000-token per-IP bucket, in this process or (`store`) in Redis.
+fn token_limited(up: SocketAddr, store: Option<&str>) -> Config {
+    let mut limits =
+        "max_input_tokens = 7000\ntokens_per_minute_per_ip = 8000\nmax_embedding_tokens = 256"
+            .to_string();
+    if let Some(url) = store {
+        limits.push_str(&format!("\nstore = \"{url}\"\nstore_timeout_ms = 2000"));
+    }
+    let text = config_text(up, "", "").replace("max_input_tokens = 3000", &limits);
+    let cfg = Config::from_toml_str(&text).unwrap();
+    cfg.validate().unwrap();
+    cfg
+}
+
+/// The stores a token-limit test runs against: in-process, and Redis when it is installed.
+fn stores() -> (Vec<Option<String>>, Option<redis_common::RedisServer>) {
+    let redis = redis_common::redis_server();
+    let mut v = vec![None];
+    if let Some(r) = &redis {
+        v.push(Some(r.url()));
+    }
+    (v, redis)
+}
+
+#[tokio::test]
+async fn text_that_costs_a_token_per_byte_cannot_overrun_the_token_limit() {
+    // Private-use characters: 3 UTF-8 bytes each, which the upstream counts as a token per
+    // byte. The old charge (a quarter of the bytes, plus max_tokens = 1) let a client spend
+    // four times its per-minute budget.
+    let up = fault_upstream(counting_upstream(6000)).await;
+    let (stores, _redis) = stores();
+    for (n, store) in stores.iter().enumerate() {
+        for stream in [true, false] {
+            // A client of its own each time: Redis keeps its buckets across these servers.
+            let peer = format!("198.51.100.{}:5000", 20 + 2 * n + usize::from(stream));
+            let a = app(Arc::new(token_limited(up.addr, store.as_deref())));
+            let body = json!({"messages": [{"role": "user", "content": "\u{E000}".repeat(2000)}], "stream": stream, "max_tokens": 1});
+            let r =
+                a.clone().oneshot(post_from("/v1/chat/completions", &body, &peer)).await.unwrap();
+            assert_eq!(r.status(), StatusCode::OK, "store {store:?}, stream {stream}");
+            body_text(r).await;
+            let r = a.oneshot(post_from("/v1/chat/completions", &body, &peer)).await.unwrap();
+            assert_eq!(
+                r.status(),
+                StatusCode::TOO_MANY_REQUESTS,
+                "6,001 of 8,000 tokens used: the next 6,000-byte request must wait (store {store:?}, stream {stream})"
+            );
+            assert_eq!(body_json(r).await["error"]["code"], "rate_limited");
+        }
+    }
+}
+
+#[tokio::test]
+async fn usage_over_the_reservation_is_taken_from_the_bucket_afterwards() {
+    // The upstream counts far more than the proxy reserved (another tokenizer, a chat template
+    // of its own, an answer past max_tokens): the difference is charged once the answer ends.
+    let up = fault_upstream(counting_upstream(7999)).await;
+    let (stores, _redis) = stores();
+    for (n, store) in stores.iter().enumerate() {
+        for stream in [true, false] {
+            // A client of its own each time: Redis keeps its buckets across these servers.
+            let peer = format!("198.51.100.{}:5000", 20 + 2 * n + usize::from(stream));
+            let a = app(Arc::new(token_limited(up.addr, store.as_deref())));
+            let mut body = chat_body("hi", stream);
+            body["max_tokens"] = json!(1);
+            let r =
+                a.clone().oneshot(post_from("/v1/chat/completions", &body, &peer)).await.unwrap();
+            assert_eq!(r.status(), StatusCode::OK, "store {store:?}, stream {stream}");
+            body_text(r).await;
+            // Redis is debited by a background task: give it a moment.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let r = a.oneshot(post_from("/v1/chat/completions", &body, &peer)).await.unwrap();
+            assert_eq!(
+                r.status(),
+                StatusCode::TOO_MANY_REQUESTS,
+                "8,000 of 8,000 tokens used (store {store:?}, stream {stream})"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_moderation_endpoint_is_held_to_the_input_and_token_limits() {
+    let up = fault_upstream(healthy).await;
+    let mut cfg = token_limited(up.addr, None);
+    cfg.limits.max_body_bytes = 100_000;
+    let a = app(Arc::new(cfg));
+    let moderate = |input: Value| {
+        a.clone().oneshot(post_from("/v1/moderations", &json!({"input": input}), "198.51.100.9:1"))
+    };
+    // Over max_input_tokens (7,000): refused before the provider is called.
+    let r = moderate(json!(["hello ".repeat(4000), "hello ".repeat(4000)])).await.unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(body_json(r).await["error"]["code"], "input_too_long");
+    assert!(up.seen().is_empty(), "the provider was called for an oversized input");
+    // 6,000 bytes that may cost 6,000 tokens: charged as such against the 8,000-token bucket.
+    let text = "\u{E000}".repeat(2000);
+    let r = moderate(json!(text)).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let r = moderate(json!(text)).await.unwrap();
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS, "moderation is free of the token limit");
+    assert_eq!(up.seen().len(), 1);
+}
+
 #[tokio::test]
 async fn ipv6_clients_in_one_64_share_their_rate_limit() {
     let up = fault_upstream(healthy).await;
@@ -848,6 +977,86 @@ async fn connections_over_max_connections_wait_until_one_closes() {
     drop(held);
     let r = tokio::time::timeout(Duration::from_secs(10), third).await.unwrap().unwrap().unwrap();
     assert_eq!(r.status(), 200);
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_loses_its_stream_slot_after_the_send_timeout() {
+    // About 4 MB of answer: more than the socket buffers between the proxy and a client that
+    // reads nothing hold, so the proxy's writes block.
+    let up = fault_upstream(|req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let c = chunk(&"x".repeat(1000));
+        vec![sse_head(), Step::Repeat(c.into_bytes(), 4000), send("data: [DONE]\n\n")]
+    })
+    .await;
+    let mut cfg = config(up.addr);
+    cfg.limits.max_concurrent_streams = 1;
+    cfg.serve.send_timeout_ms = 500;
+    let p = start_proxy(cfg).await;
+    // Client A: a small receive buffer, a streamed question, and never a read.
+    let sock = tokio::net::TcpSocket::new_v4().unwrap();
+    sock.set_recv_buffer_size(4096).unwrap();
+    let mut stalled = sock.connect(p.addr).await.unwrap();
+    let body = chat_body("hi", true).to_string();
+    stalled
+        .write_all(
+            format!(
+                "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\norigin: https://docs.example.com\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let client = reqwest::Client::new();
+    let ask = || {
+        client
+            .post(format!("http://{}/v1/chat/completions", p.addr))
+            .header("origin", "https://docs.example.com")
+            .json(&chat_body("hi", true))
+            .send()
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let r = ask().await.unwrap();
+    assert_eq!(r.status(), 429, "A's stream holds the only slot");
+    drop(r);
+    // B asks again after the send timeout (plus a margin): A's connection is gone.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let r = ask().await.unwrap();
+    assert_eq!(r.status(), 200, "a client that stopped reading still holds the only stream slot");
+    drop(stalled);
+}
+
+#[tokio::test]
+async fn a_stream_past_max_stream_secs_ends_with_an_error_event() {
+    let up = fault_upstream(|req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let mut steps = vec![sse_head()];
+        for i in 0..200 {
+            steps.push(send(chunk(&format!("tick{i} "))));
+            steps.push(Step::Sleep(Duration::from_millis(100)));
+        }
+        steps
+    })
+    .await;
+    let mut cfg = config(up.addr);
+    cfg.serve.max_stream_secs = 1;
+    let r = app(Arc::new(cfg))
+        .oneshot(post("/v1/chat/completions", &chat_body("hi", true)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let t = Instant::now();
+    let text = tokio::time::timeout(Duration::from_secs(10), body_text(r))
+        .await
+        .expect("a 20 s stream is ended after max_stream_secs");
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    assert!(text.contains("tick1 "), "{text}");
+    assert_eq!(last_event(&text)["error"]["code"], "upstream_timeout", "{text}");
 }
 
 #[tokio::test]

@@ -57,6 +57,11 @@ impl LimitStore for LocalStore {
         Box::pin(async { Ok(()) })
     }
 
+    fn debit(&self, ip: IpAddr, tokens: u64) -> BoxFuture<'_, Result<(), StoreError>> {
+        self.limiter.debit(ip, tokens);
+        Box::pin(async { Ok(()) })
+    }
+
     fn take_stream(self: Arc<Self>) -> BoxFuture<'static, Result<Option<StreamSlot>, StoreError>> {
         let slot = self.take_local_stream();
         Box::pin(async move { Ok(slot) })

@@ -66,6 +66,9 @@ pub trait LimitStore: Send + Sync + 'static {
     ) -> BoxFuture<'_, Result<Result<(), Refusal>, StoreError>>;
     /// Give back tokens charged but not used.
     fn refund(&self, ip: IpAddr, tokens: u64) -> BoxFuture<'_, Result<(), StoreError>>;
+    /// Take tokens used beyond the charge; never refused, the buckets may go into debt (at
+    /// most one minute's worth).
+    fn debit(&self, ip: IpAddr, tokens: u64) -> BoxFuture<'_, Result<(), StoreError>>;
     /// Take a stream slot (`Ok(None)` when all `max_concurrent_streams` are taken).
     fn take_stream(self: Arc<Self>) -> BoxFuture<'static, Result<Option<StreamSlot>, StoreError>>;
 }
@@ -206,6 +209,36 @@ impl Limits {
                 tracing::debug!(error = %e, "token refund to the shared store lost");
             }
         });
+    }
+
+    /// Take what an answer used beyond its up-front charge (the upstream counted more than the
+    /// proxy reserved). Never waits and never refuses: the buckets go into debt, so the client's
+    /// next request waits until it is paid off.
+    pub fn debit(self: &Arc<Self>, ip: IpAddr, tokens: u64) {
+        if tokens == 0 {
+            return;
+        }
+        let Some(shared) = self.usable().cloned() else {
+            self.local.limiter().debit(ip, tokens);
+            return;
+        };
+        let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
+        let timeout = self.timeout;
+        rt.spawn(async move {
+            if let Ok(Err(e)) = tokio::time::timeout(timeout, shared.debit(ip, tokens)).await {
+                tracing::debug!(error = %e, "token debit to the shared store lost");
+            }
+        });
+    }
+
+    /// Settle a request charged `charged` tokens up front that used `used`: refund the
+    /// difference, or debit it when the answer cost more than was reserved.
+    pub fn settle(self: &Arc<Self>, ip: IpAddr, charged: u64, used: u64) {
+        if used > charged {
+            self.debit(ip, used - charged);
+        } else {
+            self.refund(ip, charged - used);
+        }
     }
 
     /// Take a stream slot before the upstream is called; 429 when all are taken.

@@ -2,8 +2,9 @@
 //!
 //! - Buckets: one hash per bucket (`v` = tokens left, `ts` = when, in Redis' own clock), refilled
 //!   and charged by one Lua script per request ([`TAKE`]): all four buckets (per-IP and global,
-//!   requests and tokens) are checked and charged atomically in a single round trip. A bucket
-//!   expires once it would be full again (61 s), so idle clients cost no memory.
+//!   requests and tokens) are checked and charged atomically in a single round trip; [`ADJUST`]
+//!   refunds unused tokens or debits usage past the charge. A bucket expires once it would be
+//!   full again (61 s, longer while in debt), so idle clients cost no memory.
 //! - Stream slots: a sorted set of leases scored by their expiry ([`ACQUIRE`]); the holder renews
 //!   its lease every third of `stream_lease_secs`, and a replica that dies stops renewing, so
 //!   its slots come back when the lease runs out instead of leaking.
@@ -38,6 +39,8 @@ macro_rules! with_now {
 /// Refill and charge four buckets atomically. KEYS: ip requests, ip tokens, global requests,
 /// global tokens. ARGV: requests needed, tokens needed, the four capacities (per minute).
 /// Returns {1} when admitted, else {0, index of the short bucket (1-4), seconds to wait}.
+/// A charge larger than a bucket is admitted from a full one (and leaves it in debt); a bucket
+/// expires once it would be full again.
 const TAKE: &str = with_now!(
     r#"
 local need_r = tonumber(ARGV[1])
@@ -53,34 +56,44 @@ for i = 1, 4 do
     tokens = math.min(cap, tonumber(v[1]) + dt * cap / 60000)
   end
   level[i] = tokens
-  if need[i] > 0 and tokens < need[i] then
+  if need[i] > 0 and tokens < math.min(need[i], cap) then
     local short = math.min(need[i], cap) - tokens
     return {0, i, math.max(1, math.ceil(short * 60 / cap))}
   end
 end
 for i = 1, 4 do
   if need[i] > 0 then
-    redis.call('HSET', KEYS[i], 'v', tostring(level[i] - need[i]), 'ts', now)
-    redis.call('PEXPIRE', KEYS[i], 61000)
+    local left = level[i] - need[i]
+    local cap = tonumber(ARGV[2 + i])
+    redis.call('HSET', KEYS[i], 'v', tostring(left), 'ts', now)
+    redis.call('PEXPIRE', KEYS[i], math.ceil((cap - left) * 60000 / cap) + 1000)
   end
 end
 return {1}
 "#
 );
 
-/// Give tokens back. KEYS: ip tokens, global tokens. ARGV: tokens, the two capacities.
-/// A bucket that expired is full already and is left alone.
-const REFUND: &str = with_now!(
+/// Give tokens back (ARGV[1] > 0: charged but not used) or take more (< 0: used beyond the
+/// charge, never refused). KEYS: ip tokens, global tokens. ARGV: tokens, the two capacities.
+/// A bucket that expired is full: a refund leaves it alone, a debit starts from full. A bucket
+/// goes at most one minute's worth into debt, and expires once it would be full again.
+const ADJUST: &str = with_now!(
     r#"
 local n = tonumber(ARGV[1])
 for i = 1, 2 do
   local cap = tonumber(ARGV[1 + i])
   local v = redis.call('HMGET', KEYS[i], 'v', 'ts')
+  local tokens = nil
   if v[1] then
     local dt = math.max(0, now - tonumber(v[2]))
-    local tokens = math.min(cap, tonumber(v[1]) + dt * cap / 60000 + n)
+    tokens = math.min(cap, tonumber(v[1]) + dt * cap / 60000)
+  elseif n < 0 then
+    tokens = cap
+  end
+  if tokens then
+    tokens = math.max(-cap, math.min(cap, tokens + n))
     redis.call('HSET', KEYS[i], 'v', tostring(tokens), 'ts', now)
-    redis.call('PEXPIRE', KEYS[i], 61000)
+    redis.call('PEXPIRE', KEYS[i], math.ceil((cap - tokens) * 60000 / cap) + 1000)
   end
 end
 return 1
@@ -113,7 +126,7 @@ return n
 
 struct Scripts {
     take: Script,
-    refund: Script,
+    adjust: Script,
     acquire: Script,
     renew: Script,
 }
@@ -160,7 +173,7 @@ impl RedisStore {
             conn,
             scripts: Arc::new(Scripts {
                 take: Script::new(TAKE),
-                refund: Script::new(REFUND),
+                adjust: Script::new(ADJUST),
                 acquire: Script::new(ACQUIRE),
                 renew: Script::new(RENEW),
             }),
@@ -195,7 +208,7 @@ impl RedisStore {
         let mut c = self.conn.clone();
         let s = &self.scripts;
         let work = async {
-            for script in [&s.take, &s.refund, &s.acquire, &s.renew] {
+            for script in [&s.take, &s.adjust, &s.acquire, &s.renew] {
                 script.load_async(&mut c).await?;
             }
             Ok::<(), redis::RedisError>(())
@@ -210,6 +223,22 @@ impl RedisStore {
     fn ip_keys(&self, ip: IpAddr) -> (String, String) {
         let k = self.keyer.key(ip);
         (format!("{}:ip:{k}:r", self.prefix), format!("{}:ip:{k}:t", self.prefix))
+    }
+
+    /// Add `delta` tokens (negative: take them) to `ip`'s and the global token buckets.
+    fn adjust(&self, ip: IpAddr, delta: i64) -> BoxFuture<'_, Result<(), StoreError>> {
+        let (_, ip_t) = self.ip_keys(ip);
+        let mut conn = self.conn.clone();
+        Box::pin(async move {
+            let mut inv = self.scripts.adjust.prepare_invoke();
+            inv.key(ip_t)
+                .key(format!("{}:g:t", self.prefix))
+                .arg(delta)
+                .arg(self.caps[1])
+                .arg(self.caps[3]);
+            let _: i64 = inv.invoke_async(&mut conn).await.map_err(redis_err)?;
+            Ok(())
+        })
     }
 
     fn streams_key(&self) -> String {
@@ -276,18 +305,11 @@ impl LimitStore for RedisStore {
     }
 
     fn refund(&self, ip: IpAddr, tokens: u64) -> BoxFuture<'_, Result<(), StoreError>> {
-        let (_, ip_t) = self.ip_keys(ip);
-        let mut conn = self.conn.clone();
-        Box::pin(async move {
-            let mut inv = self.scripts.refund.prepare_invoke();
-            inv.key(ip_t)
-                .key(format!("{}:g:t", self.prefix))
-                .arg(tokens)
-                .arg(self.caps[1])
-                .arg(self.caps[3]);
-            let _: i64 = inv.invoke_async(&mut conn).await.map_err(redis_err)?;
-            Ok(())
-        })
+        self.adjust(ip, i64::try_from(tokens).unwrap_or(i64::MAX))
+    }
+
+    fn debit(&self, ip: IpAddr, tokens: u64) -> BoxFuture<'_, Result<(), StoreError>> {
+        self.adjust(ip, -i64::try_from(tokens).unwrap_or(i64::MAX))
     }
 
     fn take_stream(self: Arc<Self>) -> BoxFuture<'static, Result<Option<StreamSlot>, StoreError>> {
