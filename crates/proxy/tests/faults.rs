@@ -981,14 +981,15 @@ async fn connections_over_max_connections_wait_until_one_closes() {
 
 #[tokio::test]
 async fn a_client_that_stops_reading_loses_its_stream_slot_after_the_send_timeout() {
-    // About 4 MB of answer: more than the socket buffers between the proxy and a client that
-    // reads nothing hold, so the proxy's writes block.
+    // About 17 MB of answer: far more than the socket buffers between the proxy and a client
+    // that reads nothing hold (Linux grows a send buffer up to tcp_wmem's maximum, 4 MB by
+    // default and more on some machines), so the proxy's writes block.
     let up = fault_upstream(|req| {
         if req.is_moderation() {
             return moderation_ok(req);
         }
         let c = chunk(&"x".repeat(1000));
-        vec![sse_head(), Step::Repeat(c.into_bytes(), 4000), send("data: [DONE]\n\n")]
+        vec![sse_head(), Step::Repeat(c.into_bytes(), 16_000), send("data: [DONE]\n\n")]
     })
     .await;
     let mut cfg = config(up.addr);
