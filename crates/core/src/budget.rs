@@ -50,7 +50,7 @@ impl ModelLimits {
             docs_cap,
         };
         if base.starts_with("gpt-4.1") {
-            m(1_047_576, 4_096, 8_000)
+            m(1_047_576, 4_096, 6_000)
         } else if base.starts_with("gpt-4o") || base.starts_with("chatgpt-4o") {
             m(128_000, 4_096, 6_000)
         } else if base.starts_with("gpt-3.5-turbo") {

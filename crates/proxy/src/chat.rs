@@ -329,9 +329,16 @@ pub async fn chat(
             task.chars().take(32).collect::<String>()
         )));
     };
+    // `[limits] max_input_tokens` caps what the client's messages cost. Only a question that
+    // is over it alone is refused: older turns make room first, as for the window (the widget
+    // sends its sources with the question, up to its model's cap, and keeps earlier turns).
+    let too_long = |got| ApiError::InputTooLong { got, limit: limits.max_input_tokens };
+    let question = messages.last().map(|(_, c)| c.as_str()).unwrap_or_default();
+    crate::tokens::check_limit(&[question], limits.max_input_tokens).map_err(too_long)?;
+    let trimmed = crate::budget::fit_input(&mut messages, limits.max_input_tokens)?;
     let contents: Vec<&str> = messages.iter().map(|(_, c)| c.as_str()).collect();
-    let conversation = crate::tokens::check_limit(&contents, limits.max_input_tokens)
-        .map_err(|got| ApiError::InputTooLong { got, limit: limits.max_input_tokens })?;
+    let conversation =
+        crate::tokens::check_limit(&contents, limits.max_input_tokens).map_err(too_long)?;
     let max_out = req
         .max_completion_tokens
         .or(req.max_tokens)
@@ -348,9 +355,10 @@ pub async fn chat(
     // The widget cannot see this system prompt: fit the whole request to the model's window
     // here (oldest turns out first), before anything is moderated or forwarded.
     let window = crate::budget::context_window(&st.cfg, &model);
-    let fit = crate::budget::fit(&system, &mut messages, max_out as usize, window)?;
+    let mut fit = crate::budget::fit(&system, &mut messages, max_out as usize, window)?;
+    fit.dropped += trimmed;
     if fit.dropped > 0 {
-        tracing::info!(request_id = %rid, dropped = fit.dropped, window, system_tokens = fit.system_tokens, "older turns left out to fit the context window");
+        tracing::info!(request_id = %rid, dropped = fit.dropped, window, system_tokens = fit.system_tokens, "older turns left out to fit the context window or max_input_tokens");
     }
     // The charge is a sound upper bound of what the upstream will count: the conversation as
     // sent (its byte bound, or its exact count near the limit), the server's system prompt and

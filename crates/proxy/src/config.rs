@@ -369,7 +369,7 @@ impl Default for LimitsConfig {
         LimitsConfig {
             max_body_bytes: 64 * 1024,
             max_messages: 20,
-            max_input_tokens: 6_000,
+            max_input_tokens: 8_000,
             max_output_tokens: 1_024,
             context_window: None,
             max_embedding_inputs: 16,

@@ -599,6 +599,34 @@ async fn too_many_input_tokens_is_400_input_too_long() {
     assert_eq!(body_json(r).await["error"]["code"], "input_too_long");
 }
 
+#[tokio::test]
+async fn older_turns_make_room_under_max_input_tokens_before_a_question_is_refused() {
+    // Four ~600-token turns and a ~1,500-token question (the widget's sources ride with it):
+    // 3,900 in all, over max_input_tokens (3000), though the question alone is not.
+    let up = start_double(0).await;
+    let turn = |role: &str, i: usize| json!({"role": role, "content": format!("turn {i}: {}", "word ".repeat(600))});
+    let question = format!("Sources: {} Question: which option?", "word ".repeat(1_500));
+    let conversation = json!([
+        turn("user", 1),
+        turn("assistant", 2),
+        turn("user", 3),
+        turn("assistant", 4),
+        {"role": "user", "content": question}
+    ]);
+    let r = app(Arc::new(config(up)))
+        .oneshot(post("/v1/chat/completions", &chat_body(conversation, false)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK, "the oldest turns go, the question is answered");
+    assert_eq!(r.headers()["x-docent-dropped-messages"], "2");
+    let sent = chat_requests(up).await[0]["body"].clone();
+    let msgs = sent["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 1 + 3, "the system prompt, turns 3 and 4, the question: {sent}");
+    assert!(msgs[1]["content"].as_str().unwrap().starts_with("turn 3"), "{sent}");
+    let client: Vec<&str> = msgs[1..].iter().map(|m| m["content"].as_str().unwrap()).collect();
+    assert!(docent_proxy::tokens::count_messages(client.into_iter()) <= 3000);
+}
+
 /// The test config with a ~1800-token `[prompt] system` (when `custom`) and a 4000-token window.
 fn small_window_config(up: SocketAddr, custom: bool) -> Config {
     let mut text = config_text(up, "").replace("[limits]", "[limits]\ncontext_window = 4000");
