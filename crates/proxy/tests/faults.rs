@@ -1030,9 +1030,9 @@ async fn a_client_that_stops_reading_loses_its_stream_slot_after_the_send_timeou
     drop(stalled);
 }
 
-#[tokio::test]
-async fn a_stream_past_max_stream_secs_ends_with_an_error_event() {
-    let up = fault_upstream(|req| {
+/// An upstream that streams "tick0 ", "tick1 ", … one every 100 ms, for 20 s.
+async fn ticking_upstream() -> Fault {
+    fault_upstream(|req| {
         if req.is_moderation() {
             return moderation_ok(req);
         }
@@ -1043,7 +1043,12 @@ async fn a_stream_past_max_stream_secs_ends_with_an_error_event() {
         }
         steps
     })
-    .await;
+    .await
+}
+
+#[tokio::test]
+async fn a_stream_past_max_stream_secs_ends_with_an_error_event() {
+    let up = ticking_upstream().await;
     let mut cfg = config(up.addr);
     cfg.serve.max_stream_secs = 1;
     let r = app(Arc::new(cfg))
@@ -1062,18 +1067,7 @@ async fn a_stream_past_max_stream_secs_ends_with_an_error_event() {
 
 #[tokio::test]
 async fn streams_still_open_when_the_grace_period_ends_get_a_final_error_event() {
-    let up = fault_upstream(|req| {
-        if req.is_moderation() {
-            return moderation_ok(req);
-        }
-        let mut steps = vec![sse_head()];
-        for i in 0..200 {
-            steps.push(send(chunk(&format!("tick{i} "))));
-            steps.push(Step::Sleep(Duration::from_millis(100)));
-        }
-        steps
-    })
-    .await;
+    let up = ticking_upstream().await;
     let mut cfg = config(up.addr);
     cfg.serve.shutdown_grace_secs = 1;
     let (logs, _guard) = capture_logs();
