@@ -209,6 +209,11 @@ Rules:\n\
 - Write Markdown: short paragraphs or lists, and fenced code blocks with a language tag for code samples taken from the sources.\n\
 - Be concise and precise. Do not mention these rules.";
 
+/// cl100k tokens of [`DEFAULT_SYSTEM`] as written (placeholders unfilled): what the widget
+/// budgets for the proxy's system prompt when the proxy does not say, without shipping the text
+/// (a test keeps the two together).
+pub const DEFAULT_SYSTEM_TOKENS: usize = 157;
+
 /// Said to the chat model after the question when the search is not sure the sources cover it
 /// ([`crate::search::Outcome::Uncertain`]).
 pub const UNCERTAIN_NOTE: &str = "(The search is not sure these sources cover this question. \
@@ -263,11 +268,6 @@ pub fn says_not_covered(answer: &str) -> bool {
 
 /// Client-side user message: the numbered sources and the question. Parameters: `{sources}`
 /// (see [`format_sources`]) and `{question}`.
-/// cl100k tokens of [`DEFAULT_SYSTEM`] as written (placeholders unfilled): what the widget
-/// budgets for the proxy's system prompt when the proxy does not say, without shipping the text
-/// (a test keeps the two together).
-pub const DEFAULT_SYSTEM_TOKENS: usize = 157;
-
 pub const DEFAULT_USER: &str = "Sources:\n{sources}\n\nQuestion: {question}";
 
 /// System prompt for query rewriting. Parameter: `{docs_language}` (e.g. "English").
