@@ -97,11 +97,17 @@ pub fn fit(
 /// Leave out the oldest `messages` (never the question, never so that the conversation starts
 /// with an answer) until the client's conversation costs at most `limit` prompt tokens
 /// (`[limits] max_input_tokens`, counted as [`crate::tokens::count_messages`]); returns how
-/// many went. The caller has checked that the question alone fits.
+/// many went. A question that alone costs more is `InputTooLong`.
 pub fn fit_input(messages: &mut Vec<(String, String)>, limit: usize) -> Result<usize, ApiError> {
     // With no system prompt and no answer, `fit`'s window is the conversation's own count
-    // plus the (empty) system message's overhead.
-    Ok(fit("", messages, 0, limit.saturating_add(PER_MESSAGE))?.dropped)
+    // plus the (empty) system message's overhead, which `needed` then holds too.
+    match fit("", messages, 0, limit.saturating_add(PER_MESSAGE)) {
+        Ok(f) => Ok(f.dropped),
+        Err(ApiError::ContextTooLong { needed, .. }) => {
+            Err(ApiError::InputTooLong { got: needed - PER_MESSAGE, limit })
+        }
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]

@@ -332,13 +332,10 @@ pub async fn chat(
     // `[limits] max_input_tokens` caps what the client's messages cost. Only a question that
     // is over it alone is refused: older turns make room first, as for the window (the widget
     // sends its sources with the question, up to its model's cap, and keeps earlier turns).
-    let too_long = |got| ApiError::InputTooLong { got, limit: limits.max_input_tokens };
-    let question = messages.last().map(|(_, c)| c.as_str()).unwrap_or_default();
-    crate::tokens::check_limit(&[question], limits.max_input_tokens).map_err(too_long)?;
     let trimmed = crate::budget::fit_input(&mut messages, limits.max_input_tokens)?;
     let contents: Vec<&str> = messages.iter().map(|(_, c)| c.as_str()).collect();
-    let conversation =
-        crate::tokens::check_limit(&contents, limits.max_input_tokens).map_err(too_long)?;
+    let conversation = crate::tokens::check_limit(&contents, limits.max_input_tokens)
+        .map_err(|got| ApiError::InputTooLong { got, limit: limits.max_input_tokens })?;
     let max_out = req
         .max_completion_tokens
         .or(req.max_tokens)
