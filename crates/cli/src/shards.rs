@@ -104,14 +104,13 @@ pub fn write(
     let index =
         Index::from_bytes(bytes.to_vec()).context("cannot read back the index to split it")?;
     let mut opts = SplitOptions::default();
-    // A benchmark knob (BENCHMARKS.md §4.5): the centroids' width in the entry.
-    if let Some(bits) = std::env::var("DOCENT_CENTROID_BITS").ok().and_then(|b| b.parse().ok()) {
-        opts.centroid_bits = bits;
+    // Benchmark knobs (BENCHMARKS.md §4.5): the centroids' width in the entry, and the largest
+    // cluster in quarters of the mean size (0: plain k-means).
+    fn knob<T: std::str::FromStr>(name: &str) -> Option<T> {
+        std::env::var(name).ok().and_then(|v| v.parse().ok())
     }
-    // And the largest cluster, in quarters of the mean size (0: plain k-means).
-    if let Some(cap) = std::env::var("DOCENT_CLUSTER_CAP").ok().and_then(|b| b.parse().ok()) {
-        opts.cluster_cap = cap;
-    }
+    opts.centroid_bits = knob("DOCENT_CENTROID_BITS").unwrap_or(opts.centroid_bits);
+    opts.cluster_cap = knob("DOCENT_CLUSTER_CAP").unwrap_or(opts.cluster_cap);
     let s = split_index(&index, &stem, opts)
         .with_context(|| format!("cannot split the index into shards named after {stem:?}"))?;
     let mut report =
