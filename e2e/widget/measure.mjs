@@ -128,7 +128,7 @@ async function firstAnswerBytes() {
     'docent-widget_bg.wasm': pick('.wasm'),
     'docent.css': pick('.css'),
     'index.bin': pick('index.bin'),
-    'index shards': entries.filter((e) => /-[ptv]-[0-9a-f]{16}\.bin$/.test(new URL(e.name).pathname)).reduce((a, e) => a + e.encoded, 0),
+    'index shards': entries.filter((e) => /-[ptv]-[0-9a-f]{8}\.bin$/.test(new URL(e.name).pathname)).reduce((a, e) => a + e.encoded, 0),
     'cl100k_base.tiktoken': pick('.tiktoken'),
   };
   const total = Object.values(parts).reduce((a, b) => a + b, 0);
@@ -283,7 +283,7 @@ async function chunkToFrame() {
 async function splitBytes() {
   const file = process.env.DOCENT_MEASURE_QUESTIONS || path.join(root, 'bench/split/pg-questions.txt');
   const questions = fs.readFileSync(file, 'utf8').split('\n').map((l) => l.trim()).filter(Boolean);
-  const isIndex = (u) => /\/docent\/(index\.bin|[^/]+-[ptv]-[0-9a-f]{16}\.bin)$/.test(new URL(u).pathname);
+  const isIndex = (u) => /\/docent\/(index\.bin|[^/]+-[ptv]-[0-9a-f]{8}\.bin)$/.test(new URL(u).pathname);
   // With vectors, a proxy embeds each question with the index's model (run.sh starts it).
   const pageUrl = process.env.DOCENT_E2E_VEC ? `${SITE}/page?proxy=${encodeURIComponent(process.env.DOCENT_E2E_VEC)}` : `${SITE}/page`;
   const indexBytes = (page) => page.evaluate(() => performance.getEntriesByType('resource')
@@ -315,7 +315,7 @@ async function splitBytes() {
     const bytes = fetched.reduce((a, e) => a + e.encoded, 0);
     if (!cold.length) {
       // What the first question's bytes are: the entry, then each kind of shard.
-      const kind = (e) => (/-([ptv])-[0-9a-f]{16}\.bin$/.exec(new URL(e.name).pathname) || [, 'entry'])[1];
+      const kind = (e) => (/-([ptv])-[0-9a-f]{8}\.bin$/.exec(new URL(e.name).pathname) || [, 'entry'])[1];
       const by = {};
       for (const e of fetched) by[kind(e)] = (by[kind(e)] || { n: 0, b: 0 }), by[kind(e)].n++, by[kind(e)].b += e.encoded;
       const names = { entry: 'entry', p: 'postings', v: 'vectors', t: 'texts' };

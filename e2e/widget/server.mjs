@@ -93,7 +93,7 @@ const server = http.createServer((req, res) => {
   if (p === '/page') return send(res, 200, page(url.searchParams), TYPES['.html'], req);
   if (p === '/docent/index.bin' && indexFile) return serveFile(res, indexFile, req);
   // A split index's shards sit next to its entry.
-  if (indexFile && /^\/docent\/[^/]+-[ptv]-[0-9a-f]{16}\.bin$/.test(p)) {
+  if (indexFile && /^\/docent\/[^/]+-[ptv]-[0-9a-f]{8}\.bin$/.test(p)) {
     return serveFile(res, path.join(path.dirname(indexFile), p.slice('/docent/'.length)), req);
   }
   if (p === '/docent/scoped.bin' && scopedIndexFile) return serveFile(res, scopedIndexFile, req);

@@ -739,7 +739,7 @@ test('a split index answers after fetching only the shards the question needs', 
   const dir = process.env.DOCENT_E2E_SPLIT_DIR;
   if (!dir) return t.skip('DOCENT_E2E_SPLIT_DIR is not set (run.sh writes the split index)');
   const fs = await import('node:fs');
-  const shards = fs.readdirSync(dir).filter((f) => /^index-[pt]-[0-9a-f]{16}\.bin$/.test(f));
+  const shards = fs.readdirSync(dir).filter((f) => /^index-[pt]-[0-9a-f]{8}\.bin$/.test(f));
   assert.ok(shards.length >= 4, `shards: ${shards.join(', ')}`);
   await page.goto(pageUrl({ index: '/split/index.bin' }));
   await openWidget();
@@ -767,7 +767,7 @@ test('a split index with vectors fetches only the nearest clusters\' vectors', a
   const vec = process.env.DOCENT_E2E_VEC;
   if (!dir || !vec) return t.skip('DOCENT_E2E_VSPLIT_DIR is not set (run.sh writes the index with vectors)');
   const fs = await import('node:fs');
-  const vectorShards = fs.readdirSync(dir).filter((f) => /^index-v-[0-9a-f]{16}\.bin$/.test(f));
+  const vectorShards = fs.readdirSync(dir).filter((f) => /^index-v-[0-9a-f]{8}\.bin$/.test(f));
   assert.ok(vectorShards.length > 16, `vector shards: ${vectorShards.length} (more than one probe's 16)`);
   const before = requests.length;
   const upstreamBefore = (await upstreamRequests()).length;

@@ -315,9 +315,9 @@ export function assetMap(opts, cwd = process.cwd(), indexFile = opts.index) {
   return map;
 }
 
-/** True for a split index's shard file name: `<stem>-p-<16 hex>.bin` or `<stem>-t-<16 hex>.bin`. */
+/** True for a split index's shard file name: `<stem>-<p|t|v>-<8 hex>.bin` (postings, texts, vectors). */
 export function isShardName(name) {
-  return typeof name === 'string' && /^[^/\\.][^/\\]*-[pt]-[0-9a-f]{16}\.bin$/.test(name);
+  return typeof name === 'string' && /^[^/\\.][^/\\]*-[ptv]-[0-9a-f]{8}\.bin$/.test(name);
 }
 
 /**
@@ -335,7 +335,7 @@ export function shardFiles(indexFile) {
     return [];
   }
   return names
-    .filter((n) => isShardName(n) && n.startsWith(`${stem}-`) && /^-[pt]-[0-9a-f]{16}\.bin$/.test(n.slice(stem.length)))
+    .filter((n) => isShardName(n) && n.startsWith(`${stem}-`) && /^-[ptv]-[0-9a-f]{8}\.bin$/.test(n.slice(stem.length)))
     .sort()
     .map((n) => [n, path.join(dir, n)]);
 }

@@ -203,9 +203,9 @@ pub struct Inspection {
     pub text_bytes: usize,
 }
 
-/// Bytes of the shard file of `kind` with checksum `sum` of the split index at `path` (next
+/// Bytes of the shard file of `kind` with name hash `sum` of the split index at `path` (next
 /// to it; 0 when it is missing).
-fn shard_file_len(path: &std::path::Path, stem: &str, kind: ShardKind, sum: u64) -> u64 {
+fn shard_file_len(path: &std::path::Path, stem: &str, kind: ShardKind, sum: u32) -> u64 {
     let dir = path.parent().unwrap_or(std::path::Path::new(""));
     let name = docent_core::split::shard_name(stem, kind, sum);
     std::fs::metadata(dir.join(name)).map(|f| f.len()).unwrap_or(0)

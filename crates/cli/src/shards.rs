@@ -56,7 +56,8 @@ pub fn stem_of(out: &Path) -> String {
     out.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "docent".into())
 }
 
-/// Shard files of `stem` in `dir`: `{stem}-{p,t,v}-{16 hex}.bin`.
+/// Shard files of `stem` in `dir`: `{stem}-{p,t,v}-{8 hex}.bin`, and the 16-hex names of
+/// earlier split layouts (format 7 and before), so a rebuild clears those away too.
 fn existing_shards(dir: &Path, stem: &str) -> Vec<PathBuf> {
     let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
     rd.filter_map(|e| e.ok())
@@ -72,7 +73,7 @@ fn existing_shards(dir: &Path, stem: &str) -> Vec<PathBuf> {
             else {
                 return false;
             };
-            hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit())
+            matches!(hex.len(), 8 | 16) && hex.bytes().all(|b| b.is_ascii_hexdigit())
         })
         .collect()
 }
@@ -151,5 +152,26 @@ mod tests {
             .contains("never, always or auto"));
         assert_eq!(stem_of(Path::new("public/index.bin")), "index");
         assert_eq!(stem_of(Path::new("docent.idx")), "docent");
+    }
+
+    /// A rebuild removes what the new entry does not name: this layout's shards and the
+    /// 16-hex names of earlier layouts, never other files or another index's shards.
+    #[test]
+    fn shards_of_this_stem_and_earlier_layouts_are_found() {
+        let dir = std::env::temp_dir().join(format!("docent-shards-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ours = ["index-p-0123abcd.bin", "index-t-0123456789abcdef.bin", "index-v-ffffffff.bin"];
+        let others =
+            ["other-p-0123abcd.bin", "index-p-0123abc.bin", "index-x-0123abcd.bin", "index.bin"];
+        for n in ours.iter().chain(&others) {
+            std::fs::write(dir.join(n), b"x").unwrap();
+        }
+        let mut found: Vec<String> = existing_shards(&dir, "index")
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().to_string())
+            .collect();
+        found.sort();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(found, ours);
     }
 }

@@ -52,16 +52,17 @@ pub const MAGIC: &[u8; 8] = b"DOCENTIX";
 /// `DocLens` and `Outline` (what ranking needs of every chunk and page), and no `Text`,
 /// `Chunks`, `Places` or `Crumbs`; and the vectors by cluster: a `Clusters` section (the
 /// coarse quantiser, [`crate::split::vectors`]) instead of `Vectors` and `Scales`, each
-/// cluster's vectors in a vector shard. Only split entries with vector shards are version 7
-/// (a version-6 reader would find no vectors), other split entries are
+/// cluster's vectors in a vector shard. Only split entries with vector shards are version 9
+/// (a reader of split entries without them would find no vectors), other split entries are
 /// [`SPLIT_FORMAT_VERSION`], so readers that cannot fetch shards refuse them with "upgrade
 /// docent" instead of misreading them.
-pub const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 9;
 /// Split entries whose vectors (if any) are in the entry.
-pub const SPLIT_FORMAT_VERSION: u32 = 6;
-/// The first split entries' version (chunk records and every string in the entry, texts alone
-/// in the shards): refused with a message to rebuild the index.
-pub const SPLIT_V5_FORMAT_VERSION: u32 = 5;
+pub const SPLIT_FORMAT_VERSION: u32 = 8;
+/// The first split entries' version. Versions from it up to [`SPLIT_FORMAT_VERSION`] are
+/// earlier split layouts (5: chunk records in the entry; 6 and 7: 64-bit shard checksums and
+/// `u16` chunk lengths), refused with a message to rebuild the index.
+pub const OLDEST_SPLIT_FORMAT_VERSION: u32 = 5;
 /// The newest one-file version: version 3 plus a `Center` section (packed vectors stored
 /// relative to the mean vector) and an embedding recipe in the header (query prompts, query
 /// model) that older readers would ignore. A file is written as version 4 only when it has one
@@ -120,7 +121,7 @@ pub enum SectionKind {
     /// Split entries only: every chunk's section and page, every page's url, namespace and
     /// kind ([`crate::split::outline::Outline`]).
     Outline = 12,
-    /// Split entries of version 7 only: the coarse quantiser and the vector shards' checksums
+    /// Split entries of version 9 only: the coarse quantiser and the vector shards' name hashes
     /// ([`crate::split::vectors::Coarse`]).
     Clusters = 13,
 }
@@ -825,11 +826,11 @@ impl Index {
 
         let n = header.chunk_count as usize;
         let dims = header.dims as usize;
-        if version == SPLIT_V5_FORMAT_VERSION {
+        if (OLDEST_SPLIT_FORMAT_VERSION..SPLIT_FORMAT_VERSION).contains(&version) {
             return Err(FormatError::OlderVersion { found: version, supported: FORMAT_VERSION });
         }
-        // A split entry (version 6 or 7) has a shard manifest and an outline instead of the
-        // one-file sections; its texts and the rest are in its shards. Version 7 has its
+        // A split entry (version 8 or 9) has a shard manifest and an outline instead of the
+        // one-file sections; its texts and the rest are in its shards. Version 9 has its
         // vectors in shards too, by cluster.
         let split_entry = version >= SPLIT_FORMAT_VERSION;
         let clustered = version == FORMAT_VERSION;
@@ -841,7 +842,7 @@ impl Index {
             || (clustered && (dims == 0 || in_entry.iter().any(|&k| find(k).is_some())))
         {
             return Err(FormatError::Corrupt(
-                "a split index entry is version 6, has a shard manifest and no chunk records"
+                "a split index entry is version 8 or 9, has a shard manifest and no chunk records"
                     .into(),
             ));
         }
@@ -935,11 +936,10 @@ impl Index {
                     "the chunk lengths do not match the chunk count".into(),
                 ));
             }
+            // Two byte planes: every low byte, then every high byte.
             let lens = (0..n)
-                .map(|i| {
-                    u16::from_le_bytes([bytes[doclens.0 + 2 * i], bytes[doclens.0 + 2 * i + 1]])
-                })
-                .collect();
+                .map(|i| u16::from_le_bytes([bytes[doclens.0 + i], bytes[doclens.0 + n + i]]));
+            let lens = lens.collect();
             let (m, o) = (need(SectionKind::Shards)?, need(SectionKind::Outline)?);
             let manifest = crate::split::Manifest::parse(&bytes[m.0..m.0 + m.1], n)?;
             let outline = crate::split::outline::Outline::parse(&bytes[o.0..o.0 + o.1], n)?;

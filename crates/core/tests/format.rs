@@ -112,11 +112,11 @@ fn the_v3_int4_golden_file_still_reads_and_the_writer_still_produces_it() {
     assert_eq!(written, golden, "the writer's output changed: if the layout changed on purpose, bump FORMAT_VERSION and add a new golden file");
 }
 
-const GOLDEN_V6_SPLIT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/v6-split");
+const GOLDEN_V8_SPLIT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/v8-split");
 
-/// A split index (format version 6, shard version 2): the entry and every shard, byte for byte.
+/// A split index (format version 8, shard version 3): the entry and every shard, byte for byte.
 #[test]
-fn the_v6_split_golden_files_still_read_and_the_writer_still_produces_them() {
+fn the_v8_split_golden_files_still_read_and_the_writer_still_produces_them() {
     use docent_core::split::write::{split_index, SplitOptions};
     let (header, chunks, vectors) = golden_input();
     let one = Index::from_bytes(write_index(&header, &chunks, Some(&vectors)).unwrap()).unwrap();
@@ -127,16 +127,16 @@ fn the_v6_split_golden_files_still_read_and_the_writer_still_produces_them() {
         ..SplitOptions::default()
     };
     let written = split_index(&one, "index", opts).unwrap();
-    let dir = std::path::Path::new(GOLDEN_V6_SPLIT);
+    let dir = std::path::Path::new(GOLDEN_V8_SPLIT);
     let entry = golden_split_entry(dir, &written);
     let read = |name: &str| std::fs::read(dir.join(name));
     assert_eq!(
         entry[8..12],
-        6u32.to_le_bytes(),
-        "split entries without vector shards are version 6"
+        8u32.to_le_bytes(),
+        "split entries without vector shards are version 8"
     );
-    let index = Index::from_bytes(entry.clone()).expect("the v6 golden entry must stay readable");
-    index.attach_all(read).expect("the v6 golden shards must stay readable");
+    let index = Index::from_bytes(entry.clone()).expect("the v8 golden entry must stay readable");
+    index.attach_all(read).expect("the v8 golden shards must stay readable");
     assert!(index.manifest().is_some_and(|m| m.texts.len() == 2 && m.postings.len() > 1));
     for (i, c) in chunks.iter().enumerate() {
         assert_eq!(&index.chunk(i), c);
@@ -180,11 +180,11 @@ fn assert_golden_split_unchanged(
     assert!(same, "the split writer's output changed: if the layout changed on purpose, bump FORMAT_VERSION (entry) or SHARD_VERSION and add new golden files");
 }
 
-const GOLDEN_V7_SPLIT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/v7-split");
+const GOLDEN_V9_SPLIT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/v9-split");
 
-/// A split index with vectors by cluster (format version 7, vector shards), byte for byte.
+/// A split index with vectors by cluster (format version 9, vector shards), byte for byte.
 #[test]
-fn the_v7_split_golden_files_still_read_and_the_writer_still_produces_them() {
+fn the_v9_split_golden_files_still_read_and_the_writer_still_produces_them() {
     use docent_core::split::write::{split_index, SplitOptions};
     let (mut header, chunks, vectors) = golden_input();
     header.quantization = Quantization::Binary;
@@ -192,20 +192,14 @@ fn the_v7_split_golden_files_still_read_and_the_writer_still_produces_them() {
     let bytes =
         docent_core::format::write_index_centered(&header, &chunks, Some(&vectors), Some(&center));
     let one = Index::from_bytes(bytes.unwrap()).unwrap();
-    // int8 centres, as the golden files were written (4-bit is the default now; both read).
-    let opts = SplitOptions {
-        postings_bytes: 64,
-        text_bytes: 1,
-        centroid_bits: 8,
-        ..SplitOptions::default()
-    };
+    let opts = SplitOptions { postings_bytes: 64, text_bytes: 1, ..SplitOptions::default() };
     let written = split_index(&one, "index", opts).unwrap();
-    let dir = std::path::Path::new(GOLDEN_V7_SPLIT);
+    let dir = std::path::Path::new(GOLDEN_V9_SPLIT);
     let entry = golden_split_entry(dir, &written);
     let read = |name: &str| std::fs::read(dir.join(name));
-    assert_eq!(entry[8..12], 7u32.to_le_bytes(), "split entries with vector shards are version 7");
-    let index = Index::from_bytes(entry.clone()).expect("the v7 golden entry must stay readable");
-    index.attach_all(read).expect("the v7 golden shards must stay readable");
+    assert_eq!(entry[8..12], 9u32.to_le_bytes(), "split entries with vector shards are version 9");
+    let index = Index::from_bytes(entry.clone()).expect("the v9 golden entry must stay readable");
+    index.attach_all(read).expect("the v9 golden shards must stay readable");
     for (i, c) in chunks.iter().enumerate() {
         assert_eq!(&index.chunk(i), c);
         assert_eq!(index.quantized(i), one.quantized(i));
@@ -346,6 +340,25 @@ fn a_newer_format_version_asks_to_upgrade() {
     let err = Index::from_bytes(bytes).unwrap_err();
     assert!(matches!(err, FormatError::NewerVersion { .. }));
     assert!(err.to_string().contains("upgrade docent"));
+}
+
+/// Split entries of earlier layouts (5, 6 and 7: 64-bit shard checksums, `u16` chunk lengths)
+/// ask for a rebuild, and never misread the new layout or the reverse.
+#[test]
+fn earlier_split_entries_ask_for_a_rebuild() {
+    use docent_core::split::write::{split_index, SplitOptions};
+    let (h, c, v) = golden_input();
+    let one = Index::from_bytes(write_index(&h, &c, Some(&v)).unwrap()).unwrap();
+    let opts = SplitOptions { vector_clusters: false, ..SplitOptions::default() };
+    let entry = split_index(&one, "index", opts).unwrap().entry;
+    for old in [5u32, 6, 7] {
+        let mut b = entry.clone();
+        b[8..12].copy_from_slice(&old.to_le_bytes());
+        reseal(&mut b);
+        let err = Index::from_bytes(b).unwrap_err();
+        assert!(matches!(err, FormatError::OlderVersion { found, .. } if found == old), "{err}");
+        assert!(err.to_string().contains("rebuild"), "{err}");
+    }
 }
 
 #[test]

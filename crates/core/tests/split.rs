@@ -313,18 +313,6 @@ fn the_entry_keeps_what_ranking_needs_and_the_text_shards_the_rest() {
     assert_eq!(sections.first(), sections.last(), "page 9's section comes back: {sections:?}");
 }
 
-#[test]
-fn an_entry_of_the_first_split_layout_asks_for_a_rebuild() {
-    let s = split_index(&one_file(&chunks(21)), "index", small()).unwrap();
-    let mut old = s.entry.clone();
-    old[8..12].copy_from_slice(&5u32.to_le_bytes());
-    let end = old.len() - 8;
-    let sum = docent_core::format::checksum_of(&old[..end]);
-    old[end..].copy_from_slice(&sum.to_le_bytes());
-    let e = Index::from_bytes(old).unwrap_err().to_string();
-    assert!(e.contains("rebuild the index"), "{e}");
-}
-
 /// A vector per chunk: words hashed into 32 dims and summed, so chunks that share words lie
 /// close (clusters as a real model's, without one).
 fn word_vectors(chunks: &[Chunk]) -> Vec<Vec<f32>> {
@@ -362,7 +350,7 @@ fn vectors_by_cluster_score_exactly_as_the_one_file_index_once_all_are_attached(
     for q in [docent_core::model::Quantization::Binary, docent_core::model::Quantization::Int8] {
         let full = with_vectors(&c, q);
         let s = split_index(&full, "index", small()).unwrap();
-        assert_eq!(s.entry[8..12], 7u32.to_le_bytes(), "vectors by cluster are version 7");
+        assert_eq!(s.entry[8..12], 9u32.to_le_bytes(), "vectors by cluster are version 9");
         let clusters = s.shards.iter().filter(|(n, _)| n.starts_with("index-v-")).count();
         // About √n clusters, at least 16, and more where a crowded one was split.
         assert!((16.min(c.len())..=c.len()).contains(&clusters), "{clusters} clusters");
@@ -454,9 +442,9 @@ fn a_rebuild_of_the_same_vectors_gives_the_same_clusters_and_names() {
     let b = split_index(&full, "index", small()).unwrap();
     assert_eq!(a.entry, b.entry);
     assert_eq!(a.shards, b.shards);
-    // Without clusters the vectors stay in a version-6 entry.
+    // Without clusters the vectors stay in a version-8 entry.
     let flat = SplitOptions { vector_clusters: false, ..small() };
-    let v6 = split_index(&full, "index", flat).unwrap();
-    assert_eq!(v6.entry[8..12], 6u32.to_le_bytes());
-    assert!(!v6.shards.iter().any(|(n, _)| n.starts_with("index-v-")));
+    let v8 = split_index(&full, "index", flat).unwrap();
+    assert_eq!(v8.entry[8..12], 8u32.to_le_bytes());
+    assert!(!v8.shards.iter().any(|(n, _)| n.starts_with("index-v-")));
 }

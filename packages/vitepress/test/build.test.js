@@ -111,14 +111,14 @@ test('the dev indexer rebuilds once per burst of edits and waits for the build i
 test('an index of a format the widget cannot read is refused with what to install', async () => {
   const { dir, widget } = await widgetDir();
   const file = path.join(dir, 'index.bin');
-  await fsp.writeFile(file, header(9));
   // The range the widget package declares (it grows with every new index format).
   const { min, max } = JSON.parse(
     await fsp.readFile(new URL('../../widget/package.json', import.meta.url), 'utf8'),
   ).docent.indexFormats;
+  await fsp.writeFile(file, header(max + 1));
   assert.throws(
     () => checkIndexFormat(file, widget),
-    new RegExp(`index format 9 but docent-widget 0\\.1\\.0 reads formats ${min}-${max}: install the docent CLI and docent-widget of the same version`),
+    new RegExp(`index format ${max + 1} but docent-widget 0\\.1\\.0 reads formats ${min}-${max}: install the docent CLI and docent-widget of the same version`),
   );
   await fsp.writeFile(file, Buffer.from('<!doctype html>'));
   assert.throws(() => checkIndexFormat(file, widget), /is not a docent index/);
@@ -147,10 +147,10 @@ test('a split index is published with its shards, and only its own', async () =>
   const index = path.join(dir, 'cache', 'index.bin');
   await fsp.mkdir(path.dirname(index));
   await fsp.writeFile(index, header(5));
-  const shards = ['index-p-0123456789abcdef.bin', 'index-t-fedcba9876543210.bin'];
+  const shards = ['index-p-01234567.bin', 'index-t-fedcba98.bin', 'index-v-89abcdef.bin'];
   for (const s of shards) await fsp.writeFile(path.join(dir, 'cache', s), s);
-  // Not shards of this index: another stem, a bad name, a temp file.
-  for (const other of ['other-p-0123456789abcdef.bin', 'index-p-xyz.bin', '.index-t-fedcba9876543210.bin']) {
+  // Not shards of this index: another stem, a bad name, a temp file, an earlier layout's name.
+  for (const other of ['other-p-01234567.bin', 'index-p-xyz.bin', '.index-t-fedcba98.bin', 'index-t-fedcba9876543210.bin']) {
     await fsp.writeFile(path.join(dir, 'cache', other), other);
   }
   const opts = normalizeOptions({ index, widgetDir: widget }, dir);
@@ -159,7 +159,7 @@ test('a split index is published with its shards, and only its own', async () =>
     assert.ok(copied.includes(s), `${s} copied: ${copied}`);
     assert.equal(await fsp.readFile(path.join(out, 'docent', s), 'utf8'), s);
   }
-  assert.deepEqual(copied.filter((n) => /-[pt]-/.test(n)).sort(), shards);
+  assert.deepEqual(copied.filter((n) => /-[ptv]-/.test(n)).sort(), shards);
 });
 
 test('locales and version folders become namespaces of the index', async () => {

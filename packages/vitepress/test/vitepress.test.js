@@ -181,7 +181,7 @@ test('the dev middleware serves the assets with the right content types and pass
     const page = await fetch(`http://127.0.0.1:${port}/guide/`);
     assert.equal(page.status, 418);
     // A split index's shards are served from the index's folder.
-    const shard = path.join(path.dirname(index), `${path.basename(index).replace(/\.[^.]*$/, '')}-t-0123456789abcdef.bin`);
+    const shard = path.join(path.dirname(index), `${path.basename(index).replace(/\.[^.]*$/, '')}-t-01234567.bin`);
     await fsp.writeFile(shard, 'shard bytes');
     try {
       const got = await fetch(`http://127.0.0.1:${port}/docent/${path.basename(shard)}`);

@@ -5,18 +5,19 @@
 //! index keeps what every question needs in the entry file and moves the rest into shards
 //! fetched by need:
 //!
-//! - **the entry** (`index.bin`, format version 6): only what ranking needs: the header, the
-//!   vectors, every chunk's BM25 length (`DocLens`), the [`outline::Outline`] (every chunk's
-//!   section and page, every page's url, namespace and kind) and the shard manifest
-//!   (`Shards`);
+//! - **the entry** (`index.bin`, format version 8, or 9 with vectors by cluster): only what
+//!   ranking needs: the header, the vectors, every chunk's BM25 length (`DocLens`), the
+//!   [`outline::Outline`] (every chunk's section and page, every page's url, namespace and
+//!   kind) and the shard manifest (`Shards`);
 //! - **postings shards**: the BM25 postings of the terms whose xxh3 hash falls in the shard
 //!   (`hash % count`); a question fetches the shards of its own terms;
 //! - **text shards**: the chunks of a run of whole pages as a reader shows them (texts, token
 //!   counts, titles, anchors, breadcrumbs); fetched for the hits shown or sent to the model.
 //!
-//! Shard files are named by their content (`{stem}-p-{xxh3}.bin`), so an unchanged shard keeps
-//! its name and bytes across rebuilds and CDN caches stay warm; the entry lists each shard's
-//! checksum, so a stale or half-deployed shard is refused with a message to reload, never used.
+//! Shard files are named by their content (`{stem}-p-{8 hex digits of xxh3}.bin`), so an
+//! unchanged shard keeps its name and bytes across rebuilds and CDN caches stay warm; the entry
+//! lists each shard's name hash, so a stale or half-deployed shard is refused with a message to
+//! reload, never used.
 //! Scores from the shards are identical to the one-file index's: the postings are the same
 //! tokenizer's, and the length normalisation is global (see
 //! [`crate::lexical::LexicalIndex::from_postings`]).
@@ -29,42 +30,44 @@ pub mod shard;
 pub mod vectors;
 pub mod write;
 
-use crate::format::{rd_u32, rd_u64, FormatError, Index};
+use crate::format::{rd_u32, FormatError, Index};
 use crate::lexical::LexicalIndex;
 use outline::Outline;
 pub use shard::ShardKind;
-use shard::{OwnedPostings, ShardSection, TextShard};
+use shard::{push_varint, OwnedPostings, Reader, ShardSection, TextShard};
 use std::sync::{Arc, Mutex, OnceLock};
 use vectors::{Coarse, VectorShard};
 
 /// The `Shards` section's own layout version.
-pub const MANIFEST_VERSION: u32 = 1;
+pub const MANIFEST_VERSION: u32 = 2;
 /// Longest file stem the manifest accepts.
 pub const MAX_STEM: usize = 200;
 
 /// Where an entry's shards are: a `Shards` section.
 ///
 /// ```text
-/// u32 layout version (1)
+/// u32 layout version (2)
 /// u32 postings shard count S (≥ 1)
 /// u32 text shard count T (≥ 1 unless the index is empty)
 /// u32 stem length L, then the stem (UTF-8, no '/' or '\'), zero-padded to 8 bytes
-/// S × u64 postings shard checksums
-/// T × { u32 first chunk, u32 reserved 0, u64 checksum }   first chunks ascending, from 0
+/// S × u32 postings shard name hashes ([`shard::name_hash`])
+/// T × u32 text shard name hashes
+/// T × varint: each text shard's first chunk, as the gap from the previous one's (the first
+///     shard's is 0, every other gap ≥ 1)
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Manifest {
     /// File name stem shards are named after (`index` for `index.bin`).
     pub stem: String,
-    /// Checksum of each postings shard.
-    pub postings: Vec<u64>,
-    /// (first chunk, checksum) of each text shard.
-    pub texts: Vec<(u32, u64)>,
+    /// Name hash of each postings shard.
+    pub postings: Vec<u32>,
+    /// (first chunk, name hash) of each text shard.
+    pub texts: Vec<(u32, u32)>,
 }
 
-/// A shard file's name: `{stem}-{p|t}-{checksum as 16 hex digits}.bin`.
-pub fn shard_name(stem: &str, kind: ShardKind, checksum: u64) -> String {
-    format!("{stem}-{}-{checksum:016x}.bin", kind.letter())
+/// A shard file's name: `{stem}-{p|t|v}-{name hash as 8 hex digits}.bin`.
+pub fn shard_name(stem: &str, kind: ShardKind, hash: u32) -> String {
+    format!("{stem}-{}-{hash:08x}.bin", kind.letter())
 }
 
 /// The postings shard a (tokenized) term lives in.
@@ -82,13 +85,12 @@ impl Manifest {
         out.extend_from_slice(&(self.stem.len() as u32).to_le_bytes());
         out.extend_from_slice(self.stem.as_bytes());
         out.resize((out.len() + 7) & !7, 0);
-        for c in &self.postings {
-            out.extend_from_slice(&c.to_le_bytes());
-        }
-        for (first, c) in &self.texts {
-            out.extend_from_slice(&first.to_le_bytes());
-            out.extend_from_slice(&0u32.to_le_bytes());
-            out.extend_from_slice(&c.to_le_bytes());
+        let hashes = self.postings.iter().chain(self.texts.iter().map(|t| &t.1));
+        hashes.for_each(|h| out.extend_from_slice(&h.to_le_bytes()));
+        let mut prev = 0;
+        for &(first, _) in &self.texts {
+            push_varint(&mut out, u64::from(first - prev));
+            prev = first;
         }
         out
     }
@@ -119,24 +121,24 @@ impl Manifest {
         if stem.contains(['/', '\\']) || stem.starts_with('.') {
             return Err(bad("the stem must be a plain file name"));
         }
-        let mut at = (16 + l + 7) & !7;
-        let need = s.checked_mul(8).and_then(|x| x.checked_add(t.checked_mul(16)?));
-        if need.and_then(|x| x.checked_add(at)) != Some(b.len()) {
-            return Err(short());
-        }
-        let postings = (0..s).map(|i| rd_u64(b, at + 8 * i)).collect();
-        at += 8 * s;
-        let mut texts: Vec<(u32, u64)> = Vec::with_capacity(t);
+        let at = (16 + l + 7) & !7;
+        let hashes =
+            s.checked_add(t).and_then(|x| x.checked_mul(4)).and_then(|x| x.checked_add(at));
+        let Some(end) = hashes.filter(|&e| e <= b.len()) else { return Err(short()) };
+        let postings = (0..s).map(|i| rd_u32(b, at + 4 * i)).collect();
+        let mut r = Reader::new(&b[end..]);
+        let mut texts: Vec<(u32, u32)> = Vec::with_capacity(t);
         for i in 0..t {
-            let first = rd_u32(b, at + 16 * i);
-            let ok = match texts.last() {
-                None => first == 0,
-                Some(&(prev, _)) => first > prev && (first as usize) < n,
-            };
-            if !ok {
+            let gap = r.varint()?;
+            let first = texts.last().map_or(0, |t| u64::from(t.0)) + gap;
+            // The first shard starts at chunk 0, every other after the one before, below n.
+            if (gap == 0) != texts.is_empty() || first >= n as u64 {
                 return Err(bad("text shards out of order"));
             }
-            texts.push((first, rd_u64(b, at + 16 * i + 8)));
+            texts.push((first as u32, rd_u32(b, at + 4 * (s + i))));
+        }
+        if !r.done() {
+            return Err(bad("trailing bytes"));
         }
         Ok(Manifest { stem: stem.to_string(), postings, texts })
     }
@@ -156,8 +158,8 @@ pub struct ShardRef {
     pub id: u32,
     /// Its file name, next to the entry file.
     pub name: String,
-    /// Its checksum (also in its name).
-    pub checksum: u64,
+    /// Its name hash (in its name; the low 32 bits of its checksum).
+    pub checksum: u32,
 }
 
 /// A split entry's manifest and the shards attached so far. Attaching goes through `&Index`
@@ -172,7 +174,7 @@ pub(crate) struct SplitState {
     postings: Vec<OnceLock<Vec<OwnedPostings>>>,
     /// The BM25 index over the postings attached so far, and how many shards that was.
     lexical: Mutex<Option<(usize, Arc<LexicalIndex>)>>,
-    /// Vectors by cluster (format version 7): the coarse quantiser and, per cluster, its
+    /// Vectors by cluster (format version 9): the coarse quantiser and, per cluster, its
     /// vectors once attached.
     pub(crate) clusters: Option<(Coarse, Vec<OnceLock<VectorShard>>)>,
 }
@@ -274,8 +276,8 @@ impl SplitState {
         lx
     }
 
-    /// The checksum the entry gives shard `id` of `kind`, if it has one.
-    fn checksum(&self, kind: ShardKind, id: usize) -> Option<u64> {
+    /// The name hash the entry gives shard `id` of `kind`, if it has one.
+    fn checksum(&self, kind: ShardKind, id: usize) -> Option<u32> {
         match kind {
             ShardKind::Postings => self.manifest.postings.get(id).copied(),
             ShardKind::Text => self.manifest.texts.get(id).map(|t| t.1),
@@ -305,7 +307,7 @@ impl Index {
         self.split.is_some()
     }
 
-    /// The coarse quantiser of a split index with vectors by cluster (format version 7).
+    /// The coarse quantiser of a split index with vectors by cluster (format version 9).
     pub fn clusters(&self) -> Option<&Coarse> {
         self.split.as_ref()?.vector_shards().map(|(c, _)| c)
     }
@@ -349,7 +351,7 @@ impl Index {
     /// The vector shards a search with this question vector (and history vector, weighed
     /// `history_weight`, as [`crate::search::SearchOptions`] does) scores with `nprobe`: its
     /// nearest clusters', those not attached yet. Empty unless the index has vectors by
-    /// cluster (format version 7).
+    /// cluster (format version 9).
     pub fn shards_for_vector(
         &self,
         query: &[f32],
@@ -446,4 +448,38 @@ pub fn read_path(path: &std::path::Path) -> Result<Index, String> {
     let dir = path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
     index.attach_all(|name| std::fs::read(dir.join(name)))?;
     Ok(index)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_manifest_round_trips_and_refuses_what_does_not_fit() {
+        let m = Manifest {
+            stem: "index".into(),
+            postings: vec![7, u32::MAX],
+            texts: vec![(0, 1), (3, 2), (300, 3)],
+        };
+        let b = m.encode();
+        assert_eq!(Manifest::parse(&b, 301).unwrap(), m);
+        assert_eq!(m.text_shard_of(299), 1);
+        // Too few chunks for the last shard, a cut, a trailing byte: refused.
+        assert!(Manifest::parse(&b, 300).is_err());
+        assert!(Manifest::parse(&b[..b.len() - 1], 301).is_err());
+        let mut longer = b.clone();
+        longer.push(1);
+        assert!(Manifest::parse(&longer, 301).is_err());
+        // A second shard starting where the first does (a gap of 0) is out of order.
+        let mut same = m.clone();
+        same.texts[1].0 = 0;
+        assert!(Manifest::parse(&same.encode(), 301).is_err());
+        for i in 0..b.len() {
+            for x in [0x00, 0x7f, 0x80, 0xff] {
+                let mut c = b.clone();
+                c[i] = x;
+                let _ = Manifest::parse(&c, 301);
+            }
+        }
+    }
 }

@@ -3,14 +3,20 @@
 //!
 //! ```text
 //! 0   8  magic          b"DOCENTSH"
-//! 8   4  version        u32 = 2
+//! 8   4  version        u32 = 3
 //! 12  4  kind           u32: 1 = postings, 2 = text, 3 = vectors (one cluster's, see
 //!                       [`super::vectors`])
-//! 16  8  body length    u64
+//! 16  4  body length    u32
+//! 20  4  salt           u32: 0, unless another shard of the kind in the same index had the
+//!                       same name; the writer then counts up until the name is free
 //! 24  …  body
-//! -8  8  checksum       xxh3-64 of every byte before it (also the shard's name and its entry
-//!                       in the index's manifest)
+//! -8  8  checksum       xxh3-64 of every byte before it
 //! ```
+//!
+//! A shard's **name hash** is the low 32 bits of its checksum: its name (`index-p-<8 hex>.bin`)
+//! and its entry in the index's manifest. Four bytes a shard in the entry instead of eight
+//! (BENCHMARKS.md §4.5); a stale shard of another build would have to match those 32 bits and
+//! its own 64-bit checksum to be taken, one chance in four billion.
 //!
 //! Postings body: term count (varint), then per term, sorted by its bytes: byte length
 //! (varint), the term (UTF-8), document frequency (varint), the documents as varint gaps from
@@ -33,7 +39,7 @@ use crate::format::FormatError;
 /// The 8 bytes every shard starts with.
 pub const SHARD_MAGIC: &[u8; 8] = b"DOCENTSH";
 /// The shard layout version this code writes and reads.
-pub const SHARD_VERSION: u32 = 2;
+pub const SHARD_VERSION: u32 = 3;
 const SHARD_HEADER: usize = 24;
 
 /// What a shard holds.
@@ -131,17 +137,23 @@ pub(crate) fn push_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
 }
 
-/// Wrap a body into a shard file; returns the file and its checksum.
-pub fn encode(kind: ShardKind, body: &[u8]) -> (Vec<u8>, u64) {
+/// The name hash of a shard file's checksum: its low 32 bits.
+pub fn name_hash(checksum: u64) -> u32 {
+    checksum as u32
+}
+
+/// Wrap a body into a shard file with `salt` (0 unless its name is taken); returns the file
+/// and its name hash.
+pub fn encode(kind: ShardKind, body: &[u8], salt: u32) -> (Vec<u8>, u32) {
     let mut out = Vec::with_capacity(SHARD_HEADER + body.len() + 8);
     out.extend_from_slice(SHARD_MAGIC);
-    out.extend_from_slice(&SHARD_VERSION.to_le_bytes());
-    out.extend_from_slice(&(kind as u32).to_le_bytes());
-    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    for v in [SHARD_VERSION, kind as u32, body.len() as u32, salt] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
     out.extend_from_slice(body);
     let sum = xxhash_rust::xxh3::xxh3_64(&out);
     out.extend_from_slice(&sum.to_le_bytes());
-    (out, sum)
+    (out, name_hash(sum))
 }
 
 /// The message for a shard that is not the one the index names: stale caches and half-done
@@ -152,11 +164,12 @@ pub fn mismatch(name: &str) -> FormatError {
     ))
 }
 
-/// Check a shard file against what the index expects and return its body.
+/// Check a shard file against what the index expects (its kind and name hash) and return its
+/// body.
 pub fn decode<'a>(
     bytes: &'a [u8],
     kind: ShardKind,
-    checksum: u64,
+    hash: u32,
     name: &str,
 ) -> Result<&'a [u8], FormatError> {
     if bytes.len() < SHARD_HEADER + 8 || &bytes[..8] != SHARD_MAGIC {
@@ -164,15 +177,14 @@ pub fn decode<'a>(
     }
     let body_end = bytes.len() - 8;
     let stored = u64::from_le_bytes(bytes[body_end..].try_into().unwrap_or([0; 8]));
-    if stored != checksum || xxhash_rust::xxh3::xxh3_64(&bytes[..body_end]) != checksum {
+    if name_hash(stored) != hash || xxhash_rust::xxh3::xxh3_64(&bytes[..body_end]) != stored {
         return Err(mismatch(name));
     }
     let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or([0; 4]));
     if word(8) != SHARD_VERSION {
         return Err(FormatError::NewerVersion { found: word(8), supported: SHARD_VERSION });
     }
-    let len = u64::from_le_bytes(bytes[16..24].try_into().unwrap_or([0; 8]));
-    if word(12) != kind as u32 || len != (body_end - SHARD_HEADER) as u64 {
+    if word(12) != kind as u32 || word(16) as usize != body_end - SHARD_HEADER {
         return Err(mismatch(name));
     }
     Ok(&bytes[SHARD_HEADER..body_end])
@@ -394,7 +406,7 @@ mod tests {
         let f2: Vec<u16> = vec![3];
         let mut terms = vec![("zeta", &d1[..], &f1[..]), ("alpha", &d2[..], &f2[..])];
         let body = postings_body(&mut terms);
-        let (file, sum) = encode(ShardKind::Postings, &body);
+        let (file, sum) = encode(ShardKind::Postings, &body, 0);
         let got = decode(&file, ShardKind::Postings, sum, "p").unwrap();
         let p = parse_postings(got, 301, |_| true).unwrap();
         assert_eq!(&*p[0].0, "alpha");

@@ -1,5 +1,5 @@
 //! Vectors fetched by cluster (an inverted file, "IVF"): the entry of a split index with
-//! vectors (format version 7) keeps a coarse quantiser, the `Clusters` section, and each
+//! vectors (format version 9) keeps a coarse quantiser, the `Clusters` section, and each
 //! cluster's chunk numbers and packed vectors are in a vector shard. A question scores its
 //! vector against the centroids, fetches the nearest `nprobe` clusters' shards and scores
 //! exactly the vectors in them; chunks in clusters not fetched have no vector score (a vector
@@ -13,11 +13,11 @@
 //! `Clusters` section:
 //!
 //! ```text
-//! u32 layout version (1)
+//! u32 layout version (2)
 //! u32 cluster count K (≥ 1 unless the index is empty)
 //! u32 centroid bits B (8, 4 or 1: levels as the index's vectors are packed)
 //! u32 reserved 0
-//! K × u64 vector shard checksums
+//! K × u32 vector shard name hashes ([`super::shard::name_hash`])
 //! K × u32 chunk count of each cluster (≥ 1; they add up to the index's chunks)
 //! K × f32 centroid scales
 //! K × ceil(dims × B / 8) packed centroid levels (unit centroids, quantised as
@@ -34,11 +34,11 @@
 //! ```
 
 use super::shard::{push_varint, Reader};
-use crate::format::{rd_u32, rd_u64, FormatError};
+use crate::format::{rd_u32, FormatError};
 use crate::model::Quantization;
 
 /// The `Clusters` section's own layout version.
-pub const CLUSTERS_VERSION: u32 = 1;
+pub const CLUSTERS_VERSION: u32 = 2;
 /// Clusters a question's vector fetches by default (`SearchOptions::nprobe` in the widget):
 /// chosen by the recall against the exhaustive scan, BENCHMARKS.md §4.5.
 pub const DEFAULT_NPROBE: usize = 16;
@@ -48,8 +48,8 @@ pub const DEFAULT_NPROBE: usize = 16;
 pub struct Coarse {
     /// Bits per centroid component (8, 4 or 1).
     pub bits: u32,
-    /// Checksum of each cluster's vector shard.
-    pub checksums: Vec<u64>,
+    /// Name hash of each cluster's vector shard.
+    pub checksums: Vec<u32>,
     /// Chunks in each cluster.
     pub counts: Vec<u32>,
     /// Each centroid's scale.
@@ -93,12 +93,12 @@ impl Coarse {
         }
         let per = (dims * bits as usize).div_ceil(8);
         let need =
-            per.checked_add(16).and_then(|x| x.checked_mul(k)).and_then(|x| x.checked_add(16));
+            per.checked_add(12).and_then(|x| x.checked_mul(k)).and_then(|x| x.checked_add(16));
         if need != Some(b.len()) {
             return Err(FormatError::Truncated("vector clusters"));
         }
-        let checksums = (0..k).map(|i| rd_u64(b, 16 + 8 * i)).collect();
-        let at = 16 + 8 * k;
+        let checksums = (0..k).map(|i| rd_u32(b, 16 + 4 * i)).collect();
+        let at = 16 + 4 * k;
         let counts: Vec<u32> = (0..k).map(|i| rd_u32(b, at + 4 * i)).collect();
         if counts.contains(&0) || counts.iter().map(|&c| c as usize).sum::<usize>() != n {
             return Err(bad("the cluster sizes do not add up to the chunks"));

@@ -16,8 +16,8 @@ pub struct SplitOptions {
     /// Aim for text shards of about this many bytes; a shard holds whole pages, so one long
     /// page makes a bigger shard.
     pub text_bytes: usize,
-    /// Vectors by cluster (format version 7): a coarse quantiser in the entry, each cluster's
-    /// vectors in a vector shard. Off: the vectors stay in the entry (version 6).
+    /// Vectors by cluster (format version 9): a coarse quantiser in the entry, each cluster's
+    /// vectors in a vector shard. Off: the vectors stay in the entry (version 8).
     pub vector_clusters: bool,
     /// Bits per centroid component in the entry (8, 4 or 1). 4 by default: on the pg and git
     /// eval sets (MiniLM vectors) 4-bit centres probe exactly the clusters int8 ones do, at half
@@ -43,10 +43,50 @@ impl Default for SplitOptions {
 /// A split index: the entry file and the shards to write next to it.
 #[derive(Debug, Clone)]
 pub struct SplitIndex {
-    /// The entry file's bytes (format version 6).
+    /// The entry file's bytes (format version 8 or 9).
     pub entry: Vec<u8>,
     /// (file name, bytes) of every shard.
     pub shards: Vec<(String, Vec<u8>)>,
+}
+
+/// The shard names taken so far, by kind and name hash, with the full checksum of the shard
+/// that took each: two shards with different contents never share a name (the second gets a
+/// salt), and identical shards are one file.
+#[derive(Default)]
+struct Names(std::collections::HashMap<(ShardKind, u32), u64>);
+
+impl Names {
+    /// Encode `body` as a shard of `kind`, push it onto `shards` under a name no other content
+    /// has, and return its name hash.
+    fn push(
+        &mut self,
+        stem: &str,
+        kind: ShardKind,
+        body: &[u8],
+        shards: &mut Vec<(String, Vec<u8>)>,
+    ) -> u32 {
+        let mut salt = 0u32;
+        loop {
+            let (file, hash) = shard::encode(kind, body, salt);
+            let sum = u64::from_le_bytes(file[file.len() - 8..].try_into().unwrap_or([0; 8]));
+            match self.0.get(&(kind, hash)) {
+                Some(&taken) if taken != sum => salt = salt.wrapping_add(1),
+                Some(_) => return hash,
+                None => {
+                    self.0.insert((kind, hash), sum);
+                    shards.push((shard_name(stem, kind, hash), file));
+                    return hash;
+                }
+            }
+        }
+    }
+}
+
+/// The `DocLens` section: every chunk's BM25 length as two byte planes, the low bytes of all
+/// then the high bytes (they compress better than interleaved `u16`s: most high bytes are 0).
+pub(crate) fn doclens_encode(lens: &[u16]) -> Vec<u8> {
+    let (lo, hi): (Vec<u8>, Vec<u8>) = lens.iter().map(|l| (*l as u8, (l >> 8) as u8)).unzip();
+    [lo, hi].concat()
 }
 
 /// Split `index` (a one-file index) into an entry and shards named after `stem` (the entry
@@ -88,11 +128,11 @@ pub fn split_index(
     for t in terms.drain(..) {
         groups[postings_shard_of(t.0, count)].push(t);
     }
+    let mut names = Names::default();
     let mut postings = Vec::with_capacity(count);
     for mut g in groups {
-        let (file, sum) = shard::encode(ShardKind::Postings, &shard::postings_body(&mut g));
-        shards.push((shard_name(stem, ShardKind::Postings, sum), file));
-        postings.push(sum);
+        let body = shard::postings_body(&mut g);
+        postings.push(names.push(stem, ShardKind::Postings, &body, &mut shards));
     }
 
     // Texts, in runs of whole pages, with what a reader shows of each chunk.
@@ -112,9 +152,7 @@ pub fn split_index(
             })
             .collect();
         let body = shard::text_body(&chunks, |j| index.chunk_ref(first + j).breadcrumb());
-        let (file, sum) = shard::encode(ShardKind::Text, &body);
-        shards.push((shard_name(stem, ShardKind::Text, sum), file));
-        texts.push((first as u32, sum));
+        texts.push((first as u32, names.push(stem, ShardKind::Text, &body, shards)));
     };
     let (mut first, mut bytes) = (0usize, 0usize);
     for i in 0..n {
@@ -166,7 +204,7 @@ pub fn split_index(
     let manifest = Manifest { stem: stem.to_string(), postings, texts };
     let raw = index.as_bytes();
     let coarse = if opts.vector_clusters && index.dims() > 0 && n > 0 {
-        Some(cluster_vectors(index, stem, opts, &mut shards)?)
+        Some(cluster_vectors(index, stem, opts, &mut names, &mut shards)?)
     } else {
         None
     };
@@ -183,8 +221,7 @@ pub fn split_index(
         sections.push((SectionKind::Clusters, c.encode(index.dims())));
     }
     sections.push((SectionKind::Shards, manifest.encode()));
-    sections
-        .push((SectionKind::DocLens, lx.doc_lens().iter().flat_map(|l| l.to_le_bytes()).collect()));
+    sections.push((SectionKind::DocLens, doclens_encode(lx.doc_lens())));
     sections.push((SectionKind::Outline, outline.encode()));
     shards.sort();
     shards.dedup_by(|a, b| a.0 == b.0);
@@ -198,6 +235,7 @@ fn cluster_vectors(
     index: &Index,
     stem: &str,
     opts: SplitOptions,
+    names: &mut Names,
     shards: &mut Vec<(String, Vec<u8>)>,
 ) -> Result<Coarse, FormatError> {
     let bits = opts.centroid_bits;
@@ -235,13 +273,46 @@ fn cluster_vectors(
             s.push(f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
             packed.extend_from_slice(&raw[vat + i * per..vat + (i + 1) * per]);
         }
-        let (file, sum) =
-            shard::encode(ShardKind::Vectors, &vectors::vectors_body(chunks, &s, &packed));
-        shards.push((shard_name(stem, ShardKind::Vectors, sum), file));
-        coarse.checksums.push(sum);
+        let body = vectors::vectors_body(chunks, &s, &packed);
+        coarse.checksums.push(names.push(stem, ShardKind::Vectors, &body, shards));
         coarse.counts.push(chunks.len() as u32);
         coarse.scales.push(crate::vector::quantize_levels(centroid, bits, &mut l));
         coarse.levels.extend_from_slice(&l);
     }
     Ok(coarse)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two different shards whose name hashes collide get two names (the second a salt), and
+    /// both read back; the same shard twice is one file.
+    #[test]
+    fn shards_with_colliding_names_are_told_apart() {
+        // Find two bodies with the same 32-bit name hash (a birthday search: ~80k tries).
+        let mut seen = std::collections::HashMap::new();
+        let (a, b) = (0u32..)
+            .find_map(|i| {
+                let body = i.to_le_bytes().to_vec();
+                let (_, h) = shard::encode(ShardKind::Text, &body, 0);
+                seen.insert(h, body.clone()).map(|other| (other, body))
+            })
+            .unwrap();
+        let (mut names, mut shards) = (Names::default(), Vec::new());
+        let ha = names.push("index", ShardKind::Text, &a, &mut shards);
+        let hb = names.push("index", ShardKind::Text, &b, &mut shards);
+        assert_ne!(ha, hb, "the second shard must get another name");
+        assert_eq!(names.push("index", ShardKind::Text, &a, &mut shards), ha);
+        assert_eq!(shards.len(), 2);
+        for ((name, file), (hash, body)) in shards.iter().zip([(ha, &a), (hb, &b)]) {
+            assert_eq!(*name, shard_name("index", ShardKind::Text, hash));
+            assert_eq!(shard::decode(file, ShardKind::Text, hash, name).unwrap(), &body[..]);
+        }
+    }
+
+    #[test]
+    fn chunk_lengths_are_two_byte_planes() {
+        assert_eq!(doclens_encode(&[1, 0x0203, 300]), [1, 3, 44, 0, 2, 1]);
+    }
 }
