@@ -331,6 +331,8 @@ async function splitBytes() {
   const later = [];
   const laterMs = [];
   const foundMs = [];
+  const fetchUntilSearch = [];
+  const searchOnly = [];
   let seen = 0;
   for (const [i, q] of questions.entries()) {
     const ms = await answer(page, q);
@@ -339,10 +341,13 @@ async function splitBytes() {
       later.push(total - seen);
       laterMs.push(ms);
       // Submit → search done and every shard it needed fetched (performance marks).
-      foundMs.push(await page.evaluate(() => {
+      const [found, fetchMs, searchMs] = await page.evaluate(() => {
         const last = (n) => performance.getEntriesByName(n).at(-1)?.startTime;
-        return last('docent:found') - last('docent:ask');
-      }));
+        return [last('docent:found') - last('docent:ask'), last('docent:search') - last('docent:ask'), last('docent:found') - last('docent:search')];
+      });
+      foundMs.push(found);
+      fetchUntilSearch.push(fetchMs);
+      searchOnly.push(searchMs);
     }
     seen = total;
   }
@@ -352,4 +357,5 @@ async function splitBytes() {
   console.log(`  each later question (new): median ${kb(pct(later, 0.5))}, max ${kb(Math.max(...later))}`);
   console.log(`  question → answer on screen: cold median ${pct(coldMs, 0.5)} ms (index fetch included), later median ${pct(laterMs, 0.5)} ms`);
   console.log(`  question → search done and its shards fetched (later questions): median ${pct(foundMs, 0.5).toFixed(1)} ms, p95 ${pct(foundMs, 0.95).toFixed(1)} ms`);
+  console.log(`    of which: submit → (embedding,) shards fetched: median ${pct(fetchUntilSearch, 0.5).toFixed(1)} ms; search and text shards: median ${pct(searchOnly, 0.5).toFixed(1)} ms`);
 }
