@@ -13,6 +13,8 @@
 //! | `docent_upstream_errors_total` | counter | op, kind (status, timeout, connect, stream) |
 //! | `docent_client_disconnects_total` | counter | — (streams cancelled because the client went away) |
 //! | `docent_streams_cut_at_shutdown_total` | counter | — (still open when the shutdown grace period ran out) |
+//! | `docent_streams_cut_at_limit_total` | counter | — (ran past `[serve] max_stream_secs`) |
+//! | `docent_stalled_clients_total` | counter | — (connections closed: the client took no byte for `[serve] send_timeout_ms`) |
 //! | `docent_feedback_total` | counter | rating (up, down) |
 //! | `docent_open_streams` | gauge | — |
 //! | `docent_limit_store_failures_total` | counter | op (take, stream), outcome (local: fell back to in-process limits, refused) |
@@ -71,7 +73,7 @@ fn labels(pairs: &[(&str, &str)]) -> String {
     s
 }
 
-const HELP: [(&str, &str, &str); 17] = [
+const HELP: [(&str, &str, &str); 19] = [
     ("docent_requests_total", "counter", "HTTP requests by route and status."),
     (
         "docent_request_duration_seconds",
@@ -110,6 +112,16 @@ const HELP: [(&str, &str, &str); 17] = [
         "docent_streams_cut_at_shutdown_total",
         "counter",
         "Streams ended by the server because the shutdown grace period ran out.",
+    ),
+    (
+        "docent_streams_cut_at_limit_total",
+        "counter",
+        "Streams ended by the server because they ran past [serve] max_stream_secs.",
+    ),
+    (
+        "docent_stalled_clients_total",
+        "counter",
+        "Connections closed because the client took no byte for [serve] send_timeout_ms.",
     ),
     ("docent_feedback_total", "counter", "Feedback received, by rating."),
     ("docent_open_streams", "gauge", "Streams currently open."),
@@ -195,6 +207,16 @@ impl Metrics {
     /// `docent_streams_cut_at_shutdown_total` + 1.
     pub fn stream_cut_at_shutdown(&self) {
         self.inc("docent_streams_cut_at_shutdown_total", &[], 1);
+    }
+
+    /// `docent_streams_cut_at_limit_total` + 1.
+    pub fn stream_cut_at_limit(&self) {
+        self.inc("docent_streams_cut_at_limit_total", &[], 1);
+    }
+
+    /// `docent_stalled_clients_total` + 1.
+    pub fn stalled_client(&self) {
+        self.inc("docent_stalled_clients_total", &[], 1);
     }
 
     /// `docent_feedback_total{rating}` + 1.

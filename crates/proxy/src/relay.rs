@@ -344,7 +344,7 @@ impl StreamState {
             }
             let now = Instant::now();
             if now >= self.deadline {
-                self.guard.st.metrics.upstream_error("chat", "timeout");
+                self.guard.st.metrics.stream_cut_at_limit();
                 self.finished = true;
                 self.guard.completed = true;
                 self.queue.push_back(Self::error_frame(

@@ -256,7 +256,7 @@ const CUT_FLUSH: Duration = Duration::from_secs(2);
 async fn serve_connections(
     app: axum::Router,
     listener: tokio::net::TcpListener,
-    state: &AppState,
+    state: &Arc<AppState>,
     grace: Duration,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
@@ -309,6 +309,7 @@ async fn serve_connections(
             let _ = close.wait_for(|c| *c).await;
         };
         let alive = alive_tx.clone();
+        let st = state.clone();
         tokio::spawn(async move {
             let _permit = permit;
             let _alive = alive;
@@ -323,6 +324,7 @@ async fn serve_connections(
             let stalled = stalled(&stall, send_timeout);
             tokio::pin!(stalled);
             let gone = |peer| {
+                st.metrics.stalled_client();
                 tracing::info!(peer = %peer, send_timeout_ms = send_timeout.as_millis() as u64, "client stopped reading; connection closed");
             };
             tokio::select! {

@@ -1027,6 +1027,10 @@ async fn a_client_that_stops_reading_loses_its_stream_slot_after_the_send_timeou
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let r = ask().await.unwrap();
     assert_eq!(r.status(), 200, "a client that stopped reading still holds the only stream slot");
+    drop(r);
+    let m = client.get(format!("http://{}/metrics", p.addr)).send().await.unwrap();
+    let m = m.text().await.unwrap();
+    assert!(m.contains("docent_stalled_clients_total 1"), "{m}");
     drop(stalled);
 }
 
@@ -1051,10 +1055,8 @@ async fn a_stream_past_max_stream_secs_ends_with_an_error_event() {
     let up = ticking_upstream().await;
     let mut cfg = config(up.addr);
     cfg.serve.max_stream_secs = 1;
-    let r = app(Arc::new(cfg))
-        .oneshot(post("/v1/chat/completions", &chat_body("hi", true)))
-        .await
-        .unwrap();
+    let a = app(Arc::new(cfg));
+    let r = a.clone().oneshot(post("/v1/chat/completions", &chat_body("hi", true))).await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     let t = Instant::now();
     let text = tokio::time::timeout(Duration::from_secs(10), body_text(r))
@@ -1063,6 +1065,10 @@ async fn a_stream_past_max_stream_secs_ends_with_an_error_event() {
     assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
     assert!(text.contains("tick1 "), "{text}");
     assert_eq!(last_event(&text)["error"]["code"], "upstream_timeout", "{text}");
+    let m = a.oneshot(Request::get("/metrics").body(Body::empty()).unwrap()).await.unwrap();
+    let m = body_text(m).await;
+    assert!(m.contains("docent_streams_cut_at_limit_total 1"), "{m}");
+    assert!(!m.contains("kind=\"timeout\""), "not the upstream's timeout: {m}");
 }
 
 #[tokio::test]
