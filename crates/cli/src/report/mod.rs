@@ -58,7 +58,9 @@ pub struct ReportArgs {
 pub fn run(a: ReportArgs) -> anyhow::Result<()> {
     let (lines, from) = match (&a.file, &a.redis) {
         (Some(f), _) => (records::read_file(f)?, f.display().to_string()),
-        (None, Some(url)) => (records::read_redis(url, &a.key)?, format!("{url} {}", a.key)),
+        (None, Some(url)) => {
+            (records::read_redis(url, &a.key)?, format!("{} {}", records::shown_url(url), a.key))
+        }
         (None, None) => anyhow::bail!("give the analytics file `docent serve` writes ([analytics] path), or --redis URL for [analytics] redis = true"),
     };
     let now = std::time::SystemTime::now()
