@@ -30,6 +30,8 @@ pub struct Report<'a> {
     pub set: &'a RecordSet,
     /// The uncertain and declined questions, in the order `clusters` index them.
     pub gaps: &'a [&'a Question],
+    /// Older uncertain and declined questions left out of `gaps` (see `MAX_GROUPED`).
+    pub ungrouped: usize,
     /// Groups of `gaps`, biggest first.
     pub clusters: &'a [Cluster],
     /// Unix seconds.
@@ -236,9 +238,14 @@ fn gaps(h: &mut String, r: &Report) {
     }
     let _ = write!(
         h,
-        "<p class=\"muted\">{} uncertain or declined questions in {} group(s) of similar questions, biggest first. The pages they landed near are where an answer would most likely belong.</p>",
-        r.gaps.len(),
-        r.clusters.len()
+        "<p class=\"muted\">{} uncertain or declined questions in {} group(s) of similar questions, biggest first{}. The pages they landed near are where an answer would most likely belong.</p>",
+        r.gaps.len() + r.ungrouped,
+        r.clusters.len(),
+        if r.ungrouped > 0 {
+            format!(" (the latest {} grouped, {} older ones not)", r.gaps.len(), r.ungrouped)
+        } else {
+            String::new()
+        }
     );
     for c in r.clusters.iter().take(MAX_GROUPS) {
         let qs: Vec<&Question> = c.members.iter().filter_map(|&i| r.gaps.get(i).copied()).collect();
@@ -380,6 +387,7 @@ mod tests {
             from: "a.jsonl",
             set: &set,
             gaps: &gaps,
+            ungrouped: 0,
             clusters: &clusters,
             generated: 1764200000,
         });
@@ -411,6 +419,7 @@ mod tests {
             from: "f",
             set: &set,
             gaps: &gaps,
+            ungrouped: 0,
             clusters: &clusters,
             generated: 1764200000,
         });
@@ -428,6 +437,7 @@ mod tests {
             from: "f",
             set: &set,
             gaps: &[],
+            ungrouped: 0,
             clusters: &[],
             generated: 0,
         });

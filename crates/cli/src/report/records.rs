@@ -136,6 +136,7 @@ fn str_of(v: &Value, k: &str) -> String {
 /// Parse lines into records, keeping those at or after `since` (Unix seconds).
 pub fn parse(lines: &[String], since: Option<u64>) -> RecordSet {
     let mut set = RecordSet::default();
+    let mut seen_indexes = std::collections::HashSet::new();
     for (i, line) in lines.iter().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -173,7 +174,8 @@ pub fn parse(lines: &[String], since: Option<u64>) -> RecordSet {
                     })
                     .unwrap_or_default();
                 if let Some(ix) = v.get("index").and_then(Value::as_str) {
-                    if !set.indexes.iter().any(|x| x == ix) {
+                    // A set: any browser can post any checksum, so there may be millions.
+                    if seen_indexes.insert(ix.to_string()) {
                         set.indexes.push(ix.to_string());
                     }
                 }
