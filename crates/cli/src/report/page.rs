@@ -102,6 +102,7 @@ pub fn render(r: &Report) -> String {
     let _ = write!(
         h,
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
          <title>What readers asked · {site}</title><style>{CSS}</style></head><body><main>\
          <h1>What readers asked</h1><p class=\"muted\">{site} · ",
@@ -398,6 +399,8 @@ mod tests {
         assert!(html.contains("33 %"), "one in three answered");
         assert!(html.contains("<title>2025-11-24: 1 declined</title>"), "{html}");
         assert!(html.contains("Answers marked not helpful</h2><section"));
+        let csp = "content=\"default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'\"";
+        assert!(html.contains(csp), "no script runs, even if an escape is ever missed");
     }
 
     #[test]
