@@ -8,9 +8,11 @@
 //! Privacy by construction: a record holds the question, the outcome, the top sections, the
 //! index checksum and a timestamp. **No IP, no cookie, no reader or session id, and not the
 //! request id** (the access log pairs request ids with IPs, so storing it would let the two be
-//! joined). Records go to a JSON-lines file or to a capped Redis list shared by replicas.
+//! joined). The time and order of records can still be matched with the access log's
+//! `/v1/events` lines on a quiet site: docs/privacy.md says so. Records go to a JSON-lines file or to a capped Redis list shared by replicas.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use redis::aio::ConnectionManager;
 use serde::Deserialize;
@@ -39,7 +41,9 @@ pub struct AnalyticsConfig {
     /// Or push them to a Redis list in the `[limits] store` (key `<store_prefix>:analytics`),
     /// so every replica writes to one place.
     pub redis: bool,
-    /// Most records the Redis list keeps (oldest dropped first).
+    /// Most records kept: the Redis list drops its oldest, the file stops growing (new records
+    /// are dropped, with one warning, until it is rotated). Anyone who can reach `/v1/events`
+    /// adds records, so neither may grow without end.
     pub max_records: u64,
 }
 
@@ -59,7 +63,7 @@ impl AnalyticsConfig {
             (None, false) => Err("[analytics] enabled = true needs somewhere to write: path = \"analytics.jsonl\" (a JSON-lines file) or redis = true (the [limits] store)".into()),
             (Some(_), true) => Err("[analytics] has both path and redis = true; pick one".into()),
             (_, true) if redis_store.is_none() => Err("[analytics] redis = true writes to the [limits] store, which is not set; set [limits] store = \"redis://...\" or use path = \"analytics.jsonl\"".into()),
-            (_, true) if self.max_records == 0 => Err("[analytics] max_records = 0 would keep nothing; use a positive number (default 1000000)".into()),
+            _ if self.max_records == 0 => Err("[analytics] max_records = 0 would keep nothing; use a positive number (default 1000000)".into()),
             _ => Ok(()),
         }
     }
@@ -67,8 +71,17 @@ impl AnalyticsConfig {
 
 /// Where records go.
 pub enum AnalyticsSink {
-    /// A JSON-lines file.
-    File(JsonlWriter),
+    /// A JSON-lines file, and how many lines it holds of at most `max`.
+    File {
+        /// The writer.
+        writer: JsonlWriter,
+        /// Lines in the file (those found at start, then those queued).
+        lines: AtomicU64,
+        /// `max_records`.
+        max: u64,
+        /// Whether "the file is full" was logged.
+        warned: AtomicBool,
+    },
     /// A capped Redis list.
     Redis { conn: ConnectionManager, key: String, max: u64 },
 }
@@ -76,18 +89,56 @@ pub enum AnalyticsSink {
 impl std::fmt::Debug for AnalyticsSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            AnalyticsSink::File(w) => write!(f, "AnalyticsSink::File({})", w.path().display()),
+            AnalyticsSink::File { writer, .. } => {
+                write!(f, "AnalyticsSink::File({})", writer.path().display())
+            }
             AnalyticsSink::Redis { key, .. } => write!(f, "AnalyticsSink::Redis({key})"),
         }
     }
 }
 
 impl AnalyticsSink {
+    /// A JSON-lines file at `path` that keeps at most `max` records (the lines already in it
+    /// count).
+    pub fn file(path: &Path, max: u64) -> std::io::Result<AnalyticsSink> {
+        let lines = match std::fs::File::open(path) {
+            Ok(f) => {
+                use std::io::BufRead;
+                let mut r = std::io::BufReader::new(f);
+                let mut n = 0u64;
+                loop {
+                    let buf = r.fill_buf()?;
+                    if buf.is_empty() {
+                        break;
+                    }
+                    n += buf.iter().filter(|&&b| b == b'\n').count() as u64;
+                    let len = buf.len();
+                    r.consume(len);
+                }
+                n
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+            Err(e) => return Err(e),
+        };
+        Ok(AnalyticsSink::File {
+            writer: JsonlWriter::open(path)?,
+            lines: AtomicU64::new(lines),
+            max,
+            warned: AtomicBool::new(false),
+        })
+    }
+
     /// Store one record. Failures are logged, never shown to the reader: analytics must not
     /// break answers.
     pub async fn record(&self, rec: &Value) {
         match self {
-            AnalyticsSink::File(w) => w.append(rec),
+            AnalyticsSink::File { writer, lines, max, warned } => {
+                if lines.fetch_add(1, Ordering::Relaxed) < *max {
+                    writer.append(rec);
+                } else if !warned.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(path = %writer.path().display(), max = *max, "the analytics file holds [analytics] max_records records; new ones are dropped until it is rotated (run docent report, then move it away and restart)");
+                }
+            }
             AnalyticsSink::Redis { conn, key, max } => {
                 let mut c = conn.clone();
                 let line = rec.to_string();
@@ -275,6 +326,29 @@ mod tests {
         }
     }
 
+    #[tokio::test]
+    async fn the_file_stops_growing_at_max_records() {
+        let dir = std::env::temp_dir().join(format!("docent-analytics-cap-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("a.jsonl");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(&path, "{\"old\":1}\n").unwrap();
+        let lines = || std::fs::read_to_string(&path).unwrap_or_default().lines().count();
+        let sink = AnalyticsSink::file(&path, 3).unwrap();
+        for i in 0..5 {
+            sink.record(&json!({"n": i})).await;
+        }
+        for _ in 0..100 {
+            if lines() >= 3 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert_eq!(lines(), 3, "the line already there counts too");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn the_config_needs_one_place_to_write() {
         let on = |path: Option<&str>, redis| AnalyticsConfig {
@@ -289,5 +363,7 @@ mod tests {
         assert!(on(None, true).validate(None).unwrap_err().contains("[limits] store"));
         assert!(on(None, true).validate(Some("redis://x")).is_ok());
         assert!(on(Some("a.jsonl"), false).validate(None).is_ok());
+        let none = AnalyticsConfig { max_records: 0, ..on(Some("a.jsonl"), false) };
+        assert!(none.validate(None).unwrap_err().contains("max_records"));
     }
 }

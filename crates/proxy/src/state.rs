@@ -112,9 +112,9 @@ impl AppState {
                 max: a.max_records,
             }),
             (a, _) => match &a.path {
-                Some(p) => Some(crate::analytics::AnalyticsSink::File(JsonlWriter::open(p).map_err(|e| {
+                Some(p) => Some(crate::analytics::AnalyticsSink::file(p, a.max_records).map_err(|e| {
                     anyhow::anyhow!("cannot open the analytics file {}: {e}; fix [analytics] path or the folder's permissions", p.display())
-                })?)),
+                })?),
                 None => anyhow::bail!("[analytics] is enabled with nowhere to write; set path = \"analytics.jsonl\" or redis = true"),
             },
         };

@@ -17,6 +17,21 @@ use clap::Args;
 
 use crate::query::{embed_texts, load_index, query_embedder, EmbedAccess, ModeArg};
 
+/// Most uncertain and declined questions grouped, the latest: grouping compares each question
+/// with every group so far, so its time grows with the square of their number (5,000 distinct
+/// ones take 2 s), and whoever can post to `/v1/events` chooses that number.
+pub const MAX_GROUPED: usize = 10_000;
+
+/// The uncertain and declined questions to group (the latest [`MAX_GROUPED`], oldest first),
+/// and how many older ones are left out.
+pub fn to_group(set: &records::RecordSet) -> (Vec<&records::Question>, usize) {
+    let mut gaps: Vec<&records::Question> =
+        set.questions.iter().filter(|q| q.outcome != records::Outcome::Answered).collect();
+    let older = gaps.len().saturating_sub(MAX_GROUPED);
+    gaps.drain(..older);
+    (gaps, older)
+}
+
 /// Arguments of `docent report`.
 #[derive(Debug, Clone, Args)]
 #[command(after_help = "Examples:
@@ -58,7 +73,9 @@ pub struct ReportArgs {
 pub fn run(a: ReportArgs) -> anyhow::Result<()> {
     let (lines, from) = match (&a.file, &a.redis) {
         (Some(f), _) => (records::read_file(f)?, f.display().to_string()),
-        (None, Some(url)) => (records::read_redis(url, &a.key)?, format!("{url} {}", a.key)),
+        (None, Some(url)) => {
+            (records::read_redis(url, &a.key)?, format!("{} {}", records::shown_url(url), a.key))
+        }
         (None, None) => anyhow::bail!("give the analytics file `docent serve` writes ([analytics] path), or --redis URL for [analytics] redis = true"),
     };
     let now = std::time::SystemTime::now()
@@ -74,8 +91,7 @@ pub fn run(a: ReportArgs) -> anyhow::Result<()> {
             set.first_skipped.unwrap_or(0)
         );
     }
-    let gaps: Vec<&records::Question> =
-        set.questions.iter().filter(|q| q.outcome != records::Outcome::Answered).collect();
+    let (gaps, ungrouped) = to_group(&set);
     let texts: Vec<String> = gaps.iter().map(|q| q.question.clone()).collect();
     let grouping = match &a.index {
         Some(p) => {
@@ -101,6 +117,7 @@ pub fn run(a: ReportArgs) -> anyhow::Result<()> {
         from: &from,
         set: &set,
         gaps: &gaps,
+        ungrouped,
         clusters: &clusters,
         generated: now,
     });
@@ -120,4 +137,26 @@ pub fn run(a: ReportArgs) -> anyhow::Result<()> {
         a.out.display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flood_of_questions_groups_only_the_latest() {
+        let lines: Vec<String> = (0..MAX_GROUPED + 3)
+            .map(|i| {
+                format!(
+                    r#"{{"type":"question","ts":{},"question":"q{i}","outcome":"declined","index":"{i:016x}"}}"#,
+                    1_000 + i
+                )
+            })
+            .collect();
+        let set = records::parse(&lines, None);
+        assert_eq!(set.indexes.len(), MAX_GROUPED + 3);
+        let (grouped, older) = to_group(&set);
+        assert_eq!((grouped.len(), older), (MAX_GROUPED, 3));
+        assert_eq!(grouped[0].question, "q3");
+    }
 }

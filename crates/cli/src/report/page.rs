@@ -30,6 +30,8 @@ pub struct Report<'a> {
     pub set: &'a RecordSet,
     /// The uncertain and declined questions, in the order `clusters` index them.
     pub gaps: &'a [&'a Question],
+    /// Older uncertain and declined questions left out of `gaps` (see `MAX_GROUPED`).
+    pub ungrouped: usize,
     /// Groups of `gaps`, biggest first.
     pub clusters: &'a [Cluster],
     /// Unix seconds.
@@ -40,6 +42,19 @@ fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     escape_html(s, &mut o);
     o
+}
+
+/// `text` linked to `url` when `url` is a web page (http(s) or a path); anything else readers
+/// sent (`javascript:`, `data:`, a protocol-relative `//host`, which a report opened from disk
+/// would resolve to a `file://` share) is written as plain text.
+fn link(url: &str, text: &str) -> String {
+    use docent_core::render::{classify_url, UrlKind};
+    match classify_url(url) {
+        Some(UrlKind::Fragment | UrlKind::Relative) => {}
+        Some(UrlKind::Absolute { origin }) if !origin.starts_with("//") => {}
+        _ => return esc(text),
+    }
+    format!("<a href=\"{}\">{}</a>", esc(url), esc(text))
 }
 
 fn day(ts: u64) -> String {
@@ -87,6 +102,7 @@ pub fn render(r: &Report) -> String {
     let _ = write!(
         h,
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
          <title>What readers asked · {site}</title><style>{CSS}</style></head><body><main>\
          <h1>What readers asked</h1><p class=\"muted\">{site} · ",
@@ -223,9 +239,14 @@ fn gaps(h: &mut String, r: &Report) {
     }
     let _ = write!(
         h,
-        "<p class=\"muted\">{} uncertain or declined questions in {} group(s) of similar questions, biggest first. The pages they landed near are where an answer would most likely belong.</p>",
-        r.gaps.len(),
-        r.clusters.len()
+        "<p class=\"muted\">{} uncertain or declined questions in {} group(s) of similar questions, biggest first{}. The pages they landed near are where an answer would most likely belong.</p>",
+        r.gaps.len() + r.ungrouped,
+        r.clusters.len(),
+        if r.ungrouped > 0 {
+            format!(" (the latest {} grouped, {} older ones not)", r.gaps.len(), r.ungrouped)
+        } else {
+            String::new()
+        }
     );
     for c in r.clusters.iter().take(MAX_GROUPS) {
         let qs: Vec<&Question> = c.members.iter().filter_map(|&i| r.gaps.get(i).copied()).collect();
@@ -272,10 +293,9 @@ fn gaps(h: &mut String, r: &Report) {
             for (i, (url, (n, title))) in near.iter().take(3).enumerate() {
                 let _ = write!(
                     h,
-                    "{}<a href=\"{}\">{}</a> ({n})",
+                    "{}{} ({n})",
                     if i > 0 { ", " } else { "" },
-                    esc(url),
-                    esc(if title.is_empty() { url } else { title })
+                    link(url, if title.is_empty() { url } else { title })
                 );
             }
             h.push_str("</p>");
@@ -304,13 +324,7 @@ fn not_helpful(h: &mut String, set: &RecordSet) {
         if !f.sources.is_empty() {
             h.push_str("<p>Sources: ");
             for (i, s) in f.sources.iter().enumerate() {
-                let _ = write!(
-                    h,
-                    "{}<a href=\"{}\">{}</a>",
-                    if i > 0 { ", " } else { "" },
-                    esc(s),
-                    esc(s)
-                );
+                let _ = write!(h, "{}{}", if i > 0 { ", " } else { "" }, link(s, s));
             }
             h.push_str("</p>");
         }
@@ -341,9 +355,8 @@ fn pages(h: &mut String, set: &RecordSet) {
     for (url, (n, title)) in rows.into_iter().take(MAX_PAGES) {
         let _ = write!(
             h,
-            "<tr><td><a href=\"{}\">{}</a> <span class=\"muted\">{}</span></td><td class=\"n\">{n}</td></tr>",
-            esc(url),
-            esc(if title.is_empty() { url } else { title }),
+            "<tr><td>{} <span class=\"muted\">{}</span></td><td class=\"n\">{n}</td></tr>",
+            link(url, if title.is_empty() { url } else { title }),
             esc(url)
         );
     }
@@ -375,6 +388,7 @@ mod tests {
             from: "a.jsonl",
             set: &set,
             gaps: &gaps,
+            ungrouped: 0,
             clusters: &clusters,
             generated: 1764200000,
         });
@@ -385,6 +399,37 @@ mod tests {
         assert!(html.contains("33 %"), "one in three answered");
         assert!(html.contains("<title>2025-11-24: 1 declined</title>"), "{html}");
         assert!(html.contains("Answers marked not helpful</h2><section"));
+        let csp = "content=\"default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'\"";
+        assert!(html.contains(csp), "no script runs, even if an escape is ever missed");
+    }
+
+    #[test]
+    fn urls_readers_sent_become_links_only_to_web_pages() {
+        let lines: Vec<String> = [
+            r#"{"type":"question","ts":1764000000,"question":"q one","outcome":"declined","sections":[{"url":"javascript:alert(document.domain)","title":"Click"}]}"#,
+            r#"{"type":"question","ts":1764000001,"question":"q two","outcome":"answered","sections":[{"url":"//evil.example/share","title":"Share"},{"url":"https://docs.example/a#b","title":"A"}]}"#,
+            r#"{"type":"feedback","ts":1764000002,"rating":"down","question":"q","answer":"a","sources":["jav&#x61;script:alert(1)","/guide#x"]}"#,
+        ]
+        .map(String::from)
+        .to_vec();
+        let set = records::parse(&lines, None);
+        let gaps: Vec<&Question> =
+            set.questions.iter().filter(|q| q.outcome != Outcome::Answered).collect();
+        let texts: Vec<String> = gaps.iter().map(|q| q.question.clone()).collect();
+        let clusters = cluster::cluster(&texts, cluster::Grouping::Words);
+        let html = render(&Report {
+            site: "s",
+            from: "f",
+            set: &set,
+            gaps: &gaps,
+            ungrouped: 0,
+            clusters: &clusters,
+            generated: 1764200000,
+        });
+        let hrefs: Vec<&str> =
+            html.split("href=\"").skip(1).filter_map(|s| s.split('"').next()).collect();
+        assert_eq!(hrefs, ["/guide#x", "https://docs.example/a"], "{html}");
+        assert!(html.contains("javascript:alert(document.domain)"), "shown as text");
     }
 
     #[test]
@@ -395,6 +440,7 @@ mod tests {
             from: "f",
             set: &set,
             gaps: &[],
+            ungrouped: 0,
             clusters: &[],
             generated: 0,
         });

@@ -97,10 +97,23 @@ pub fn read_file(path: &Path) -> anyhow::Result<Vec<String>> {
     Ok(String::from_utf8_lossy(&text).lines().map(str::to_string).collect())
 }
 
+/// `url` as it may be shown (on the report page, in errors): without its user and password
+/// (`redis://:secret@host:6379` → `redis://host:6379`).
+pub fn shown_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    match authority.rsplit_once('@') {
+        Some((_, host)) => format!("{scheme}://{host}{path}"),
+        None => url.to_string(),
+    }
+}
+
 /// Read every record of a Redis list.
 pub fn read_redis(url: &str, key: &str) -> anyhow::Result<Vec<String>> {
     let client = redis::Client::open(url)
-        .with_context(|| format!("--redis {url} is not a usable Redis URL"))?;
+        .with_context(|| format!("--redis {} is not a usable Redis URL", shown_url(url)))?;
+    let url = shown_url(url);
     let mut c = client
         .get_connection_with_timeout(std::time::Duration::from_secs(5))
         .with_context(|| format!("cannot connect to Redis at {url}"))?;
@@ -123,6 +136,7 @@ fn str_of(v: &Value, k: &str) -> String {
 /// Parse lines into records, keeping those at or after `since` (Unix seconds).
 pub fn parse(lines: &[String], since: Option<u64>) -> RecordSet {
     let mut set = RecordSet::default();
+    let mut seen_indexes = std::collections::HashSet::new();
     for (i, line) in lines.iter().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -160,7 +174,8 @@ pub fn parse(lines: &[String], since: Option<u64>) -> RecordSet {
                     })
                     .unwrap_or_default();
                 if let Some(ix) = v.get("index").and_then(Value::as_str) {
-                    if !set.indexes.iter().any(|x| x == ix) {
+                    // A set: any browser can post any checksum, so there may be millions.
+                    if seen_indexes.insert(ix.to_string()) {
                         set.indexes.push(ix.to_string());
                     }
                 }
@@ -199,6 +214,19 @@ pub fn parse(lines: &[String], since: Option<u64>) -> RecordSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_redis_url_is_shown_without_its_password() {
+        assert_eq!(shown_url("redis://:s3cret@cache:6379/0"), "redis://cache:6379/0");
+        assert_eq!(shown_url("rediss://user:p@ss@cache.example"), "rediss://cache.example");
+        assert_eq!(shown_url("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+        assert_eq!(shown_url("redis+unix:///run/redis.sock"), "redis+unix:///run/redis.sock");
+        assert_eq!(shown_url("not a url"), "not a url");
+        for url in ["redis://:s3cret@", "redis://:s3cret@127.0.0.1:1"] {
+            let e = read_redis(url, "k").unwrap_err();
+            assert!(!format!("{e:#}").contains("s3cret"), "{e:#}");
+        }
+    }
 
     #[test]
     fn records_are_read_and_junk_is_counted() {
