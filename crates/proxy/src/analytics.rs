@@ -9,7 +9,8 @@
 //! index checksum and a timestamp. **No IP, no cookie, no reader or session id, and not the
 //! request id** (the access log pairs request ids with IPs, so storing it would let the two be
 //! joined). The time and order of records can still be matched with the access log's
-//! `/v1/events` lines on a quiet site: docs/privacy.md says so. Records go to a JSON-lines file or to a capped Redis list shared by replicas.
+//! `/v1/events` lines on a quiet site: docs/privacy.md says so. Records go to a JSON-lines
+//! file or to a capped Redis list shared by replicas.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
