@@ -368,6 +368,24 @@ mod tests {
     use super::super::{cluster, records};
     use super::*;
 
+    /// The page for these record lines, its uncertain and declined questions grouped by words.
+    fn render_lines(lines: &[String], site: &str) -> String {
+        let set = records::parse(lines, None);
+        let gaps: Vec<&Question> =
+            set.questions.iter().filter(|q| q.outcome != Outcome::Answered).collect();
+        let texts: Vec<String> = gaps.iter().map(|q| q.question.clone()).collect();
+        let clusters = cluster::cluster(&texts, cluster::Grouping::Words);
+        render(&Report {
+            site,
+            from: "a.jsonl",
+            set: &set,
+            gaps: &gaps,
+            ungrouped: 0,
+            clusters: &clusters,
+            generated: 1764200000,
+        })
+    }
+
     #[test]
     fn the_page_shows_outcomes_groups_and_escapes_what_readers_typed() {
         let lines: Vec<String> = [
@@ -378,20 +396,7 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let set = records::parse(&lines, None);
-        let gaps: Vec<&Question> =
-            set.questions.iter().filter(|q| q.outcome != Outcome::Answered).collect();
-        let texts: Vec<String> = gaps.iter().map(|q| q.question.clone()).collect();
-        let clusters = cluster::cluster(&texts, cluster::Grouping::Words);
-        let html = render(&Report {
-            site: "Docs & co",
-            from: "a.jsonl",
-            set: &set,
-            gaps: &gaps,
-            ungrouped: 0,
-            clusters: &clusters,
-            generated: 1764200000,
-        });
+        let html = render_lines(&lines, "Docs & co");
         assert!(!html.contains("<script>") && !html.contains("<img"), "escaped");
         assert!(html.contains("&lt;script&gt;") && html.contains("Docs &amp; co"));
         assert!(html.contains("2 question(s)"), "the two proxy questions form one group");
@@ -412,20 +417,7 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let set = records::parse(&lines, None);
-        let gaps: Vec<&Question> =
-            set.questions.iter().filter(|q| q.outcome != Outcome::Answered).collect();
-        let texts: Vec<String> = gaps.iter().map(|q| q.question.clone()).collect();
-        let clusters = cluster::cluster(&texts, cluster::Grouping::Words);
-        let html = render(&Report {
-            site: "s",
-            from: "f",
-            set: &set,
-            gaps: &gaps,
-            ungrouped: 0,
-            clusters: &clusters,
-            generated: 1764200000,
-        });
+        let html = render_lines(&lines, "s");
         let hrefs: Vec<&str> =
             html.split("href=\"").skip(1).filter_map(|s| s.split('"').next()).collect();
         assert_eq!(hrefs, ["/guide#x", "https://docs.example/a"], "{html}");
