@@ -914,32 +914,24 @@ impl Index {
         hits
     }
 
-    /// The lead chunk of each namespace's home page: the index page with the fewest slashes in
-    /// its url ([`home_depth`]). `!chunk` (≥ `len()`) when another page of that namespace is as
-    /// shallow: then it has no home.
-    fn homes(&self, mask: Option<&[bool]>) -> Vec<usize> {
-        let mut homes: Vec<usize> = Vec::new();
+    /// The lead chunk of the home page among the allowed chunks: the index page with the fewest
+    /// slashes in its url ([`home_depth`]); none when another page is as shallow (as the roots
+    /// of two namespaces searched together are).
+    fn home(&self, mask: Option<&[bool]>) -> Option<usize> {
+        let (mut home, mut depth) = (None, usize::MAX);
         for i in 0..self.len() {
             // The first chunk of each page (a page's chunks are stored together).
             if i > 0 && self.page_of(i) == self.page_of(i - 1)
-                || !mask.is_none_or(|m| m.get(i) == Some(&true))
+                || mask.is_some_and(|m| m.get(i) != Some(&true))
             {
                 continue;
             }
-            let Some(d) = home_depth(self.url_of(i)) else { continue };
-            let ns = self.namespace_of(i);
-            match homes.iter_mut().find(|h| self.namespace_of((**h).min(!**h)) == ns) {
-                Some(h) => {
-                    let c = (*h).min(!*h);
-                    let e = home_depth(self.url_of(c)).unwrap_or(0);
-                    if d <= e {
-                        *h = if d < e { i } else { !c };
-                    }
-                }
-                None => homes.push(i),
+            if let Some(d) = home_depth(self.url_of(i)).filter(|&d| d <= depth) {
+                home = (d < depth).then_some(i);
+                depth = d;
             }
         }
-        homes
+        home
     }
 
     /// Search the index. See [`SearchOptions`].
@@ -990,14 +982,13 @@ impl Index {
         let confidence = signals.confidence();
 
         let demote = !crate::pagekind::asks_about_changes(query.text);
-        // A question of only the docs' everyday words asks what they are about: each home
+        // A question of only the docs' everyday words asks what they are about: the home
         // page's lead section ranks as if every retriever that ran had put it first.
-        if lex.broad && query.history.is_empty() {
-            for c in self.homes(mask) {
-                for list in [&mut vec_list, &mut lex.ranked] {
-                    if let (Some(&(_, top)), true) = (list.first(), c < self.len()) {
-                        list.insert(0, (c as u32, top));
-                    }
+        let home = if lex.broad && query.history.is_empty() { self.home(mask) } else { None };
+        if let Some(c) = home {
+            for list in [&mut vec_list, &mut lex.ranked] {
+                if let Some(&(_, top)) = list.first() {
+                    list.insert(0, (c as u32, top));
                 }
             }
         }
