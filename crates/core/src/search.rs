@@ -382,6 +382,22 @@ pub const CHUNKS_PER_SECTION: usize = 3;
 /// header.
 pub const DEFAULT_FLOOR: f32 = 0.5;
 
+/// Share of the chunks a word must be in to tell none of them apart (a product's name on its own
+/// docs). A question whose words are all this common ("what is docent?", "tell me about git")
+/// asks what the docs are about: its home page's lead section ranks first ([`home_depth`]).
+pub const UBIQUITOUS_SHARE: f32 = 0.3;
+
+/// How deep an index page's url is: its slashes ("", "index.html": 0; "/", "guide/": 1;
+/// "/guide/index.html": 2); None for any other page. Only compared within one site.
+pub fn home_depth(url: &str) -> Option<usize> {
+    let dir = url.strip_suffix("index.html").unwrap_or(url);
+    let mut d = 0;
+    for b in dir.bytes() {
+        d += (b == b'/') as usize;
+    }
+    (dir.is_empty() || dir.ends_with('/')).then_some(d)
+}
+
 /// The cosine (all-MiniLM-L6-v2) at or below which a question is nowhere near the docs.
 const COSINE_NONE: f32 = 0.06;
 /// The cosine that maps to [`DEFAULT_FLOOR`].
@@ -555,6 +571,8 @@ struct LexicalOutcome {
     together: u32,
     /// Share of the query's idf-weighted terms the docs use at all.
     known: f32,
+    /// The question has words of its own and every one is in [`UBIQUITOUS_SHARE`] of the chunks.
+    broad: bool,
 }
 
 impl Index {
@@ -689,7 +707,13 @@ impl Index {
         let lx = self.lexical();
         let n = lx.len() as u32;
         if weighted.is_empty() || n == 0 {
-            return LexicalOutcome { ranked: Vec::new(), coverage: 0.0, together: 0, known: 0.0 };
+            return LexicalOutcome {
+                ranked: Vec::new(),
+                coverage: 0.0,
+                together: 0,
+                known: 0.0,
+                broad: false,
+            };
         }
         let mut scores = vec![0f32; lx.len()];
         // (weight × idf, postings, one of the question's own terms)
@@ -701,13 +725,16 @@ impl Index {
         // Only the question's own terms count (all terms when it has none, as in "and then?"):
         // a follow-up is not turned away for a name an earlier turn used.
         let (mut known_w, mut unknown_w, mut rarest) = (0.0f32, 0.0f32, 0.0f32);
+        let mut broad = own > 0;
         for (i, (term, w)) in weighted.iter().enumerate() {
             let counts = i < own || own == 0;
             match lx.term_id(term) {
                 Some(t) => {
                     let idf = lx.add_scores(t, *w, &mut scores, mask);
                     total_weight += w * idf;
-                    lists.push((w * idf, lx.postings(t).0, counts));
+                    let p = lx.postings(t).0;
+                    broad &= i >= own || p.len() as f32 >= UBIQUITOUS_SHARE * n as f32;
+                    lists.push((w * idf, p, counts));
                     if counts {
                         known_w += w * idf;
                         rarest = rarest.max(idf);
@@ -716,6 +743,7 @@ impl Index {
                 // A term the docs never use: counts against coverage with the highest idf, and
                 // against `known` (a CJK bigram for a share: see [`CJK_BIGRAM_UNKNOWN`]).
                 None => {
+                    broad &= i >= own;
                     total_weight += w * crate::lexical::idf(n, 0);
                     if counts {
                         let share = if crate::lexical::is_cjk_bigram(term) {
@@ -754,7 +782,7 @@ impl Index {
             together = together.max(own_terms);
         }
         let known = if known_w > 0.0 { known_w / (known_w + unknown_w * rarest) } else { 0.0 };
-        LexicalOutcome { ranked, coverage, together, known }
+        LexicalOutcome { ranked, coverage, together, known, broad }
     }
 
     /// Fuse the two ranked chunk lists at the level of sections.
@@ -886,6 +914,26 @@ impl Index {
         hits
     }
 
+    /// The lead chunk of the home page among the allowed chunks: the index page with the fewest
+    /// slashes in its url ([`home_depth`]); none when another page is as shallow (as the roots
+    /// of two namespaces searched together are).
+    fn home(&self, mask: Option<&[bool]>) -> Option<usize> {
+        let (mut home, mut depth) = (None, usize::MAX);
+        for i in 0..self.len() {
+            // The first chunk of each page (a page's chunks are stored together).
+            if i > 0 && self.page_of(i) == self.page_of(i - 1)
+                || mask.is_some_and(|m| m.get(i) != Some(&true))
+            {
+                continue;
+            }
+            if let Some(d) = home_depth(self.url_of(i)).filter(|&d| d <= depth) {
+                home = (d < depth).then_some(i);
+                depth = d;
+            }
+        }
+        home
+    }
+
     /// Search the index. See [`SearchOptions`].
     pub fn search(&self, query: &Query<'_>, opts: &SearchOptions) -> SearchResult {
         let top_k = opts.top_k.max(1);
@@ -896,7 +944,7 @@ impl Index {
         let run_vector = has_vectors && opts.mode != Mode::Lexical;
         let run_lexical = opts.mode != Mode::Vector || !has_vectors;
 
-        let vec_list = if run_vector {
+        let mut vec_list = if run_vector {
             self.vector_ranked(
                 query.vector.unwrap_or_default(),
                 query.history_vector,
@@ -907,10 +955,16 @@ impl Index {
         } else {
             Vec::new()
         };
-        let lex = if run_lexical {
+        let mut lex = if run_lexical {
             self.lexical_ranked(query.text, query.history, opts.history_weight, mask, pool)
         } else {
-            LexicalOutcome { ranked: Vec::new(), coverage: 0.0, together: 0, known: 0.0 }
+            LexicalOutcome {
+                ranked: Vec::new(),
+                coverage: 0.0,
+                together: 0,
+                known: 0.0,
+                broad: false,
+            }
         };
 
         let signals = Signals {
@@ -928,6 +982,16 @@ impl Index {
         let confidence = signals.confidence();
 
         let demote = !crate::pagekind::asks_about_changes(query.text);
+        // A question of only the docs' everyday words asks what they are about: the home
+        // page's lead section ranks as if every retriever that ran had put it first.
+        let home = if lex.broad && query.history.is_empty() { self.home(mask) } else { None };
+        if let Some(c) = home {
+            for list in [&mut vec_list, &mut lex.ranked] {
+                if let Some(&(_, top)) = list.first() {
+                    list.insert(0, (c as u32, top));
+                }
+            }
+        }
         let mut fused = self.fuse_sections(&vec_list, &lex.ranked, opts, top_k, demote);
         let floor = opts.floor.or(self.header().relevance_floor).unwrap_or(DEFAULT_FLOOR);
         // A question in another language than the docs shares few words with them and sits far
@@ -1082,6 +1146,79 @@ mod tests {
             let bits =
                 |v: &[(u32, f32)]| v.iter().map(|&(i, s)| (i, s.to_bits())).collect::<Vec<_>>();
             assert_eq!(bits(&top_m(v.clone(), m)), bits(&want[..m.min(v.len())]), "m = {m}");
+        }
+    }
+
+    /// Pages `(url, text)`, one chunk each, every one naming the product ("Acme").
+    fn site(pages: &[(&str, &str)]) -> Index {
+        let chunks: Vec<Chunk> = pages
+            .iter()
+            .map(|(url, t)| Chunk {
+                url: url.to_string(),
+                anchor: "top".into(),
+                text: t.to_string(),
+                ..Default::default()
+            })
+            .collect();
+        Index::from_bytes(write_index(&IndexHeader::default(), &chunks, None).unwrap()).unwrap()
+    }
+
+    fn first_url(index: &Index, question: &str, history: &[String]) -> String {
+        let r = index.search(
+            &Query { text: question, history, ..Default::default() },
+            &SearchOptions { floor: Some(0.0), ..Default::default() },
+        );
+        index.chunk(r.hits[0].chunk as usize).url
+    }
+
+    const ACME: &[(&str, &str)] = &[
+        ("guide/install.html", "Install Acme: download Acme, then run acme. Acme acme acme."),
+        ("guide/theme.html", "Theme Acme with the acme colours; every acme variable."),
+        ("guide/index.html", "The Acme guide, from first steps to Acme themes."),
+        ("index.html", "Acme answers questions about your documentation."),
+        ("reference/acme-cli.html", "The acme command and its flags: acme --port, acme --help."),
+    ];
+
+    #[test]
+    fn a_question_of_only_the_sites_everyday_words_gets_the_home_page_first() {
+        let index = site(ACME);
+        for q in ["What is Acme?", "what does acme do", "tell me about Acme"] {
+            assert_eq!(first_url(&index, q, &[]), "index.html", "{q}");
+        }
+        // A word that tells pages apart keeps the ranking the words give.
+        assert_eq!(first_url(&index, "how do I install acme", &[]), "guide/install.html");
+        // So does a follow-up: its history says what "it" is.
+        let history = ["how do I theme acme?".to_string()];
+        assert_ne!(first_url(&index, "what is acme", &history), "index.html");
+    }
+
+    #[test]
+    fn without_one_shallowest_index_page_there_is_no_home_to_prefer() {
+        // Two index pages one folder deep and none at the top: neither is the site's home.
+        let pages: Vec<(&str, &str)> =
+            ACME.iter().copied().filter(|p| p.0 != "index.html").collect();
+        let mut more = pages.clone();
+        more.push(("reference/index.html", "The Acme reference."));
+        let (a, b) = (site(&pages), site(&more));
+        assert_eq!(first_url(&a, "what is acme", &[]), "guide/index.html");
+        assert_ne!(first_url(&b, "what is acme", &[]), "guide/index.html");
+        assert_ne!(first_url(&b, "what is acme", &[]), "reference/index.html");
+    }
+
+    #[test]
+    fn home_pages_are_index_pages_counted_by_their_folders() {
+        for (url, depth) in [
+            ("", Some(0)),
+            ("index.html", Some(0)),
+            ("/", Some(1)),
+            ("/index.html", Some(1)),
+            ("guide/", Some(1)),
+            ("/docs/guide/index.html", Some(3)),
+            ("guide.html", None),
+            ("myindex.html", None),
+            ("guide/intro", None),
+        ] {
+            assert_eq!(home_depth(url), depth, "{url}");
         }
     }
 
