@@ -564,6 +564,7 @@ fn top_m(v: impl IntoIterator<Item = (u32, f32)>, m: usize) -> Vec<(u32, f32)> {
     top.into_sorted()
 }
 
+#[derive(Default)]
 struct LexicalOutcome {
     ranked: Vec<(u32, f32)>,
     coverage: f32,
@@ -707,13 +708,7 @@ impl Index {
         let lx = self.lexical();
         let n = lx.len() as u32;
         if weighted.is_empty() || n == 0 {
-            return LexicalOutcome {
-                ranked: Vec::new(),
-                coverage: 0.0,
-                together: 0,
-                known: 0.0,
-                broad: false,
-            };
+            return LexicalOutcome::default();
         }
         let mut scores = vec![0f32; lx.len()];
         // (weight × idf, postings, one of the question's own terms)
@@ -958,13 +953,7 @@ impl Index {
         let mut lex = if run_lexical {
             self.lexical_ranked(query.text, query.history, opts.history_weight, mask, pool)
         } else {
-            LexicalOutcome {
-                ranked: Vec::new(),
-                coverage: 0.0,
-                together: 0,
-                known: 0.0,
-                broad: false,
-            }
+            LexicalOutcome::default()
         };
 
         let signals = Signals {
