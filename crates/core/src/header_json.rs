@@ -12,19 +12,30 @@ use crate::model::{EmbedRecipe, IndexHeader, Quantization};
 /// Fields of the header object, by name.
 struct Fields<'a>(&'a [(String, Value)]);
 
+/// The error for a header that is not what this reader expects: `detail` natively, one message
+/// in the widget (the file's checksum already vouches for its bytes, so a bad header comes from
+/// a broken writer, and `docent inspect` names the problem; the details would cost the wasm).
+fn fail(detail: impl FnOnce() -> String) -> String {
+    if cfg!(target_arch = "wasm32") {
+        "the index header is malformed; rebuild the index".into()
+    } else {
+        detail()
+    }
+}
+
 impl Fields<'_> {
     fn get(&self, name: &str) -> Option<&Value> {
         self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v)
     }
 
     fn required(&self, name: &str) -> Result<&Value, String> {
-        self.get(name).ok_or_else(|| format!("missing field `{name}`"))
+        self.get(name).ok_or_else(|| fail(|| format!("missing field `{name}`")))
     }
 
     fn string(&self, name: &str) -> Result<String, String> {
         match self.required(name)? {
             Value::String(s) => Ok(s.clone()),
-            _ => Err(format!("field `{name}` is not a string")),
+            _ => Err(fail(|| format!("field `{name}` is not a string"))),
         }
     }
 
@@ -32,33 +43,35 @@ impl Fields<'_> {
     fn float(&self, name: &str) -> Result<Option<f32>, String> {
         match self.get(name) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::Number(n)) => {
-                parse_f32(n).map(Some).ok_or_else(|| format!("field `{name}` is out of range: {n}"))
-            }
-            Some(_) => Err(format!("field `{name}` is not a number")),
+            Some(Value::Number(n)) => parse_f32(n)
+                .map(Some)
+                .ok_or_else(|| fail(|| format!("field `{name}` is out of range: {n}"))),
+            Some(_) => Err(fail(|| format!("field `{name}` is not a number"))),
         }
     }
 
     fn number<T: std::str::FromStr>(&self, name: &str) -> Result<T, String> {
         match self.required(name)? {
             Value::Number(n) => {
-                n.parse().map_err(|_| format!("field `{name}` is out of range: {n}"))
+                n.parse().map_err(|_| fail(|| format!("field `{name}` is out of range: {n}")))
             }
-            _ => Err(format!("field `{name}` is not a number")),
+            _ => Err(fail(|| format!("field `{name}` is not a number"))),
         }
     }
 
     fn strings(&self, name: &str, default: bool) -> Result<Vec<String>, String> {
         let v = match self.get(name) {
             None if default => return Ok(Vec::new()),
-            v => v.ok_or_else(|| format!("missing field `{name}`"))?,
+            v => v.ok_or_else(|| fail(|| format!("missing field `{name}`")))?,
         };
-        let Value::Array(items) = v else { return Err(format!("field `{name}` is not a list")) };
+        let Value::Array(items) = v else {
+            return Err(fail(|| format!("field `{name}` is not a list")));
+        };
         items
             .iter()
             .map(|i| match i {
                 Value::String(s) => Ok(s.clone()),
-                _ => Err(format!("field `{name}` holds a non-string")),
+                _ => Err(fail(|| format!("field `{name}` holds a non-string"))),
             })
             .collect()
     }
@@ -67,14 +80,14 @@ impl Fields<'_> {
 /// Parses the header JSON. The error names the problem (for "header JSON: …").
 pub(crate) fn read_header(bytes: &[u8]) -> Result<IndexHeader, String> {
     let Value::Object(fields) = parse(bytes)? else {
-        return Err("the header is not a JSON object".into());
+        return Err(fail(|| "the header is not a JSON object".into()));
     };
     let f = Fields(&fields);
     let name = f.string("quantization")?;
     let quantization = Quantization::ALL
         .into_iter()
         .find(|q| q.name() == name)
-        .ok_or_else(|| format!("unknown quantization `{name}`"))?;
+        .ok_or_else(|| fail(|| format!("unknown quantization `{name}`")))?;
     f.required("relevance_floor")?;
     let relevance_floor = f.float("relevance_floor")?;
     // At most 65,535, far above any embedding model's: every size computed from it then fits
@@ -96,26 +109,27 @@ pub(crate) fn read_header(bytes: &[u8]) -> Result<IndexHeader, String> {
         embedding: match f.get("embedding") {
             None | Some(Value::Null) => EmbedRecipe::default(),
             Some(Value::Object(fields)) => read_recipe(&Fields(fields))?,
-            Some(_) => return Err("field `embedding` is not an object".into()),
+            Some(_) => return Err(fail(|| "field `embedding` is not an object".into())),
         },
         // The error names no number: formatting an f32 would link float printing into the wasm.
         non_english: match f.float("non_english")? {
             Some(x) if !(0.0..=1.0).contains(&x) => {
-                return Err("field `non_english` is out of range 0..1".into())
+                return Err(fail(|| "field `non_english` is out of range 0..1".into()))
             }
             x => x,
         },
         language: match f.get("language") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(s.clone()),
-            Some(_) => return Err("field `language` is not a string".into()),
+            Some(_) => return Err(fail(|| "field `language` is not a string".into())),
         },
     })
 }
 
 /// The `embedding` object: every field optional.
 fn read_recipe(f: &Fields<'_>) -> Result<EmbedRecipe, String> {
-    let bad = |name: &str| format!("field `embedding.{name}` is not a string, or out of range");
+    let bad =
+        |name: &str| fail(|| format!("field `embedding.{name}` is not a string, or out of range"));
     let text = |name: &str| match f.get(name) {
         None | Some(Value::Null) => Ok(String::new()),
         Some(Value::String(s)) => Ok(s.clone()),

@@ -25,8 +25,15 @@ struct Parser<'a> {
 }
 
 impl Parser<'_> {
+    /// `what` went wrong here. The widget says only where (inlined, so its `what`s are not
+    /// shipped); natively, what too.
+    #[inline(always)]
     fn err(&self, what: &str) -> String {
-        format!("{what} at byte {}", self.at)
+        if cfg!(target_arch = "wasm32") {
+            format!("malformed JSON at byte {}", self.at)
+        } else {
+            format!("{what} at byte {}", self.at)
+        }
     }
 
     fn ws(&mut self) {
