@@ -372,6 +372,13 @@ export function checkIndexFormat(indexFile, widgetDir) {
   }
   const version = head.readUInt32LE(8);
   const formats = widgetIndexFormats(widgetDir);
+  if (formats?.retired?.includes(version)) {
+    // An earlier split layout this widget no longer reads: the CLI that wrote it is older.
+    throw new DocentOptionsError(
+      `${indexFile} has index format ${version}, an earlier split layout docent-widget ${formats.version} no longer reads: ` +
+        'install the docent CLI of the same version as docent-widget and rebuild the index',
+    );
+  }
   if (formats && (version < formats.min || version > formats.max)) {
     throw new DocentOptionsError(
       `${indexFile} has index format ${version} but docent-widget ${formats.version} reads formats ` +

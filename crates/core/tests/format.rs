@@ -594,4 +594,9 @@ fn the_widget_package_declares_the_formats_this_reader_accepts() {
     let formats = &v["docent"]["indexFormats"];
     assert_eq!(formats["min"], INT8_FORMAT_VERSION, "{formats}");
     assert_eq!(formats["max"], FORMAT_VERSION, "{formats}: bump it with FORMAT_VERSION");
+    // The versions in that range this reader refuses (earlier split layouts).
+    let retired: Vec<u32> = (docent_core::format::OLDEST_SPLIT_FORMAT_VERSION
+        ..docent_core::format::SPLIT_FORMAT_VERSION)
+        .collect();
+    assert_eq!(formats["retired"], serde_json::json!(retired), "{formats}");
 }

@@ -120,6 +120,9 @@ test('an index of a format the widget cannot read is refused with what to instal
     () => checkIndexFormat(file, widget),
     new RegExp(`index format ${max + 1} but docent-widget 0\\.1\\.0 reads formats ${min}-${max}: install the docent CLI and docent-widget of the same version`),
   );
+  // Earlier split layouts inside the range are refused too, with a message to rebuild.
+  await fsp.writeFile(file, header(7));
+  assert.throws(() => checkIndexFormat(file, widget), /index format 7, an earlier split layout .* rebuild the index/);
   await fsp.writeFile(file, Buffer.from('<!doctype html>'));
   assert.throws(() => checkIndexFormat(file, widget), /is not a docent index/);
   await fsp.writeFile(file, header(3));
@@ -146,7 +149,7 @@ test('a split index is published with its shards, and only its own', async () =>
   const out = path.join(dir, 'out');
   const index = path.join(dir, 'cache', 'index.bin');
   await fsp.mkdir(path.dirname(index));
-  await fsp.writeFile(index, header(5));
+  await fsp.writeFile(index, header(9));
   const shards = ['index-p-01234567.bin', 'index-t-fedcba98.bin', 'index-v-89abcdef.bin'];
   for (const s of shards) await fsp.writeFile(path.join(dir, 'cache', s), s);
   // Not shards of this index: another stem, a bad name, a temp file, an earlier layout's name.
