@@ -300,9 +300,14 @@ impl StreamState {
     /// End the stream with docent's error event for `fault`.
     fn fail(&mut self, fault: StreamFault, ev: Option<&Event>) {
         fault.log(&self.guard.st, &self.guard.provider, &self.guard.rid, ev);
+        self.end(ErrorCode::UpstreamError, fault.message());
+    }
+
+    /// End the stream with an error event: nothing more is sent after it.
+    fn end(&mut self, code: ErrorCode, message: &str) {
         self.finished = true;
         self.guard.completed = true;
-        self.queue.push_back(Self::error_frame(ErrorCode::UpstreamError, fault.message()));
+        self.queue.push_back(Self::error_frame(code, message));
     }
 
     fn error_frame(code: ErrorCode, message: &str) -> Bytes {
@@ -333,35 +338,23 @@ impl StreamState {
                 if !self.finished {
                     // Upstream closed without [DONE]: tell the client instead of pretending it completed.
                     self.guard.st.metrics.upstream_error("chat", "stream");
-                    self.finished = true;
-                    self.guard.completed = true;
-                    self.queue.push_back(Self::error_frame(
-                        ErrorCode::UpstreamError,
-                        "the model provider ended the stream early",
-                    ));
+                    self.end(ErrorCode::UpstreamError, "the model provider ended the stream early");
                 }
                 continue;
             }
             let now = Instant::now();
             if now >= self.deadline {
                 self.guard.st.metrics.stream_cut_at_limit();
-                self.finished = true;
-                self.guard.completed = true;
-                self.queue.push_back(Self::error_frame(
+                self.end(
                     ErrorCode::UpstreamTimeout,
                     "the answer ran past the server's time limit for one answer; ask again",
-                ));
+                );
                 continue;
             }
             let silent = self.last.elapsed();
             if silent >= self.idle {
                 self.guard.st.metrics.upstream_error("chat", "timeout");
-                self.finished = true;
-                self.guard.completed = true;
-                self.queue.push_back(Self::error_frame(
-                    ErrorCode::UpstreamTimeout,
-                    "the model provider went silent mid-answer",
-                ));
+                self.end(ErrorCode::UpstreamTimeout, "the model provider went silent mid-answer");
                 continue;
             }
             let wait = self.keepalive.min(self.idle - silent).min(self.deadline - now);
@@ -372,13 +365,11 @@ impl StreamState {
             };
             let Some(next) = next else {
                 // Shutdown and the grace period is over: say so instead of just closing.
-                self.finished = true;
-                self.guard.completed = true;
                 self.guard.cut = true;
-                self.queue.push_back(Self::error_frame(
+                self.end(
                     ErrorCode::ServerShuttingDown,
                     "the server is restarting and ended this answer; ask again",
-                ));
+                );
                 continue;
             };
             match next {
