@@ -195,38 +195,39 @@ impl Limits {
     /// Give back tokens charged up front but not used. Never waits: a shared store is refunded
     /// by a background task (a refund lost to an outage only makes the limit stricter).
     pub fn refund(self: &Arc<Self>, ip: IpAddr, tokens: u64) {
-        if tokens == 0 {
-            return;
-        }
-        let Some(shared) = self.usable().cloned() else {
-            self.local.limiter().refund(ip, tokens);
-            return;
-        };
-        let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
-        let timeout = self.timeout;
-        rt.spawn(async move {
-            if let Ok(Err(e)) = tokio::time::timeout(timeout, shared.refund(ip, tokens)).await {
-                tracing::debug!(error = %e, "token refund to the shared store lost");
-            }
-        });
+        self.adjust(ip, tokens, Adjust::Refund);
     }
 
     /// Take what an answer used beyond its up-front charge (the upstream counted more than the
     /// proxy reserved). Never waits and never refuses: the buckets go into debt, so the client's
     /// next request waits until it is paid off.
     pub fn debit(self: &Arc<Self>, ip: IpAddr, tokens: u64) {
+        self.adjust(ip, tokens, Adjust::Debit);
+    }
+
+    /// A refund or a debit: in process, or through the shared store by a background task.
+    fn adjust(self: &Arc<Self>, ip: IpAddr, tokens: u64, how: Adjust) {
         if tokens == 0 {
             return;
         }
         let Some(shared) = self.usable().cloned() else {
-            self.local.limiter().debit(ip, tokens);
+            let local = self.local.limiter();
+            match how {
+                Adjust::Refund => local.refund(ip, tokens),
+                Adjust::Debit => local.debit(ip, tokens),
+            }
             return;
         };
         let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
         let timeout = self.timeout;
         rt.spawn(async move {
-            if let Ok(Err(e)) = tokio::time::timeout(timeout, shared.debit(ip, tokens)).await {
-                tracing::debug!(error = %e, "token debit to the shared store lost");
+            let op = match how {
+                Adjust::Refund => shared.refund(ip, tokens),
+                Adjust::Debit => shared.debit(ip, tokens),
+            };
+            if let Ok(Err(e)) = tokio::time::timeout(timeout, op).await {
+                let what = if matches!(how, Adjust::Refund) { "refund" } else { "debit" };
+                tracing::debug!(error = %e, "token {what} to the shared store lost");
             }
         });
     }
@@ -282,6 +283,13 @@ impl Limits {
     pub fn timeout(&self) -> Duration {
         self.timeout
     }
+}
+
+/// Which way [`Limits::adjust`] moves the token buckets.
+#[derive(Clone, Copy)]
+enum Adjust {
+    Refund,
+    Debit,
 }
 
 #[cfg(test)]
