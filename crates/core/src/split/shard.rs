@@ -143,8 +143,8 @@ pub fn name_hash(checksum: u64) -> u32 {
 }
 
 /// Wrap a body into a shard file with `salt` (0 unless its name is taken); returns the file
-/// and its name hash.
-pub fn encode(kind: ShardKind, body: &[u8], salt: u32) -> (Vec<u8>, u32) {
+/// and its checksum (its name hash is [`name_hash`] of it).
+pub fn encode(kind: ShardKind, body: &[u8], salt: u32) -> (Vec<u8>, u64) {
     let mut out = Vec::with_capacity(SHARD_HEADER + body.len() + 8);
     out.extend_from_slice(SHARD_MAGIC);
     for v in [SHARD_VERSION, kind as u32, body.len() as u32, salt] {
@@ -153,7 +153,7 @@ pub fn encode(kind: ShardKind, body: &[u8], salt: u32) -> (Vec<u8>, u32) {
     out.extend_from_slice(body);
     let sum = xxhash_rust::xxh3::xxh3_64(&out);
     out.extend_from_slice(&sum.to_le_bytes());
-    (out, name_hash(sum))
+    (out, sum)
 }
 
 /// The message for a shard that is not the one the index names: stale caches and half-done
@@ -407,6 +407,7 @@ mod tests {
         let mut terms = vec![("zeta", &d1[..], &f1[..]), ("alpha", &d2[..], &f2[..])];
         let body = postings_body(&mut terms);
         let (file, sum) = encode(ShardKind::Postings, &body, 0);
+        let sum = name_hash(sum);
         let got = decode(&file, ShardKind::Postings, sum, "p").unwrap();
         let p = parse_postings(got, 301, |_| true).unwrap();
         assert_eq!(&*p[0].0, "alpha");

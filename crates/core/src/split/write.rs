@@ -67,8 +67,8 @@ impl Names {
     ) -> u32 {
         let mut salt = 0u32;
         loop {
-            let (file, hash) = shard::encode(kind, body, salt);
-            let sum = u64::from_le_bytes(file[file.len() - 8..].try_into().unwrap_or([0; 8]));
+            let (file, sum) = shard::encode(kind, body, salt);
+            let hash = shard::name_hash(sum);
             match self.0.get(&(kind, hash)) {
                 Some(&taken) if taken != sum => salt = salt.wrapping_add(1),
                 Some(_) => return hash,
@@ -295,7 +295,7 @@ mod tests {
         let (a, b) = (0u32..)
             .find_map(|i| {
                 let body = i.to_le_bytes().to_vec();
-                let (_, h) = shard::encode(ShardKind::Text, &body, 0);
+                let h = shard::name_hash(shard::encode(ShardKind::Text, &body, 0).1);
                 seen.insert(h, body.clone()).map(|other| (other, body))
             })
             .unwrap();
