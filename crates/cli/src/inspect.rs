@@ -224,9 +224,8 @@ pub fn shard_bytes(index: &Index, path: &std::path::Path) -> Option<(u64, u64)> 
 /// Clusters of a split index with vectors by cluster and the bytes of their vector shards.
 pub fn vector_shard_bytes(index: &Index, path: &std::path::Path) -> Option<(usize, u64)> {
     let (m, c) = (index.manifest()?, index.clusters()?);
-    let bytes =
-        c.checksums.iter().map(|&sum| shard_file_len(path, &m.stem, ShardKind::Vectors, sum));
-    Some((c.checksums.len(), bytes.sum()))
+    let bytes = c.hashes.iter().map(|&sum| shard_file_len(path, &m.stem, ShardKind::Vectors, sum));
+    Some((c.hashes.len(), bytes.sum()))
 }
 
 /// Compute the inspection of a loaded index.
@@ -257,7 +256,7 @@ pub fn inspect(index: &Index) -> Inspection {
     Inspection {
         shards,
         shard_bytes: None,
-        vector_shards: index.clusters().map(|c| (c.checksums.len(), 0)),
+        vector_shards: index.clusters().map(|c| (c.hashes.len(), 0)),
         text_bytes,
         file_bytes,
         header: serde_json::to_value(index.header()).unwrap_or(serde_json::Value::Null),

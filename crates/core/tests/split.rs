@@ -168,7 +168,7 @@ fn shards_of_another_build_are_refused_with_a_reload_message() {
     assert!(idx.chunk_ref(0).text.is_empty(), "nothing attached after refusals");
     // A shard ref the entry does not list.
     let mut forged = text.clone();
-    forged.checksum ^= 1;
+    forged.hash ^= 1;
     assert!(idx.attach(&forged, good).is_err());
     idx.attach(text, good).unwrap();
     // A missing file says what to do.

@@ -159,7 +159,7 @@ pub struct ShardRef {
     /// Its file name, next to the entry file.
     pub name: String,
     /// Its name hash (in its name; the low 32 bits of its checksum).
-    pub checksum: u32,
+    pub hash: u32,
 }
 
 /// A split entry's manifest and the shards attached so far. Attaching goes through `&Index`
@@ -219,7 +219,7 @@ impl SplitState {
     ) -> SplitState {
         SplitState {
             clusters: coarse.map(|c| {
-                let slots = (0..c.checksums.len()).map(|_| OnceLock::new()).collect();
+                let slots = (0..c.hashes.len()).map(|_| OnceLock::new()).collect();
                 (c, slots)
             }),
             texts: (0..manifest.texts.len()).map(|_| OnceLock::new()).collect(),
@@ -277,11 +277,11 @@ impl SplitState {
     }
 
     /// The name hash the entry gives shard `id` of `kind`, if it has one.
-    fn checksum(&self, kind: ShardKind, id: usize) -> Option<u32> {
+    fn hash(&self, kind: ShardKind, id: usize) -> Option<u32> {
         match kind {
             ShardKind::Postings => self.manifest.postings.get(id).copied(),
             ShardKind::Text => self.manifest.texts.get(id).map(|t| t.1),
-            ShardKind::Vectors => self.clusters.as_ref()?.0.checksums.get(id).copied(),
+            ShardKind::Vectors => self.clusters.as_ref()?.0.hashes.get(id).copied(),
         }
     }
 
@@ -291,13 +291,8 @@ impl SplitState {
     }
 
     fn shard_ref(&self, kind: ShardKind, id: usize) -> ShardRef {
-        let checksum = self.checksum(kind, id).unwrap_or(0);
-        ShardRef {
-            kind,
-            id: id as u32,
-            name: shard_name(&self.manifest.stem, kind, checksum),
-            checksum,
-        }
+        let hash = self.hash(kind, id).unwrap_or(0);
+        ShardRef { kind, id: id as u32, name: shard_name(&self.manifest.stem, kind, hash), hash }
     }
 }
 
@@ -393,10 +388,10 @@ impl Index {
             return Err(FormatError::Invalid("this index is not split; it has no shards".into()));
         };
         let id = shard.id as usize;
-        if sp.checksum(shard.kind, id) != Some(shard.checksum) {
+        if sp.hash(shard.kind, id) != Some(shard.hash) {
             return Err(shard::mismatch(&shard.name));
         }
-        let body = shard::decode(bytes, shard.kind, shard.checksum, &shard.name)?;
+        let body = shard::decode(bytes, shard.kind, shard.hash, &shard.name)?;
         match shard.kind {
             ShardKind::Postings => {
                 let count = sp.postings.len();

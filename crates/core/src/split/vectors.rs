@@ -49,7 +49,7 @@ pub struct Coarse {
     /// Bits per centroid component (8, 4 or 1).
     pub bits: u32,
     /// Name hash of each cluster's vector shard.
-    pub checksums: Vec<u32>,
+    pub hashes: Vec<u32>,
     /// Chunks in each cluster.
     pub counts: Vec<u32>,
     /// Each centroid's scale.
@@ -67,10 +67,10 @@ impl Coarse {
     /// Encode as a `Clusters` section.
     pub fn encode(&self, dims: usize) -> Vec<u8> {
         let mut out = Vec::new();
-        for v in [CLUSTERS_VERSION, self.checksums.len() as u32, self.bits, 0] {
+        for v in [CLUSTERS_VERSION, self.hashes.len() as u32, self.bits, 0] {
             out.extend_from_slice(&v.to_le_bytes());
         }
-        self.checksums.iter().for_each(|c| out.extend_from_slice(&c.to_le_bytes()));
+        self.hashes.iter().for_each(|c| out.extend_from_slice(&c.to_le_bytes()));
         self.counts.iter().for_each(|c| out.extend_from_slice(&c.to_le_bytes()));
         self.scales.iter().for_each(|s| out.extend_from_slice(&s.to_le_bytes()));
         for c in self.levels.chunks(dims.max(1)) {
@@ -97,7 +97,7 @@ impl Coarse {
         if need != Some(b.len()) {
             return Err(FormatError::Truncated("vector clusters"));
         }
-        let checksums = (0..k).map(|i| rd_u32(b, 16 + 4 * i)).collect();
+        let hashes = (0..k).map(|i| rd_u32(b, 16 + 4 * i)).collect();
         let at = 16 + 4 * k;
         let counts: Vec<u32> = (0..k).map(|i| rd_u32(b, at + 4 * i)).collect();
         if counts.contains(&0) || counts.iter().map(|&c| c as usize).sum::<usize>() != n {
@@ -112,7 +112,7 @@ impl Coarse {
                 return Err(bad("a centroid code is out of range"));
             }
         }
-        Ok(Coarse { bits, checksums, counts, scales, levels })
+        Ok(Coarse { bits, hashes, counts, scales, levels })
     }
 
     /// The `nprobe` clusters a question with int8 levels `qq` scores, so fetches first.
@@ -289,8 +289,8 @@ pub fn kmeans(levels: &[i8], dims: usize, k: usize, iters: usize) -> (Vec<u32>, 
 }
 
 /// [`kmeans`], then every cluster of more than `cap` quarters of the mean size (`n / k`)
-/// split by k-means again into parts of about the mean size (`cap` 0: none), until none is left or a split no
-/// longer divides one. Plain k-means clusters vary widely in size (60-fold on a synthetic
+/// split by k-means again into parts of about the mean size (`cap` 0: none), until none is
+/// left or a split no longer divides one. Plain k-means clusters vary widely in size (60-fold on a synthetic
 /// 10k-page site), and a question's nearest clusters are mostly the big ones, so capping them
 /// caps the bytes a question fetches (BENCHMARKS.md §4.5). Deterministic like [`kmeans`]; the
 /// parts of a split cluster keep its number and follow the other clusters.
@@ -360,8 +360,7 @@ mod tests {
                 scales.push(crate::vector::quantize_levels(&v, bits, &mut l));
                 levels.extend(l);
             }
-            let c =
-                Coarse { bits, checksums: vec![1, 2, 3], counts: vec![4, 1, 2], scales, levels };
+            let c = Coarse { bits, hashes: vec![1, 2, 3], counts: vec![4, 1, 2], scales, levels };
             let b = c.encode(dims);
             assert_eq!(Coarse::parse(&b, 7, dims).unwrap(), c);
             assert!(Coarse::parse(&b, 8, dims).is_err(), "sizes must add up");

@@ -260,7 +260,7 @@ fn cluster_vectors(
         members[c as usize].push(i as u32);
     }
     let mut coarse =
-        Coarse { bits, checksums: vec![], counts: vec![], scales: vec![], levels: vec![] };
+        Coarse { bits, hashes: vec![], counts: vec![], scales: vec![], levels: vec![] };
     let mut l = Vec::with_capacity(dims);
     for (chunks, centroid) in members.iter().zip(centroids.chunks_exact(dims)) {
         if chunks.is_empty() {
@@ -274,7 +274,7 @@ fn cluster_vectors(
             packed.extend_from_slice(&raw[vat + i * per..vat + (i + 1) * per]);
         }
         let body = vectors::vectors_body(chunks, &s, &packed);
-        coarse.checksums.push(names.push(stem, ShardKind::Vectors, &body, shards));
+        coarse.hashes.push(names.push(stem, ShardKind::Vectors, &body, shards));
         coarse.counts.push(chunks.len() as u32);
         coarse.scales.push(crate::vector::quantize_levels(centroid, bits, &mut l));
         coarse.levels.extend_from_slice(&l);
