@@ -101,7 +101,11 @@ impl std::fmt::Debug for AnalyticsSink {
 impl AnalyticsSink {
     /// A JSON-lines file at `path` that keeps at most `max` records (the lines already in it
     /// count).
-    pub fn file(path: &Path, max: u64) -> std::io::Result<AnalyticsSink> {
+    pub fn file(
+        path: &Path,
+        max: u64,
+        metrics: std::sync::Arc<crate::metrics::Metrics>,
+    ) -> std::io::Result<AnalyticsSink> {
         let lines = match std::fs::File::open(path) {
             Ok(f) => {
                 use std::io::BufRead;
@@ -122,7 +126,7 @@ impl AnalyticsSink {
             Err(e) => return Err(e),
         };
         Ok(AnalyticsSink::File {
-            writer: JsonlWriter::open(path)?,
+            writer: JsonlWriter::open(path, "analytics", None, metrics)?,
             lines: AtomicU64::new(lines),
             max,
             warned: AtomicBool::new(false),
@@ -135,7 +139,9 @@ impl AnalyticsSink {
         match self {
             AnalyticsSink::File { writer, lines, max, warned } => {
                 if lines.fetch_add(1, Ordering::Relaxed) < *max {
-                    writer.append(rec);
+                    if writer.append(rec).is_err() {
+                        lines.fetch_sub(1, Ordering::Relaxed);
+                    }
                 } else if !warned.swap(true, Ordering::Relaxed) {
                     tracing::warn!(path = %writer.path().display(), max = *max, "the analytics file holds [analytics] max_records records; new ones are dropped until it is rotated (run docent report, then move it away and restart)");
                 }
@@ -335,7 +341,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(&path, "{\"old\":1}\n").unwrap();
         let lines = || std::fs::read_to_string(&path).unwrap_or_default().lines().count();
-        let sink = AnalyticsSink::file(&path, 3).unwrap();
+        let sink = AnalyticsSink::file(&path, 3, Default::default()).unwrap();
         for i in 0..5 {
             sink.record(&json!({"n": i})).await;
         }

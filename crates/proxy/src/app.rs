@@ -236,7 +236,7 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
                     rec[k] = v.clone();
                 }
             }
-            audit.append(&rec);
+            let _ = audit.append(&rec);
         }
         resp
     }

@@ -69,6 +69,9 @@ pub struct ServeConfig {
     pub audit_log: Option<PathBuf>,
     /// Put the conversation text in the audit log too. Default false.
     pub audit_include_content: bool,
+    /// Most MiB each of `feedback_log` and `audit_log` may hold; past it new lines are dropped
+    /// (counted in `docent_log_lines_dropped_total`) until the file is rotated. Default 1024.
+    pub log_max_mb: u64,
     /// Seconds of upstream silence after which a `: keep-alive` SSE comment is sent.
     pub keepalive_secs: u64,
     /// On shutdown, how long in-flight streams may take to finish.
@@ -106,6 +109,7 @@ impl Default for ServeConfig {
             feedback_log: None,
             audit_log: None,
             audit_include_content: false,
+            log_max_mb: 1024,
             keepalive_secs: 15,
             shutdown_grace_secs: 30,
             header_timeout_ms: 10_000,
@@ -612,6 +616,9 @@ impl Config {
         if self.serve.send_timeout_ms == 0 {
             return bad("[serve] send_timeout_ms = 0 would cut every client off; use a positive number of milliseconds (default 30000)".into());
         }
+        if self.serve.log_max_mb == 0 {
+            return bad("[serve] log_max_mb = 0 would keep no feedback or audit line; use a positive number of MiB (default 1024)".into());
+        }
         if self.serve.max_stream_secs == 0 {
             return bad("[serve] max_stream_secs = 0 would end every answer at once; use a positive number of seconds (default 600)".into());
         }
@@ -949,6 +956,8 @@ mod tests {
         assert!(c.validate().unwrap_err().to_string().contains("127.0.0.1:8787"));
         let c = Config::from_toml_str("[serve]\nsend_timeout_ms = 0\n").unwrap();
         assert!(c.validate().unwrap_err().to_string().contains("send_timeout_ms"));
+        let c = Config::from_toml_str("[serve]\nlog_max_mb = 0\n").unwrap();
+        assert!(c.validate().unwrap_err().to_string().contains("log_max_mb"));
         let c = Config::from_toml_str("[serve]\nmax_stream_secs = 0\n").unwrap();
         assert!(c.validate().unwrap_err().to_string().contains("max_stream_secs"));
     }

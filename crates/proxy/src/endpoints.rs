@@ -279,13 +279,8 @@ pub async fn feedback(
         "answer_request_id": text("request_id", 64)?,
         "sources": sources,
     });
-    let stored = match &st.feedback {
-        Some(w) => {
-            w.append(&record);
-            true
-        }
-        None => false,
-    };
+    // Not stored when the log is full or its disk is behind (counted and logged by the writer).
+    let stored = st.feedback.as_ref().is_some_and(|w| w.append(&record).is_ok());
     if let Some(a) = &st.analytics {
         a.record(&crate::analytics::feedback_record(
             rating,

@@ -16,6 +16,7 @@
 //! | `docent_streams_cut_at_limit_total` | counter | — (ran past `[serve] max_stream_secs`) |
 //! | `docent_stalled_clients_total` | counter | — (connections closed: the client took no byte for `[serve] send_timeout_ms`) |
 //! | `docent_feedback_total` | counter | rating (up, down) |
+//! | `docent_log_lines_dropped_total` | counter | log (audit, feedback, analytics), reason (full: at `[serve] log_max_mb`; backlog: the disk is not keeping up) |
 //! | `docent_open_streams` | gauge | — |
 //! | `docent_limit_store_failures_total` | counter | op (take, stream), outcome (local: fell back to in-process limits, refused) |
 //! | `docent_cache_requests_total` | counter | result (hit, miss) — cacheable questions only |
@@ -73,7 +74,7 @@ fn labels(pairs: &[(&str, &str)]) -> String {
     s
 }
 
-const HELP: [(&str, &str, &str); 19] = [
+const HELP: [(&str, &str, &str); 20] = [
     ("docent_requests_total", "counter", "HTTP requests by route and status."),
     (
         "docent_request_duration_seconds",
@@ -124,6 +125,11 @@ const HELP: [(&str, &str, &str); 19] = [
         "Connections closed because the client took no byte for [serve] send_timeout_ms.",
     ),
     ("docent_feedback_total", "counter", "Feedback received, by rating."),
+    (
+        "docent_log_lines_dropped_total",
+        "counter",
+        "JSON-lines records not written: the file is at its cap, or the disk is not keeping up.",
+    ),
     ("docent_open_streams", "gauge", "Streams currently open."),
     (
         "docent_limit_store_failures_total",
@@ -222,6 +228,11 @@ impl Metrics {
     /// `docent_feedback_total{rating}` + 1.
     pub fn feedback(&self, rating: &str) {
         self.inc("docent_feedback_total", &[("rating", rating)], 1);
+    }
+
+    /// `docent_log_lines_dropped_total{log, reason}` + `n`.
+    pub fn log_line_dropped(&self, log: &str, reason: &str, n: u64) {
+        self.inc("docent_log_lines_dropped_total", &[("log", log), ("reason", reason)], n);
     }
 
     /// `docent_limit_store_failures_total{op, outcome}` + 1.

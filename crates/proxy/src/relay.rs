@@ -179,7 +179,7 @@ impl Drop for StreamGuard {
             for (k, v) in std::mem::take(&mut self.audit) {
                 rec[k] = v;
             }
-            audit.append(&rec);
+            let _ = audit.append(&rec);
         }
     }
 }

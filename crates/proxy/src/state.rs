@@ -25,8 +25,8 @@ pub enum EmbedBackend {
 pub struct AppState {
     /// The validated config.
     pub cfg: Arc<Config>,
-    /// Metrics registry.
-    pub metrics: Metrics,
+    /// Metrics registry (shared with the log writers' threads).
+    pub metrics: Arc<Metrics>,
     /// Rate limits and stream slots (`max_concurrent_streams`, reserved before the upstream
     /// call), in this process or in the shared store.
     pub limits: Arc<Limits>,
@@ -89,11 +89,14 @@ impl AppState {
             Some((name, p)) => Some(Provider::new(name, p, redactor.clone())?),
             None => None,
         };
+        let metrics = Arc::new(Metrics::default());
+        let max_bytes = Some(cfg.serve.log_max_mb.saturating_mul(1 << 20));
         let open = |p: &Option<std::path::PathBuf>,
-                    what: &str|
+                    what: &'static str|
          -> anyhow::Result<Option<JsonlWriter>> {
+            let log = what.trim_end_matches("_log");
             match p {
-                Some(p) => Ok(Some(JsonlWriter::open(p).map_err(|e| {
+                Some(p) => Ok(Some(JsonlWriter::open(p, log, max_bytes, metrics.clone()).map_err(|e| {
                     anyhow::anyhow!("cannot open the {what} file {}: {e}; fix [serve] {what} or the folder's permissions", p.display())
                 })?)),
                 None => Ok(None),
@@ -112,20 +115,22 @@ impl AppState {
                 max: a.max_records,
             }),
             (a, _) => match &a.path {
-                Some(p) => Some(crate::analytics::AnalyticsSink::file(p, a.max_records).map_err(|e| {
+                Some(p) => Some(crate::analytics::AnalyticsSink::file(p, a.max_records, metrics.clone()).map_err(|e| {
                     anyhow::anyhow!("cannot open the analytics file {}: {e}; fix [analytics] path or the folder's permissions", p.display())
                 })?),
                 None => anyhow::bail!("[analytics] is enabled with nowhere to write; set path = \"analytics.jsonl\" or redis = true"),
             },
         };
+        let audit = open(&cfg.serve.audit_log, "audit_log")?;
+        let feedback = open(&cfg.serve.feedback_log, "feedback_log")?;
         Ok(AppState {
             analytics,
-            metrics: Metrics::default(),
+            metrics,
             limits,
             cache,
             trusted: cfg.trusted_proxies(),
-            audit: open(&cfg.serve.audit_log, "audit_log")?,
-            feedback: open(&cfg.serve.feedback_log, "feedback_log")?,
+            audit,
+            feedback,
             shutdown: tokio::sync::watch::Sender::new(false),
             chat,
             embed,
