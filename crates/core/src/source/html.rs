@@ -27,6 +27,8 @@ const SKIP_TAGS: &[&str] = &[
 const SKIP_CLASSES: &[&str] = &[
     "header-anchor",
     "hash-link",
+    // Sphinx's and MkDocs' `¶` permalinks on headings and API signatures.
+    "headerlink",
     "rule",
     "rule-link",
     "grammar-railroad",
@@ -524,6 +526,22 @@ mod tests {
             <div role="tabpanel"><p>Only A.</p></div></div></main>"##,
         );
         assert_eq!(text(&odd), "AB\nOnly A.");
+    }
+
+    #[test]
+    fn sphinx_and_mkdocs_permalinks_stay_out_of_titles_and_text() {
+        let p = page(
+            r##"<html><head><title>Install &#8212; Demo 1.0 documentation</title></head><body>
+            <div role="main"><section id="install"><h1>Install<a class="headerlink" href="#install" title="Link to this heading">¶</a></h1>
+            <dl class="py function"><dt class="sig" id="demo.run"><span class="sig-name">run</span>()<a class="headerlink" href="#demo.run" title="Link to this definition">¶</a></dt>
+            <dd><p>Runs it.</p></dd></dl>
+            <section id="from-pypi"><h2>From PyPI<a class="headerlink" href="#from-pypi" title="Permanent link">&para;</a></h2><p>pip install demo</p></section>
+            </section></div></body></html>"##,
+        );
+        let titles: Vec<(&str, &str)> =
+            p.sections.iter().map(|s| (s.heading.as_str(), s.anchor.as_str())).collect();
+        assert_eq!(titles, [("Install", "install"), ("From PyPI", "from-pypi")]);
+        assert!(!text(&p).contains('¶'), "{}", text(&p));
     }
 
     #[test]
