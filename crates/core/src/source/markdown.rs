@@ -836,6 +836,9 @@ struct JsxState<'a> {
     /// The line being read is an ATX heading: its tags show nothing, as site generators leave
     /// a badge's text out of the heading's anchor (`## API <Badge text="beta" />` → `#api`).
     heading: bool,
+    /// Inside a code span that an earlier line opened with a run of this many backticks
+    /// (0: none), as `` `<my-tag a="1"`` ⏎ ``b="2">` `` in a paragraph: its text is code, not a tag.
+    code_run: usize,
     /// The page's raw frontmatter.
     front: &'a str,
     flavor: Flavor,
@@ -843,13 +846,39 @@ struct JsxState<'a> {
 
 impl JsxState<'_> {
     fn strip<'l>(&mut self, line: &'l str) -> std::borrow::Cow<'l, str> {
-        if !self.in_tag && !line.contains('<') && !line.contains('{') {
-            // No tag starts or continues on this line: nothing to strip.
+        if !self.in_tag
+            && self.code_run == 0
+            && !line.contains('<')
+            && !line.contains('{')
+            && !line.contains('`')
+        {
+            // No tag or code span starts or continues on this line: nothing to strip.
             return std::borrow::Cow::Borrowed(line);
+        }
+        if self.code_run > 0 && line.trim().is_empty() {
+            // A code span does not cross a paragraph break: the backticks were text.
+            self.code_run = 0;
         }
         let chars: Vec<char> = line.chars().collect();
         let mut out = String::with_capacity(line.len());
         let mut i = 0;
+        if self.code_run > 0 {
+            // Verbatim up to the backtick run that closes the span, if this line has it.
+            let run = self.code_run;
+            let close = (0..chars.len()).find(|&j| {
+                chars[j] == '`'
+                    && (j == 0 || chars[j - 1] != '`')
+                    && chars[j..].iter().take_while(|&&c| c == '`').count() == run
+            });
+            match close {
+                Some(j) => {
+                    out.extend(&chars[..j + run]);
+                    i = j + run;
+                    self.code_run = 0;
+                }
+                None => return std::borrow::Cow::Borrowed(line),
+            }
+        }
         while i < chars.len() {
             let c = chars[i];
             if self.in_tag {
@@ -883,6 +912,10 @@ impl JsxState<'_> {
                     i += len;
                     continue;
                 }
+                // Not closed on this line: the span may go on over the next ones.
+                self.code_run = chars[i..].iter().take_while(|&&c| c == '`').count();
+                out.extend(&chars[i..]);
+                break;
             }
             if c == '{' {
                 if let Some((len, value)) = self.expression(&chars[i..]) {
@@ -1312,6 +1345,20 @@ mod tests {
         assert!(all.contains("A `Vec<String>` stays."), "{all}");
         assert_eq!(preprocess_mdx("Vec<String> and Vec</String>\n"), "Vec<String> and Vec\n");
         assert!(!all.contains("svg"), "{all}");
+    }
+
+    #[test]
+    fn a_code_span_over_two_lines_keeps_the_tag_it_quotes() {
+        let src = "# A\n\nRender the element `<docent-chat index=\"/i.bin\"\nproxy=\"https://x\"></docent-chat>` where you want it.\n\nA lone ` backtick\n\nthen <Foo a=\"1\" /> goes.\n";
+        for flavor in [Flavor::VitePress, Flavor::Docusaurus] {
+            let all = all_text(&parse(src, flavor, "x"));
+            assert!(
+                all.contains("`<docent-chat index=\"/i.bin\" proxy=\"https://x\"></docent-chat>`"),
+                "{all}"
+            );
+            // An unclosed backtick ends at the paragraph: the next one's tag is still a tag.
+            assert!(all.contains("then") && !all.contains("Foo"), "{all}");
+        }
     }
 
     #[test]
