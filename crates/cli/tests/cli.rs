@@ -590,6 +590,11 @@ fn every_gold_anchor_of_the_mkdocs_material_eval_set_exists() {
     check_vendored_gold("mkdocs-material.jsonl", "mkdocs-material");
 }
 
+#[test]
+fn every_gold_anchor_of_the_pinia_eval_set_exists() {
+    check_vendored_gold("pinia.jsonl", "pinia");
+}
+
 /// Run docent with its stdout connected to a pipe whose reading end is already closed (like
 /// `docent inspect idx | head` after head exits), so every write fails with EPIPE.
 fn docent_into_closed_pipe(args: &[&str]) -> Output {
