@@ -639,7 +639,7 @@ fn output_to_a_closed_pipe_ends_quietly_instead_of_panicking() {
 }
 
 #[test]
-fn docusaurus_slug_frontmatter_sets_the_page_url_and_vitepress_ignores_it() {
+fn docusaurus_slug_and_id_frontmatter_set_the_page_url_and_vitepress_ignores_them() {
     let dir = tempfile::tempdir().unwrap();
     let w = |rel: &str, text: &str| {
         let p = dir.path().join(rel);
@@ -655,6 +655,12 @@ fn docusaurus_slug_frontmatter_sets_the_page_url_and_vitepress_ignores_it() {
         "---\ntitle: Setup\nslug: installing\n---\n# Setup\n\nInstall the quuxifier first.\n",
     );
     w("guide/plain.md", "# Plain\n\nNo slug on the wibblefrotz page.\n");
+    // Jest's docs: `docs/ExpectAPI.md` with `id: expect` is served at `/docs/expect`.
+    w(
+        "guide/ExpectAPI.md",
+        "---\nid: expect\ntitle: Expect\n---\n\nThe flibbertigibbet matcher.\n",
+    );
+    w("guide/index.md", "---\nid: overview\n---\n# Guide\n\nThe snorkelwhacker overview.\n");
     let out_dir = tempfile::tempdir().unwrap();
     let url_of = |flavor: &str, query: &str| -> String {
         let idx = out_dir.path().join(format!("{flavor}.idx"));
@@ -691,9 +697,24 @@ fn docusaurus_slug_frontmatter_sets_the_page_url_and_vitepress_ignores_it() {
     );
     assert_eq!(url_of("docusaurus", "wibblefrotz"), "https://example.com/docs/guide/plain");
     assert_eq!(
+        url_of("docusaurus", "flibbertigibbet"),
+        "https://example.com/docs/guide/expect",
+        "without a slug, the id replaces the file name in its folder"
+    );
+    assert_eq!(
+        url_of("docusaurus", "snorkelwhacker"),
+        "https://example.com/docs/guide/",
+        "a category index keeps its folder's URL whatever its id"
+    );
+    assert_eq!(
         url_of("vitepress", "zorblatt engine"),
         "https://example.com/docs/guide/intro#introduction",
         "VitePress has no slug"
+    );
+    assert_eq!(
+        url_of("vitepress", "flibbertigibbet"),
+        "https://example.com/docs/guide/ExpectAPI",
+        "nor an id"
     );
 }
 

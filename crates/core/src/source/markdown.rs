@@ -1,8 +1,8 @@
 //! Markdown and MDX sources (VitePress, Docusaurus, Docsify).
 //!
 //! - YAML/TOML frontmatter ([`frontmatter`]): `title` becomes the page title; Docusaurus' `slug`
-//!   changes the page URL (applied by the caller, see [`super::page_url_with_slug`]); the rest is
-//!   dropped.
+//!   (else its `id`, [`Frontmatter::route_slug`]) changes the page URL (applied by the caller, see
+//!   [`super::page_url_with_slug`]); the rest is dropped.
 //! - Included files ([`super::include`]): Docusaurus partials imported into the page and VitePress
 //!   `@include`s and `<<<` snippets are inlined first, where the generator renders them.
 //! - MDX: top-level `import`/`export` statements, `{/* comments */}` (not inside code) and JSX
@@ -374,6 +374,35 @@ pub struct Frontmatter {
     pub slug: Option<String>,
     /// `description`: the page's one-line summary (llms.txt link descriptions).
     pub description: Option<String>,
+    /// `id`: Docusaurus' document id; without a `slug` it names the page in place of the file
+    /// (see [`Frontmatter::route_slug`]).
+    pub id: Option<String>,
+}
+
+impl Frontmatter {
+    /// The slug Docusaurus routes the doc at `rel_path` (relative to the docs folder) by, for
+    /// [`super::page_url_with_slug`]: the `slug` when there is one, else the `id` as a relative
+    /// slug (`docs/ExpectAPI.md` with `id: expect` is `/docs/expect`). A category index
+    /// (`index`, `README`, or a file named like its folder) keeps its folder's URL whatever its
+    /// id, and an id with a slash (which Docusaurus refuses) is ignored.
+    pub fn route_slug(&self, rel_path: &str) -> Option<String> {
+        if self.slug.is_some() {
+            return self.slug.clone();
+        }
+        let id = self.id.as_deref().map(str::trim).filter(|id| !id.is_empty())?;
+        if id.contains(['/', '\\']) {
+            return None;
+        }
+        let rel = rel_path.replace('\\', "/");
+        let mut parts = rel.rsplit('/');
+        let file = parts.next().unwrap_or("");
+        let stem = file.rsplit_once('.').map(|(s, _)| s).unwrap_or(file);
+        let folder = parts.next();
+        let category_index = stem.eq_ignore_ascii_case("index")
+            || stem.eq_ignore_ascii_case("readme")
+            || folder.is_some_and(|f| f.eq_ignore_ascii_case(stem));
+        (!category_index).then(|| id.to_string())
+    }
 }
 
 /// Split off YAML (`---`) or TOML (`+++`) frontmatter; return the keys docent uses and the body
@@ -386,6 +415,7 @@ pub fn frontmatter(source: &str) -> (Frontmatter, &str) {
             title: frontmatter_value(front, "title"),
             slug: frontmatter_value(front, "slug"),
             description: frontmatter_value(front, "description"),
+            id: frontmatter_value(front, "id"),
         })
         .unwrap_or_default();
     (fm, body)
@@ -1119,6 +1149,35 @@ mod tests {
     use crate::source::Block;
 
     #[test]
+    fn a_docusaurus_id_routes_the_page_when_there_is_no_slug() {
+        let route = |src: &str, rel: &str| frontmatter(src).0.route_slug(rel);
+        // Jest's `docs/ExpectAPI.md` is served at `/docs/expect`.
+        assert_eq!(
+            route("---\nid: expect\ntitle: Expect\n---\n", "ExpectAPI.md").as_deref(),
+            Some("expect")
+        );
+        assert_eq!(route("---\ntitle: X\nid: 'cli'\n---\n", "api/CLI.mdx").as_deref(), Some("cli"));
+        // A slug wins; no id, no slug: the file's own URL.
+        assert_eq!(route("---\nid: a\nslug: /b\n---\n", "x.md").as_deref(), Some("/b"));
+        assert_eq!(route("---\ntitle: X\n---\n", "x.md"), None);
+        // A category index keeps its folder's URL; an id with a slash is refused by Docusaurus.
+        for rel in ["guide/index.md", "guide/README.md", "guide/Guide.md"] {
+            assert_eq!(route("---\nid: overview\n---\n", rel), None, "{rel}");
+        }
+        assert_eq!(route("---\nid: a/b\n---\n", "x.md"), None);
+        let url = |src: &str, rel: &str| {
+            super::super::page_url_with_slug(
+                rel,
+                route(src, rel).as_deref(),
+                None,
+                super::super::UrlStyle::Html,
+            )
+        };
+        assert_eq!(url("---\nid: expect\n---\n", "ExpectAPI.md"), "expect.html");
+        assert_eq!(url("---\nid: mocks\n---\n", "guide/ManualMocks.md"), "guide/mocks.html");
+    }
+
+    #[test]
     fn frontmatter_gives_title_and_slug_from_yaml_or_toml() {
         let (fm, body) = frontmatter("---\ntitle: \"Intro: the basics\"\nslug: /custom/path\nsidebar_position: 2\n---\n# Hi\n");
         assert_eq!(
@@ -1127,6 +1186,7 @@ mod tests {
                 title: Some("Intro: the basics".into()),
                 slug: Some("/custom/path".into()),
                 description: None,
+                id: None,
             }
         );
         assert_eq!(body, "# Hi\n");
