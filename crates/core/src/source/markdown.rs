@@ -13,7 +13,8 @@
 //!   a VitePress `::: code-group` gives each code block its tab title as a line before it.
 //! - Code fences are kept whole, minus what the site never shows: twoslash's hidden lines and
 //!   markers (```` ```ts twoslash ````), VitePress' `// [!code ...]` and Docusaurus'
-//!   `// highlight-next-line` comments. Raw HTML tags are dropped; their text, inline or in an
+//!   `// highlight-next-line` comments. A Docusaurus block's `title="jest.config.js"` is a line
+//!   before it, as the site shows it. Raw HTML tags are dropped; their text, inline or in an
 //!   HTML block, stays.
 //! - Heading anchors follow the [`Flavor`]; a trailing `{#custom-id}` is honoured. Docusaurus
 //!   gives an h1 no id (its theme drops it), so an h1 has no anchor there.
@@ -544,6 +545,17 @@ pub fn preprocess(body: &str, front: &str, flavor: Flavor) -> String {
                 out.push_str(title);
                 out.push_str("\n\n");
             }
+            if flavor == Flavor::Docusaurus {
+                // Docusaurus shows a block's `title="jest.config.js"` above it (the built page's
+                // `codeBlockTitle` line, which the HTML reader keeps): a line of its own, at the
+                // fence's indent so a block inside a list item stays in it.
+                if let Some(title) = code_block_title(info) {
+                    out.push('\n');
+                    out.push_str(&line[..line.len() - trimmed.len()]);
+                    out.push_str(&escape_markdown(title));
+                    out.push_str("\n\n");
+                }
+            }
             let twoslash = info.split_whitespace().any(|w| w == "twoslash");
             fence = Some(OpenFence { ch, n, twoslash, lines: Vec::new() });
             out.push_str(line);
@@ -585,6 +597,38 @@ pub fn preprocess(body: &str, front: &str, flavor: Flavor) -> String {
             out.push_str(&l);
             out.push('\n');
         }
+    }
+    out
+}
+
+/// A Docusaurus code block's title: `title="x"` or `title='x'` in the fence info
+/// (`js tab title="jest.config.js"` → `jest.config.js`), as Docusaurus' theme parses it.
+fn code_block_title(info: &str) -> Option<&str> {
+    let mut rest = info;
+    while let Some(at) = rest.find("title=") {
+        let before = rest[..at].chars().next_back();
+        let after = &rest[at + "title=".len()..];
+        rest = after;
+        if before.is_some_and(|c| !c.is_whitespace()) {
+            continue; // `subtitle=`, `data-title=`
+        }
+        let quote = after.chars().next().filter(|q| matches!(q, '"' | '\''))?;
+        let end = after[1..].find(quote)?;
+        let title = after[1..1 + end].trim();
+        return (!title.is_empty()).then_some(title);
+    }
+    None
+}
+
+/// `text` with every ASCII punctuation character backslash-escaped, so Markdown shows it as
+/// written (`__mocks__/x.js` stays that, not bold "mocks").
+fn escape_markdown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_ascii_punctuation() {
+            out.push('\\');
+        }
+        out.push(c);
     }
     out
 }
@@ -1147,6 +1191,33 @@ fn attr(tag: &str, name: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::source::Block;
+
+    #[test]
+    fn a_docusaurus_code_block_title_is_a_line_before_the_block() {
+        // Jest's webpack guide: which file each block goes in is only in the titles.
+        let src = "# W\n\nAnd the mock files themselves:\n\n```js title=\"__mocks__/styleMock.js\"\nmodule.exports = {};\n```\n\n- In a list:\n\n  ```ts tab title='jest.config.ts'\n  export default {};\n  ```\n";
+        let p = parse(src, Flavor::Docusaurus, "x");
+        let blocks: Vec<String> = p.sections[0].blocks.iter().map(Block::render).collect();
+        assert_eq!(
+            blocks,
+            vec![
+                "And the mock files themselves:".to_string(),
+                "__mocks__/styleMock.js".to_string(),
+                "```js\nmodule.exports = {};\n```".to_string(),
+                "- In a list: jest.config.ts".to_string(),
+                "```ts\nexport default {};\n```".to_string(),
+            ]
+        );
+        // GitHub shows no title; `subtitle=` is not one; an unquoted one is not parsed.
+        for (src, flavor) in [
+            ("# W\n\n```js title=\"a.js\"\nx\n```\n", Flavor::GitHub),
+            ("# W\n\n```js subtitle=\"a.js\"\nx\n```\n", Flavor::Docusaurus),
+            ("# W\n\n```js title=a.js\nx\n```\n", Flavor::Docusaurus),
+        ] {
+            let p = parse(src, flavor, "x");
+            assert_eq!(p.sections[0].blocks.len(), 1, "{src}");
+        }
+    }
 
     #[test]
     fn a_docusaurus_id_routes_the_page_when_there_is_no_slug() {
