@@ -540,6 +540,12 @@ fn every_gold_anchor_of_the_git_eval_set_exists() {
 /// namespace `<name>`): index the folder as `scripts/eval` does (lexical only) and require each
 /// gold entry to name a chunk of that index, the way `docent eval` matches it.
 fn check_vendored_gold(set: &str, corpus: &str) {
+    check_vendored_gold_as(set, corpus, None)
+}
+
+/// [`check_vendored_gold`] with the folder read as `flavor`'s sources (None: detected, as
+/// `docent index` does): a vendored docs folder lacks the site's config that would say.
+fn check_vendored_gold_as(set: &str, corpus: &str, flavor: Option<docent_core::source::Flavor>) {
     let eval = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../eval");
     let questions = docent_cli::eval::read_questions(&eval.join(set)).unwrap();
     assert!(questions.len() >= 60, "{set}: {} questions", questions.len());
@@ -555,6 +561,7 @@ fn check_vendored_gold(set: &str, corpus: &str) {
         out: out.path().join("set.idx"),
         embed: "none".into(),
         progress: false,
+        flavor,
         ..Default::default()
     };
     build_index_with(&settings, None).unwrap();
@@ -593,6 +600,13 @@ fn every_gold_anchor_of_the_mkdocs_material_eval_set_exists() {
 #[test]
 fn every_gold_anchor_of_the_pinia_eval_set_exists() {
     check_vendored_gold("pinia.jsonl", "pinia");
+}
+
+#[test]
+fn every_gold_anchor_of_the_jest_eval_set_exists() {
+    // Jest's site config lives in the repository's `website/`, which is not vendored: read the
+    // pages as Docusaurus does (as scripts/eval does with `--flavor docusaurus`).
+    check_vendored_gold_as("jest.jsonl", "jest", Some(docent_core::source::Flavor::Docusaurus));
 }
 
 /// Run docent with its stdout connected to a pipe whose reading end is already closed (like
