@@ -948,8 +948,8 @@ impl Includes for SourceIncludes {
 }
 
 /// The URL of a page (as its chunks get it): relative to its source folder, or under its
-/// source's URL (`--source-url`) or `base_url`; Docusaurus' `slug` frontmatter moves a doc
-/// (VitePress and Docsify have none).
+/// source's URL (`--source-url`) or `base_url`; Docusaurus' `slug` frontmatter moves a doc, and
+/// so does its `id` when there is no slug (VitePress and Docsify have neither).
 pub fn page_url(
     settings: &IndexSettings,
     source: &SourceSpec,
@@ -973,7 +973,9 @@ pub fn page_url_checked(
 ) -> (String, Option<String>) {
     let style = if settings.clean_urls { UrlStyle::Clean } else { UrlStyle::Html };
     let slug = match (file.kind, flavor) {
-        (SourceKind::Markdown, Flavor::Docusaurus | Flavor::GitHub) => frontmatter(content).0.slug,
+        (SourceKind::Markdown, Flavor::Docusaurus | Flavor::GitHub) => {
+            frontmatter(content).0.route_slug(&file.rel)
+        }
         _ => None,
     };
     let warning = slug.as_deref().and_then(|s| {

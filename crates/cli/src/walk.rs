@@ -109,8 +109,9 @@ pub fn pages_of(root: &Path, flavor: Flavor, files: Vec<SourceFile>) -> Vec<Sour
 }
 
 /// Guess which generator's anchor rules apply to a Markdown folder: a `.vitepress` folder means
-/// VitePress, a `docusaurus.config.*` means Docusaurus, a Docsify `index.html` means Docsify.
-/// Looks in the folder and up to two parents. Default: GitHub's rules (github-slugger).
+/// VitePress, a `docusaurus.config.*` (or one in a `website/` folder beside the docs) means
+/// Docusaurus, a Docsify `index.html` means Docsify. Looks in the folder and up to two parents.
+/// Default: GitHub's rules (github-slugger).
 pub fn detect_flavor(root: &Path) -> Flavor {
     detect_generator(root).unwrap_or(Flavor::GitHub)
 }
@@ -124,7 +125,10 @@ pub fn detect_generator(root: &Path) -> Option<Flavor> {
             return Some(Flavor::VitePress);
         }
         for ext in ["js", "ts", "mjs", "cjs"] {
-            if d.join(format!("docusaurus.config.{ext}")).is_file() {
+            // The site may sit beside its docs: Jest and React Native keep `docs/` at the
+            // repository root and the site in `website/` (its config's `path: '../docs'`).
+            let config = format!("docusaurus.config.{ext}");
+            if d.join(&config).is_file() || d.join("website").join(&config).is_file() {
                 return Some(Flavor::Docusaurus);
             }
         }
@@ -189,6 +193,19 @@ mod tests {
         // A built site with Markdown copies of its pages (llms plugins) is still HTML.
         std::fs::write(r.join("index.html"), "<h1>Home</h1>").unwrap();
         assert_eq!(rels(Flavor::VitePress).len(), 4);
+    }
+
+    #[test]
+    fn a_docusaurus_site_in_a_website_folder_beside_the_docs_is_detected() {
+        // Jest's repository: `docs/` at the root, `website/docusaurus.config.js`.
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::create_dir_all(r.join("docs")).unwrap();
+        std::fs::create_dir_all(r.join("website")).unwrap();
+        std::fs::write(r.join("docs/ExpectAPI.md"), "# x").unwrap();
+        assert_eq!(detect_flavor(&r.join("docs")), Flavor::GitHub);
+        std::fs::write(r.join("website/docusaurus.config.js"), "module.exports = {};").unwrap();
+        assert_eq!(detect_flavor(&r.join("docs")), Flavor::Docusaurus);
     }
 
     #[test]

@@ -540,6 +540,12 @@ fn every_gold_anchor_of_the_git_eval_set_exists() {
 /// namespace `<name>`): index the folder as `scripts/eval` does (lexical only) and require each
 /// gold entry to name a chunk of that index, the way `docent eval` matches it.
 fn check_vendored_gold(set: &str, corpus: &str) {
+    check_vendored_gold_as(set, corpus, None)
+}
+
+/// [`check_vendored_gold`] with the folder read as `flavor`'s sources (None: detected, as
+/// `docent index` does): a vendored docs folder lacks the site's config that would say.
+fn check_vendored_gold_as(set: &str, corpus: &str, flavor: Option<docent_core::source::Flavor>) {
     let eval = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../eval");
     let questions = docent_cli::eval::read_questions(&eval.join(set)).unwrap();
     assert!(questions.len() >= 60, "{set}: {} questions", questions.len());
@@ -555,6 +561,7 @@ fn check_vendored_gold(set: &str, corpus: &str) {
         out: out.path().join("set.idx"),
         embed: "none".into(),
         progress: false,
+        flavor,
         ..Default::default()
     };
     build_index_with(&settings, None).unwrap();
@@ -593,6 +600,13 @@ fn every_gold_anchor_of_the_mkdocs_material_eval_set_exists() {
 #[test]
 fn every_gold_anchor_of_the_pinia_eval_set_exists() {
     check_vendored_gold("pinia.jsonl", "pinia");
+}
+
+#[test]
+fn every_gold_anchor_of_the_jest_eval_set_exists() {
+    // Jest's site config lives in the repository's `website/`, which is not vendored: read the
+    // pages as Docusaurus does (as scripts/eval does with `--flavor docusaurus`).
+    check_vendored_gold_as("jest.jsonl", "jest", Some(docent_core::source::Flavor::Docusaurus));
 }
 
 /// Run docent with its stdout connected to a pipe whose reading end is already closed (like
@@ -639,7 +653,7 @@ fn output_to_a_closed_pipe_ends_quietly_instead_of_panicking() {
 }
 
 #[test]
-fn docusaurus_slug_frontmatter_sets_the_page_url_and_vitepress_ignores_it() {
+fn docusaurus_slug_and_id_frontmatter_set_the_page_url_and_vitepress_ignores_them() {
     let dir = tempfile::tempdir().unwrap();
     let w = |rel: &str, text: &str| {
         let p = dir.path().join(rel);
@@ -655,6 +669,12 @@ fn docusaurus_slug_frontmatter_sets_the_page_url_and_vitepress_ignores_it() {
         "---\ntitle: Setup\nslug: installing\n---\n# Setup\n\nInstall the quuxifier first.\n",
     );
     w("guide/plain.md", "# Plain\n\nNo slug on the wibblefrotz page.\n");
+    // Jest's docs: `docs/ExpectAPI.md` with `id: expect` is served at `/docs/expect`.
+    w(
+        "guide/ExpectAPI.md",
+        "---\nid: expect\ntitle: Expect\n---\n\nThe flibbertigibbet matcher.\n",
+    );
+    w("guide/index.md", "---\nid: overview\n---\n# Guide\n\nThe snorkelwhacker overview.\n");
     let out_dir = tempfile::tempdir().unwrap();
     let url_of = |flavor: &str, query: &str| -> String {
         let idx = out_dir.path().join(format!("{flavor}.idx"));
@@ -691,9 +711,24 @@ fn docusaurus_slug_frontmatter_sets_the_page_url_and_vitepress_ignores_it() {
     );
     assert_eq!(url_of("docusaurus", "wibblefrotz"), "https://example.com/docs/guide/plain");
     assert_eq!(
+        url_of("docusaurus", "flibbertigibbet"),
+        "https://example.com/docs/guide/expect",
+        "without a slug, the id replaces the file name in its folder"
+    );
+    assert_eq!(
+        url_of("docusaurus", "snorkelwhacker"),
+        "https://example.com/docs/guide/",
+        "a category index keeps its folder's URL whatever its id"
+    );
+    assert_eq!(
         url_of("vitepress", "zorblatt engine"),
         "https://example.com/docs/guide/intro#introduction",
         "VitePress has no slug"
+    );
+    assert_eq!(
+        url_of("vitepress", "flibbertigibbet"),
+        "https://example.com/docs/guide/ExpectAPI",
+        "nor an id"
     );
 }
 

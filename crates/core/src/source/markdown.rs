@@ -1,8 +1,8 @@
 //! Markdown and MDX sources (VitePress, Docusaurus, Docsify).
 //!
 //! - YAML/TOML frontmatter ([`frontmatter`]): `title` becomes the page title; Docusaurus' `slug`
-//!   changes the page URL (applied by the caller, see [`super::page_url_with_slug`]); the rest is
-//!   dropped.
+//!   (else its `id`, [`Frontmatter::route_slug`]) changes the page URL (applied by the caller, see
+//!   [`super::page_url_with_slug`]); the rest is dropped.
 //! - Included files ([`super::include`]): Docusaurus partials imported into the page and VitePress
 //!   `@include`s and `<<<` snippets are inlined first, where the generator renders them.
 //! - MDX: top-level `import`/`export` statements, `{/* comments */}` (not inside code) and JSX
@@ -13,7 +13,8 @@
 //!   a VitePress `::: code-group` gives each code block its tab title as a line before it.
 //! - Code fences are kept whole, minus what the site never shows: twoslash's hidden lines and
 //!   markers (```` ```ts twoslash ````), VitePress' `// [!code ...]` and Docusaurus'
-//!   `// highlight-next-line` comments. Raw HTML tags are dropped; their text, inline or in an
+//!   `// highlight-next-line` comments. A Docusaurus block's `title="jest.config.js"` is a line
+//!   before it, as the site shows it. Raw HTML tags are dropped; their text, inline or in an
 //!   HTML block, stays.
 //! - Heading anchors follow the [`Flavor`]; a trailing `{#custom-id}` is honoured. Docusaurus
 //!   gives an h1 no id (its theme drops it), so an h1 has no anchor there.
@@ -374,6 +375,35 @@ pub struct Frontmatter {
     pub slug: Option<String>,
     /// `description`: the page's one-line summary (llms.txt link descriptions).
     pub description: Option<String>,
+    /// `id`: Docusaurus' document id; without a `slug` it names the page in place of the file
+    /// (see [`Frontmatter::route_slug`]).
+    pub id: Option<String>,
+}
+
+impl Frontmatter {
+    /// The slug Docusaurus routes the doc at `rel_path` (relative to the docs folder) by, for
+    /// [`super::page_url_with_slug`]: the `slug` when there is one, else the `id` as a relative
+    /// slug (`docs/ExpectAPI.md` with `id: expect` is `/docs/expect`). A category index
+    /// (`index`, `README`, or a file named like its folder) keeps its folder's URL whatever its
+    /// id, and an id with a slash (which Docusaurus refuses) is ignored.
+    pub fn route_slug(&self, rel_path: &str) -> Option<String> {
+        if self.slug.is_some() {
+            return self.slug.clone();
+        }
+        let id = self.id.as_deref().map(str::trim).filter(|id| !id.is_empty())?;
+        if id.contains(['/', '\\']) {
+            return None;
+        }
+        let rel = rel_path.replace('\\', "/");
+        let mut parts = rel.rsplit('/');
+        let file = parts.next().unwrap_or("");
+        let stem = file.rsplit_once('.').map(|(s, _)| s).unwrap_or(file);
+        let folder = parts.next();
+        let category_index = stem.eq_ignore_ascii_case("index")
+            || stem.eq_ignore_ascii_case("readme")
+            || folder.is_some_and(|f| f.eq_ignore_ascii_case(stem));
+        (!category_index).then(|| id.to_string())
+    }
 }
 
 /// Split off YAML (`---`) or TOML (`+++`) frontmatter; return the keys docent uses and the body
@@ -386,6 +416,7 @@ pub fn frontmatter(source: &str) -> (Frontmatter, &str) {
             title: frontmatter_value(front, "title"),
             slug: frontmatter_value(front, "slug"),
             description: frontmatter_value(front, "description"),
+            id: frontmatter_value(front, "id"),
         })
         .unwrap_or_default();
     (fm, body)
@@ -514,6 +545,17 @@ pub fn preprocess(body: &str, front: &str, flavor: Flavor) -> String {
                 out.push_str(title);
                 out.push_str("\n\n");
             }
+            if flavor == Flavor::Docusaurus {
+                // Docusaurus shows a block's `title="jest.config.js"` above it (the built page's
+                // `codeBlockTitle` line, which the HTML reader keeps): a line of its own, at the
+                // fence's indent so a block inside a list item stays in it.
+                if let Some(title) = code_block_title(info) {
+                    out.push('\n');
+                    out.push_str(&line[..line.len() - trimmed.len()]);
+                    out.push_str(&escape_markdown(title));
+                    out.push_str("\n\n");
+                }
+            }
             let twoslash = info.split_whitespace().any(|w| w == "twoslash");
             fence = Some(OpenFence { ch, n, twoslash, lines: Vec::new() });
             out.push_str(line);
@@ -555,6 +597,38 @@ pub fn preprocess(body: &str, front: &str, flavor: Flavor) -> String {
             out.push_str(&l);
             out.push('\n');
         }
+    }
+    out
+}
+
+/// A Docusaurus code block's title: `title="x"` or `title='x'` in the fence info
+/// (`js tab title="jest.config.js"` → `jest.config.js`), as Docusaurus' theme parses it.
+fn code_block_title(info: &str) -> Option<&str> {
+    let mut rest = info;
+    while let Some(at) = rest.find("title=") {
+        let before = rest[..at].chars().next_back();
+        let after = &rest[at + "title=".len()..];
+        rest = after;
+        if before.is_some_and(|c| !c.is_whitespace()) {
+            continue; // `subtitle=`, `data-title=`
+        }
+        let quote = after.chars().next().filter(|q| matches!(q, '"' | '\''))?;
+        let end = after[1..].find(quote)?;
+        let title = after[1..1 + end].trim();
+        return (!title.is_empty()).then_some(title);
+    }
+    None
+}
+
+/// `text` with every ASCII punctuation character backslash-escaped, so Markdown shows it as
+/// written (`__mocks__/x.js` stays that, not bold "mocks").
+fn escape_markdown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_ascii_punctuation() {
+            out.push('\\');
+        }
+        out.push(c);
     }
     out
 }
@@ -1119,6 +1193,62 @@ mod tests {
     use crate::source::Block;
 
     #[test]
+    fn a_docusaurus_code_block_title_is_a_line_before_the_block() {
+        // Jest's webpack guide: which file each block goes in is only in the titles.
+        let src = "# W\n\nAnd the mock files themselves:\n\n```js title=\"__mocks__/styleMock.js\"\nmodule.exports = {};\n```\n\n- In a list:\n\n  ```ts tab title='jest.config.ts'\n  export default {};\n  ```\n";
+        let p = parse(src, Flavor::Docusaurus, "x");
+        let blocks: Vec<String> = p.sections[0].blocks.iter().map(Block::render).collect();
+        assert_eq!(
+            blocks,
+            vec![
+                "And the mock files themselves:".to_string(),
+                "__mocks__/styleMock.js".to_string(),
+                "```js\nmodule.exports = {};\n```".to_string(),
+                "- In a list: jest.config.ts".to_string(),
+                "```ts\nexport default {};\n```".to_string(),
+            ]
+        );
+        // GitHub shows no title; `subtitle=` is not one; an unquoted one is not parsed.
+        for (src, flavor) in [
+            ("# W\n\n```js title=\"a.js\"\nx\n```\n", Flavor::GitHub),
+            ("# W\n\n```js subtitle=\"a.js\"\nx\n```\n", Flavor::Docusaurus),
+            ("# W\n\n```js title=a.js\nx\n```\n", Flavor::Docusaurus),
+        ] {
+            let p = parse(src, flavor, "x");
+            assert_eq!(p.sections[0].blocks.len(), 1, "{src}");
+        }
+    }
+
+    #[test]
+    fn a_docusaurus_id_routes_the_page_when_there_is_no_slug() {
+        let route = |src: &str, rel: &str| frontmatter(src).0.route_slug(rel);
+        // Jest's `docs/ExpectAPI.md` is served at `/docs/expect`.
+        assert_eq!(
+            route("---\nid: expect\ntitle: Expect\n---\n", "ExpectAPI.md").as_deref(),
+            Some("expect")
+        );
+        assert_eq!(route("---\ntitle: X\nid: 'cli'\n---\n", "api/CLI.mdx").as_deref(), Some("cli"));
+        // A slug wins; no id, no slug: the file's own URL.
+        assert_eq!(route("---\nid: a\nslug: /b\n---\n", "x.md").as_deref(), Some("/b"));
+        assert_eq!(route("---\ntitle: X\n---\n", "x.md"), None);
+        // A category index keeps its folder's URL; an id with a slash is refused by Docusaurus.
+        for rel in ["guide/index.md", "guide/README.md", "guide/Guide.md"] {
+            assert_eq!(route("---\nid: overview\n---\n", rel), None, "{rel}");
+        }
+        assert_eq!(route("---\nid: a/b\n---\n", "x.md"), None);
+        let url = |src: &str, rel: &str| {
+            super::super::page_url_with_slug(
+                rel,
+                route(src, rel).as_deref(),
+                None,
+                super::super::UrlStyle::Html,
+            )
+        };
+        assert_eq!(url("---\nid: expect\n---\n", "ExpectAPI.md"), "expect.html");
+        assert_eq!(url("---\nid: mocks\n---\n", "guide/ManualMocks.md"), "guide/mocks.html");
+    }
+
+    #[test]
     fn frontmatter_gives_title_and_slug_from_yaml_or_toml() {
         let (fm, body) = frontmatter("---\ntitle: \"Intro: the basics\"\nslug: /custom/path\nsidebar_position: 2\n---\n# Hi\n");
         assert_eq!(
@@ -1127,6 +1257,7 @@ mod tests {
                 title: Some("Intro: the basics".into()),
                 slug: Some("/custom/path".into()),
                 description: None,
+                id: None,
             }
         );
         assert_eq!(body, "# Hi\n");
