@@ -122,8 +122,14 @@ fn a_rebuild_rewrites_only_changed_shards_and_removes_stale_ones() {
     let again = ok(docent(&["index", s, "--out", o, "--split", "always", "-q"]));
     assert!(again.contains("(0 written"), "{again}");
     assert_eq!(shards(&d), first);
-    // One page changes: a few shards are new, the rest keep their names, the old ones go.
-    let page = src.join("faq.md");
+    // One page changes: a few shards are new, the rest keep their names, the old ones go. The
+    // last page, so no other page's chunk numbers shift (that renames more shards: see
+    // docs/index-format.md), whatever the docs hold.
+    let mut pages: Vec<PathBuf> =
+        std::fs::read_dir(&src).unwrap().map(|e| e.unwrap().path()).collect();
+    pages.sort();
+    let page = pages.pop().unwrap();
+    let name = page.file_stem().unwrap().to_str().unwrap().to_string();
     let text = std::fs::read_to_string(&page).unwrap();
     std::fs::write(&page, format!("{text}\n\n## Zebras\n\nZebras are not supported.\n")).unwrap();
     let changed = ok(docent(&["index", s, "--out", o, "--split", "always", "-q"]));
@@ -132,7 +138,7 @@ fn a_rebuild_rewrites_only_changed_shards_and_removes_stale_ones() {
     assert!(kept * 2 > now.len(), "most shards unchanged: {kept} of {} ({changed})", now.len());
     assert!(now.len() < first.len() + 6 && !changed.contains(" 0 old removed"), "{changed}");
     let hit = ok(docent(&["search", o, "are zebras supported", "--json"]));
-    assert!(hit.contains("faq"), "{hit}");
+    assert!(hit.contains(&name), "{hit}");
     // Back to one file: the shards are removed.
     ok(docent(&["index", s, "--out", o, "-q"]));
     assert!(shards(&d).is_empty());
