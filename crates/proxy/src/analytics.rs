@@ -13,14 +13,13 @@
 //! file or to a capped Redis list shared by replicas.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use redis::aio::ConnectionManager;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::error::ApiError;
-use crate::jsonl::JsonlWriter;
+use crate::jsonl::{Cap, JsonlWriter};
 
 /// Version of the record layout, written as `"v"` in every record.
 pub const RECORD_VERSION: u32 = 1;
@@ -72,16 +71,10 @@ impl AnalyticsConfig {
 
 /// Where records go.
 pub enum AnalyticsSink {
-    /// A JSON-lines file, and how many lines it holds of at most `max`.
+    /// A JSON-lines file capped at `max_records` lines ([`crate::jsonl::Cap::Lines`]).
     File {
         /// The writer.
         writer: JsonlWriter,
-        /// Lines in the file (those found at start, then those queued).
-        lines: AtomicU64,
-        /// `max_records`.
-        max: u64,
-        /// Whether "the file is full" was logged.
-        warned: AtomicBool,
     },
     /// A capped Redis list.
     Redis { conn: ConnectionManager, key: String, max: u64 },
@@ -100,36 +93,14 @@ impl std::fmt::Debug for AnalyticsSink {
 
 impl AnalyticsSink {
     /// A JSON-lines file at `path` that keeps at most `max` records (the lines already in it
-    /// count).
+    /// count); records past that are dropped and counted like any full log's.
     pub fn file(
         path: &Path,
         max: u64,
         metrics: std::sync::Arc<crate::metrics::Metrics>,
     ) -> std::io::Result<AnalyticsSink> {
-        let lines = match std::fs::File::open(path) {
-            Ok(f) => {
-                use std::io::BufRead;
-                let mut r = std::io::BufReader::new(f);
-                let mut n = 0u64;
-                loop {
-                    let buf = r.fill_buf()?;
-                    if buf.is_empty() {
-                        break;
-                    }
-                    n += buf.iter().filter(|&&b| b == b'\n').count() as u64;
-                    let len = buf.len();
-                    r.consume(len);
-                }
-                n
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
-            Err(e) => return Err(e),
-        };
         Ok(AnalyticsSink::File {
-            writer: JsonlWriter::open(path, "analytics", None, metrics)?,
-            lines: AtomicU64::new(lines),
-            max,
-            warned: AtomicBool::new(false),
+            writer: JsonlWriter::open(path, "analytics", Cap::Lines(max), metrics)?,
         })
     }
 
@@ -137,14 +108,9 @@ impl AnalyticsSink {
     /// break answers.
     pub async fn record(&self, rec: &Value) {
         match self {
-            AnalyticsSink::File { writer, lines, max, warned } => {
-                if lines.fetch_add(1, Ordering::Relaxed) < *max {
-                    if writer.append(rec).is_err() {
-                        lines.fetch_sub(1, Ordering::Relaxed);
-                    }
-                } else if !warned.swap(true, Ordering::Relaxed) {
-                    tracing::warn!(path = %writer.path().display(), max = *max, "the analytics file holds [analytics] max_records records; new ones are dropped until it is rotated (run docent report, then move it away and restart)");
-                }
+            AnalyticsSink::File { writer } => {
+                // A dropped record is counted and logged by the writer.
+                let _ = writer.append(rec);
             }
             AnalyticsSink::Redis { conn, key, max } => {
                 let mut c = conn.clone();
@@ -341,7 +307,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(&path, "{\"old\":1}\n").unwrap();
         let lines = || std::fs::read_to_string(&path).unwrap_or_default().lines().count();
-        let sink = AnalyticsSink::file(&path, 3, Default::default()).unwrap();
+        let metrics = std::sync::Arc::new(crate::metrics::Metrics::default());
+        let sink = AnalyticsSink::file(&path, 3, metrics.clone()).unwrap();
         for i in 0..5 {
             sink.record(&json!({"n": i})).await;
         }
@@ -353,6 +320,9 @@ mod tests {
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
         assert_eq!(lines(), 3, "the line already there counts too");
+        let dropped = metrics
+            .counter("docent_log_lines_dropped_total", &[("log", "analytics"), ("reason", "full")]);
+        assert_eq!(dropped, 3, "the three records past max_records are counted");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -3,8 +3,9 @@
 //!
 //! Neither memory nor disk may grow without end because of them: lines wait in a queue of at
 //! most [`QUEUE_LINES`] (a stalled disk drops new lines instead of holding them in memory), and
-//! a file stops growing at its size cap (measured on the file itself before every write, so a
-//! log rotated with `copytruncate` takes lines again). Every dropped line is counted in
+//! a file stops growing at its [`Cap`] (bytes for the feedback and audit logs, records for the
+//! analytics file), checked against the file itself before every write, so a log rotated with
+//! `copytruncate` takes lines again. Every dropped line is counted in
 //! `docent_log_lines_dropped_total{log, reason}` and logged once per episode.
 
 use std::io::Write;
@@ -17,10 +18,32 @@ use crate::metrics::Metrics;
 /// Most lines waiting for the writer thread; more are dropped until the disk catches up.
 pub const QUEUE_LINES: usize = 4_096;
 
+/// How big a file may grow. The lines already in it when the proxy starts count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cap {
+    /// No cap.
+    None,
+    /// At most this many bytes (`[serve] log_max_mb`).
+    Bytes(u64),
+    /// At most this many lines (`[analytics] max_records`).
+    Lines(u64),
+}
+
+impl Cap {
+    /// The setting that sets it, for the "file is full" warning.
+    fn setting(self) -> String {
+        match self {
+            Cap::None => String::new(),
+            Cap::Bytes(b) => format!("[serve] log_max_mb ({} MiB)", b >> 20),
+            Cap::Lines(n) => format!("[analytics] max_records ({n} records)"),
+        }
+    }
+}
+
 /// Why a line was not written (the `reason` label of the metric).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dropped {
-    /// The file is at its size cap.
+    /// The file is at its cap.
     Full,
     /// [`QUEUE_LINES`] lines are already waiting: the disk is not keeping up.
     Backlog,
@@ -52,11 +75,11 @@ pub struct JsonlWriter {
 
 impl JsonlWriter {
     /// Open (create, append) `path` and start the writer thread; the file takes lines while it
-    /// is under `max_bytes` (`None`: no cap). Fails when the file can't be opened.
+    /// is under `cap`. Fails when the file can't be opened or read.
     pub fn open(
         path: &Path,
         log: &'static str,
-        max_bytes: Option<u64>,
+        cap: Cap,
         metrics: Arc<Metrics>,
     ) -> std::io::Result<JsonlWriter> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -66,15 +89,18 @@ impl JsonlWriter {
         let (tx, rx) = mpsc::sync_channel::<String>(QUEUE_LINES);
         let full = Arc::new(AtomicBool::new(false));
         let backlog_warned = Arc::new(AtomicBool::new(false));
-        let thread = Writer {
+        let mut thread = Writer {
             file,
             path: path.to_path_buf(),
             log,
-            max_bytes,
+            cap,
+            len: 0,
+            lines: 0,
             full: full.clone(),
             backlog_warned: backlog_warned.clone(),
             metrics: metrics.clone(),
         };
+        thread.measure()?;
         std::thread::Builder::new().name("docent-jsonl".into()).spawn(move || thread.run(rx))?;
         Ok(JsonlWriter { path: path.to_path_buf(), log, tx, full, backlog_warned, metrics })
     }
@@ -114,7 +140,12 @@ struct Writer {
     file: std::fs::File,
     path: PathBuf,
     log: &'static str,
-    max_bytes: Option<u64>,
+    cap: Cap,
+    /// The file's length as this thread last saw or left it: another length means someone
+    /// else changed the file (a rotation), and its lines are counted again.
+    len: u64,
+    /// Lines in the file (counted only for [`Cap::Lines`]).
+    lines: u64,
     full: Arc<AtomicBool>,
     backlog_warned: Arc<AtomicBool>,
     metrics: Arc<Metrics>,
@@ -130,44 +161,104 @@ impl Writer {
             } else {
                 rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected)
             };
-            let line = match next {
+            let first = match next {
                 Ok(line) => line,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    self.over_cap(0);
+                    if self.rotated() {
+                        self.full.store(false, Ordering::Relaxed);
+                    }
                     continue;
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             };
-            let mut buf = line;
-            let mut lines = 1u64;
             // Batch whatever else is queued.
+            let mut batch = vec![first];
             while let Ok(more) = rx.try_recv() {
-                buf.push_str(&more);
-                lines += 1;
+                batch.push(more);
             }
             self.backlog_warned.store(false, Ordering::Relaxed);
-            if self.over_cap(buf.len() as u64) {
-                self.metrics.log_line_dropped(self.log, Dropped::Full.label(), lines);
+            self.rotated();
+            let fit = self.fitting(&batch);
+            if fit < batch.len() {
+                self.metrics.log_line_dropped(
+                    self.log,
+                    Dropped::Full.label(),
+                    (batch.len() - fit) as u64,
+                );
+                if !self.full.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(path = %self.path.display(), "the {} log holds what {} allows; new lines are dropped until it is rotated (truncate it, or move it away and restart)", self.log, self.cap.setting());
+                }
+            } else {
+                self.full.store(false, Ordering::Relaxed);
+            }
+            if fit == 0 {
                 continue;
             }
-            if let Err(e) = self.file.write_all(buf.as_bytes()).and_then(|_| self.file.flush()) {
-                tracing::error!(path = %self.path.display(), error = %e, "cannot append to JSONL file");
+            let buf = batch[..fit].concat();
+            match self.file.write_all(buf.as_bytes()).and_then(|_| self.file.flush()) {
+                Ok(()) => {
+                    self.len += buf.len() as u64;
+                    self.lines += fit as u64;
+                }
+                Err(e) => {
+                    tracing::error!(path = %self.path.display(), error = %e, "cannot append to JSONL file");
+                }
             }
         }
     }
 
-    /// Whether `more` bytes would take the file past its cap; keeps `full` (and its one
-    /// warning) in step with the file, which may have been truncated since.
-    fn over_cap(&self, more: u64) -> bool {
-        let Some(max) = self.max_bytes else { return false };
-        let len = self.file.metadata().map(|m| m.len()).unwrap_or(0);
-        let over = len.saturating_add(more) > max;
-        if !over {
-            self.full.store(false, Ordering::Relaxed);
-        } else if !self.full.swap(true, Ordering::Relaxed) {
-            tracing::warn!(path = %self.path.display(), max_bytes = max, "the {} log reached [serve] log_max_mb; new lines are dropped until it is rotated (move it away and restart, or truncate it)", self.log);
+    /// How many of `batch`'s lines, from the first, fit under the cap.
+    fn fitting(&self, batch: &[String]) -> usize {
+        match self.cap {
+            Cap::None => batch.len(),
+            Cap::Lines(max) => {
+                batch.len().min(max.saturating_sub(self.lines).try_into().unwrap_or(usize::MAX))
+            }
+            Cap::Bytes(max) => {
+                let mut len = self.len;
+                batch
+                    .iter()
+                    .take_while(|l| {
+                        len = len.saturating_add(l.len() as u64);
+                        len <= max
+                    })
+                    .count()
+            }
         }
-        over
+    }
+
+    /// Whether the file is not as this thread left it (truncated, or written by someone else);
+    /// if so its length, and for a line cap its lines, are measured again.
+    fn rotated(&mut self) -> bool {
+        let len = self.file.metadata().map(|m| m.len()).unwrap_or(self.len);
+        if len == self.len {
+            return false;
+        }
+        if let Err(e) = self.measure() {
+            tracing::error!(path = %self.path.display(), error = %e, "cannot read the JSONL file to count its lines");
+        }
+        true
+    }
+
+    /// Take the file's length and, for a line cap, count its lines.
+    fn measure(&mut self) -> std::io::Result<()> {
+        self.len = self.file.metadata()?.len();
+        if let Cap::Lines(_) = self.cap {
+            use std::io::BufRead;
+            let mut r = std::io::BufReader::new(std::fs::File::open(&self.path)?);
+            let mut n = 0u64;
+            loop {
+                let buf = r.fill_buf()?;
+                if buf.is_empty() {
+                    break;
+                }
+                n += buf.iter().filter(|&&b| b == b'\n').count() as u64;
+                let len = buf.len();
+                r.consume(len);
+            }
+            self.lines = n;
+        }
+        Ok(())
     }
 }
 
@@ -196,7 +287,7 @@ mod tests {
     fn the_file_stops_at_its_cap_and_takes_lines_again_once_truncated() {
         let path = temp("cap");
         let metrics = Arc::new(Metrics::default());
-        let w = JsonlWriter::open(&path, "feedback", Some(100), metrics.clone()).unwrap();
+        let w = JsonlWriter::open(&path, "feedback", Cap::Bytes(100), metrics.clone()).unwrap();
         let size = || std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
         // Each line is 22 bytes: four fit under 100, the fifth would not.
         for i in 0..4 {
@@ -217,6 +308,35 @@ mod tests {
         w.append(&json!({"n": 3000, "x": "abcd"})).unwrap();
         wait_for(|| size() == 22);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"n\":3000,\"x\":\"abcd\"}\n");
+    }
+
+    #[test]
+    fn a_line_cap_counts_the_lines_already_there_and_again_after_a_rotation() {
+        let path = temp("lines");
+        std::fs::write(&path, "{\"old\":1}\n{\"old\":2}\n").unwrap();
+        let metrics = Arc::new(Metrics::default());
+        let w = JsonlWriter::open(&path, "analytics", Cap::Lines(3), metrics.clone()).unwrap();
+        let count = || std::fs::read_to_string(&path).unwrap_or_default().lines().count();
+        for i in 0..3 {
+            let _ = w.append(&json!({ "n": i }));
+        }
+        wait_for(|| w.full.load(Ordering::Relaxed));
+        assert_eq!(count(), 3, "two old lines and one new");
+        let dropped = || {
+            metrics.counter(
+                "docent_log_lines_dropped_total",
+                &[("log", "analytics"), ("reason", "full")],
+            )
+        };
+        assert_eq!(dropped(), 2);
+        // Rotated with copytruncate: three lines fit again.
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(0).unwrap();
+        wait_for(|| !w.full.load(Ordering::Relaxed));
+        for i in 0..4 {
+            let _ = w.append(&json!({ "m": i }));
+        }
+        wait_for(|| count() == 3 && dropped() == 3);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"m\":0}\n{\"m\":1}\n{\"m\":2}\n");
     }
 
     #[test]

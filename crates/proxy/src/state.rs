@@ -90,13 +90,13 @@ impl AppState {
             None => None,
         };
         let metrics = Arc::new(Metrics::default());
-        let max_bytes = Some(cfg.serve.log_max_mb.saturating_mul(1 << 20));
+        let cap = crate::jsonl::Cap::Bytes(cfg.serve.log_max_mb.saturating_mul(1 << 20));
         let open = |p: &Option<std::path::PathBuf>,
                     what: &'static str|
          -> anyhow::Result<Option<JsonlWriter>> {
             let log = what.trim_end_matches("_log");
             match p {
-                Some(p) => Ok(Some(JsonlWriter::open(p, log, max_bytes, metrics.clone()).map_err(|e| {
+                Some(p) => Ok(Some(JsonlWriter::open(p, log, cap, metrics.clone()).map_err(|e| {
                     anyhow::anyhow!("cannot open the {what} file {}: {e}; fix [serve] {what} or the folder's permissions", p.display())
                 })?)),
                 None => Ok(None),
