@@ -14,7 +14,8 @@
 //! - Code fences are kept whole, minus what the site never shows: twoslash's hidden lines and
 //!   markers (```` ```ts twoslash ````), VitePress' `// [!code ...]` and Docusaurus'
 //!   `// highlight-next-line` comments. A Docusaurus block's `title="jest.config.js"` is a line
-//!   before it, as the site shows it. Raw HTML tags are dropped; their text, inline or in an
+//!   before it, as the site shows it; an `npm2yarn` block is repeated as the Yarn and pnpm tabs
+//!   the site adds. Raw HTML tags are dropped; their text, inline or in an
 //!   HTML block, stays.
 //! - Heading anchors follow the [`Flavor`]; a trailing `{#custom-id}` is honoured. Docusaurus
 //!   gives an h1 no id (its theme drops it), so an h1 has no anchor there.
@@ -486,6 +487,9 @@ struct OpenFence {
     n: usize,
     twoslash: bool,
     lines: Vec<String>,
+    /// A Docusaurus ```` ```bash npm2yarn ```` block: its indent and its opening line without
+    /// `npm2yarn`, to repeat the block as the Yarn and pnpm tabs the site shows.
+    npm2yarn: Option<(String, String)>,
 }
 
 /// A `:::` container.
@@ -517,12 +521,24 @@ pub fn preprocess(body: &str, front: &str, flavor: Flavor) -> String {
         if let Some(f) = fence.as_mut() {
             let t = trimmed.trim_end();
             if t.len() >= f.n && t.chars().all(|c| c == f.ch) {
-                for l in visible_code_lines(&f.lines, f.twoslash, flavor) {
-                    out.push_str(&l);
+                let visible = visible_code_lines(&f.lines, f.twoslash, flavor);
+                for l in &visible {
+                    out.push_str(l);
                     out.push('\n');
                 }
                 out.push_str(line);
                 out.push('\n');
+                if let Some((indent, open)) = &f.npm2yarn {
+                    for tool in [Tool::Yarn, Tool::Pnpm] {
+                        out.push_str(&format!("\n{indent}{}\n\n{open}\n", tool.label()));
+                        for l in &visible {
+                            out.push_str(&npm_command_for(l, tool));
+                            out.push('\n');
+                        }
+                        out.push_str(line);
+                        out.push('\n');
+                    }
+                }
                 fence = None;
             } else {
                 f.lines.push(line.to_string());
@@ -557,7 +573,19 @@ pub fn preprocess(body: &str, front: &str, flavor: Flavor) -> String {
                 }
             }
             let twoslash = info.split_whitespace().any(|w| w == "twoslash");
-            fence = Some(OpenFence { ch, n, twoslash, lines: Vec::new() });
+            // Docusaurus' npm2yarn plugin shows the block as tabs: npm, then Yarn and pnpm
+            // (added when the block closes).
+            let npm2yarn = (flavor == Flavor::Docusaurus
+                && info.split_whitespace().any(|w| w == "npm2yarn"))
+            .then(|| {
+                let indent = &line[..line.len() - trimmed.len()];
+                out.push_str(&format!("\n{indent}npm\n\n"));
+                let info: Vec<&str> =
+                    info.split_whitespace().filter(|w| *w != "npm2yarn").collect();
+                let open = format!("{indent}{}{}", &trimmed[..n], info.join(" "));
+                (indent.to_string(), open)
+            });
+            fence = Some(OpenFence { ch, n, twoslash, lines: Vec::new(), npm2yarn });
             out.push_str(line);
             out.push('\n');
             continue;
@@ -599,6 +627,76 @@ pub fn preprocess(body: &str, front: &str, flavor: Flavor) -> String {
         }
     }
     out
+}
+
+/// A package manager of Docusaurus' npm2yarn tabs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tool {
+    Yarn,
+    Pnpm,
+}
+
+impl Tool {
+    fn label(self) -> &'static str {
+        match self {
+            Tool::Yarn => "Yarn",
+            Tool::Pnpm => "pnpm",
+        }
+    }
+}
+
+/// An `npm`/`npx` command line as Yarn or pnpm would run it (the npm2yarn plugin's tabs); any
+/// other line as it is. Covers what docs write: install/add (with dev, global and exact flags),
+/// a bare install, ci, uninstall, run, init, npx and other scripts.
+fn npm_command_for(line: &str, tool: Tool) -> String {
+    let body = line.trim_start();
+    let indent = &line[..line.len() - body.len()];
+    let words: Vec<&str> = body.split_whitespace().collect();
+    let (yarn, pnpm) = (tool == Tool::Yarn, tool == Tool::Pnpm);
+    let bin = tool.label().to_ascii_lowercase();
+    let rest = |from: usize| words.get(from..).unwrap_or_default().join(" ");
+    let join = |parts: &[&str]| {
+        let parts: Vec<&str> = parts.iter().copied().filter(|p| !p.is_empty()).collect();
+        format!("{indent}{}", parts.join(" "))
+    };
+    match words.as_slice() {
+        ["npx", ..] => join(&[&bin, "dlx", &rest(1)]),
+        ["npm", "install" | "i" | "add", args @ ..] => {
+            let packages = args.iter().any(|a| !a.starts_with('-'));
+            let global = args.iter().any(|a| matches!(*a, "-g" | "--global"));
+            let mut flags: Vec<&str> = Vec::new();
+            for a in args {
+                match *a {
+                    "--save" | "-S" | "-g" | "--global" => {}
+                    "--save-dev" | "-D" if yarn => flags.push("--dev"),
+                    "--save-exact" | "-E" if yarn => flags.push("--exact"),
+                    "--save-optional" | "-O" if yarn => flags.push("--optional"),
+                    "--save-peer" if yarn => flags.push("--peer"),
+                    a => flags.push(a),
+                }
+            }
+            let flags = flags.join(" ");
+            match (packages, global, yarn) {
+                (false, _, _) => join(&[&bin, "install", &flags]),
+                (true, true, true) => join(&["yarn global add", &flags]),
+                (true, true, false) => join(&["pnpm add -g", &flags]),
+                (true, false, _) => join(&[&bin, "add", &flags]),
+            }
+        }
+        ["npm", "ci", args @ ..] => {
+            let lock = if pnpm { "--frozen-lockfile" } else { "--immutable" };
+            join(&[&bin, "install", lock, &args.join(" ")])
+        }
+        ["npm", "uninstall" | "un" | "remove" | "rm" | "r", ..] => {
+            join(&[&bin, "remove", &rest(2)])
+        }
+        ["npm", "run" | "run-script", script, ..] if yarn => join(&["yarn", script, &rest(3)]),
+        ["npm", "init", ..] if words.len() > 2 && !words[2].starts_with('-') => {
+            join(&[&bin, "create", &rest(2)])
+        }
+        ["npm", cmd, ..] => join(&[&bin, cmd, &rest(2)]),
+        _ => line.to_string(),
+    }
 }
 
 /// A Docusaurus code block's title: `title="x"` or `title='x'` in the fence info
@@ -1191,6 +1289,47 @@ fn attr(tag: &str, name: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::source::Block;
+
+    #[test]
+    fn a_docusaurus_npm2yarn_block_is_read_as_its_npm_yarn_and_pnpm_tabs() {
+        let src = "# Install\n\n```bash npm2yarn\nnpm install --save-dev jest\n```\n";
+        let p = parse(src, Flavor::Docusaurus, "x");
+        let blocks: Vec<String> = p.sections[0].blocks.iter().map(Block::render).collect();
+        assert_eq!(
+            blocks,
+            vec![
+                "npm",
+                "```bash\nnpm install --save-dev jest\n```",
+                "Yarn",
+                "```bash\nyarn add --dev jest\n```",
+                "pnpm",
+                "```bash\npnpm add --save-dev jest\n```",
+            ]
+        );
+        // GitHub shows one block, as written.
+        let p = parse(src, Flavor::GitHub, "x");
+        assert_eq!(p.sections[0].blocks.len(), 1);
+        let cases = [
+            ("npm install", "yarn install", "pnpm install"),
+            ("npm i -g docusaurus", "yarn global add docusaurus", "pnpm add -g docusaurus"),
+            ("npm install --save react", "yarn add react", "pnpm add react"),
+            ("npm run build -- --out x", "yarn build -- --out x", "pnpm run build -- --out x"),
+            ("npm uninstall jest", "yarn remove jest", "pnpm remove jest"),
+            (
+                "npm init docusaurus@latest",
+                "yarn create docusaurus@latest",
+                "pnpm create docusaurus@latest",
+            ),
+            ("npx jest --init", "yarn dlx jest --init", "pnpm dlx jest --init"),
+            ("npm ci", "yarn install --immutable", "pnpm install --frozen-lockfile"),
+            ("  npm test", "  yarn test", "  pnpm test"),
+            ("# a comment", "# a comment", "# a comment"),
+        ];
+        for (npm, yarn, pnpm) in cases {
+            assert_eq!(npm_command_for(npm, Tool::Yarn), yarn, "{npm}");
+            assert_eq!(npm_command_for(npm, Tool::Pnpm), pnpm, "{npm}");
+        }
+    }
 
     #[test]
     fn a_docusaurus_code_block_title_is_a_line_before_the_block() {
