@@ -51,6 +51,9 @@ pub struct Tuning {
     /// Weight of sections on release-notes pages (1 = no prior).
     #[arg(long, value_name = "W", hide = true)]
     pub release_notes_weight: Option<f32>,
+    /// Chunks each retriever hands to fusion.
+    #[arg(long, value_name = "N", hide = true)]
+    pub pool: Option<usize>,
     /// For a split index with vectors by cluster: score only the vectors of the N clusters
     /// nearest each question, as the widget does (default: every vector, exact).
     #[arg(long, value_name = "N")]
@@ -367,6 +370,9 @@ pub fn evaluate(
     }
     if let Some(b) = tuning.section_bonus {
         opts.section_bonus = b;
+    }
+    if let Some(n) = tuning.pool {
+        opts.pool = Some(n);
     }
     if let Some(w) = tuning.release_notes_weight {
         opts.release_notes_weight = w;

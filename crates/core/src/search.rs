@@ -63,6 +63,13 @@ pub struct SearchOptions {
     /// does after fetching them. `None` (the default) scores every attached vector: exact
     /// once every shard is attached, as native readers do. No effect on other indexes.
     pub nprobe: Option<usize>,
+    /// Chunks each retriever hands to fusion (`None`: [`pool_size`] of `top_k`).
+    pub pool: Option<usize>,
+}
+
+/// The chunks each retriever hands to fusion by default for `top_k` hits.
+pub fn pool_size(top_k: usize) -> usize {
+    (top_k * 5).max(50)
 }
 
 /// Default [`SearchOptions::release_notes_weight`]: chosen on python's corpus with its "What's
@@ -88,6 +95,7 @@ impl Default for SearchOptions {
             section_bonus: 0.0,
             release_notes_weight: RELEASE_NOTES_WEIGHT,
             nprobe: None,
+            pool: None,
         }
     }
 }
@@ -932,7 +940,7 @@ impl Index {
     /// Search the index. See [`SearchOptions`].
     pub fn search(&self, query: &Query<'_>, opts: &SearchOptions) -> SearchResult {
         let top_k = opts.top_k.max(1);
-        let pool = (top_k * 5).max(50);
+        let pool = opts.pool.unwrap_or_else(|| pool_size(top_k)).max(top_k);
         let mask = self.allowed_mask(opts);
         let mask = mask.as_deref();
         let has_vectors = self.dims() > 0 && query.vector.is_some_and(|v| v.len() == self.dims());
