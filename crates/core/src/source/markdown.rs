@@ -1014,6 +1014,8 @@ struct JsxState<'a> {
     /// The page's raw frontmatter.
     front: &'a str,
     flavor: Flavor,
+    /// The last `<Tabs values={…}>`'s (value, label) pairs, for its `<TabItem value>`s.
+    tab_labels: Vec<(String, String)>,
 }
 
 impl JsxState<'_> {
@@ -1064,7 +1066,14 @@ impl JsxState<'_> {
                     (None, '>') if self.brace <= 0 => {
                         self.in_tag = false;
                         self.brace = 0;
-                        if let Some(label) = tag_label(&self.tag).filter(|_| !self.heading) {
+                        if self.tag.starts_with("<Tabs")
+                            && self.tag[5..].starts_with(|c: char| c.is_whitespace() || c == '>')
+                        {
+                            self.tab_labels = tab_values(&self.tag);
+                        }
+                        if let Some(label) =
+                            tag_label(&self.tag, &self.tab_labels).filter(|_| !self.heading)
+                        {
                             let sep = if self.inline { " " } else { "\n\n" };
                             out.push_str(sep);
                             out.push_str(&literal_text(&label));
@@ -1217,17 +1226,57 @@ fn is_escaped(chars: &[char], i: usize) -> bool {
 const TEXT_ATTRS: [&str; 8] =
     ["title", "label", "text", "heading", "subtitle", "description", "summary", "caption"];
 
+/// The tabs named by `<Tabs values={[{label: 'Apple', value: 'apple'}, …]}>`, Docusaurus' older
+/// way of labelling tabs: (value, label) pairs, in order.
+fn tab_values(tag: &str) -> Vec<(String, String)> {
+    let Some(at) = tag.find("values") else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut rest = &tag[at..];
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else { break };
+        let object = &rest[open + 1..open + close];
+        if let (Some(value), Some(label)) = (js_prop(object, "value"), js_prop(object, "label")) {
+            out.push((value, label));
+        }
+        rest = &rest[open + close + 1..];
+    }
+    out
+}
+
+/// A string property of a JS object literal's inside: `label: 'Apple'` → `Apple`.
+fn js_prop(object: &str, name: &str) -> Option<String> {
+    let mut from = 0;
+    while let Some(pos) = object[from..].find(name).map(|p| p + from) {
+        from = pos + name.len();
+        let before_ok = object[..pos].trim_end().is_empty()
+            || object[..pos].ends_with(|c: char| c.is_whitespace() || c == ',' || c == '{');
+        let Some(rest) = object[from..].trim_start().strip_prefix(':').filter(|_| before_ok) else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let q = rest.chars().next().filter(|c| matches!(c, '"' | '\'' | '`'))?;
+        let value = &rest[1..];
+        let value = &value[..value.find(q)?];
+        return Some(normalize_ws(value)).filter(|v| !v.is_empty());
+    }
+    None
+}
+
 /// The text a reader sees for a component's own tag: a `<TabItem>`'s label (or value), an
 /// `<Admonition>`'s or Starlight `<Aside>`'s kind and title, and for any other component its
 /// text attributes ([`TEXT_ATTRS`]): `<LinkCard title="X" description="Y" />` → "X: Y".
-fn tag_label(tag: &str) -> Option<String> {
+fn tag_label(tag: &str, tabs: &[(String, String)]) -> Option<String> {
     let inner = tag.strip_prefix('<')?;
     if inner.starts_with('/') {
         return None;
     }
     let name_end = inner.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(inner.len());
     match &inner[..name_end] {
-        "TabItem" => attr(tag, "label").or_else(|| attr(tag, "value")),
+        "TabItem" => attr(tag, "label").or_else(|| {
+            let value = attr(tag, "value")?;
+            // The label `<Tabs values>` gave this value, else the value itself.
+            Some(tabs.iter().find(|(v, _)| *v == value).map_or(value, |(_, l)| l.clone()))
+        }),
         "Admonition" | "Aside" => {
             let kind = attr(tag, "type").unwrap_or_else(|| "note".into());
             Some(admonition_label(&kind, attr(tag, "title").as_deref().unwrap_or("")))
@@ -1289,6 +1338,23 @@ fn attr(tag: &str, name: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::source::Block;
+
+    #[test]
+    fn tabs_labelled_by_the_tabs_values_prop_show_those_labels() {
+        let src = "# Fruit\n\n<Tabs\n  defaultValue=\"apple\"\n  values={[\n    {label: 'Apple', value: 'apple'},\n    { value: \"orange\", label: \"Orange juice\" },\n    {label: `Banana`, value: `banana`},\n  ]}>\n<TabItem value=\"apple\">This is an apple.</TabItem>\n<TabItem value=\"orange\">This is an orange.</TabItem>\n<TabItem value=\"banana\">This is a banana.</TabItem>\n<TabItem value=\"kiwi\">No label for it.</TabItem>\n</Tabs>\n";
+        let p = parse(src, Flavor::Docusaurus, "x");
+        let text: Vec<String> = p.sections[0].blocks.iter().map(Block::render).collect();
+        let text = text.join(" | ");
+        for want in [
+            "Apple | This is an apple.",
+            "Orange juice | This is an orange.",
+            "Banana | This is a banana.",
+            "kiwi | No label for it.",
+        ] {
+            assert!(text.contains(want), "{want:?} in {text:?}");
+        }
+        assert!(!text.contains("values") && !text.contains("defaultValue"), "{text}");
+    }
 
     #[test]
     fn a_docusaurus_npm2yarn_block_is_read_as_its_npm_yarn_and_pnpm_tabs() {
