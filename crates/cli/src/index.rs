@@ -896,6 +896,9 @@ pub struct SourceIncludes {
     /// Say nothing: a second reading of pages (the language sample) whose warnings the build
     /// prints once already.
     quiet: bool,
+    /// Where the source folder is under its Docusaurus site's root (`@site/`), when the site's
+    /// config is in it or up to two folders above it.
+    site_folder: Option<String>,
 }
 
 /// Largest included file read, in bytes (a bigger one is a warning).
@@ -904,9 +907,11 @@ const MAX_INCLUDE_BYTES: u64 = 4 << 20;
 impl SourceIncludes {
     /// Includes of the pages in the source folder `root`.
     pub fn new(root: &Path) -> SourceIncludes {
+        let canonical_root = root.canonicalize().ok();
         SourceIncludes {
             root: root.to_path_buf(),
-            canonical_root: root.canonicalize().ok(),
+            site_folder: canonical_root.as_deref().and_then(crate::walk::docusaurus_site_folder),
+            canonical_root,
             warned: Default::default(),
             quiet: false,
         }
@@ -944,6 +949,10 @@ impl Includes for SourceIncludes {
         if !self.quiet && self.warned.borrow_mut().insert(message.clone()) {
             eprintln!("warning: {}: {message}", self.root.display());
         }
+    }
+
+    fn site_folder(&self) -> Option<&str> {
+        self.site_folder.as_deref()
     }
 }
 

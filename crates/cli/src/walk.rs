@@ -142,6 +142,28 @@ pub fn detect_generator(root: &Path) -> Option<Flavor> {
     None
 }
 
+/// Where the (canonical) folder `root` is under the Docusaurus site that holds it, as `@site/`
+/// imports name files: `""` when `root` has the site's `docusaurus.config.*`, `"docs"` when its
+/// parent has it, `"website/docs"` two levels up. `None` when no config is found there (a site
+/// beside its docs, as Jest's `website/`, does not hold them).
+pub fn docusaurus_site_folder(root: &Path) -> Option<String> {
+    let mut dir = Some(root);
+    for _ in 0..3 {
+        let d = dir?;
+        let has_config = ["js", "ts", "mjs", "cjs"]
+            .iter()
+            .any(|ext| d.join(format!("docusaurus.config.{ext}")).is_file());
+        if has_config {
+            let rel = root.strip_prefix(d).ok()?;
+            let parts: Vec<String> =
+                rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+            return Some(parts.join("/"));
+        }
+        dir = d.parent();
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,6 +215,21 @@ mod tests {
         // A built site with Markdown copies of its pages (llms plugins) is still HTML.
         std::fs::write(r.join("index.html"), "<h1>Home</h1>").unwrap();
         assert_eq!(rels(Flavor::VitePress).len(), 4);
+    }
+
+    #[test]
+    fn the_source_folder_is_found_under_its_docusaurus_site() {
+        let dir = std::env::temp_dir().join(format!("docent-site-folder-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let site = dir.join("website");
+        std::fs::create_dir_all(site.join("docs/guides")).unwrap();
+        std::fs::write(site.join("docusaurus.config.ts"), "export default {};").unwrap();
+        let at = |p: &Path| docusaurus_site_folder(&p.canonicalize().unwrap());
+        assert_eq!(at(&site).as_deref(), Some(""));
+        assert_eq!(at(&site.join("docs")).as_deref(), Some("docs"));
+        assert_eq!(at(&site.join("docs/guides")).as_deref(), Some("docs/guides"));
+        assert_eq!(at(&dir), None, "the site is below, not above");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -35,7 +35,7 @@ fn docusaurus_site() -> tempfile::TempDir {
     write(
         r,
         "docs/blog.mdx",
-        "---\ntitle: Blog\n---\nimport TagsFile from './_partial-tags-file.mdx';\nimport Gone from './_gone.mdx';\n\n# Blog\n\nThe blog plugin.\n\n## Tags\n\n<TagsFile />\n\n<Gone />\n",
+        "---\ntitle: Blog\n---\nimport TagsFile from './_partial-tags-file.mdx';\nimport Gone from './_gone.mdx';\nimport Feeds from '@site/docs/_shared/_feeds.mdx';\n\n# Blog\n\nThe blog plugin.\n\n## Tags\n\n<TagsFile />\n\n<Gone />\n\n## Feeds\n\n<Feeds />\n",
     );
     write(
         r,
@@ -43,6 +43,8 @@ fn docusaurus_site() -> tempfile::TempDir {
         "## Tags file\n\nDeclare the zorblax tags in `tags.yml`.\n",
     );
     write(r, "docs/_shared/other.md", "# Other\n\nnever a page\n");
+    // Imported from the site's root (`@site/`).
+    write(r, "docs/_shared/_feeds.mdx", "The blog publishes quibblefeed RSS and Atom feeds.\n");
     dir
 }
 
@@ -74,6 +76,7 @@ fn docusaurus_partials_are_no_pages_and_their_text_is_found_on_the_importing_pag
     assert!(page.contains("Blog › Tags file  (#tags-file)"), "{page}");
     assert!(page.contains("Declare the zorblax tags in `tags.yml`."), "{page}");
     assert!(!page.contains("import") && !page.contains("<TagsFile"), "{page}");
+    assert!(page.contains("The blog publishes quibblefeed RSS and Atom feeds."), "{page}");
 
     let llms = out.path().join("llms");
     ok(&["llms", site.path().join("docs").to_str().unwrap(), "--out", llms.to_str().unwrap()]);

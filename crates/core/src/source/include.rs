@@ -2,7 +2,8 @@
 //! before the page is parsed ([`expand`]):
 //!
 //! - Docusaurus: ```` ```mdx-code-block ```` fences are unwrapped (their content is MDX, not
-//!   code); a relative import of a `.md`/`.mdx` partial (`import Tags from './_tags.mdx'`) is
+//!   code); a relative import of a `.md`/`.mdx` partial (`import Tags from './_tags.mdx'`, or
+//!   from the site's root: `'@site/docs/_tags.mdx'`, when the file is in the source folder) is
 //!   inlined where its component stands alone on a line (`<Tags />`), the partial's headings
 //!   keeping the ids Docusaurus gives them (each partial has its own slugger).
 //! - VitePress: `<!--@include: ./part.md-->` (with `{3,10}` line ranges and `#region`s) and
@@ -27,6 +28,12 @@ pub trait Includes {
     /// A problem with an include (missing file or region); the page is still read without it.
     fn warn(&self, message: String) {
         let _ = message;
+    }
+    /// Where the source folder is under a Docusaurus site's root (what `@site/` names in an
+    /// import), `/`-separated: `""` when the site's config is in the source folder itself,
+    /// `"docs"` when the source folder is the site's `docs/`. `None`: not known.
+    fn site_folder(&self) -> Option<&str> {
+        None
     }
 }
 
@@ -168,8 +175,8 @@ fn partial_import(line: &str) -> Option<(&str, &str)> {
     let spec = &rest[..rest.find(q)?];
     let lower = spec.to_ascii_lowercase();
     let markdown = lower.ends_with(".md") || lower.ends_with(".mdx");
-    (!name.is_empty() && markdown && (spec.starts_with("./") || spec.starts_with("../")))
-        .then_some((name, spec))
+    let local = spec.starts_with("./") || spec.starts_with("../") || spec.starts_with("@site/");
+    (!name.is_empty() && markdown && local).then_some((name, spec))
 }
 
 /// `<Name />`, `<Name prop="x" />` or `<Name></Name>` alone on a line → Name.
@@ -237,10 +244,32 @@ fn docusaurus_partials(body: &str, path: &str, inc: &dyn Includes, depth: usize)
     out
 }
 
+/// `@site/<in_site>` as a source-relative path, given where the source folder is in the site
+/// ([`Includes::site_folder`]); `None` when that is unknown or the file is outside it.
+fn site_path(in_site: &str, site_folder: Option<&str>) -> Option<String> {
+    let folder = site_folder?.trim_matches('/');
+    let rel = resolve_path("", in_site)?;
+    let inside = if folder.is_empty() {
+        Some(rel.as_str())
+    } else {
+        rel.strip_prefix(folder).and_then(|r| r.strip_prefix('/'))
+    };
+    inside.filter(|r| !r.is_empty()).map(str::to_string)
+}
+
 /// A Docusaurus partial, expanded, its headings given the ids its own slugger makes.
 fn read_partial(spec: &str, from: &str, inc: &dyn Includes, depth: usize) -> Option<String> {
-    let Some(target) = resolve_path(from, spec) else {
-        inc.warn(format!("{from}: import {spec:?} leaves the source folder; not inlined"));
+    let target = match spec.strip_prefix("@site/") {
+        Some(in_site) => site_path(in_site, inc.site_folder()),
+        None => resolve_path(from, spec),
+    };
+    let Some(target) = target else {
+        let why = if spec.starts_with("@site/") && inc.site_folder().is_none() {
+            "names the Docusaurus site's root, which was not found above the source folder"
+        } else {
+            "leaves the source folder"
+        };
+        inc.warn(format!("{from}: import {spec:?} {why}; not inlined"));
         return None;
     };
     if depth >= MAX_DEPTH {
@@ -591,6 +620,7 @@ mod tests {
     struct Files {
         files: HashMap<String, String>,
         warnings: RefCell<Vec<String>>,
+        site_folder: Option<&'static str>,
     }
 
     impl Files {
@@ -609,6 +639,38 @@ mod tests {
         fn warn(&self, message: String) {
             self.warnings.borrow_mut().push(message);
         }
+        fn site_folder(&self) -> Option<&str> {
+            self.site_folder
+        }
+    }
+
+    #[test]
+    fn a_partial_imported_from_the_site_root_is_inlined_when_it_is_in_the_source_folder() {
+        let page = "import Shared from '@site/docs/_shared/setup.mdx';\nimport Out from '@site/src/_x.md';\n\n# Page\n\n<Shared />\n\n<Out />\n";
+        let files = || Files::with(&[("_shared/setup.mdx", "Run the setup once.\n")]);
+        // The source folder is the site's docs/.
+        let docs = Files { site_folder: Some("docs"), ..files() };
+        let out = expand(page, Flavor::Docusaurus, "guide/page.mdx", &docs);
+        assert!(out.contains("Run the setup once."), "{out}");
+        assert!(!out.contains("<Shared />") && !out.contains("<Out />"), "{out}");
+        let warned = docs.warnings.borrow().join("\n");
+        assert!(
+            warned.contains("@site/src/_x.md") && warned.contains("leaves the source folder"),
+            "{warned}"
+        );
+        // The source folder is the site itself.
+        let site = Files {
+            site_folder: Some(""),
+            ..Files::with(&[("docs/_shared/setup.mdx", "Run the setup once.\n")])
+        };
+        assert!(expand(page, Flavor::Docusaurus, "docs/page.mdx", &site)
+            .contains("Run the setup once."));
+        // Where the site's root is not known, the warning says so.
+        let unknown = files();
+        assert!(!expand(page, Flavor::Docusaurus, "page.mdx", &unknown).contains("Run the setup"));
+        assert!(unknown.warnings.borrow()[0].contains("site's root, which was not found"));
+        assert_eq!(site_path("docs/../../etc/passwd", Some("docs")), None);
+        assert_eq!(site_path("docs", Some("docs")), None);
     }
 
     #[test]
