@@ -529,10 +529,22 @@ pub fn preprocess(body: &str, front: &str, flavor: Flavor) -> String {
                 out.push_str(line);
                 out.push('\n');
                 if let Some((indent, open)) = &f.npm2yarn {
+                    // Only the commands that change: the rest of the block (comments, other
+                    // commands) would be the same text three times over.
                     for tool in [Tool::Yarn, Tool::Pnpm] {
+                        let changed: Vec<String> = visible
+                            .iter()
+                            .map(|l| npm_command_for(l, tool))
+                            .zip(&visible)
+                            .filter(|(c, l)| c != *l)
+                            .map(|(c, _)| c)
+                            .collect();
+                        if changed.is_empty() {
+                            continue;
+                        }
                         out.push_str(&format!("\n{indent}{}\n\n{open}\n", tool.label()));
-                        for l in &visible {
-                            out.push_str(&npm_command_for(l, tool));
+                        for l in &changed {
+                            out.push_str(l);
                             out.push('\n');
                         }
                         out.push_str(line);
@@ -1358,14 +1370,14 @@ mod tests {
 
     #[test]
     fn a_docusaurus_npm2yarn_block_is_read_as_its_npm_yarn_and_pnpm_tabs() {
-        let src = "# Install\n\n```bash npm2yarn\nnpm install --save-dev jest\n```\n";
+        let src = "# Install\n\n```bash npm2yarn\n# the runner\nnpm install --save-dev jest\n```\n";
         let p = parse(src, Flavor::Docusaurus, "x");
         let blocks: Vec<String> = p.sections[0].blocks.iter().map(Block::render).collect();
         assert_eq!(
             blocks,
             vec![
                 "npm",
-                "```bash\nnpm install --save-dev jest\n```",
+                "```bash\n# the runner\nnpm install --save-dev jest\n```",
                 "Yarn",
                 "```bash\nyarn add --dev jest\n```",
                 "pnpm",
