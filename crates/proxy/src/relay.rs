@@ -282,9 +282,13 @@ impl StreamState {
             }
             Kind::Error => self.fail(StreamFault::ErrorEvent, Some(&ev)),
             Kind::Malformed => self.fail(StreamFault::Malformed, Some(&ev)),
-            Kind::Chunk { usage, only_usage } => {
+            Kind::Chunk { usage, only_usage, cut_short } => {
                 if let Some((pin, pout)) = usage.filter(|(a, b)| a + b > 0) {
                     self.guard.usage = Some((pin, pout));
+                }
+                if cut_short {
+                    // Stopped at max_tokens or by a content filter: forwarded, never cached.
+                    self.capture = None;
                 }
                 if let (Some(c), Some(t)) = (&mut self.capture, content) {
                     c.text.push_str(&t);

@@ -1098,3 +1098,43 @@ async fn streams_still_open_when_the_grace_period_ends_get_a_final_error_event()
     assert!(logs.contains("stream cut at shutdown"), "{logs}");
     assert!(!logs.contains("client went away"), "not counted as a client disconnect: {logs}");
 }
+
+// ---------------------------------------------------------------- upstream answers that look fine
+
+/// A single-turn question the answer cache takes (it names the index it searched).
+fn cacheable(q: &str) -> Value {
+    json!({"messages": [{"role": "user", "content": q}], "stream": true, "docent": {"index": "00ab12cd"}})
+}
+
+#[tokio::test]
+async fn an_answer_cut_short_by_the_upstream_is_not_cached_as_a_good_answer() {
+    for reason in ["length", "content_filter"] {
+        let up = fault_upstream(move |req| {
+            if req.is_moderation() {
+                return moderation_ok(req);
+            }
+            let cut = json!({"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]});
+            vec![
+                sse_head(),
+                send(chunk("The setting lives in")),
+                send(format!("data: {cut}\n\n")),
+                send(usage_chunk(10, 256)),
+                send("data: [DONE]\n\n"),
+            ]
+        })
+        .await;
+        let a = app(Arc::new(config_with(up.addr, "", "\n[cache]\nenabled = true\n")));
+        for _ in 0..2 {
+            let r = a
+                .clone()
+                .oneshot(post("/v1/chat/completions", &cacheable("Where does the setting live?")))
+                .await
+                .unwrap();
+            assert_eq!(r.status(), StatusCode::OK);
+            assert_eq!(r.headers()["x-docent-cache"], "miss", "{reason}: never replayed");
+            let text = body_text(r).await;
+            assert!(text.contains(&format!("\"finish_reason\":\"{reason}\"")), "{text}");
+        }
+        assert_eq!(up.chat_calls(), 2, "{reason}: both questions went to the upstream");
+    }
+}
