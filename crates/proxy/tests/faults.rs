@@ -1138,3 +1138,30 @@ async fn an_answer_cut_short_by_the_upstream_is_not_cached_as_a_good_answer() {
         assert_eq!(up.chat_calls(), 2, "{reason}: both questions went to the upstream");
     }
 }
+
+#[tokio::test]
+async fn a_non_streamed_answer_that_is_an_error_object_is_a_502_without_its_text() {
+    let up = fault_upstream(|req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        // 200, but an error object (some gateways do this), or JSON that is no completion.
+        if req.body["messages"][1]["content"] == "error" {
+            let e = json!({"error": {"message": "quota exceeded for sk-proj-leakme123 on gpu-3.corp.internal", "type": "insufficient_quota"}});
+            return vec![json_reply(200, &e, "")];
+        }
+        vec![json_reply(200, &json!(["gpu-3.corp.internal"]), "")]
+    })
+    .await;
+    let a = app(Arc::new(config(up.addr)));
+    for q in ["error", "not a completion"] {
+        let r =
+            a.clone().oneshot(post("/v1/chat/completions", &chat_body(q, false))).await.unwrap();
+        assert_eq!(r.status(), StatusCode::BAD_GATEWAY, "{q}");
+        let text = body_text(r).await;
+        assert!(text.contains("upstream_error"), "{q}: {text}");
+        for leak in ["leakme", "corp.internal", "insufficient_quota"] {
+            assert!(!text.contains(leak), "{leak} reached the client: {text}");
+        }
+    }
+}
