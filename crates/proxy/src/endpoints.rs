@@ -208,14 +208,21 @@ pub async fn moderations(
         .map_err(|got| ApiError::InputTooLong { got, limit })?;
     st.limits.take(ip, tokens as u64, &st.metrics).await?;
     let model = st.cfg.moderation.model.clone();
+    let n = inputs.len();
     let body = json!({"model": model, "input": inputs});
     let bytes = p
         .call_json(Op::Moderation, &model, Bytes::from(body.to_string()), 4 << 20, &st.metrics)
         .await
         .inspect_err(|_| st.limits.refund(ip, tokens as u64))?;
-    let v: Value = serde_json::from_slice(&bytes).map_err(|_| {
-        ApiError::Upstream("the moderation provider sent an unreadable answer".into())
-    })?;
+    // Only a moderation answer (one result per input) is passed on: a 200 that is an error
+    // object or anything else goes to the (redacted) log, never to the browser.
+    let results = |v: &Value| v.get("results").and_then(Value::as_array).map(Vec::len) == Some(n);
+    let Some(v) = serde_json::from_slice::<Value>(&bytes).ok().filter(results) else {
+        st.limits.refund(ip, tokens as u64);
+        st.metrics.upstream_error("moderation", "answer");
+        tracing::warn!(answer = %p.redact(&String::from_utf8_lossy(&bytes)), "unusable moderation answer");
+        return Err(ApiError::Upstream("the moderation provider sent an unreadable answer".into()));
+    };
     Ok(Json(v).into_response())
 }
 

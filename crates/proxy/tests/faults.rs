@@ -1165,3 +1165,39 @@ async fn a_non_streamed_answer_that_is_an_error_object_is_a_502_without_its_text
         }
     }
 }
+
+#[tokio::test]
+async fn the_moderation_endpoint_passes_on_only_a_moderation_answer() {
+    let up = fault_upstream(|req| {
+        let inputs = req.inputs();
+        match req.body["input"][0].as_str().unwrap_or("") {
+            "error" => vec![json_reply(
+                200,
+                &json!({"error": {"message": "key sk-proj-leakme123 at mod-1.corp.internal"}}),
+                "",
+            )],
+            "short" => vec![json_reply(200, &json!({"results": [{"flagged": false}]}), "")],
+            "html" => vec![send(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 13\r\nconnection: close\r\n\r\n<html>x</html",
+            )],
+            _ => {
+                let results: Vec<Value> = (0..inputs).map(|_| json!({"flagged": false})).collect();
+                vec![json_reply(200, &json!({"id": "m", "results": results}), "")]
+            }
+        }
+    })
+    .await;
+    let a = app(Arc::new(config(up.addr)));
+    let moderate =
+        |input: Value| a.clone().oneshot(post("/v1/moderations", &json!({"input": input})));
+    for bad in [json!(["error"]), json!(["short", "two"]), json!(["html"])] {
+        let r = moderate(bad.clone()).await.unwrap();
+        assert_eq!(r.status(), StatusCode::BAD_GATEWAY, "{bad}");
+        let text = body_text(r).await;
+        assert!(text.contains("upstream_error"), "{bad}: {text}");
+        assert!(!text.contains("leakme") && !text.contains("corp.internal"), "{text}");
+    }
+    let r = moderate(json!(["fine", "too"])).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(body_json(r).await["results"].as_array().map(Vec::len), Some(2));
+}
