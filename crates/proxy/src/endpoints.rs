@@ -116,6 +116,11 @@ pub async fn embeddings(
     audit.insert("model".into(), json!(ecfg.model));
     audit.insert("inputs".into(), json!(inputs.len()));
     let inputs = ecfg.prompted(&inputs);
+    // A failed call costs the client nothing: the charge goes back with the error.
+    let refund = |e: ApiError| {
+        st.limits.refund(ip, est as u64);
+        e
+    };
     match backend {
         EmbedBackend::Remote(p) => {
             let mut body = json!({"model": ecfg.upstream_model(), "input": inputs, "encoding_format": if base64 { "base64" } else { "float" }});
@@ -133,14 +138,17 @@ pub async fn embeddings(
                     64 << 20,
                     &st.metrics,
                 )
-                .await?;
+                .await
+                .map_err(refund)?;
             let mut v: Value = serde_json::from_slice(&bytes).map_err(|_| {
-                ApiError::Upstream("the embeddings provider sent an unreadable answer".into())
+                refund(ApiError::Upstream(
+                    "the embeddings provider sent an unreadable answer".into(),
+                ))
             })?;
             if v.get("data").and_then(Value::as_array).map(Vec::len) != Some(inputs.len()) {
-                return Err(ApiError::Upstream(
+                return Err(refund(ApiError::Upstream(
                     "the embeddings provider answered with the wrong number of vectors".into(),
-                ));
+                )));
             }
             // The widget compares these to the index header's model and query prompt.
             v["model"] = json!(ecfg.model);
@@ -152,7 +160,7 @@ pub async fn embeddings(
             Ok(r)
         }
         EmbedBackend::Local(local) => {
-            let (vectors, tokens) = local.embed(&inputs).await?;
+            let (vectors, tokens) = local.embed(&inputs).await.map_err(refund)?;
             if let Some(d) = dimensions {
                 if vectors.first().map(Vec::len) != Some(d) {
                     return Err(ApiError::InvalidRequest(format!(

@@ -1201,3 +1201,25 @@ async fn the_moderation_endpoint_passes_on_only_a_moderation_answer() {
     assert_eq!(r.status(), StatusCode::OK);
     assert_eq!(body_json(r).await["results"].as_array().map(Vec::len), Some(2));
 }
+
+#[tokio::test]
+async fn a_failed_embeddings_call_gives_the_tokens_back() {
+    let up =
+        fault_upstream(|_| vec![json_reply(500, &json!({"error": {"message": "down"}}), "")]).await;
+    let mut cfg = config_with(
+        up.addr,
+        "max_retries = 0",
+        "\n[serve.embeddings]\nprovider = \"up\"\nmodel = \"test-embed\"\n",
+    );
+    cfg.limits.tokens_per_minute_per_ip = 4000;
+    cfg.limits.max_embedding_tokens = 1000;
+    cfg.limits.max_embedding_inputs = 1;
+    cfg.validate().unwrap();
+    let a = app(Arc::new(cfg));
+    // About 900 tokens a call: five calls would be over the 4,000-token bucket if charged.
+    let body = json!({"input": "word ".repeat(900)});
+    for i in 0..6 {
+        let r = a.clone().oneshot(post("/v1/embeddings", &body)).await.unwrap();
+        assert_eq!(r.status(), StatusCode::BAD_GATEWAY, "call {i}: {}", body_text(r).await);
+    }
+}
