@@ -450,8 +450,10 @@ pub async fn chat(
         })?;
         let (pin, pout) = usage_of(&v);
         st.metrics.tokens(pin, pout);
-        if pin + pout > 0 {
-            refund.settle(pin + pout);
+        // Counts come from the upstream: a sum past u64 is "a lot", never a wrap to little.
+        let used = pin.saturating_add(pout);
+        if used > 0 {
+            refund.settle(used);
         } else {
             // No usage: charge the input estimate plus the answer's counted tokens (the whole
             // reservation when there is no readable answer), never nothing.

@@ -1223,3 +1223,45 @@ async fn a_failed_embeddings_call_gives_the_tokens_back() {
         assert_eq!(r.status(), StatusCode::BAD_GATEWAY, "call {i}: {}", body_text(r).await);
     }
 }
+
+#[tokio::test]
+async fn usage_counts_too_large_to_add_up_do_not_break_the_answer() {
+    let up = fault_upstream(|req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let usage = json!({"prompt_tokens": u64::MAX, "completion_tokens": 7, "total_tokens": u64::MAX});
+        if req.stream() {
+            let u = json!({"id": "c1", "object": "chat.completion.chunk", "choices": [], "usage": usage});
+            return vec![
+                sse_head(),
+                send(chunk("ok")),
+                send(format!("data: {u}\n\n")),
+                send("data: [DONE]\n\n"),
+            ];
+        }
+        vec![json_reply(
+            200,
+            &json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}], "usage": usage}),
+            "",
+        )]
+    })
+    .await;
+    for stream in [true, false] {
+        let a = app(Arc::new(config(up.addr)));
+        let r = a
+            .clone()
+            .oneshot(post("/v1/chat/completions", &chat_body("hi", stream)))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK, "stream {stream}");
+        let text = body_text(r).await;
+        assert!(text.contains("ok"), "stream {stream}: {text}");
+        if stream {
+            assert!(text.ends_with("data: [DONE]\n\n"), "{text}");
+        }
+        // The bogus count is a debt of at most a minute, not a refund of the whole charge.
+        let r = a.oneshot(post("/v1/chat/completions", &chat_body("hi", stream))).await.unwrap();
+        assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS, "stream {stream}");
+    }
+}
