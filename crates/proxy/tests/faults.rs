@@ -1265,3 +1265,18 @@ async fn usage_counts_too_large_to_add_up_do_not_break_the_answer() {
         assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS, "stream {stream}");
     }
 }
+
+#[test]
+fn durations_too_long_for_the_clock_are_refused_at_start() {
+    // `Instant + Duration` panics past the clock's range: every streamed answer (max_stream_secs)
+    // or every cached answer (ttl_secs) would take its connection down.
+    let mut cfg = Config::default();
+    cfg.serve.max_stream_secs = i64::MAX as u64;
+    let e = cfg.validate().unwrap_err().to_string();
+    assert!(e.contains("max_stream_secs"), "{e}");
+    let mut cfg = Config::default();
+    cfg.cache.enabled = true;
+    cfg.cache.ttl_secs = i64::MAX as u64;
+    let e = cfg.validate().unwrap_err().to_string();
+    assert!(e.contains("ttl_secs"), "{e}");
+}
