@@ -9,7 +9,8 @@
 //!   can put an answer under another question's key.
 //! - **Value** ([`Cached`]): the answer's text (with its `[n]` citations) and the upstream's usage.
 //! - Only single-turn `answer` requests that name the index are cached; a stream that ended with
-//!   an error is never stored.
+//!   an error, or that the model did not finish (`finish_reason` `length`, `content_filter`), is
+//!   never stored (a replay always ends with `stop`).
 //! - **Stores**: in-process (bounded by `max_entries`) or, with `[limits] store = "redis://..."`,
 //!   the same Redis (keys `{store_prefix}:cache:{key}`, expiring after `ttl_secs`).
 //! - **Eviction**: "not helpful" feedback naming the answer's `cache_key` removes it.

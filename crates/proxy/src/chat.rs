@@ -442,13 +442,18 @@ pub async fn chat(
     if !req.stream {
         let bytes =
             provider.call_json(Op::Chat, &model, upstream_body, 8 << 20, &st.metrics).await?;
-        let v: Value = serde_json::from_slice(&bytes).map_err(|_| {
+        let v = serde_json::from_slice::<Value>(&bytes).ok().filter(is_completion).ok_or_else(|| {
+            // A 200 that is an error object or no completion: its text only in the log.
+            st.metrics.upstream_error("chat", "answer");
+            tracing::warn!(request_id = %rid, provider = %provider.name, answer = %provider.redact(&String::from_utf8_lossy(&bytes)), "upstream answer is not a chat completion");
             ApiError::Upstream("the model provider sent an unreadable answer".into())
         })?;
         let (pin, pout) = usage_of(&v);
         st.metrics.tokens(pin, pout);
-        if pin + pout > 0 {
-            refund.settle(pin + pout);
+        // Counts come from the upstream: a sum past u64 is "a lot", never a wrap to little.
+        let used = pin.saturating_add(pout);
+        if used > 0 {
+            refund.settle(used);
         } else {
             // No usage: charge the input estimate plus the answer's counted tokens (the whole
             // reservation when there is no readable answer), never nothing.
@@ -551,6 +556,12 @@ fn budget_headers(r: &mut Response, fit: &crate::budget::Fit) {
     ] {
         h.insert(name, header::HeaderValue::from(v));
     }
+}
+
+/// Whether a non-streamed answer is a chat completion: an object with a `choices` array and no
+/// (non-null) `error`. Anything else is not passed on to the browser.
+fn is_completion(v: &Value) -> bool {
+    v.get("choices").is_some_and(Value::is_array) && v.get("error").is_none_or(Value::is_null)
 }
 
 /// The text of a non-streamed answer's choices, if there is any.

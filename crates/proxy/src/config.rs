@@ -11,6 +11,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+/// The longest `[serve] max_stream_secs` (a day). Durations are added to the clock, which
+/// panics past its range: a bound keeps a typo from taking every stream down.
+pub const MAX_STREAM_SECS: u64 = 86_400;
+/// The longest `[cache] ttl_secs` (a year), for the same reason.
+pub const MAX_CACHE_TTL_SECS: u64 = 365 * 86_400;
+
 /// The whole proxy configuration.
 #[derive(Debug, Clone, Deserialize, Default)]
 pub struct Config {
@@ -622,6 +628,9 @@ impl Config {
         if self.serve.max_stream_secs == 0 {
             return bad("[serve] max_stream_secs = 0 would end every answer at once; use a positive number of seconds (default 600)".into());
         }
+        if self.serve.max_stream_secs > MAX_STREAM_SECS {
+            return bad(format!("[serve] max_stream_secs = {} is out of range; use 1-{MAX_STREAM_SECS} (a day; default 600)", self.serve.max_stream_secs));
+        }
         if self.serve.max_connections == 0 {
             return bad("[serve] max_connections = 0 would accept no client; use a positive number (default 12000) and raise the open-file limit (ulimit -n) above it".into());
         }
@@ -737,6 +746,9 @@ impl Config {
         }
         if self.cache.enabled && self.cache.ttl_secs == 0 {
             return bad("[cache] ttl_secs = 0 would keep nothing; use a positive number of seconds (default 86400) or enabled = false".into());
+        }
+        if self.cache.enabled && self.cache.ttl_secs > MAX_CACHE_TTL_SECS {
+            return bad(format!("[cache] ttl_secs = {} is out of range; use 1-{MAX_CACHE_TTL_SECS} (a year; default 86400)", self.cache.ttl_secs));
         }
         if self.cache.enabled && self.cache.max_entries == 0 {
             return bad("[cache] max_entries = 0 would keep nothing; use a positive number (default 10000) or enabled = false".into());

@@ -116,6 +116,11 @@ pub async fn embeddings(
     audit.insert("model".into(), json!(ecfg.model));
     audit.insert("inputs".into(), json!(inputs.len()));
     let inputs = ecfg.prompted(&inputs);
+    // A failed call costs the client nothing: the charge goes back with the error.
+    let refund = |e: ApiError| {
+        st.limits.refund(ip, est as u64);
+        e
+    };
     match backend {
         EmbedBackend::Remote(p) => {
             let mut body = json!({"model": ecfg.upstream_model(), "input": inputs, "encoding_format": if base64 { "base64" } else { "float" }});
@@ -133,14 +138,17 @@ pub async fn embeddings(
                     64 << 20,
                     &st.metrics,
                 )
-                .await?;
+                .await
+                .map_err(refund)?;
             let mut v: Value = serde_json::from_slice(&bytes).map_err(|_| {
-                ApiError::Upstream("the embeddings provider sent an unreadable answer".into())
+                refund(ApiError::Upstream(
+                    "the embeddings provider sent an unreadable answer".into(),
+                ))
             })?;
             if v.get("data").and_then(Value::as_array).map(Vec::len) != Some(inputs.len()) {
-                return Err(ApiError::Upstream(
+                return Err(refund(ApiError::Upstream(
                     "the embeddings provider answered with the wrong number of vectors".into(),
-                ));
+                )));
             }
             // The widget compares these to the index header's model and query prompt.
             v["model"] = json!(ecfg.model);
@@ -152,7 +160,7 @@ pub async fn embeddings(
             Ok(r)
         }
         EmbedBackend::Local(local) => {
-            let (vectors, tokens) = local.embed(&inputs).await?;
+            let (vectors, tokens) = local.embed(&inputs).await.map_err(refund)?;
             if let Some(d) = dimensions {
                 if vectors.first().map(Vec::len) != Some(d) {
                     return Err(ApiError::InvalidRequest(format!(
@@ -208,14 +216,21 @@ pub async fn moderations(
         .map_err(|got| ApiError::InputTooLong { got, limit })?;
     st.limits.take(ip, tokens as u64, &st.metrics).await?;
     let model = st.cfg.moderation.model.clone();
+    let n = inputs.len();
     let body = json!({"model": model, "input": inputs});
     let bytes = p
         .call_json(Op::Moderation, &model, Bytes::from(body.to_string()), 4 << 20, &st.metrics)
         .await
         .inspect_err(|_| st.limits.refund(ip, tokens as u64))?;
-    let v: Value = serde_json::from_slice(&bytes).map_err(|_| {
-        ApiError::Upstream("the moderation provider sent an unreadable answer".into())
-    })?;
+    // Only a moderation answer (one result per input) is passed on: a 200 that is an error
+    // object or anything else goes to the (redacted) log, never to the browser.
+    let results = |v: &Value| v.get("results").and_then(Value::as_array).map(Vec::len) == Some(n);
+    let Some(v) = serde_json::from_slice::<Value>(&bytes).ok().filter(results) else {
+        st.limits.refund(ip, tokens as u64);
+        st.metrics.upstream_error("moderation", "answer");
+        tracing::warn!(answer = %p.redact(&String::from_utf8_lossy(&bytes)), "unusable moderation answer");
+        return Err(ApiError::Upstream("the moderation provider sent an unreadable answer".into()));
+    };
     Ok(Json(v).into_response())
 }
 

@@ -10,7 +10,7 @@
 //! | `docent_rate_limited_total` | counter | scope (ip, global, streams), what (requests, tokens) |
 //! | `docent_moderation_flagged_total` | counter | — |
 //! | `docent_upstream_retries_total` | counter | op |
-//! | `docent_upstream_errors_total` | counter | op, kind (status, timeout, connect, stream) |
+//! | `docent_upstream_errors_total` | counter | op, kind (status, timeout, connect, request, stream, answer) |
 //! | `docent_client_disconnects_total` | counter | — (streams cancelled because the client went away) |
 //! | `docent_streams_cut_at_shutdown_total` | counter | — (still open when the shutdown grace period ran out) |
 //! | `docent_streams_cut_at_limit_total` | counter | — (ran past `[serve] max_stream_secs`) |

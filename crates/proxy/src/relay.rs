@@ -154,7 +154,9 @@ impl Drop for StreamGuard {
         let m = &self.st.metrics;
         m.streams(-1);
         m.request_duration("/v1/chat/completions", self.started.elapsed());
-        let used = self.usage.map(|(a, b)| a + b).unwrap_or(0);
+        // The upstream's counts: a sum past u64 saturates (a debt of at most a minute), never
+        // wraps into a refund.
+        let used = self.usage.map(|(a, b)| a.saturating_add(b)).unwrap_or(0);
         if let Some((pin, pout)) = self.usage {
             m.tokens(pin, pout);
         }
@@ -282,9 +284,13 @@ impl StreamState {
             }
             Kind::Error => self.fail(StreamFault::ErrorEvent, Some(&ev)),
             Kind::Malformed => self.fail(StreamFault::Malformed, Some(&ev)),
-            Kind::Chunk { usage, only_usage } => {
-                if let Some((pin, pout)) = usage.filter(|(a, b)| a + b > 0) {
+            Kind::Chunk { usage, only_usage, cut_short } => {
+                if let Some((pin, pout)) = usage.filter(|&(a, b)| a > 0 || b > 0) {
                     self.guard.usage = Some((pin, pout));
+                }
+                if cut_short {
+                    // Stopped at max_tokens or by a content filter: forwarded, never cached.
+                    self.capture = None;
                 }
                 if let (Some(c), Some(t)) = (&mut self.capture, content) {
                     c.text.push_str(&t);

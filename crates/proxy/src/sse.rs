@@ -153,6 +153,9 @@ pub enum Kind {
         usage: Option<(u64, u64)>,
         /// `choices` is empty: the usage-only chunk (forwarded only when the client asked).
         only_usage: bool,
+        /// `finish_reason` is set and is not `stop` (`length`, `content_filter`, …): the model
+        /// did not finish its answer.
+        cut_short: bool,
     },
     /// `{"error": …}` (not `null`) or `{"type": "error", …}`: never forwarded, only logged
     /// (redacted).
@@ -180,7 +183,8 @@ impl Event {
         }
         let Some(choices) = d.choices else { return (Kind::Malformed, None) };
         let usage = d.usage.map(|u| (u.prompt_tokens, u.completion_tokens));
-        (Kind::Chunk { usage, only_usage: choices == 0 && usage.is_some() }, d.content)
+        let cut_short = d.finish_reason.as_deref().is_some_and(|r| r != "stop");
+        (Kind::Chunk { usage, only_usage: choices == 0 && usage.is_some(), cut_short }, d.content)
     }
 }
 
@@ -240,18 +244,26 @@ mod tests {
         assert_eq!(ev("[DONE]"), Kind::Done);
         assert_eq!(
             ev(r#"{"choices":[{"delta":{"content":"x"}}],"usage":null}"#),
-            Kind::Chunk { usage: None, only_usage: false }
+            Kind::Chunk { usage: None, only_usage: false, cut_short: false }
         );
         assert_eq!(
             ev(r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7}}"#),
-            Kind::Chunk { usage: Some((5, 7)), only_usage: true }
+            Kind::Chunk { usage: Some((5, 7)), only_usage: true, cut_short: false }
+        );
+        assert_eq!(
+            ev(r#"{"choices":[{"delta":{},"finish_reason":"length"}]}"#),
+            Kind::Chunk { usage: None, only_usage: false, cut_short: true }
+        );
+        assert_eq!(
+            ev(r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#),
+            Kind::Chunk { usage: None, only_usage: false, cut_short: false }
         );
         assert_eq!(ev(r#"{"error":{"message":"boom"}}"#), Kind::Error);
         assert_eq!(ev(r#"{"type":"error","message":"boom"}"#), Kind::Error);
         assert_eq!(
             Event { data: r#"{"error":null,"choices":[{"delta":{"content":"x"}}]}"#.into() }
                 .decode(),
-            (Kind::Chunk { usage: None, only_usage: false }, Some("x".into()))
+            (Kind::Chunk { usage: None, only_usage: false, cut_short: false }, Some("x".into()))
         );
         for bad in ["", "{not json", "[1,2]", "\"text\"", r#"{"id":"x"}"#, r#"{"choices":"x"}"#] {
             assert_eq!(ev(bad), Kind::Malformed, "{bad:?}");

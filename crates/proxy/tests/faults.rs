@@ -1098,3 +1098,185 @@ async fn streams_still_open_when_the_grace_period_ends_get_a_final_error_event()
     assert!(logs.contains("stream cut at shutdown"), "{logs}");
     assert!(!logs.contains("client went away"), "not counted as a client disconnect: {logs}");
 }
+
+// ---------------------------------------------------------------- upstream answers that look fine
+
+/// A single-turn question the answer cache takes (it names the index it searched).
+fn cacheable(q: &str) -> Value {
+    json!({"messages": [{"role": "user", "content": q}], "stream": true, "docent": {"index": "00ab12cd"}})
+}
+
+#[tokio::test]
+async fn an_answer_cut_short_by_the_upstream_is_not_cached_as_a_good_answer() {
+    for reason in ["length", "content_filter"] {
+        let up = fault_upstream(move |req| {
+            if req.is_moderation() {
+                return moderation_ok(req);
+            }
+            let cut = json!({"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]});
+            vec![
+                sse_head(),
+                send(chunk("The setting lives in")),
+                send(format!("data: {cut}\n\n")),
+                send(usage_chunk(10, 256)),
+                send("data: [DONE]\n\n"),
+            ]
+        })
+        .await;
+        let a = app(Arc::new(config_with(up.addr, "", "\n[cache]\nenabled = true\n")));
+        for _ in 0..2 {
+            let r = a
+                .clone()
+                .oneshot(post("/v1/chat/completions", &cacheable("Where does the setting live?")))
+                .await
+                .unwrap();
+            assert_eq!(r.status(), StatusCode::OK);
+            assert_eq!(r.headers()["x-docent-cache"], "miss", "{reason}: never replayed");
+            let text = body_text(r).await;
+            assert!(text.contains(&format!("\"finish_reason\":\"{reason}\"")), "{text}");
+        }
+        assert_eq!(up.chat_calls(), 2, "{reason}: both questions went to the upstream");
+    }
+}
+
+#[tokio::test]
+async fn a_non_streamed_answer_that_is_an_error_object_is_a_502_without_its_text() {
+    let up = fault_upstream(|req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        // 200, but an error object (some gateways do this), or JSON that is no completion.
+        if req.body["messages"][1]["content"] == "error" {
+            let e = json!({"error": {"message": "quota exceeded for sk-proj-leakme123 on gpu-3.corp.internal", "type": "insufficient_quota"}});
+            return vec![json_reply(200, &e, "")];
+        }
+        vec![json_reply(200, &json!(["gpu-3.corp.internal"]), "")]
+    })
+    .await;
+    let a = app(Arc::new(config(up.addr)));
+    for q in ["error", "not a completion"] {
+        let r =
+            a.clone().oneshot(post("/v1/chat/completions", &chat_body(q, false))).await.unwrap();
+        assert_eq!(r.status(), StatusCode::BAD_GATEWAY, "{q}");
+        let text = body_text(r).await;
+        assert!(text.contains("upstream_error"), "{q}: {text}");
+        for leak in ["leakme", "corp.internal", "insufficient_quota"] {
+            assert!(!text.contains(leak), "{leak} reached the client: {text}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_moderation_endpoint_passes_on_only_a_moderation_answer() {
+    let up = fault_upstream(|req| {
+        let inputs = req.inputs();
+        match req.body["input"][0].as_str().unwrap_or("") {
+            "error" => vec![json_reply(
+                200,
+                &json!({"error": {"message": "key sk-proj-leakme123 at mod-1.corp.internal"}}),
+                "",
+            )],
+            "short" => vec![json_reply(200, &json!({"results": [{"flagged": false}]}), "")],
+            "html" => vec![send(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 13\r\nconnection: close\r\n\r\n<html>x</html",
+            )],
+            _ => {
+                let results: Vec<Value> = (0..inputs).map(|_| json!({"flagged": false})).collect();
+                vec![json_reply(200, &json!({"id": "m", "results": results}), "")]
+            }
+        }
+    })
+    .await;
+    let a = app(Arc::new(config(up.addr)));
+    let moderate =
+        |input: Value| a.clone().oneshot(post("/v1/moderations", &json!({"input": input})));
+    for bad in [json!(["error"]), json!(["short", "two"]), json!(["html"])] {
+        let r = moderate(bad.clone()).await.unwrap();
+        assert_eq!(r.status(), StatusCode::BAD_GATEWAY, "{bad}");
+        let text = body_text(r).await;
+        assert!(text.contains("upstream_error"), "{bad}: {text}");
+        assert!(!text.contains("leakme") && !text.contains("corp.internal"), "{text}");
+    }
+    let r = moderate(json!(["fine", "too"])).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(body_json(r).await["results"].as_array().map(Vec::len), Some(2));
+}
+
+#[tokio::test]
+async fn a_failed_embeddings_call_gives_the_tokens_back() {
+    let up =
+        fault_upstream(|_| vec![json_reply(500, &json!({"error": {"message": "down"}}), "")]).await;
+    let mut cfg = config_with(
+        up.addr,
+        "max_retries = 0",
+        "\n[serve.embeddings]\nprovider = \"up\"\nmodel = \"test-embed\"\n",
+    );
+    cfg.limits.tokens_per_minute_per_ip = 4000;
+    cfg.limits.max_embedding_tokens = 1000;
+    cfg.limits.max_embedding_inputs = 1;
+    cfg.validate().unwrap();
+    let a = app(Arc::new(cfg));
+    // About 900 tokens a call: five calls would be over the 4,000-token bucket if charged.
+    let body = json!({"input": "word ".repeat(900)});
+    for i in 0..6 {
+        let r = a.clone().oneshot(post("/v1/embeddings", &body)).await.unwrap();
+        assert_eq!(r.status(), StatusCode::BAD_GATEWAY, "call {i}: {}", body_text(r).await);
+    }
+}
+
+#[tokio::test]
+async fn usage_counts_too_large_to_add_up_do_not_break_the_answer() {
+    let up = fault_upstream(|req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let usage = json!({"prompt_tokens": u64::MAX, "completion_tokens": 7, "total_tokens": u64::MAX});
+        if req.stream() {
+            let u = json!({"id": "c1", "object": "chat.completion.chunk", "choices": [], "usage": usage});
+            return vec![
+                sse_head(),
+                send(chunk("ok")),
+                send(format!("data: {u}\n\n")),
+                send("data: [DONE]\n\n"),
+            ];
+        }
+        vec![json_reply(
+            200,
+            &json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}], "usage": usage}),
+            "",
+        )]
+    })
+    .await;
+    for stream in [true, false] {
+        let a = app(Arc::new(config(up.addr)));
+        let r = a
+            .clone()
+            .oneshot(post("/v1/chat/completions", &chat_body("hi", stream)))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK, "stream {stream}");
+        let text = body_text(r).await;
+        assert!(text.contains("ok"), "stream {stream}: {text}");
+        if stream {
+            assert!(text.ends_with("data: [DONE]\n\n"), "{text}");
+        }
+        // The bogus count is a debt of at most a minute, not a refund of the whole charge.
+        let r = a.oneshot(post("/v1/chat/completions", &chat_body("hi", stream))).await.unwrap();
+        assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS, "stream {stream}");
+    }
+}
+
+#[test]
+fn durations_too_long_for_the_clock_are_refused_at_start() {
+    // `Instant + Duration` panics past the clock's range: every streamed answer (max_stream_secs)
+    // or every cached answer (ttl_secs) would take its connection down.
+    let mut cfg = Config::default();
+    cfg.serve.max_stream_secs = i64::MAX as u64;
+    let e = cfg.validate().unwrap_err().to_string();
+    assert!(e.contains("max_stream_secs"), "{e}");
+    let mut cfg = Config::default();
+    cfg.cache.enabled = true;
+    cfg.cache.ttl_secs = i64::MAX as u64;
+    let e = cfg.validate().unwrap_err().to_string();
+    assert!(e.contains("ttl_secs"), "{e}");
+}
