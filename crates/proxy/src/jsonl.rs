@@ -10,7 +10,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 
 use crate::metrics::Metrics;
@@ -70,6 +70,8 @@ pub struct JsonlWriter {
     full: Arc<AtomicBool>,
     /// Whether the current backlog episode was logged (cleared by the writer thread).
     backlog_warned: Arc<AtomicBool>,
+    /// Lines queued and not yet written or dropped by the writer thread.
+    pending: Arc<AtomicUsize>,
     metrics: Arc<Metrics>,
 }
 
@@ -89,6 +91,7 @@ impl JsonlWriter {
         let (tx, rx) = mpsc::sync_channel::<String>(QUEUE_LINES);
         let full = Arc::new(AtomicBool::new(false));
         let backlog_warned = Arc::new(AtomicBool::new(false));
+        let pending = Arc::new(AtomicUsize::new(0));
         let mut thread = Writer {
             file,
             path: path.to_path_buf(),
@@ -98,11 +101,34 @@ impl JsonlWriter {
             lines: 0,
             full: full.clone(),
             backlog_warned: backlog_warned.clone(),
+            pending: pending.clone(),
             metrics: metrics.clone(),
         };
         thread.measure()?;
         std::thread::Builder::new().name("docent-jsonl".into()).spawn(move || thread.run(rx))?;
-        Ok(JsonlWriter { path: path.to_path_buf(), log, tx, full, backlog_warned, metrics })
+        Ok(JsonlWriter {
+            path: path.to_path_buf(),
+            log,
+            tx,
+            full,
+            backlog_warned,
+            pending,
+            metrics,
+        })
+    }
+
+    /// Wait until every line queued so far is on disk (or dropped), for at most `within`;
+    /// false when lines are still waiting then. Shutdown calls it, so the last answers' audit
+    /// lines are not lost when the process exits.
+    pub fn flush(&self, within: std::time::Duration) -> bool {
+        let until = std::time::Instant::now() + within;
+        while self.pending.load(Ordering::Acquire) > 0 {
+            if std::time::Instant::now() >= until {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        true
     }
 
     /// Queue one record (one line). `Err` says why it was dropped (already counted and logged).
@@ -113,7 +139,13 @@ impl JsonlWriter {
         }
         let mut line = value.to_string();
         line.push('\n');
-        match self.tx.try_send(line) {
+        // Counted before it is sent, so the writer never takes it off before it is on.
+        self.pending.fetch_add(1, Ordering::AcqRel);
+        let sent = self.tx.try_send(line);
+        if sent.is_err() {
+            self.pending.fetch_sub(1, Ordering::AcqRel);
+        }
+        match sent {
             Ok(()) => Ok(()),
             Err(mpsc::TrySendError::Full(_)) => {
                 self.metrics.log_line_dropped(self.log, Dropped::Backlog.label(), 1);
@@ -148,6 +180,7 @@ struct Writer {
     lines: u64,
     full: Arc<AtomicBool>,
     backlog_warned: Arc<AtomicBool>,
+    pending: Arc<AtomicUsize>,
     metrics: Arc<Metrics>,
 }
 
@@ -177,32 +210,38 @@ impl Writer {
                 batch.push(more);
             }
             self.backlog_warned.store(false, Ordering::Relaxed);
-            self.rotated();
-            let fit = self.fitting(&batch);
-            if fit < batch.len() {
-                self.metrics.log_line_dropped(
-                    self.log,
-                    Dropped::Full.label(),
-                    (batch.len() - fit) as u64,
-                );
-                if !self.full.swap(true, Ordering::Relaxed) {
-                    tracing::warn!(path = %self.path.display(), "the {} log holds what {} allows; new lines are dropped until it is rotated (truncate it, or move it away and restart)", self.log, self.cap.setting());
-                }
-            } else {
-                self.full.store(false, Ordering::Relaxed);
+            self.write(&batch);
+            self.pending.fetch_sub(batch.len(), Ordering::AcqRel);
+        }
+    }
+
+    /// Write what fits of `batch` under the cap; count and report the rest.
+    fn write(&mut self, batch: &[String]) {
+        self.rotated();
+        let fit = self.fitting(batch);
+        if fit < batch.len() {
+            self.metrics.log_line_dropped(
+                self.log,
+                Dropped::Full.label(),
+                (batch.len() - fit) as u64,
+            );
+            if !self.full.swap(true, Ordering::Relaxed) {
+                tracing::warn!(path = %self.path.display(), "the {} log holds what {} allows; new lines are dropped until it is rotated (truncate it, or move it away and restart)", self.log, self.cap.setting());
             }
-            if fit == 0 {
-                continue;
+        } else {
+            self.full.store(false, Ordering::Relaxed);
+        }
+        if fit == 0 {
+            return;
+        }
+        let buf = batch[..fit].concat();
+        match self.file.write_all(buf.as_bytes()).and_then(|_| self.file.flush()) {
+            Ok(()) => {
+                self.len += buf.len() as u64;
+                self.lines += fit as u64;
             }
-            let buf = batch[..fit].concat();
-            match self.file.write_all(buf.as_bytes()).and_then(|_| self.file.flush()) {
-                Ok(()) => {
-                    self.len += buf.len() as u64;
-                    self.lines += fit as u64;
-                }
-                Err(e) => {
-                    tracing::error!(path = %self.path.display(), error = %e, "cannot append to JSONL file");
-                }
+            Err(e) => {
+                tracing::error!(path = %self.path.display(), error = %e, "cannot append to JSONL file");
             }
         }
     }
@@ -340,6 +379,30 @@ mod tests {
     }
 
     #[test]
+    fn flush_returns_once_every_queued_line_is_on_disk() {
+        let path = temp("flush");
+        let w = JsonlWriter::open(&path, "audit", Cap::None, Arc::new(Metrics::default())).unwrap();
+        for i in 0..2_000 {
+            w.append(&json!({ "n": i, "pad": "x".repeat(200) })).unwrap();
+        }
+        assert!(w.flush(std::time::Duration::from_secs(10)));
+        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 2_000);
+        // A stalled writer: flush gives up at its deadline.
+        let (tx, _rx) = mpsc::sync_channel::<String>(QUEUE_LINES);
+        let stalled = JsonlWriter {
+            path: path.clone(),
+            log: "audit",
+            tx,
+            full: Arc::new(AtomicBool::new(false)),
+            backlog_warned: Arc::new(AtomicBool::new(false)),
+            pending: Arc::new(AtomicUsize::new(0)),
+            metrics: Arc::new(Metrics::default()),
+        };
+        stalled.append(&json!({"n": "waits"})).unwrap();
+        assert!(!stalled.flush(std::time::Duration::from_millis(50)));
+    }
+
+    #[test]
     fn a_stalled_writer_drops_lines_instead_of_queueing_them_without_end() {
         let path = temp("backlog");
         let metrics = Arc::new(Metrics::default());
@@ -351,6 +414,7 @@ mod tests {
             tx,
             full: Arc::new(AtomicBool::new(false)),
             backlog_warned: Arc::new(AtomicBool::new(false)),
+            pending: Arc::new(AtomicUsize::new(0)),
             metrics: metrics.clone(),
         };
         for i in 0..QUEUE_LINES {

@@ -238,10 +238,20 @@ pub async fn serve(
     }
     let app = router(state.clone());
     serve_connections(app, listener, &state, grace, shutdown).await;
+    // The last answers' audit, feedback and analytics lines are still queued for their writer
+    // threads, which the process would end mid-write.
+    let _ = tokio::task::spawn_blocking({
+        let state = state.clone();
+        move || state.flush_logs(LOG_FLUSH)
+    })
+    .await;
     #[cfg(feature = "otel")]
     crate::otel::flush().await;
     Ok(())
 }
+
+/// How long shutdown waits for queued log lines to reach the disk.
+const LOG_FLUSH: Duration = Duration::from_secs(5);
 
 /// How long streams cut at the end of the grace period get to send their last event.
 const CUT_FLUSH: Duration = Duration::from_secs(2);

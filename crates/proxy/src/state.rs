@@ -67,6 +67,20 @@ pub struct StreamingResponse;
 pub struct AuditInfo(pub serde_json::Map<String, serde_json::Value>);
 
 impl AppState {
+    /// Wait (at most `within` per file) until the JSON-lines logs hold every line queued so
+    /// far; a log whose disk does not keep up is named in a warning.
+    pub fn flush_logs(&self, within: std::time::Duration) {
+        let analytics = match &self.analytics {
+            Some(crate::analytics::AnalyticsSink::File { writer }) => Some(writer),
+            _ => None,
+        };
+        for w in [self.audit.as_ref(), self.feedback.as_ref(), analytics].into_iter().flatten() {
+            if !w.flush(within) {
+                tracing::warn!(path = %w.path().display(), "log lines still queued at shutdown were lost");
+            }
+        }
+    }
+
     /// Build the state from a validated config (reads API keys from the environment).
     pub fn new(cfg: Arc<Config>) -> anyhow::Result<AppState> {
         let redactor = Arc::new(Redactor::from_config(&cfg));
