@@ -9,7 +9,8 @@
 //! - Images load only when relative or same-origin with [`RenderOptions::docs_origin`]: a
 //!   Markdown image to an attacker's host would leak the conversation in its URL, so those
 //!   become ordinary links.
-//! - Output is capped at [`RenderOptions::max_output_bytes`] and stays well-formed when cut.
+//! - Output is capped at [`RenderOptions::max_output_bytes`] and stays well-formed when cut;
+//!   input past twice the cap is not read, and nothing is parsed once the output is cut.
 //! - Every render of a streamed prefix is well-formed and as safe as the final one (the writer
 //!   closes what it opens), and an unfinished code fence renders as code.
 //! - `[n]` becomes `<a class="docent-cite" href="{url}" title="{title}">[n]</a>` for known
@@ -322,10 +323,23 @@ pub fn render_markdown(md: &str, opts: &RenderOptions) -> Rendered {
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut w = Writer::new(opts);
+    // Past twice the output cap the input is not read: the output would be cut anyway, and a
+    // hostile answer (megabytes of link definitions or citations) would otherwise cost a full
+    // parse on every streamed chunk.
+    let mut cut = md.len().min(opts.max_output_bytes.saturating_mul(2));
+    while !md.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let md_cut = cut < md.len();
+    let md = &md[..cut];
     let bytes = md.as_bytes();
     // In answer order, as `cite::marks` gives them (one out of order goes at the next event).
     let mut marks = opts.marks.iter().peekable();
     for (event, range) in Parser::new_ext(md, options).into_offset_iter() {
+        // Once cut, the output only closes what is open (`finish`): the rest need not be parsed.
+        if w.truncated {
+            break;
+        }
         // A text event that starts with a backslash-escaped character or a character reference
         // (`\[1\]`, `&#91;1&#93;`) is literal text: it never forms a citation.
         let literal = matches!(event, Event::Text(_))
@@ -355,6 +369,10 @@ pub fn render_markdown(md: &str, opts: &RenderOptions) -> Rendered {
             }
         }
         w.event(event, literal);
+    }
+    if md_cut {
+        w.flush_text();
+        w.truncated = true;
     }
     for m in marks {
         w.mark(m);

@@ -205,6 +205,25 @@ fn a_mark_label_names_every_cited_source() {
     assert_eq!(Mark { at: 0, sources: vec![1, 3] }.label(), "not found in [1], [3]");
 }
 
+#[test]
+fn a_sentence_of_thousands_of_flags_is_checked_without_freezing_the_page() {
+    // The check runs on the page's main thread (the widget's cite module). Each `--flag` claim
+    // used to count, for every source sentence, the words it shares with the answer's sentence:
+    // flags × source sentences × words, minutes for a 12 KB answer from a hostile model.
+    let source: String = (0..200)
+        .map(|i| format!("Option {i} sets the cache directory to value {i} unless disabled. "))
+        .collect();
+    let ev = [Evidence::new(1, source)];
+    let flags: Vec<String> = (0..1000).map(|i| format!("--flag-{i}")).collect();
+    let answer = format!("Pass {} [1].", flags.join(" "));
+    let start = std::time::Instant::now();
+    let checked = check_answer(&answer, &ev, &LexicalChecker::default());
+    let took = start.elapsed();
+    assert!(checked[0].unsupported());
+    // About 0.1 s in a debug build now; 50 s before.
+    assert!(took < std::time::Duration::from_secs(8), "{took:?}");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
     #[test]

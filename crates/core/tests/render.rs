@@ -464,6 +464,34 @@ fn a_huge_table_is_cut_at_the_cap_and_stays_well_formed() {
 }
 
 #[test]
+fn a_hostile_answer_far_past_the_cap_is_not_parsed_to_its_end() {
+    // The widget renders the whole answer again for every streamed chunk. Past the output cap
+    // nothing more can show, yet every citation was still looked up and every event parsed:
+    // 1 MB of `[1]` took about 10 s per render in a debug build.
+    let md = "[1]".repeat(350_000);
+    let cap = 4096;
+    let start = std::time::Instant::now();
+    let r = render_markdown(&md, &RenderOptions { max_output_bytes: cap, ..opts() });
+    let took = start.elapsed();
+    assert!(r.truncated && r.html.len() <= cap);
+    assert_safe("citations", &r);
+    assert!(took < std::time::Duration::from_secs(2), "{took:?}");
+    // Input that shows nothing (link definitions) counts too: past twice the cap it is not read,
+    // and the answer says it was cut.
+    let mut md = String::from("Intro.\n\n");
+    while md.len() < 10 * cap {
+        md.push_str("[a]: /b\n");
+    }
+    md.push_str("\nTail.");
+    let r = render_markdown(&md, &RenderOptions { max_output_bytes: cap, ..opts() });
+    assert_eq!(r.html, "<p>Intro.</p>");
+    assert!(r.truncated);
+    let r = render_markdown(&md, &opts());
+    assert_eq!(r.html, "<p>Intro.</p><p>Tail.</p>");
+    assert!(!r.truncated);
+}
+
+#[test]
 fn an_unfinished_code_fence_mid_stream_renders_as_code() {
     let r = render_markdown("Try this:\n\n```python\nprint('hi')\nfor x in", &opts());
     assert_safe("fence", &r);

@@ -153,14 +153,19 @@ impl Checker for LexicalChecker {
         let mut missing = Vec::new();
         let words = content_words(&sentence.text());
         let sentences = || evidence.iter().flat_map(|e| e.sentences.iter());
-        let shared = |s: &SourceSentence| words.iter().filter(|w| s.words.contains(&w.1)).count();
+        // How many of the sentence's words each source sentence shares, counted once: per claim
+        // it would cost claims × source sentences × words (a hostile answer's one sentence of
+        // thousands of `--flags` froze the page).
+        let shared: Vec<usize> =
+            sentences().map(|s| words.iter().filter(|w| s.words.contains(&w.1)).count()).collect();
+        let with_shared = || sentences().zip(shared.iter().copied());
         for c in claims(sentence) {
             let found = match c.kind {
                 ClaimKind::Number if self.in_context && words.len() >= 2 => {
-                    sentences().any(|s| s.numbers.contains(&c.text) && shared(s) > 0)
+                    with_shared().any(|(s, k)| k > 0 && s.numbers.contains(&c.text))
                 }
                 ClaimKind::Flag if self.in_context && words.len() >= 2 => {
-                    sentences().any(|s| shared(s) > 0 && s.flags.contains(&c.text))
+                    with_shared().any(|(s, k)| k > 0 && s.flags.contains(&c.text))
                 }
                 ClaimKind::Number => evidence.iter().any(|e| e.numbers.contains(&c.text)),
                 ClaimKind::Quote => evidence.iter().any(|e| e.folded().contains(&c.text)),
@@ -187,11 +192,11 @@ impl Checker for LexicalChecker {
         // flip only when none of them agrees.
         if !words.is_empty() {
             let negated = is_negated(&sentence.prose);
-            let best = sentences().map(&shared).max().unwrap_or(0);
+            let best = shared.iter().copied().max().unwrap_or(0);
             let share = best as f32 / words.len() as f32;
             if best > 0
                 && share >= self.negation_overlap
-                && sentences().filter(|s| shared(s) == best).all(|s| s.negated != negated)
+                && with_shared().filter(|&(_, k)| k == best).all(|(s, _)| s.negated != negated)
             {
                 let text = if negated { "not" } else { "no negation" };
                 missing.push(Missing { kind: ClaimKind::Negation, text: text.into() });
