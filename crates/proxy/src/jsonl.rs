@@ -313,6 +313,21 @@ mod tests {
         dir.join("log.jsonl")
     }
 
+    /// An "audit" writer whose thread is stopped: the receiver it returns is held, never read.
+    fn stalled_writer(path: &Path, metrics: Arc<Metrics>) -> (JsonlWriter, mpsc::Receiver<String>) {
+        let (tx, rx) = mpsc::sync_channel::<String>(QUEUE_LINES);
+        let w = JsonlWriter {
+            path: path.to_path_buf(),
+            log: "audit",
+            tx,
+            full: Arc::new(AtomicBool::new(false)),
+            backlog_warned: Arc::new(AtomicBool::new(false)),
+            pending: Arc::new(AtomicUsize::new(0)),
+            metrics,
+        };
+        (w, rx)
+    }
+
     fn wait_for(mut f: impl FnMut() -> bool) {
         for _ in 0..200 {
             if f() {
@@ -388,16 +403,7 @@ mod tests {
         assert!(w.flush(std::time::Duration::from_secs(10)));
         assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 2_000);
         // A stalled writer: flush gives up at its deadline.
-        let (tx, _rx) = mpsc::sync_channel::<String>(QUEUE_LINES);
-        let stalled = JsonlWriter {
-            path: path.clone(),
-            log: "audit",
-            tx,
-            full: Arc::new(AtomicBool::new(false)),
-            backlog_warned: Arc::new(AtomicBool::new(false)),
-            pending: Arc::new(AtomicUsize::new(0)),
-            metrics: Arc::new(Metrics::default()),
-        };
+        let (stalled, _rx) = stalled_writer(&path, Arc::new(Metrics::default()));
         stalled.append(&json!({"n": "waits"})).unwrap();
         assert!(!stalled.flush(std::time::Duration::from_millis(50)));
     }
@@ -406,17 +412,7 @@ mod tests {
     fn a_stalled_writer_drops_lines_instead_of_queueing_them_without_end() {
         let path = temp("backlog");
         let metrics = Arc::new(Metrics::default());
-        // A writer whose thread is stopped: its receiver is held, never read.
-        let (tx, rx) = mpsc::sync_channel::<String>(QUEUE_LINES);
-        let w = JsonlWriter {
-            path: path.clone(),
-            log: "audit",
-            tx,
-            full: Arc::new(AtomicBool::new(false)),
-            backlog_warned: Arc::new(AtomicBool::new(false)),
-            pending: Arc::new(AtomicUsize::new(0)),
-            metrics: metrics.clone(),
-        };
+        let (w, rx) = stalled_writer(&path, metrics.clone());
         for i in 0..QUEUE_LINES {
             w.append(&json!({ "n": i })).unwrap();
         }
