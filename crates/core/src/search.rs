@@ -1298,19 +1298,11 @@ mod tests {
 
     #[test]
     fn questions_in_the_docs_language_are_judged_and_others_are_hedged() {
-        let chunks: Vec<Chunk> = [
+        let chunks = pages_of(&[
             "构建结果会保存在缓存（cache）目录中，再次构建时只处理修改过的文件。",
             "构建结果不正确怎么办？可以删除缓存目录后重新构建。",
             "把构建生成的静态文件上传到静态托管服务即可。",
-        ]
-        .iter()
-        .enumerate()
-        .map(|(i, t)| Chunk {
-            url: format!("p{i}.html"),
-            text: t.to_string(),
-            ..Default::default()
-        })
-        .collect();
+        ]);
         let build = |non_english| {
             let header = IndexHeader { non_english, ..IndexHeader::default() };
             Index::from_bytes(write_index(&header, &chunks, None).unwrap()).unwrap()
@@ -1336,20 +1328,22 @@ mod tests {
         assert_eq!(r.outcome(), Outcome::Uncertain, "{r:?}");
     }
 
-    #[test]
-    fn a_model_that_bridges_languages_declines_other_languages_far_from_the_docs() {
-        let chunks: Vec<Chunk> = [
-            "Set CARGO_HOME to move the cache of downloaded crates.",
-            "The borrow checker checks references.",
-        ]
-        .iter()
-        .enumerate()
-        .map(|(i, t)| Chunk {
+    /// One chunk per text, each on its own page (`p0.html`, `p1.html`...).
+    fn pages_of(texts: &[&str]) -> Vec<Chunk> {
+        let page = |(i, t): (usize, &&str)| Chunk {
             url: format!("p{i}.html"),
             text: t.to_string(),
             ..Default::default()
-        })
-        .collect();
+        };
+        texts.iter().enumerate().map(page).collect()
+    }
+
+    #[test]
+    fn a_model_that_bridges_languages_declines_other_languages_far_from_the_docs() {
+        let chunks = pages_of(&[
+            "Set CARGO_HOME to move the cache of downloaded crates.",
+            "The borrow checker checks references.",
+        ]);
         let vectors = vec![vec![1.0, 0.0, 0.0], vec![0.0, 1.0, 0.0]];
         let build = |model: &str| {
             let header = IndexHeader { model: model.into(), dims: 3, ..IndexHeader::default() };
