@@ -1257,21 +1257,8 @@ fn tab_values(tag: &str) -> Vec<(String, String)> {
 
 /// A string property of a JS object literal's inside: `label: 'Apple'` → `Apple`.
 fn js_prop(object: &str, name: &str) -> Option<String> {
-    let mut from = 0;
-    while let Some(pos) = object[from..].find(name).map(|p| p + from) {
-        from = pos + name.len();
-        let before_ok = object[..pos].trim_end().is_empty()
-            || object[..pos].ends_with(|c: char| c.is_whitespace() || c == ',' || c == '{');
-        let Some(rest) = object[from..].trim_start().strip_prefix(':').filter(|_| before_ok) else {
-            continue;
-        };
-        let rest = rest.trim_start();
-        let q = rest.chars().next().filter(|c| matches!(c, '"' | '\'' | '`'))?;
-        let value = &rest[1..];
-        let value = &value[..value.find(q)?];
-        return Some(normalize_ws(value)).filter(|v| !v.is_empty());
-    }
-    None
+    let boundary = |c: Option<char>| c.is_none_or(|c| c.is_whitespace() || c == ',' || c == '{');
+    quoted_value(object, name, ':', boundary)
 }
 
 /// The text a reader sees for a component's own tag: a `<TabItem>`'s label (or value), an
@@ -1330,14 +1317,31 @@ fn literal_text(text: &str) -> String {
 
 /// A string attribute's value: `name="v"`, `name='v'` or `name={'v'}` / `name={"v"}`.
 fn attr(tag: &str, name: &str) -> Option<String> {
+    quoted_value(tag, name, '=', |c| c.is_some_and(char::is_whitespace))
+}
+
+/// The quoted string after the first `name` that `boundary` accepts what stands before (the
+/// character, `None` at the start) and that `sep` follows: `title="X"` (`=`), `label: 'X'` (`:`).
+/// After `=` a JSX expression's brace is skipped (`title={"X"}`). Whitespace is normalised;
+/// `None` when there is none, it is empty, or the value is not a string.
+fn quoted_value(
+    s: &str,
+    name: &str,
+    sep: char,
+    boundary: impl Fn(Option<char>) -> bool,
+) -> Option<String> {
     let mut from = 0;
-    while let Some(pos) = tag[from..].find(name).map(|p| p + from) {
+    while let Some(pos) = s[from..].find(name).map(|p| p + from) {
         from = pos + name.len();
-        let before_ok = tag[..pos].ends_with(char::is_whitespace);
-        let rest = tag[from..].trim_start();
-        let Some(rest) = rest.strip_prefix('=').filter(|_| before_ok) else { continue };
+        let before_ok = boundary(s[..pos].chars().next_back());
+        let Some(rest) = s[from..].trim_start().strip_prefix(sep).filter(|_| before_ok) else {
+            continue;
+        };
         let rest = rest.trim_start();
-        let rest = rest.strip_prefix('{').map(str::trim_start).unwrap_or(rest);
+        let rest = match sep {
+            '=' => rest.strip_prefix('{').map(str::trim_start).unwrap_or(rest),
+            _ => rest,
+        };
         let q = rest.chars().next().filter(|c| matches!(c, '"' | '\'' | '`'))?;
         let value = &rest[1..];
         let value = &value[..value.find(q)?];
