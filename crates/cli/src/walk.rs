@@ -124,13 +124,10 @@ pub fn detect_generator(root: &Path) -> Option<Flavor> {
         if d.join(".vitepress").is_dir() {
             return Some(Flavor::VitePress);
         }
-        for ext in ["js", "ts", "mjs", "cjs"] {
-            // The site may sit beside its docs: Jest and React Native keep `docs/` at the
-            // repository root and the site in `website/` (its config's `path: '../docs'`).
-            let config = format!("docusaurus.config.{ext}");
-            if d.join(&config).is_file() || d.join("website").join(&config).is_file() {
-                return Some(Flavor::Docusaurus);
-            }
+        // The site may sit beside its docs: Jest and React Native keep `docs/` at the
+        // repository root and the site in `website/` (its config's `path: '../docs'`).
+        if has_docusaurus_config(&d) || has_docusaurus_config(&d.join("website")) {
+            return Some(Flavor::Docusaurus);
         }
         if let Ok(html) = std::fs::read_to_string(d.join("index.html")) {
             if html.contains("docsify") {
@@ -142,6 +139,13 @@ pub fn detect_generator(root: &Path) -> Option<Flavor> {
     None
 }
 
+/// Whether `dir` holds a Docusaurus site's `docusaurus.config.{js,ts,mjs,cjs}`.
+fn has_docusaurus_config(dir: &Path) -> bool {
+    ["js", "ts", "mjs", "cjs"]
+        .iter()
+        .any(|ext| dir.join(format!("docusaurus.config.{ext}")).is_file())
+}
+
 /// Where the (canonical) folder `root` is under the Docusaurus site that holds it, as `@site/`
 /// imports name files: `""` when `root` has the site's `docusaurus.config.*`, `"docs"` when its
 /// parent has it, `"website/docs"` two levels up. `None` when no config is found there (a site
@@ -150,10 +154,7 @@ pub fn docusaurus_site_folder(root: &Path) -> Option<String> {
     let mut dir = Some(root);
     for _ in 0..3 {
         let d = dir?;
-        let has_config = ["js", "ts", "mjs", "cjs"]
-            .iter()
-            .any(|ext| d.join(format!("docusaurus.config.{ext}")).is_file());
-        if has_config {
+        if has_docusaurus_config(d) {
             let rel = root.strip_prefix(d).ok()?;
             let parts: Vec<String> =
                 rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
