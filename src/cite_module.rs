@@ -1,7 +1,7 @@
 //! The citation check (`docent_core::cite`), as its own lazily loaded wasm module.
 //!
 //! The check runs once a generated answer is complete, so it need not be in the first
-//! download: it is built from this crate with `--cfg docent_cite` (`docent-cite.js` +
+//! download: it is built from this crate with `--features cite-module` (`docent-cite.js` +
 //! `docent-cite_bg.wasm`, see scripts/build-widget), and the loader's
 //! `window.docent.loadCite()` imports it the first time an answer needs checking. That keeps
 //! the widget within its 250 KB gz budget (docs/widget.md, "Size"). Without the module (a
@@ -51,7 +51,7 @@ pub fn check_texts(answer: &str, sources: &[(usize, String)]) -> Vec<Mark> {
 
 /// The cite module's export: `texts` holds the sources' texts in the order of `numbers`,
 /// joined by NUL.
-#[cfg(docent_cite)]
+#[cfg(feature = "cite-module")]
 #[wasm_bindgen]
 pub fn check(answer: &str, numbers: Vec<u32>, texts: &str) -> String {
     let sources: Vec<(usize, String)> =

@@ -10,9 +10,10 @@
 //!   search, token budget, streaming, extractive fallback). [`index_store`]: index download,
 //!   validation and Cache Storage. [`conversation`]: turns and sessionStorage. [`net`]: fetch.
 
-// `--cfg docent_bench` (scripts/build-widget --bench) adds the search benchmark export;
-// `--cfg docent_tokenizer` builds the lazily loaded tokenizer module instead of the widget, and
-// `--cfg docent_cite` the lazily loaded citation check (`cite_module`).
+// `--cfg docent_bench` (scripts/build-widget --bench) adds the search benchmark export. The
+// features `tokenizer-module` and `cite-module` build the lazily loaded tokenizer or citation
+// check (`cite_module`) instead of the widget: features, not cfgs, so that all three release
+// builds share one target dir (a cfg in RUSTFLAGS changes every crate's fingerprint, std too).
 #![allow(unexpected_cfgs)]
 
 pub mod cite_module;
@@ -31,32 +32,32 @@ pub mod ui;
 #[cfg(docent_bench)]
 pub mod bench;
 
-#[cfg(not(any(docent_tokenizer, docent_cite)))]
+#[cfg(not(any(feature = "tokenizer-module", feature = "cite-module")))]
 use std::rc::Rc;
 
-#[cfg(not(any(docent_tokenizer, docent_cite)))]
+#[cfg(not(any(feature = "tokenizer-module", feature = "cite-module")))]
 use leptos::prelude::*;
-#[cfg(not(any(docent_tokenizer, docent_cite)))]
+#[cfg(not(any(feature = "tokenizer-module", feature = "cite-module")))]
 use wasm_bindgen::prelude::*;
-#[cfg(not(any(docent_tokenizer, docent_cite)))]
+#[cfg(not(any(feature = "tokenizer-module", feature = "cite-module")))]
 use web_sys::HtmlElement;
 
-#[cfg(not(any(docent_tokenizer, docent_cite)))]
+#[cfg(not(any(feature = "tokenizer-module", feature = "cite-module")))]
 use crate::config::WidgetConfig;
-#[cfg(not(any(docent_tokenizer, docent_cite)))]
+#[cfg(not(any(feature = "tokenizer-module", feature = "cite-module")))]
 use crate::engine::Engine;
-#[cfg(not(any(docent_tokenizer, docent_cite)))]
+#[cfg(not(any(feature = "tokenizer-module", feature = "cite-module")))]
 use crate::ui::{Chat, Ctx};
 
 /// A mounted widget, returned to the loader.
-#[cfg(not(any(docent_tokenizer, docent_cite)))]
+#[cfg(not(any(feature = "tokenizer-module", feature = "cite-module")))]
 #[wasm_bindgen]
 pub struct Widget {
     ctx: Ctx,
     handle: Option<leptos::mount::UnmountHandle<leptos::tachys::view::any_view::AnyViewState>>,
 }
 
-#[cfg(not(any(docent_tokenizer, docent_cite)))]
+#[cfg(not(any(feature = "tokenizer-module", feature = "cite-module")))]
 #[wasm_bindgen]
 impl Widget {
     /// Open the dialog (no-op inline).
@@ -98,7 +99,7 @@ impl Widget {
 ///
 /// `config_json` is the [`WidgetConfig`] as JSON. A bad configuration is reported as a thrown
 /// error with a message saying what to fix.
-#[cfg(not(any(docent_tokenizer, docent_cite)))]
+#[cfg(not(any(feature = "tokenizer-module", feature = "cite-module")))]
 #[wasm_bindgen]
 pub fn mount(host: HtmlElement, config_json: &str) -> Result<Widget, JsValue> {
     let cfg =

@@ -2,7 +2,7 @@
 //!
 //! tiktoken-rs brings a full regex engine with Unicode tables (hundreds of KB of wasm), and the
 //! ranks file is 776 KB gzipped: neither belongs in the first download. So the tokenizer is a
-//! separate wasm module, built from this crate with `--cfg docent_tokenizer`
+//! separate wasm module, built from this crate with `--features tokenizer-module`
 //! (`docent-tokenizer.js` + `docent-tokenizer_bg.wasm`, see scripts/build-widget). The loader
 //! (`docent.js`) exposes `window.docent.loadTokenizer()`, which imports that module, fetches
 //! `cl100k_base.tiktoken` and returns an object with `count(text)`; [`load`] wraps it as a
@@ -13,14 +13,14 @@ use js_sys::{Function, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-/// The tokenizer module's export (only in the `--cfg docent_tokenizer` build).
-#[cfg(docent_tokenizer)]
+/// The tokenizer module's export (only in the `--features tokenizer-module` build).
+#[cfg(feature = "tokenizer-module")]
 #[wasm_bindgen]
 pub struct Tokenizer {
     bpe: docent_core::tokens::Bpe,
 }
 
-#[cfg(docent_tokenizer)]
+#[cfg(feature = "tokenizer-module")]
 #[wasm_bindgen]
 impl Tokenizer {
     /// Build the tokenizer from the bytes of `cl100k_base.tiktoken`.
