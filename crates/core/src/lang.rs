@@ -18,7 +18,7 @@ const FOREIGN: &[&str] = &[
     "van", "voor", "vous", "warum", "welche", "wenn", "werden", "wie", "wird", "zum", "zur", "não",
     "é", "een", "ik", "mijn", "hoe", "wat", "niet", "kan", "est-ce", "un", "le", "du", "au", "aux",
     "ce", "mon", "mes", "el", "mi", "mis", "su", "sus", "em", "meu", "minha", "ao", "il", "di",
-    "gli", "sono", "que", "al", "lo", "tengo",
+    "gli", "sono", "que", "al", "lo", "tengo", "de", "um", "en", "la",
 ];
 
 /// English function words (a few are enough to outvote a borrowed foreign word).
@@ -27,9 +27,13 @@ const ENGLISH: &[&str] = &[
     "on", "the", "to", "what", "when", "where", "which", "why", "with", "you",
 ];
 
-/// True when `text` looks like it is not English: a third of its letters outside ASCII, or
-/// more function words of another language than of English (at least two).
+/// True when `text` looks like it is not English: a third of its letters outside ASCII, an
+/// opening `¿` or `¡` (Spanish), or more function words of another language than of English
+/// (at least two).
 pub fn looks_non_english(text: &str) -> bool {
+    if text.contains(['¿', '¡']) {
+        return true;
+    }
     let (mut letters, mut non_ascii) = (0usize, 0usize);
     for c in text.chars().filter(|c| c.is_alphabetic()) {
         letters += 1;
@@ -182,6 +186,7 @@ mod tests {
             "CARGO_HOME",
             "Is the con of this approach per crate or per workspace?",
             "Can I use a café-style naïve résumé parser?",
+            "How do I add the de and en locales to a la carte builds?",
             "",
         ] {
             assert!(!looks_non_english(q), "{q}");
@@ -200,6 +205,10 @@ mod tests {
             "ライフタイム注釈の構文を教えてください",
             "Как объявить константу?",
             "Hoe maak ik een nieuwe branch voor mijn werk?",
+            // one listed function word each before "de", "um" and "¿" counted (session 23)
+            "¿Funciona docent con documentación en español?",
+            "Preciso de um servidor para usar o docent?",
+            "¡Necesito ayuda con el proxy!",
         ] {
             assert!(looks_non_english(q), "{q}");
         }
