@@ -442,6 +442,42 @@ impl LexicalIndex {
     pub fn term_id(&self, term: &str) -> Option<u32> {
         self.terms.get(term).copied()
     }
+    /// The docs' term a mistyped question term most likely meant: one letter added, dropped,
+    /// swapped with its neighbour or hit on a neighbouring key (two such edits for terms of 8+
+    /// letters), never the first letter, for a term of 5+ ASCII letters the docs never use. The
+    /// most common such term wins (then the smaller, so the answer does not depend on the map's
+    /// order). None when nothing is near. Shorter words and letters far apart on the keyboard
+    /// are left alone: "bread" is no typo of "break", nor "tire" of "time".
+    ///
+    /// Only the terms this index holds are candidates: a split index holds those of the
+    /// question's shards, so a typo there finds nothing (as before).
+    pub fn near_term(&self, term: &str) -> Option<u32> {
+        let t = term.as_bytes();
+        if t.len() < 5 || !t.iter().all(u8::is_ascii_lowercase) {
+            return None;
+        }
+        let max = if t.len() >= 8 { 2 } else { 1 };
+        let mut best: Option<(usize, usize, &str, u32)> = None;
+        for (cand, &id) in &self.terms {
+            let c = cand.as_bytes();
+            if c.first() != t.first() || c.len().abs_diff(t.len()) > max {
+                continue;
+            }
+            let Some(d) = edits_within(t, c, max) else { continue };
+            let df = self.postings(id).0.len();
+            let better = match best {
+                None => true,
+                Some((bd, bdf, bc, _)) => {
+                    d < bd || (d == bd && (df > bdf || (df == bdf && &**cand < bc)))
+                }
+            };
+            if better {
+                best = Some((d, df, cand, id));
+            }
+        }
+        best.map(|b| b.3)
+    }
+
     /// Documents containing term `t` (ascending) and the term's frequency in each.
     pub fn postings(&self, t: u32) -> (&[u32], &[u16]) {
         let t = t as usize;
@@ -489,9 +525,126 @@ impl LexicalIndex {
     }
 }
 
+/// The typing distance of `a` and `b` when it is at most `max`, else None: one for each letter
+/// added, dropped, swapped with its neighbour or replaced by a key next to it on a QWERTY
+/// keyboard; any other replacement counts two (a drop and an add). One row of the table per
+/// byte: the words are short.
+fn edits_within(a: &[u8], b: &[u8], max: usize) -> Option<usize> {
+    let n = b.len();
+    // rows i-2, i-1 and i of the (optimal string alignment) distance table
+    let (mut two, mut one, mut row): (Vec<usize>, Vec<usize>, Vec<usize>) =
+        (vec![0; n + 1], (0..=n).collect(), vec![0; n + 1]);
+    let mut i = 1;
+    while i <= a.len() {
+        row[0] = i;
+        let mut least = i;
+        let mut j = 1;
+        while j <= n {
+            let cost = match (a[i - 1], b[j - 1]) {
+                (x, y) if x == y => 0,
+                (x, y) if keys_touch(x, y) => 1,
+                _ => 2,
+            };
+            let mut v = (one[j] + 1).min(row[j - 1] + 1).min(one[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(two[j - 2] + 1);
+            }
+            row[j] = v;
+            least = least.min(v);
+            j += 1;
+        }
+        if least > max {
+            return None;
+        }
+        std::mem::swap(&mut two, &mut one);
+        std::mem::swap(&mut one, &mut row);
+        i += 1;
+    }
+    (one[n] <= max).then_some(one[n])
+}
+
+/// Whether two lowercase letters are neighbouring keys on a QWERTY keyboard (same row, or the
+/// two keys below/above: `e` touches `w r s d`).
+fn keys_touch(a: u8, b: u8) -> bool {
+    const ROWS: [&[u8]; 3] = [b"qwertyuiop", b"asdfghjkl", b"zxcvbnm"];
+    let at = |k: u8| {
+        ROWS.iter()
+            .enumerate()
+            .find_map(|(r, row)| row.iter().position(|&c| c == k).map(|c| (r, c)))
+    };
+    match (at(a), at(b)) {
+        (Some((ra, ca)), Some((rb, cb))) => match ra.abs_diff(rb) {
+            0 => ca.abs_diff(cb) == 1,
+            // the row below starts half a key to the right: `e` (col 2) sits over `s`, `d`
+            1 => {
+                let (upper, lower) = if ra < rb { (ca, cb) } else { (cb, ca) };
+                lower == upper || lower + 1 == upper
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn neighbouring_keys_touch() {
+        for (a, b) in [
+            (b'e', b'w'),
+            (b'e', b'r'),
+            (b'e', b's'),
+            (b'e', b'd'),
+            (b's', b'z'),
+            (b'm', b'n'),
+            (b'o', b'i'),
+        ] {
+            assert!(keys_touch(a, b) && keys_touch(b, a), "{} {}", a as char, b as char);
+        }
+        for (a, b) in
+            [(b'd', b'k'), (b'a', b't'), (b'r', b'm'), (b'q', b'p'), (b'e', b'x'), (b'e', b'e')]
+        {
+            assert!(!keys_touch(a, b), "{} {}", a as char, b as char);
+        }
+    }
+
+    #[test]
+    fn edits_count_inserts_deletes_changes_and_swaps() {
+        let d = |a: &str, b: &str| edits_within(a.as_bytes(), b.as_bytes(), 2);
+        assert_eq!(d("serch", "search"), Some(1));
+        assert_eq!(d("indx", "index"), Some(1));
+        assert_eq!(d("teh", "the"), Some(1));
+        assert_eq!(d("confgiuration", "configuration"), Some(1));
+        assert_eq!(d("proxy", "proxy"), Some(0));
+        assert_eq!(d("deploy", "delay"), None);
+        assert_eq!(d("bread", "break"), Some(2));
+        assert_eq!(d("porxy", "proxy"), Some(1));
+        assert_eq!(d("proxu", "proxy"), Some(1));
+        assert_eq!(d("kubernet", "cargo"), None);
+        assert_eq!(edits_within(b"servre", b"serve", 1), Some(1));
+        assert_eq!(edits_within(b"abcd", b"wxyz", 1), None);
+    }
+
+    #[test]
+    fn a_mistyped_term_finds_the_most_common_near_one() {
+        let lx = LexicalIndex::build([
+            ["search the docs"],
+            ["search results are ranked"],
+            ["a seance is not a search"],
+            ["the index file"],
+        ]);
+        let id = |t: &str| lx.term_id(t);
+        assert_eq!(lx.near_term("serch"), id("search"));
+        assert_eq!(lx.near_term("inedx"), id("index"));
+        // the first letter is kept; short, non-ASCII and real-word-looking terms are left alone
+        assert_eq!(lx.near_term("earch"), None);
+        assert_eq!(lx.near_term("indx"), None);
+        assert_eq!(lx.near_term("seaxch"), None);
+        assert_eq!(lx.near_term("índex"), None);
+        assert_eq!(lx.near_term("kubernet"), None);
+    }
 
     #[test]
     fn stop_word_list_is_sorted_for_binary_search() {

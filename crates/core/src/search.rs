@@ -194,6 +194,10 @@ pub struct Signals {
 /// Chinese set (BENCHMARKS.md §2.0.8; picked there, so not a validation figure).
 const CJK_BIGRAM_UNKNOWN: f32 = 0.25;
 
+/// The weight of a docs term found for a mistyped question term
+/// ([`crate::lexical::LexicalIndex::near_term`]), against 1 for a term the docs use as typed.
+const TYPO_WEIGHT: f32 = 0.8;
+
 /// A lexical `known` share at or below this is no evidence at all (confidence 0).
 const KNOWN_NONE: f32 = 0.3;
 /// The lexical `known` share that maps to [`DEFAULT_FLOOR`] (tuned on the open eval sets, see
@@ -731,9 +735,15 @@ impl Index {
         let mut broad = own > 0;
         for (i, (term, w)) in weighted.iter().enumerate() {
             let counts = i < own || own == 0;
-            match lx.term_id(term) {
-                Some(t) => {
-                    let idf = lx.add_scores(t, *w, &mut scores, mask);
+            // A term of the question the docs never use may be a typo of one they do
+            // ("serch", "confgiuration"): that term, weighed less.
+            let found = lx.term_id(term).map(|t| (t, *w)).or_else(|| {
+                let near = if i < own { lx.near_term(term) } else { None };
+                near.map(|t| (t, *w * TYPO_WEIGHT))
+            });
+            match found {
+                Some((t, w)) => {
+                    let idf = lx.add_scores(t, w, &mut scores, mask);
                     total_weight += w * idf;
                     let p = lx.postings(t).0;
                     broad &= i >= own || p.len() as f32 >= UBIQUITOUS_SHARE * n as f32;
