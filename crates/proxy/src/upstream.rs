@@ -1,7 +1,7 @@
 //! Calling a named provider: URL and auth per kind, timeouts, and retries before the first byte.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use axum::body::Bytes;
 use futures::StreamExt;
@@ -181,8 +181,7 @@ impl Provider {
                         .headers()
                         .get("retry-after")
                         .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<u64>().ok())
-                        .map(|s| s.min(MAX_RETRY_AFTER_SECS));
+                        .and_then(|v| retry_after_secs(v, SystemTime::now()));
                     let text = read_capped(resp, 4096).await;
                     tracing::warn!(provider = %self.name, op = op.as_str(), status = status.as_u16(), body = %self.redact(&text), "upstream refused");
                     let err = match status.as_u16() {
@@ -278,6 +277,22 @@ impl Provider {
     }
 }
 
+/// Seconds to wait from an upstream's `Retry-After` (RFC 9110: delay-seconds or an HTTP-date,
+/// which is counted from `now` and rounded up), capped at [`MAX_RETRY_AFTER_SECS`]. A date in
+/// the past is 0; anything unreadable is `None`.
+fn retry_after_secs(value: &str, now: SystemTime) -> Option<u64> {
+    let v = value.trim();
+    let secs = match v.parse::<u64>() {
+        Ok(s) => s,
+        Err(_) => {
+            let at = httpdate::parse_http_date(v).ok()?;
+            let d = at.duration_since(now).unwrap_or_default();
+            d.as_secs() + u64::from(d.subsec_nanos() > 0)
+        }
+    };
+    Some(secs.min(MAX_RETRY_AFTER_SECS))
+}
+
 async fn read_capped(resp: reqwest::Response, max: usize) -> String {
     let mut stream = resp.bytes_stream();
     let mut buf = Vec::new();
@@ -318,6 +333,19 @@ mod tests {
             p.url(Op::Embeddings, "emb"),
             "https://res.openai.azure.com/openai/deployments/emb/embeddings?api-version=2024-10-21"
         );
+    }
+
+    #[test]
+    fn retry_after_is_read_as_seconds_or_as_an_http_date() {
+        let now = httpdate::parse_http_date("Wed, 21 Oct 2026 07:28:00 GMT").unwrap();
+        assert_eq!(retry_after_secs(" 7 ", now), Some(7));
+        assert_eq!(retry_after_secs("86400", now), Some(MAX_RETRY_AFTER_SECS));
+        assert_eq!(retry_after_secs("Wed, 21 Oct 2026 07:28:30 GMT", now), Some(30));
+        assert_eq!(retry_after_secs("Wed, 21 Oct 2026 07:00:00 GMT", now), Some(0));
+        assert_eq!(retry_after_secs("Thu, 22 Oct 2026 07:28:00 GMT", now), Some(60));
+        assert_eq!(retry_after_secs("soon", now), None);
+        let later = now + Duration::from_millis(200);
+        assert_eq!(retry_after_secs("Wed, 21 Oct 2026 07:28:30 GMT", later), Some(30));
     }
 
     #[test]

@@ -602,6 +602,31 @@ async fn an_upstream_retry_after_of_a_day_is_passed_on_capped() {
     assert!((1..=60).contains(&wait), "Retry-After {wait}");
 }
 
+#[tokio::test]
+async fn an_upstream_retry_after_given_as_an_http_date_is_honoured() {
+    // RFC 9110 allows `Retry-After: <HTTP-date>`; read as "no Retry-After", the proxy retried at
+    // once (hammering a provider that asked it to wait) and told the reader 10 s instead.
+    let at = std::time::SystemTime::now() + Duration::from_secs(30);
+    let date = httpdate::fmt_http_date(at);
+    let up = fault_upstream(move |req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let h = format!("retry-after: {date}\r\n");
+        vec![json_reply(429, &json!({"error": {"message": "slow down"}}), &h)]
+    })
+    .await;
+    let r = app(Arc::new(config_with(up.addr, "max_retries = 3", "")))
+        .oneshot(post("/v1/chat/completions", &chat_body("hi", true)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    let wait: u64 = r.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((28..=31).contains(&wait), "Retry-After {wait}, the upstream said 30 s");
+    // 30 s is past the 1.5 s first-byte budget: no retry into a provider that asked for quiet.
+    assert_eq!(up.chat_calls(), 1, "retried despite the upstream's Retry-After date");
+}
+
 // ---------------------------------------------------------------- 7: concurrent streams
 
 #[tokio::test]
