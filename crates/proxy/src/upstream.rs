@@ -215,7 +215,7 @@ impl Provider {
             }
             let backoff = self.backoff(attempt, retry_after);
             // Don't retry when the wait alone would use up the first-byte budget.
-            if tokio::time::Instant::now() + backoff >= deadline {
+            if backoff >= deadline.saturating_duration_since(tokio::time::Instant::now()) {
                 return Err(err);
             }
             attempt += 1;
@@ -230,7 +230,8 @@ impl Provider {
         // Jitter: up to +25 %, from the clock's sub-microsecond noise (no rand dependency).
         let noise = Instant::now().elapsed().subsec_nanos() as u64 ^ u64::from(std::process::id());
         let jitter = if base > 0 { noise % (base / 4 + 1) } else { 0 };
-        let d = Duration::from_millis(base + jitter);
+        // Saturating: base may already be u64::MAX for a huge retry_backoff_ms.
+        let d = Duration::from_millis(base.saturating_add(jitter));
         match retry_after {
             Some(s) => d.max(Duration::from_secs(s)),
             None => d,
@@ -346,6 +347,21 @@ mod tests {
         assert_eq!(retry_after_secs("soon", now), None);
         let later = now + Duration::from_millis(200);
         assert_eq!(retry_after_secs("Wed, 21 Oct 2026 07:28:30 GMT", later), Some(30));
+    }
+
+    #[test]
+    fn a_huge_retry_backoff_saturates_instead_of_overflowing() {
+        // base + jitter overflowed u64 (a panic in debug builds, a wrap to a tiny backoff in
+        // release) once retry_backoff_ms x 2^attempt neared u64::MAX.
+        let mut c = ProviderConfig::new(ProviderKind::OpenaiCompatible, Some("http://x/v1".into()));
+        for ms in [u64::MAX, u64::MAX / 2, (u64::MAX >> 10) + 1] {
+            c.retry_backoff_ms = ms;
+            let p = Provider::new("p", &c, Arc::default()).unwrap();
+            for attempt in 0..=10 {
+                assert!(p.backoff(attempt, None) >= Duration::from_millis(ms), "{ms} {attempt}");
+                assert!(p.backoff(attempt, Some(60)) >= Duration::from_millis(ms));
+            }
+        }
     }
 
     #[test]
