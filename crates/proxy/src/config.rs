@@ -93,7 +93,8 @@ pub struct ServeConfig {
     /// is disconnected, which ends its stream and frees the stream slot.
     pub send_timeout_ms: u64,
     /// The longest a streamed answer may run; past it the stream ends with an
-    /// `upstream_timeout` error event.
+    /// `upstream_timeout` error event. A non-streamed answer from a provider must arrive whole
+    /// within it too (504 `upstream_timeout`).
     pub max_stream_secs: u64,
     /// `[serve.chat]`.
     pub chat: Option<ChatConfig>,

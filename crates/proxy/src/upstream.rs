@@ -55,7 +55,12 @@ pub struct Provider {
     client: reqwest::Client,
     headers: HeaderMap,
     redactor: Arc<Redactor>,
+    /// The longest a non-streamed answer may take to arrive whole ([`Self::answer_within`]).
+    max_answer: Duration,
 }
+
+/// [`Provider::answer_within`] until set: `[serve] max_stream_secs`' default.
+const DEFAULT_MAX_ANSWER: Duration = Duration::from_secs(600);
 
 /// A successful upstream answer: status 2xx, headers received, body not read yet.
 pub struct Answer {
@@ -106,7 +111,22 @@ impl Provider {
                 headers.insert("openai-organization", v);
             }
         }
-        Ok(Provider { name: name.to_string(), cfg: cfg.clone(), client, headers, redactor })
+        Ok(Provider {
+            name: name.to_string(),
+            cfg: cfg.clone(),
+            client,
+            headers,
+            redactor,
+            max_answer: DEFAULT_MAX_ANSWER,
+        })
+    }
+
+    /// A non-streamed answer ([`Self::call_json`]) must arrive whole within `d` of the first
+    /// attempt, like a stream within `[serve] max_stream_secs`: the idle timeout alone lets
+    /// an upstream that sends a byte now and then hold the request for ever.
+    pub fn answer_within(mut self, d: Duration) -> Provider {
+        self.max_answer = d;
+        self
     }
 
     /// Text from this upstream, safe to log: no configured key, nothing shaped like one.
@@ -239,7 +259,7 @@ impl Provider {
     }
 
     /// Non-streaming call: send, then read the whole body (bounded by the idle timeout between
-    /// chunks and `max_bytes`).
+    /// chunks, by [`Self::answer_within`] for the whole answer, and by `max_bytes`).
     pub async fn call_json(
         &self,
         op: Op,
@@ -250,21 +270,28 @@ impl Provider {
     ) -> Result<Bytes, ApiError> {
         let answer = self.send(op, model, body, metrics).await?;
         let idle = Duration::from_millis(self.cfg.idle_timeout_ms);
+        let deadline = tokio::time::Instant::from_std(answer.started) + self.max_answer;
         let mut stream = answer.response.bytes_stream();
         let mut buf = Vec::new();
         loop {
-            match tokio::time::timeout(idle, stream.next()).await {
+            match tokio::time::timeout_at(deadline, tokio::time::timeout(idle, stream.next())).await
+            {
                 Err(_) => {
+                    metrics.upstream_error(op.as_str(), "timeout");
+                    tracing::warn!(provider = %self.name, op = op.as_str(), "upstream answer still incomplete at the time limit");
+                    return Err(ApiError::UpstreamTimeout("the whole answer"));
+                }
+                Ok(Err(_)) => {
                     metrics.upstream_error(op.as_str(), "timeout");
                     return Err(ApiError::UpstreamTimeout("reading the answer"));
                 }
-                Ok(None) => break,
-                Ok(Some(Err(e))) => {
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(Err(e)))) => {
                     metrics.upstream_error(op.as_str(), "stream");
                     tracing::warn!(provider = %self.name, error = %self.redact(&e.to_string()), "upstream body failed");
                     return Err(ApiError::Upstream("the model provider's answer broke off".into()));
                 }
-                Ok(Some(Ok(b))) => {
+                Ok(Ok(Some(Ok(b)))) => {
                     if buf.len() + b.len() > max_bytes {
                         return Err(ApiError::Upstream(
                             "the model provider's answer is too large".into(),

@@ -1305,3 +1305,38 @@ fn durations_too_long_for_the_clock_are_refused_at_start() {
     let e = cfg.validate().unwrap_err().to_string();
     assert!(e.contains("ttl_secs"), "{e}");
 }
+
+#[tokio::test]
+async fn a_non_streamed_answer_that_trickles_in_is_cut_at_max_stream_secs() {
+    // Headers, then a byte every 100 ms: never idle for idle_timeout_ms, and nothing bounded
+    // the whole body, so a non-streamed answer (or a moderation or embeddings call) could hold
+    // its request as long as the upstream liked.
+    let up = fault_upstream(|req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let mut steps = vec![send(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000\r\nconnection: close\r\n\r\n{",
+        )];
+        for _ in 0..300 {
+            steps.push(Step::Sleep(Duration::from_millis(100)));
+            steps.push(send(" "));
+        }
+        steps
+    })
+    .await;
+    let mut cfg = config(up.addr);
+    cfg.serve.max_stream_secs = 1;
+    let a = app(Arc::new(cfg));
+    let t = Instant::now();
+    let r = tokio::time::timeout(
+        Duration::from_secs(10),
+        a.oneshot(post("/v1/chat/completions", &chat_body("hi", false))),
+    )
+    .await
+    .expect("a 30 s trickle is cut at max_stream_secs")
+    .unwrap();
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    assert_eq!(r.status(), StatusCode::GATEWAY_TIMEOUT);
+    assert_eq!(body_json(r).await["error"]["code"], "upstream_timeout");
+}
