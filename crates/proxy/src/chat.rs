@@ -439,7 +439,12 @@ pub async fn chat(
     }
     let upstream_body = Bytes::from(body.to_string());
 
+    // The slot is taken before the upstream call and held until the answer is done (the
+    // stream ends, or the whole non-streamed answer arrived), so concurrent requests can never
+    // have more than max_concurrent_streams answers in progress, `"stream": false` or not.
+    let slot = st.limits.take_stream(&st.metrics).await?;
     if !req.stream {
+        let _slot = slot;
         let bytes =
             provider.call_json(Op::Chat, &model, upstream_body, 8 << 20, &st.metrics).await?;
         let v = serde_json::from_slice::<Value>(&bytes).ok().filter(is_completion).ok_or_else(|| {
@@ -470,9 +475,6 @@ pub async fn chat(
         return Ok(r);
     }
 
-    // The slot is taken before the upstream call and held until the stream ends, so
-    // concurrent requests can never open more than max_concurrent_streams.
-    let slot = st.limits.take_stream(&st.metrics).await?;
     let answer = provider.send(Op::Chat, &model, upstream_body, &st.metrics).await?;
     let client_usage = req.stream_options.as_ref().map(|o| o.include_usage).unwrap_or(false);
     let relay = Relay {

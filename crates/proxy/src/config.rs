@@ -322,7 +322,7 @@ pub struct LimitsConfig {
     pub requests_per_minute: u32,
     /// Tokens per minute for the whole server.
     pub tokens_per_minute: u32,
-    /// Most streams open at once; more get 429.
+    /// Most chat answers in progress at once (streamed or not); more get 429.
     pub max_concurrent_streams: usize,
     /// IPv6 clients share per-IP buckets by this prefix (one /64 is usually one subscriber,
     /// who can pick any address in it). 32-128; 128 = per address.

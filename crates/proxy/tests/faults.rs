@@ -1340,3 +1340,38 @@ async fn a_non_streamed_answer_that_trickles_in_is_cut_at_max_stream_secs() {
     assert_eq!(r.status(), StatusCode::GATEWAY_TIMEOUT);
     assert_eq!(body_json(r).await["error"]["code"], "upstream_timeout");
 }
+
+#[tokio::test]
+async fn non_streamed_answers_take_a_slot_of_max_concurrent_streams_too() {
+    // `"stream": false` skipped the slot, so a script could hold any number of upstream calls
+    // at once past the cap meant to protect the provider (a self-hosted model, say).
+    let up = fault_upstream(|req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let mut steps = vec![Step::Sleep(Duration::from_millis(1500))];
+        steps.extend(healthy(req));
+        steps
+    })
+    .await;
+    let mut cfg = config(up.addr);
+    cfg.limits.max_concurrent_streams = 2;
+    cfg.providers.get_mut("up").unwrap().first_byte_timeout_ms = 10_000;
+    let a = app(Arc::new(cfg));
+    let tries = (0..5).map(|i| {
+        a.clone().oneshot(post_from(
+            "/v1/chat/completions",
+            &chat_body("hi", false),
+            &format!("198.51.100.{}:1", i + 1),
+        ))
+    });
+    let answers: Vec<_> =
+        futures::future::join_all(tries).await.into_iter().map(Result::unwrap).collect();
+    let statuses: Vec<_> = answers.iter().map(|r| r.status()).collect();
+    let ok = statuses.iter().filter(|s| **s == StatusCode::OK).count();
+    let refused = statuses.iter().filter(|s| **s == StatusCode::TOO_MANY_REQUESTS).count();
+    assert_eq!((ok, refused), (2, 3), "{statuses:?}");
+    assert_eq!(up.chat_calls(), 2, "refused requests never reach the upstream");
+    let r = a.oneshot(post("/v1/chat/completions", &chat_body("hi", false))).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK, "slots come back when the answers are done");
+}
