@@ -488,6 +488,7 @@ pub async fn chat(
         client_usage,
         slot,
         cache: cache_key.clone().map(|key| (key, model.clone())),
+        max_out,
     };
     let mut resp = crate::relay::start(answer, relay).await?;
     refund.charge = 0; // the stream settles it

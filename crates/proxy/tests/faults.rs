@@ -1375,3 +1375,39 @@ async fn non_streamed_answers_take_a_slot_of_max_concurrent_streams_too() {
     let r = a.oneshot(post("/v1/chat/completions", &chat_body("hi", false))).await.unwrap();
     assert_eq!(r.status(), StatusCode::OK, "slots come back when the answers are done");
 }
+
+#[tokio::test]
+async fn an_answer_far_longer_than_max_tokens_is_passed_on_but_not_cached() {
+    // The relay kept the whole text of a cacheable answer in memory to store it: an upstream
+    // that ignores max_tokens (256 here) could fill the proxy's memory and the cache with it.
+    let up = fault_upstream(|req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let piece = "x".repeat(4000);
+        let mut steps = vec![sse_head()];
+        for _ in 0..256 {
+            steps.push(send(chunk(&piece)));
+        }
+        let stop = json!({"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+        steps.push(send(format!("data: {stop}\n\n")));
+        steps.push(send(usage_chunk(10, 256)));
+        steps.push(send("data: [DONE]\n\n"));
+        steps
+    })
+    .await;
+    let a = app(Arc::new(config_with(up.addr, "", "\n[cache]\nenabled = true\n")));
+    for _ in 0..2 {
+        let r = a
+            .clone()
+            .oneshot(post("/v1/chat/completions", &cacheable("How long can it get?")))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        assert_eq!(r.headers()["x-docent-cache"], "miss", "never replayed");
+        let text = body_text(r).await;
+        assert!(text.len() > 1_000_000, "the answer itself is passed on: {} bytes", text.len());
+        assert!(text.ends_with("data: [DONE]\n\n"));
+    }
+    assert_eq!(up.chat_calls(), 2, "both questions went to the upstream");
+}
