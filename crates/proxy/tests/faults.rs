@@ -1411,3 +1411,30 @@ async fn an_answer_far_longer_than_max_tokens_is_passed_on_but_not_cached() {
     }
     assert_eq!(up.chat_calls(), 2, "both questions went to the upstream");
 }
+
+#[tokio::test]
+async fn a_stream_slot_whose_redis_answer_came_too_late_is_given_back() {
+    // The store's timeout dropped the ACQUIRE's future, but the command was already on its way:
+    // when Redis answered, it held a lease nobody renewed or removed, a slot lost for the whole
+    // stream_lease_secs on every replica.
+    use docent_proxy::store::{redis::RedisStore, LimitStore};
+    let Some(redis) = redis_common::redis_server() else { return };
+    let mut limits = Config::default().limits;
+    limits.max_concurrent_streams = 1;
+    limits.stream_lease_secs = 60;
+    limits.store_timeout_ms = 5000;
+    limits.store_prefix = format!("late{}", std::process::id());
+    let store = Arc::new(RedisStore::new(&redis.url(), &limits).unwrap());
+    store.warm().await.unwrap();
+    let slot = store.clone().take_stream().await.unwrap();
+    assert!(slot.is_some(), "the only slot is free");
+    drop(slot);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    redis.pause();
+    let late = tokio::time::timeout(Duration::from_millis(300), store.clone().take_stream()).await;
+    assert!(late.is_err(), "Redis is paused: no answer in time");
+    redis.resume();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let again = store.clone().take_stream().await.unwrap();
+    assert!(again.is_some(), "the slot of the request that gave up on Redis is free again");
+}
