@@ -1438,3 +1438,50 @@ async fn a_stream_slot_whose_redis_answer_came_too_late_is_given_back() {
     let again = store.clone().take_stream().await.unwrap();
     assert!(again.is_some(), "the slot of the request that gave up on Redis is free again");
 }
+
+#[tokio::test]
+async fn a_client_that_leaves_while_the_upstream_has_its_prompt_is_still_charged() {
+    // Dropping the request while the upstream works on it (before any byte of the answer) gave
+    // the whole token charge back, though the provider had been sent, and bills, the prompt: a
+    // script that always hung up early was never held to its token budget.
+    let up = fault_upstream(|req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let mut steps = vec![Step::Sleep(Duration::from_millis(1500))];
+        steps.extend(healthy(req));
+        steps
+    })
+    .await;
+    let (stores, _redis) = stores();
+    for (n, store) in stores.iter().enumerate() {
+        for stream in [true, false] {
+            let peer = format!("198.51.100.{}:5000", 60 + 2 * n + usize::from(stream));
+            let mut cfg = token_limited(up.addr, store.as_deref());
+            cfg.providers.get_mut("up").unwrap().first_byte_timeout_ms = 10_000;
+            let a = app(Arc::new(cfg));
+            let body = json!({"messages": [{"role": "user", "content": "\u{E000}".repeat(2000)}], "stream": stream, "max_tokens": 1});
+            let calls = up.chat_calls();
+            let left = tokio::time::timeout(
+                Duration::from_millis(500),
+                a.clone().oneshot(post_from("/v1/chat/completions", &body, &peer)),
+            )
+            .await;
+            assert!(left.is_err(), "the client hangs up before the answer");
+            assert_eq!(up.chat_calls(), calls + 1, "the upstream had the prompt");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let r = tokio::time::timeout(
+                Duration::from_secs(1),
+                a.oneshot(post_from("/v1/chat/completions", &body, &peer)),
+            )
+            .await
+            .unwrap_or_else(|_| panic!("not refused at once (store {store:?}, stream {stream})"))
+            .unwrap();
+            assert_eq!(
+                r.status(),
+                StatusCode::TOO_MANY_REQUESTS,
+                "store {store:?}, stream {stream}"
+            );
+        }
+    }
+}
