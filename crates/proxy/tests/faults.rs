@@ -1485,3 +1485,32 @@ async fn a_client_that_leaves_while_the_upstream_has_its_prompt_is_still_charged
         }
     }
 }
+
+#[tokio::test]
+async fn an_embeddings_answer_far_larger_than_its_vectors_can_be_is_refused() {
+    // One 16-input request let the upstream send 64 MiB, read whole and parsed into a JSON tree
+    // (a number costs more as a `Value` than as text) before anything was checked.
+    let n = 10_000_000;
+    let up = fault_upstream(move |_| {
+        let head = r#"{"object":"list","data":[{"object":"embedding","index":0,"embedding":["#;
+        let tail = "0]}]}";
+        let len = head.len() + 2 * n + tail.len();
+        vec![
+            send(format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len}\r\nconnection: close\r\n\r\n{head}")),
+            Step::Repeat(b"0,".to_vec(), n),
+            send(tail),
+        ]
+    })
+    .await;
+    let cfg = config_with(
+        up.addr,
+        "max_retries = 0",
+        "\n[serve.embeddings]\nprovider = \"up\"\nmodel = \"test-embed\"\n",
+    );
+    let r = app(Arc::new(cfg))
+        .oneshot(post("/v1/embeddings", &json!({"input": "where is the setting"})))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_GATEWAY);
+    assert_eq!(body_json(r).await["error"]["code"], "upstream_error");
+}
