@@ -111,7 +111,8 @@ fn route_label(path: &str) -> &'static str {
         "/v1/events" => "/v1/events",
         "/healthz" => "/healthz",
         "/metrics" => "/metrics",
-        "/mcp" => "/mcp",
+        // The MCP service is nested: it answers under /mcp/ too, behind the same guards.
+        p if p == "/mcp" || p.starts_with("/mcp/") => "/mcp",
         _ => "other",
     }
 }
@@ -287,6 +288,14 @@ mod tests {
         assert!(origin_allowed(&cfg, "http://[::1]:8080"));
         assert!(!origin_allowed(&cfg, "https://evil.example"));
         assert!(!origin_allowed(&cfg, "http://localhost.evil.example"));
+    }
+
+    #[test]
+    fn every_path_the_mcp_service_answers_is_guarded_as_mcp() {
+        for p in ["/mcp", "/mcp/", "/mcp/x", "/mcp//"] {
+            assert_eq!(route_label(p), "/mcp", "{p}");
+        }
+        assert_eq!(route_label("/mcpx"), "other");
     }
 
     #[test]

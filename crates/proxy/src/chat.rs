@@ -367,7 +367,7 @@ pub async fn chat(
     let charge = est_input as u64 + u64::from(max_out);
     st.limits.take(ip, charge, &st.metrics).await?;
     // From here on, the charge is settled whatever happens (all of it refunded on failure).
-    let mut refund = Refund { st: st.clone(), ip, charge, used: 0 };
+    let mut refund = Refund { st: st.clone(), ip, charge, used: 0, upstream_busy: false };
 
     // The answer cache: single-turn streamed answers to a named index (crate::cache).
     let cache_key = cache_key(&st, &req, task, &messages, &model, &system, max_out);
@@ -439,9 +439,16 @@ pub async fn chat(
     }
     let upstream_body = Bytes::from(body.to_string());
 
+    // The slot is taken before the upstream call and held until the answer is done (the
+    // stream ends, or the whole non-streamed answer arrived), so concurrent requests can never
+    // have more than max_concurrent_streams answers in progress, `"stream": false` or not.
+    let slot = st.limits.take_stream(&st.metrics).await?;
     if !req.stream {
-        let bytes =
-            provider.call_json(Op::Chat, &model, upstream_body, 8 << 20, &st.metrics).await?;
+        let _slot = slot;
+        refund.upstream_busy = true;
+        let bytes = provider.call_json(Op::Chat, &model, upstream_body, 8 << 20, &st.metrics).await;
+        refund.upstream_busy = false;
+        let bytes = bytes?;
         let v = serde_json::from_slice::<Value>(&bytes).ok().filter(is_completion).ok_or_else(|| {
             // A 200 that is an error object or no completion: its text only in the log.
             st.metrics.upstream_error("chat", "answer");
@@ -470,10 +477,10 @@ pub async fn chat(
         return Ok(r);
     }
 
-    // The slot is taken before the upstream call and held until the stream ends, so
-    // concurrent requests can never open more than max_concurrent_streams.
-    let slot = st.limits.take_stream(&st.metrics).await?;
-    let answer = provider.send(Op::Chat, &model, upstream_body, &st.metrics).await?;
+    refund.upstream_busy = true;
+    let answer = provider.send(Op::Chat, &model, upstream_body, &st.metrics).await;
+    refund.upstream_busy = false;
+    let answer = answer?;
     let client_usage = req.stream_options.as_ref().map(|o| o.include_usage).unwrap_or(false);
     let relay = Relay {
         st: st.clone(),
@@ -486,8 +493,12 @@ pub async fn chat(
         client_usage,
         slot,
         cache: cache_key.clone().map(|key| (key, model.clone())),
+        max_out,
     };
-    let mut resp = crate::relay::start(answer, relay).await?;
+    refund.upstream_busy = true;
+    let resp = crate::relay::start(answer, relay).await;
+    refund.upstream_busy = false;
+    let mut resp = resp?;
     refund.charge = 0; // the stream settles it
     budget_headers(&mut resp, &fit);
     if let Some(key) = &cache_key {
@@ -582,12 +593,15 @@ fn usage_of(v: &Value) -> (u64, u64) {
 
 /// Settles the rate-limit charge: all of it back when a request fails before its stream
 /// starts; against the real usage when it completes (the unused part back, or the excess
-/// debited when the upstream counted more than was reserved).
+/// debited when the upstream counted more than was reserved); none of it back when the client
+/// left while the upstream was working on its prompt (the provider bills that prompt).
 struct Refund {
     st: Arc<AppState>,
     ip: IpAddr,
     charge: u64,
     used: u64,
+    /// The upstream call is in progress: dropped now, the request was abandoned by its client.
+    upstream_busy: bool,
 }
 
 impl Refund {
@@ -598,6 +612,11 @@ impl Refund {
 
 impl Drop for Refund {
     fn drop(&mut self) {
+        if self.upstream_busy {
+            // Like a stream that ends without usage: the whole reservation stays charged.
+            tracing::debug!("client left while the upstream had its prompt; the charge is kept");
+            return;
+        }
         if self.charge > 0 {
             self.st.limits.settle(self.ip, self.charge, self.used);
         }

@@ -93,7 +93,8 @@ pub struct ServeConfig {
     /// is disconnected, which ends its stream and frees the stream slot.
     pub send_timeout_ms: u64,
     /// The longest a streamed answer may run; past it the stream ends with an
-    /// `upstream_timeout` error event.
+    /// `upstream_timeout` error event. A non-streamed answer from a provider must arrive whole
+    /// within it too (504 `upstream_timeout`).
     pub max_stream_secs: u64,
     /// `[serve.chat]`.
     pub chat: Option<ChatConfig>,
@@ -321,7 +322,7 @@ pub struct LimitsConfig {
     pub requests_per_minute: u32,
     /// Tokens per minute for the whole server.
     pub tokens_per_minute: u32,
-    /// Most streams open at once; more get 429.
+    /// Most chat answers in progress at once (streamed or not); more get 429.
     pub max_concurrent_streams: usize,
     /// IPv6 clients share per-IP buckets by this prefix (one /64 is usually one subscriber,
     /// who can pick any address in it). 32-128; 128 = per address.

@@ -14,6 +14,14 @@ use crate::app::{read_body, AppState, AuditInfo, ClientIp, EmbedBackend, Request
 use crate::error::ApiError;
 use crate::upstream::Op;
 
+/// The largest embeddings answer read from an upstream for `inputs` inputs: each vector at
+/// most 8192 numbers (the most `dimensions` a request may ask for) of at most 32 bytes of JSON,
+/// plus room for the envelope. Anything bigger is no answer to the request, and reading it
+/// whole (then parsing it into a JSON tree) would let the upstream take the server's memory.
+pub fn max_embeddings_answer(inputs: usize) -> usize {
+    inputs.saturating_mul(8192 * 32).saturating_add(64 << 10)
+}
+
 /// Inputs of an embeddings/moderation request: a string or an array of strings.
 fn string_inputs(v: Option<&Value>, what: &str) -> Result<Vec<String>, ApiError> {
     match v {
@@ -135,7 +143,7 @@ pub async fn embeddings(
                     Op::Embeddings,
                     &ecfg.model,
                     Bytes::from(body.to_string()),
-                    64 << 20,
+                    max_embeddings_answer(inputs.len()),
                     &st.metrics,
                 )
                 .await

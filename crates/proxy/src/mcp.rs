@@ -120,7 +120,7 @@ impl Embedder for StateEmbedder {
                             Op::Embeddings,
                             &e.model,
                             Bytes::from(body.to_string()),
-                            64 << 20,
+                            crate::endpoints::max_embeddings_answer(texts.len()),
                             &self.st.metrics,
                         )
                         .await

@@ -43,11 +43,19 @@ pub struct Relay {
     pub slot: StreamSlot,
     /// The answer-cache key and model, when this answer is to be cached once it completes.
     pub cache: Option<(String, String)>,
+    /// The answer's `max_tokens`: bounds the text kept for the cache.
+    pub max_out: u32,
 }
+
+/// The most UTF-8 bytes per allowed output token a cacheable answer may have: real answers
+/// average under 8 (CJK and code included); past it the upstream ignored `max_tokens`, and
+/// keeping its text to cache it would let the upstream fill the proxy's memory.
+pub const MAX_CACHED_BYTES_PER_TOKEN: usize = 32;
 
 /// Wait for the first upstream event, then answer with the SSE stream.
 pub async fn start(answer: Answer, relay: Relay) -> Result<Response, ApiError> {
-    let Relay { st, provider, ip, charge, started, rid, audit, client_usage, slot, cache } = relay;
+    let Relay { st, provider, ip, charge, started, rid, audit, client_usage, slot, cache, max_out } =
+        relay;
     let provider = &provider;
     let mut upstream = answer.response.bytes_stream().boxed();
     // Wait for the first event before answering the client: failures up to here are still HTTP errors.
@@ -98,7 +106,12 @@ pub async fn start(answer: Answer, relay: Relay) -> Result<Response, ApiError> {
         last: Instant::now(),
         deadline: started + Duration::from_secs(st.cfg.serve.max_stream_secs),
         cut: st.shutdown.subscribe(),
-        capture: cache.map(|(key, model)| Capture { key, model, text: String::new() }),
+        capture: cache.map(|(key, model)| Capture {
+            key,
+            model,
+            text: String::new(),
+            limit: max_out as usize * MAX_CACHED_BYTES_PER_TOKEN,
+        }),
         store: None,
         guard: StreamGuard {
             st: st.clone(),
@@ -255,6 +268,8 @@ struct Capture {
     key: String,
     model: String,
     text: String,
+    /// The most bytes of text kept; a longer answer is passed on but not cached.
+    limit: usize,
 }
 
 impl StreamState {
@@ -293,7 +308,13 @@ impl StreamState {
                     self.capture = None;
                 }
                 if let (Some(c), Some(t)) = (&mut self.capture, content) {
-                    c.text.push_str(&t);
+                    if c.text.len() + t.len() > c.limit {
+                        // Far past max_tokens: forwarded, never kept or cached.
+                        tracing::debug!(request_id = %self.guard.rid, "answer longer than its max_tokens allows; not cached");
+                        self.capture = None;
+                    } else {
+                        c.text.push_str(&t);
+                    }
                 }
                 if only_usage && !self.client_usage {
                     return;

@@ -44,6 +44,9 @@ impl Event {
 #[derive(Debug)]
 pub struct Splitter {
     buf: Vec<u8>,
+    /// How much of `buf` (an unfinished line) is known to hold no line end: a line that
+    /// arrives a byte at a time is searched once, not once per byte.
+    scanned: usize,
     /// The pending event's data lines, joined with '\n'.
     data: Vec<u8>,
     /// At least one `data` line is pending (an empty `data:` line still makes an event).
@@ -63,7 +66,14 @@ impl Default for Splitter {
 impl Splitter {
     /// A splitter that gives up on events (or lines) longer than `max` bytes.
     pub fn with_limit(max: usize) -> Self {
-        Splitter { buf: Vec::new(), data: Vec::new(), has_data: false, max, overflowed: false }
+        Splitter {
+            buf: Vec::new(),
+            scanned: 0,
+            data: Vec::new(),
+            has_data: false,
+            max,
+            overflowed: false,
+        }
     }
 
     /// An event or line was longer than the limit: the stream must end (with an error).
@@ -74,6 +84,7 @@ impl Splitter {
     fn overflow(&mut self) {
         self.overflowed = true;
         self.buf = Vec::new();
+        self.scanned = 0;
         self.data = Vec::new();
         self.has_data = false;
     }
@@ -86,8 +97,9 @@ impl Splitter {
         self.buf.extend_from_slice(bytes);
         let mut out = Vec::new();
         let mut start = 0;
-        while let Some(pos) = memchr::memchr(b'\n', &self.buf[start..]) {
-            let end = start + pos;
+        let mut from = self.scanned;
+        while let Some(pos) = memchr::memchr(b'\n', &self.buf[from..]) {
+            let end = from + pos;
             let line = &self.buf[start..end];
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             if line.is_empty() {
@@ -115,8 +127,10 @@ impl Splitter {
                 }
             }
             start = end + 1;
+            from = start;
         }
         self.buf.drain(..start);
+        self.scanned = self.buf.len();
         if self.buf.len() + self.data.len() > self.max {
             self.overflow();
         }
@@ -130,6 +144,7 @@ impl Splitter {
         }
         if !self.buf.is_empty() {
             let rest = std::mem::take(&mut self.buf);
+            self.scanned = 0;
             let mut ev = self.push(&rest);
             ev.extend(self.push(b"\n\n"));
             return ev.into_iter().next();
@@ -196,6 +211,24 @@ fn lossy_string(bytes: Vec<u8>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_line_fed_a_byte_at_a_time_is_scanned_once() {
+        // Every push searched the whole unfinished line again for its end: an upstream sending
+        // a line just under the 1 MiB limit in 1-byte chunks (chunked encoding) cost ~5e11
+        // byte comparisons, seconds of CPU per stream.
+        let mut s = Splitter::default();
+        let n = MAX_EVENT_BYTES - 16;
+        let t = std::time::Instant::now();
+        assert!(s.push(b"data: ").is_empty());
+        for _ in 0..n {
+            assert!(s.push(b"a").is_empty());
+        }
+        let e = s.push(b"\n\n");
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].data.len(), n);
+        assert!(t.elapsed() < std::time::Duration::from_secs(3), "{:?}", t.elapsed());
+    }
 
     #[test]
     fn events_split_across_reads_with_crlf_and_comments_are_reassembled() {

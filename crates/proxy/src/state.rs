@@ -84,8 +84,13 @@ impl AppState {
     /// Build the state from a validated config (reads API keys from the environment).
     pub fn new(cfg: Arc<Config>) -> anyhow::Result<AppState> {
         let redactor = Arc::new(Redactor::from_config(&cfg));
+        // A non-streamed answer gets no longer than a streamed one (`max_stream_secs`).
+        let max_answer = std::time::Duration::from_secs(cfg.serve.max_stream_secs);
+        let provider = |name: &str, p| {
+            Provider::new(name, p, redactor.clone()).map(|p| p.answer_within(max_answer))
+        };
         let chat = match cfg.chat_provider() {
-            Some((c, p)) => Some((c.clone(), Provider::new(&c.provider, p, redactor.clone())?)),
+            Some((c, p)) => Some((c.clone(), provider(&c.provider, p)?)),
             None => None,
         };
         let embed = match cfg.embeddings_provider() {
@@ -93,14 +98,13 @@ impl AppState {
                 e.clone(),
                 EmbedBackend::Local(LocalEmbeddings::new(&e.model, p.path.clone())),
             )),
-            Some((e, p)) => Some((
-                e.clone(),
-                EmbedBackend::Remote(Box::new(Provider::new(&e.provider, p, redactor.clone())?)),
-            )),
+            Some((e, p)) => {
+                Some((e.clone(), EmbedBackend::Remote(Box::new(provider(&e.provider, p)?))))
+            }
             None => None,
         };
         let moderation = match cfg.moderation_provider() {
-            Some((name, p)) => Some(Provider::new(name, p, redactor.clone())?),
+            Some((name, p)) => Some(provider(name, p)?),
             None => None,
         };
         let metrics = Arc::new(Metrics::default());

@@ -1,7 +1,7 @@
 //! Calling a named provider: URL and auth per kind, timeouts, and retries before the first byte.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use axum::body::Bytes;
 use futures::StreamExt;
@@ -55,7 +55,12 @@ pub struct Provider {
     client: reqwest::Client,
     headers: HeaderMap,
     redactor: Arc<Redactor>,
+    /// The longest a non-streamed answer may take to arrive whole ([`Self::answer_within`]).
+    max_answer: Duration,
 }
+
+/// [`Provider::answer_within`] until set: `[serve] max_stream_secs`' default.
+const DEFAULT_MAX_ANSWER: Duration = Duration::from_secs(600);
 
 /// A successful upstream answer: status 2xx, headers received, body not read yet.
 pub struct Answer {
@@ -106,7 +111,22 @@ impl Provider {
                 headers.insert("openai-organization", v);
             }
         }
-        Ok(Provider { name: name.to_string(), cfg: cfg.clone(), client, headers, redactor })
+        Ok(Provider {
+            name: name.to_string(),
+            cfg: cfg.clone(),
+            client,
+            headers,
+            redactor,
+            max_answer: DEFAULT_MAX_ANSWER,
+        })
+    }
+
+    /// A non-streamed answer ([`Self::call_json`]) must arrive whole within `d` of the first
+    /// attempt, like a stream within `[serve] max_stream_secs`: the idle timeout alone lets
+    /// an upstream that sends a byte now and then hold the request for ever.
+    pub fn answer_within(mut self, d: Duration) -> Provider {
+        self.max_answer = d;
+        self
     }
 
     /// Text from this upstream, safe to log: no configured key, nothing shaped like one.
@@ -181,8 +201,7 @@ impl Provider {
                         .headers()
                         .get("retry-after")
                         .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<u64>().ok())
-                        .map(|s| s.min(MAX_RETRY_AFTER_SECS));
+                        .and_then(|v| retry_after_secs(v, SystemTime::now()));
                     let text = read_capped(resp, 4096).await;
                     tracing::warn!(provider = %self.name, op = op.as_str(), status = status.as_u16(), body = %self.redact(&text), "upstream refused");
                     let err = match status.as_u16() {
@@ -216,7 +235,7 @@ impl Provider {
             }
             let backoff = self.backoff(attempt, retry_after);
             // Don't retry when the wait alone would use up the first-byte budget.
-            if tokio::time::Instant::now() + backoff >= deadline {
+            if backoff >= deadline.saturating_duration_since(tokio::time::Instant::now()) {
                 return Err(err);
             }
             attempt += 1;
@@ -231,7 +250,8 @@ impl Provider {
         // Jitter: up to +25 %, from the clock's sub-microsecond noise (no rand dependency).
         let noise = Instant::now().elapsed().subsec_nanos() as u64 ^ u64::from(std::process::id());
         let jitter = if base > 0 { noise % (base / 4 + 1) } else { 0 };
-        let d = Duration::from_millis(base + jitter);
+        // Saturating: base may already be u64::MAX for a huge retry_backoff_ms.
+        let d = Duration::from_millis(base.saturating_add(jitter));
         match retry_after {
             Some(s) => d.max(Duration::from_secs(s)),
             None => d,
@@ -239,7 +259,7 @@ impl Provider {
     }
 
     /// Non-streaming call: send, then read the whole body (bounded by the idle timeout between
-    /// chunks and `max_bytes`).
+    /// chunks, by [`Self::answer_within`] for the whole answer, and by `max_bytes`).
     pub async fn call_json(
         &self,
         op: Op,
@@ -250,21 +270,28 @@ impl Provider {
     ) -> Result<Bytes, ApiError> {
         let answer = self.send(op, model, body, metrics).await?;
         let idle = Duration::from_millis(self.cfg.idle_timeout_ms);
+        let deadline = tokio::time::Instant::from_std(answer.started) + self.max_answer;
         let mut stream = answer.response.bytes_stream();
         let mut buf = Vec::new();
         loop {
-            match tokio::time::timeout(idle, stream.next()).await {
+            match tokio::time::timeout_at(deadline, tokio::time::timeout(idle, stream.next())).await
+            {
                 Err(_) => {
+                    metrics.upstream_error(op.as_str(), "timeout");
+                    tracing::warn!(provider = %self.name, op = op.as_str(), "upstream answer still incomplete at the time limit");
+                    return Err(ApiError::UpstreamTimeout("the whole answer"));
+                }
+                Ok(Err(_)) => {
                     metrics.upstream_error(op.as_str(), "timeout");
                     return Err(ApiError::UpstreamTimeout("reading the answer"));
                 }
-                Ok(None) => break,
-                Ok(Some(Err(e))) => {
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(Err(e)))) => {
                     metrics.upstream_error(op.as_str(), "stream");
                     tracing::warn!(provider = %self.name, error = %self.redact(&e.to_string()), "upstream body failed");
                     return Err(ApiError::Upstream("the model provider's answer broke off".into()));
                 }
-                Ok(Some(Ok(b))) => {
+                Ok(Ok(Some(Ok(b)))) => {
                     if buf.len() + b.len() > max_bytes {
                         return Err(ApiError::Upstream(
                             "the model provider's answer is too large".into(),
@@ -276,6 +303,22 @@ impl Provider {
         }
         Ok(Bytes::from(buf))
     }
+}
+
+/// Seconds to wait from an upstream's `Retry-After` (RFC 9110: delay-seconds or an HTTP-date,
+/// which is counted from `now` and rounded up), capped at [`MAX_RETRY_AFTER_SECS`]. A date in
+/// the past is 0; anything unreadable is `None`.
+fn retry_after_secs(value: &str, now: SystemTime) -> Option<u64> {
+    let v = value.trim();
+    let secs = match v.parse::<u64>() {
+        Ok(s) => s,
+        Err(_) => {
+            let at = httpdate::parse_http_date(v).ok()?;
+            let d = at.duration_since(now).unwrap_or_default();
+            d.as_secs() + u64::from(d.subsec_nanos() > 0)
+        }
+    };
+    Some(secs.min(MAX_RETRY_AFTER_SECS))
 }
 
 async fn read_capped(resp: reqwest::Response, max: usize) -> String {
@@ -318,6 +361,34 @@ mod tests {
             p.url(Op::Embeddings, "emb"),
             "https://res.openai.azure.com/openai/deployments/emb/embeddings?api-version=2024-10-21"
         );
+    }
+
+    #[test]
+    fn retry_after_is_read_as_seconds_or_as_an_http_date() {
+        let now = httpdate::parse_http_date("Wed, 21 Oct 2026 07:28:00 GMT").unwrap();
+        assert_eq!(retry_after_secs(" 7 ", now), Some(7));
+        assert_eq!(retry_after_secs("86400", now), Some(MAX_RETRY_AFTER_SECS));
+        assert_eq!(retry_after_secs("Wed, 21 Oct 2026 07:28:30 GMT", now), Some(30));
+        assert_eq!(retry_after_secs("Wed, 21 Oct 2026 07:00:00 GMT", now), Some(0));
+        assert_eq!(retry_after_secs("Thu, 22 Oct 2026 07:28:00 GMT", now), Some(60));
+        assert_eq!(retry_after_secs("soon", now), None);
+        let later = now + Duration::from_millis(200);
+        assert_eq!(retry_after_secs("Wed, 21 Oct 2026 07:28:30 GMT", later), Some(30));
+    }
+
+    #[test]
+    fn a_huge_retry_backoff_saturates_instead_of_overflowing() {
+        // base + jitter overflowed u64 (a panic in debug builds, a wrap to a tiny backoff in
+        // release) once retry_backoff_ms x 2^attempt neared u64::MAX.
+        let mut c = ProviderConfig::new(ProviderKind::OpenaiCompatible, Some("http://x/v1".into()));
+        for ms in [u64::MAX, u64::MAX / 2, (u64::MAX >> 10) + 1] {
+            c.retry_backoff_ms = ms;
+            let p = Provider::new("p", &c, Arc::default()).unwrap();
+            for attempt in 0..=10 {
+                assert!(p.backoff(attempt, None) >= Duration::from_millis(ms), "{ms} {attempt}");
+                assert!(p.backoff(attempt, Some(60)) >= Duration::from_millis(ms));
+            }
+        }
     }
 
     #[test]

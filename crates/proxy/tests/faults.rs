@@ -602,6 +602,31 @@ async fn an_upstream_retry_after_of_a_day_is_passed_on_capped() {
     assert!((1..=60).contains(&wait), "Retry-After {wait}");
 }
 
+#[tokio::test]
+async fn an_upstream_retry_after_given_as_an_http_date_is_honoured() {
+    // RFC 9110 allows `Retry-After: <HTTP-date>`; read as "no Retry-After", the proxy retried at
+    // once (hammering a provider that asked it to wait) and told the reader 10 s instead.
+    let at = std::time::SystemTime::now() + Duration::from_secs(30);
+    let date = httpdate::fmt_http_date(at);
+    let up = fault_upstream(move |req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let h = format!("retry-after: {date}\r\n");
+        vec![json_reply(429, &json!({"error": {"message": "slow down"}}), &h)]
+    })
+    .await;
+    let r = app(Arc::new(config_with(up.addr, "max_retries = 3", "")))
+        .oneshot(post("/v1/chat/completions", &chat_body("hi", true)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    let wait: u64 = r.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((28..=31).contains(&wait), "Retry-After {wait}, the upstream said 30 s");
+    // 30 s is past the 1.5 s first-byte budget: no retry into a provider that asked for quiet.
+    assert_eq!(up.chat_calls(), 1, "retried despite the upstream's Retry-After date");
+}
+
 // ---------------------------------------------------------------- 7: concurrent streams
 
 #[tokio::test]
@@ -1279,4 +1304,213 @@ fn durations_too_long_for_the_clock_are_refused_at_start() {
     cfg.cache.ttl_secs = i64::MAX as u64;
     let e = cfg.validate().unwrap_err().to_string();
     assert!(e.contains("ttl_secs"), "{e}");
+}
+
+#[tokio::test]
+async fn a_non_streamed_answer_that_trickles_in_is_cut_at_max_stream_secs() {
+    // Headers, then a byte every 100 ms: never idle for idle_timeout_ms, and nothing bounded
+    // the whole body, so a non-streamed answer (or a moderation or embeddings call) could hold
+    // its request as long as the upstream liked.
+    let up = fault_upstream(|req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let mut steps = vec![send(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000\r\nconnection: close\r\n\r\n{",
+        )];
+        for _ in 0..300 {
+            steps.push(Step::Sleep(Duration::from_millis(100)));
+            steps.push(send(" "));
+        }
+        steps
+    })
+    .await;
+    let mut cfg = config(up.addr);
+    cfg.serve.max_stream_secs = 1;
+    let a = app(Arc::new(cfg));
+    let t = Instant::now();
+    let r = tokio::time::timeout(
+        Duration::from_secs(10),
+        a.oneshot(post("/v1/chat/completions", &chat_body("hi", false))),
+    )
+    .await
+    .expect("a 30 s trickle is cut at max_stream_secs")
+    .unwrap();
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    assert_eq!(r.status(), StatusCode::GATEWAY_TIMEOUT);
+    assert_eq!(body_json(r).await["error"]["code"], "upstream_timeout");
+}
+
+#[tokio::test]
+async fn non_streamed_answers_take_a_slot_of_max_concurrent_streams_too() {
+    // `"stream": false` skipped the slot, so a script could hold any number of upstream calls
+    // at once past the cap meant to protect the provider (a self-hosted model, say).
+    let up = fault_upstream(|req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let mut steps = vec![Step::Sleep(Duration::from_millis(1500))];
+        steps.extend(healthy(req));
+        steps
+    })
+    .await;
+    let mut cfg = config(up.addr);
+    cfg.limits.max_concurrent_streams = 2;
+    cfg.providers.get_mut("up").unwrap().first_byte_timeout_ms = 10_000;
+    let a = app(Arc::new(cfg));
+    let tries = (0..5).map(|i| {
+        a.clone().oneshot(post_from(
+            "/v1/chat/completions",
+            &chat_body("hi", false),
+            &format!("198.51.100.{}:1", i + 1),
+        ))
+    });
+    let answers: Vec<_> =
+        futures::future::join_all(tries).await.into_iter().map(Result::unwrap).collect();
+    let statuses: Vec<_> = answers.iter().map(|r| r.status()).collect();
+    let ok = statuses.iter().filter(|s| **s == StatusCode::OK).count();
+    let refused = statuses.iter().filter(|s| **s == StatusCode::TOO_MANY_REQUESTS).count();
+    assert_eq!((ok, refused), (2, 3), "{statuses:?}");
+    assert_eq!(up.chat_calls(), 2, "refused requests never reach the upstream");
+    let r = a.oneshot(post("/v1/chat/completions", &chat_body("hi", false))).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK, "slots come back when the answers are done");
+}
+
+#[tokio::test]
+async fn an_answer_far_longer_than_max_tokens_is_passed_on_but_not_cached() {
+    // The relay kept the whole text of a cacheable answer in memory to store it: an upstream
+    // that ignores max_tokens (256 here) could fill the proxy's memory and the cache with it.
+    let up = fault_upstream(|req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let piece = "x".repeat(4000);
+        let mut steps = vec![sse_head()];
+        for _ in 0..256 {
+            steps.push(send(chunk(&piece)));
+        }
+        let stop = json!({"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+        steps.push(send(format!("data: {stop}\n\n")));
+        steps.push(send(usage_chunk(10, 256)));
+        steps.push(send("data: [DONE]\n\n"));
+        steps
+    })
+    .await;
+    let a = app(Arc::new(config_with(up.addr, "", "\n[cache]\nenabled = true\n")));
+    for _ in 0..2 {
+        let r = a
+            .clone()
+            .oneshot(post("/v1/chat/completions", &cacheable("How long can it get?")))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        assert_eq!(r.headers()["x-docent-cache"], "miss", "never replayed");
+        let text = body_text(r).await;
+        assert!(text.len() > 1_000_000, "the answer itself is passed on: {} bytes", text.len());
+        assert!(text.ends_with("data: [DONE]\n\n"));
+    }
+    assert_eq!(up.chat_calls(), 2, "both questions went to the upstream");
+}
+
+#[tokio::test]
+async fn a_stream_slot_whose_redis_answer_came_too_late_is_given_back() {
+    // The store's timeout dropped the ACQUIRE's future, but the command was already on its way:
+    // when Redis answered, it held a lease nobody renewed or removed, a slot lost for the whole
+    // stream_lease_secs on every replica.
+    use docent_proxy::store::{redis::RedisStore, LimitStore};
+    let Some(redis) = redis_common::redis_server() else { return };
+    let mut limits = Config::default().limits;
+    limits.max_concurrent_streams = 1;
+    limits.stream_lease_secs = 60;
+    limits.store_timeout_ms = 5000;
+    limits.store_prefix = format!("late{}", std::process::id());
+    let store = Arc::new(RedisStore::new(&redis.url(), &limits).unwrap());
+    store.warm().await.unwrap();
+    let slot = store.clone().take_stream().await.unwrap();
+    assert!(slot.is_some(), "the only slot is free");
+    drop(slot);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    redis.pause();
+    let late = tokio::time::timeout(Duration::from_millis(300), store.clone().take_stream()).await;
+    assert!(late.is_err(), "Redis is paused: no answer in time");
+    redis.resume();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let again = store.clone().take_stream().await.unwrap();
+    assert!(again.is_some(), "the slot of the request that gave up on Redis is free again");
+}
+
+#[tokio::test]
+async fn a_client_that_leaves_while_the_upstream_has_its_prompt_is_still_charged() {
+    // Dropping the request while the upstream works on it (before any byte of the answer) gave
+    // the whole token charge back, though the provider had been sent, and bills, the prompt: a
+    // script that always hung up early was never held to its token budget.
+    let up = fault_upstream(|req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let mut steps = vec![Step::Sleep(Duration::from_millis(1500))];
+        steps.extend(healthy(req));
+        steps
+    })
+    .await;
+    let (stores, _redis) = stores();
+    for (n, store) in stores.iter().enumerate() {
+        for stream in [true, false] {
+            let peer = format!("198.51.100.{}:5000", 60 + 2 * n + usize::from(stream));
+            let mut cfg = token_limited(up.addr, store.as_deref());
+            cfg.providers.get_mut("up").unwrap().first_byte_timeout_ms = 10_000;
+            let a = app(Arc::new(cfg));
+            let body = json!({"messages": [{"role": "user", "content": "\u{E000}".repeat(2000)}], "stream": stream, "max_tokens": 1});
+            let calls = up.chat_calls();
+            let left = tokio::time::timeout(
+                Duration::from_millis(500),
+                a.clone().oneshot(post_from("/v1/chat/completions", &body, &peer)),
+            )
+            .await;
+            assert!(left.is_err(), "the client hangs up before the answer");
+            assert_eq!(up.chat_calls(), calls + 1, "the upstream had the prompt");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let r = tokio::time::timeout(
+                Duration::from_secs(1),
+                a.oneshot(post_from("/v1/chat/completions", &body, &peer)),
+            )
+            .await
+            .unwrap_or_else(|_| panic!("not refused at once (store {store:?}, stream {stream})"))
+            .unwrap();
+            assert_eq!(
+                r.status(),
+                StatusCode::TOO_MANY_REQUESTS,
+                "store {store:?}, stream {stream}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_embeddings_answer_far_larger_than_its_vectors_can_be_is_refused() {
+    // One 16-input request let the upstream send 64 MiB, read whole and parsed into a JSON tree
+    // (a number costs more as a `Value` than as text) before anything was checked.
+    let n = 10_000_000;
+    let up = fault_upstream(move |_| {
+        let head = r#"{"object":"list","data":[{"object":"embedding","index":0,"embedding":["#;
+        let tail = "0]}]}";
+        let len = head.len() + 2 * n + tail.len();
+        vec![
+            send(format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len}\r\nconnection: close\r\n\r\n{head}")),
+            Step::Repeat(b"0,".to_vec(), n),
+            send(tail),
+        ]
+    })
+    .await;
+    let cfg = config_with(
+        up.addr,
+        "max_retries = 0",
+        "\n[serve.embeddings]\nprovider = \"up\"\nmodel = \"test-embed\"\n",
+    );
+    let r = app(Arc::new(cfg))
+        .oneshot(post("/v1/embeddings", &json!({"input": "where is the setting"})))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_GATEWAY);
+    assert_eq!(body_json(r).await["error"]["code"], "upstream_error");
 }

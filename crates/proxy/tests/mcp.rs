@@ -225,3 +225,26 @@ async fn mcp_search_is_hybrid_with_the_configured_embeddings_provider() {
     assert_eq!(sc["results"][0]["url"], json!("guide.html#install"), "{v}");
     assert_eq!(sc["results"][0]["namespace"], json!("v1"), "{v}");
 }
+
+#[tokio::test]
+async fn paths_under_mcp_are_behind_the_same_guards() {
+    let tmp = Tmp::new("t5");
+    let index = write_index(tmp.path(), false);
+    let cfg = config(Some(&index), "[limits]\nrequests_per_minute_per_ip = 2");
+    let q = call("search_docs", json!({"query": "installer"}));
+    for path in ["/mcp/", "/mcp/x", "/mcp//"] {
+        let with = |origin: Option<&str>| {
+            let mut r = post(&q, origin);
+            *r.uri_mut() = path.parse().unwrap();
+            r
+        };
+        let (status, v) = send(&cfg, with(Some("https://evil.example"))).await;
+        assert_ne!(status, StatusCode::OK, "{path}: a foreign origin got {v}");
+        let app = app(cfg.clone());
+        let mut statuses = Vec::new();
+        for _ in 0..3 {
+            statuses.push(app.clone().oneshot(with(None)).await.unwrap().status());
+        }
+        assert!(!statuses.iter().all(|s| *s == StatusCode::OK), "{path}: {statuses:?}");
+    }
+}

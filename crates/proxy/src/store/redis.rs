@@ -255,17 +255,38 @@ struct Lease {
 impl Drop for Lease {
     fn drop(&mut self) {
         self.renew.abort();
-        if let (Some((mut conn, key, id)), Ok(rt)) =
-            (self.release.take(), tokio::runtime::Handle::try_current())
-        {
-            rt.spawn(async move {
-                let r: redis::RedisResult<i64> =
-                    redis::cmd("ZREM").arg(&key).arg(&id).query_async(&mut conn).await;
-                if let Err(e) = r {
-                    tracing::debug!(error = %e, "stream lease not removed; it expires on its own");
-                }
-            });
-        }
+        release(self.release.take());
+    }
+}
+
+/// Remove lease `id` from the lease set `key`, in the background (it expires on its own if
+/// this fails).
+fn release(lease: Option<(ConnectionManager, String, String)>) {
+    if let (Some((mut conn, key, id)), Ok(rt)) = (lease, tokio::runtime::Handle::try_current()) {
+        rt.spawn(async move {
+            let r: redis::RedisResult<i64> =
+                redis::cmd("ZREM").arg(&key).arg(&id).query_async(&mut conn).await;
+            if let Err(e) = r {
+                tracing::debug!(error = %e, "stream lease not removed; it expires on its own");
+            }
+        });
+    }
+}
+
+/// A lease asked for but not answered yet: Redis may take it after the caller gave up (the
+/// store timed out, the request ended), and then nobody would renew or remove it; dropped
+/// before [`Pending::answered`], it is removed (a no-op when Redis never took it).
+struct Pending(Option<(ConnectionManager, String, String)>);
+
+impl Pending {
+    fn answered(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        release(self.0.take());
     }
 }
 
@@ -319,6 +340,7 @@ impl LimitStore for RedisStore {
             let key = self.streams_key();
             let lease_ms = self.lease.as_millis() as u64;
             let mut conn = self.conn.clone();
+            let pending = Pending(Some((conn.clone(), key.clone(), id.clone())));
             let got: i64 = self
                 .scripts
                 .acquire
@@ -329,6 +351,7 @@ impl LimitStore for RedisStore {
                 .invoke_async(&mut conn)
                 .await
                 .map_err(redis_err)?;
+            pending.answered();
             if got != 1 {
                 return Ok(None);
             }
