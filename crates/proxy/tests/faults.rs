@@ -643,31 +643,37 @@ async fn concurrent_streams_never_exceed_max_concurrent_streams() {
         ]
     })
     .await;
-    let mut cfg = config(up.addr);
+    let (a, statuses) = five_chats_against_two_slots(up.addr, true).await;
+    assert_eq!(up.chat_calls(), 2, "refused requests never reach the upstream: {statuses:?}");
+    let r = a.oneshot(post("/v1/chat/completions", &chat_body("hi", true))).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK, "slots come back when streams end");
+}
+
+/// Five chat requests at once, from five addresses, to a proxy with `max_concurrent_streams = 2`
+/// and a patient first-byte budget: asserts two are answered and three refused (429), and
+/// returns the app and the statuses once the five answers are dropped.
+async fn five_chats_against_two_slots(
+    upstream: SocketAddr,
+    stream: bool,
+) -> (axum::Router, Vec<StatusCode>) {
+    let mut cfg = config(upstream);
     cfg.limits.max_concurrent_streams = 2;
     cfg.providers.get_mut("up").unwrap().first_byte_timeout_ms = 10_000;
     let a = app(Arc::new(cfg));
     let tries = (0..5).map(|i| {
         a.clone().oneshot(post_from(
             "/v1/chat/completions",
-            &chat_body("hi", true),
+            &chat_body("hi", stream),
             &format!("198.51.100.{}:1", i + 1),
         ))
     });
     let answers: Vec<_> =
         futures::future::join_all(tries).await.into_iter().map(Result::unwrap).collect();
-    let ok = answers.iter().filter(|r| r.status() == StatusCode::OK).count();
-    let refused = answers.iter().filter(|r| r.status() == StatusCode::TOO_MANY_REQUESTS).count();
-    assert_eq!(
-        (ok, refused),
-        (2, 3),
-        "{:?}",
-        answers.iter().map(|r| r.status()).collect::<Vec<_>>()
-    );
-    assert_eq!(up.chat_calls(), 2, "refused requests never reach the upstream");
-    drop(answers);
-    let r = a.oneshot(post("/v1/chat/completions", &chat_body("hi", true))).await.unwrap();
-    assert_eq!(r.status(), StatusCode::OK, "slots come back when streams end");
+    let statuses: Vec<_> = answers.iter().map(|r| r.status()).collect();
+    let ok = statuses.iter().filter(|s| **s == StatusCode::OK).count();
+    let refused = statuses.iter().filter(|s| **s == StatusCode::TOO_MANY_REQUESTS).count();
+    assert_eq!((ok, refused), (2, 3), "{statuses:?}");
+    (a, statuses)
 }
 
 // ---------------------------------------------------------------- 9, 11: what the stream carries
@@ -1354,24 +1360,8 @@ async fn non_streamed_answers_take_a_slot_of_max_concurrent_streams_too() {
         steps
     })
     .await;
-    let mut cfg = config(up.addr);
-    cfg.limits.max_concurrent_streams = 2;
-    cfg.providers.get_mut("up").unwrap().first_byte_timeout_ms = 10_000;
-    let a = app(Arc::new(cfg));
-    let tries = (0..5).map(|i| {
-        a.clone().oneshot(post_from(
-            "/v1/chat/completions",
-            &chat_body("hi", false),
-            &format!("198.51.100.{}:1", i + 1),
-        ))
-    });
-    let answers: Vec<_> =
-        futures::future::join_all(tries).await.into_iter().map(Result::unwrap).collect();
-    let statuses: Vec<_> = answers.iter().map(|r| r.status()).collect();
-    let ok = statuses.iter().filter(|s| **s == StatusCode::OK).count();
-    let refused = statuses.iter().filter(|s| **s == StatusCode::TOO_MANY_REQUESTS).count();
-    assert_eq!((ok, refused), (2, 3), "{statuses:?}");
-    assert_eq!(up.chat_calls(), 2, "refused requests never reach the upstream");
+    let (a, statuses) = five_chats_against_two_slots(up.addr, false).await;
+    assert_eq!(up.chat_calls(), 2, "refused requests never reach the upstream: {statuses:?}");
     let r = a.oneshot(post("/v1/chat/completions", &chat_body("hi", false))).await.unwrap();
     assert_eq!(r.status(), StatusCode::OK, "slots come back when the answers are done");
 }
