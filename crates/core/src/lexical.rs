@@ -444,7 +444,8 @@ impl LexicalIndex {
     }
     /// The docs' term a mistyped question term most likely meant: one letter added, dropped,
     /// swapped with its neighbour or hit on a neighbouring key (two such edits for terms of 8+
-    /// letters), never the first letter, for a term of 5+ ASCII letters the docs never use. The
+    /// letters), never the first letter, for a term of 5+ ASCII letters (with digits and
+    /// joiners: `--sahrd` finds `--shard`) the docs never use. The
     /// most common such term wins (then the smaller, so the answer does not depend on the map's
     /// order). None when nothing is near. Shorter words and letters far apart on the keyboard
     /// are left alone: "bread" is no typo of "break", nor "tire" of "time".
@@ -453,7 +454,11 @@ impl LexicalIndex {
     /// question's shards, so a typo there finds nothing (as before).
     pub fn near_term(&self, term: &str) -> Option<u32> {
         let t = term.as_bytes();
-        if t.len() < 5 || !t.iter().all(u8::is_ascii_lowercase) {
+        // plain words and the compounds the tokenizer keeps whole (`--shard`, `jest.fn`,
+        // `cargo_home`): 5+ letters, nothing but ASCII letters, digits and joiners
+        let letters = t.iter().filter(|b| b.is_ascii_lowercase()).count();
+        let plain = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-._:/".contains(b);
+        if letters < 5 || !t.iter().all(plain) {
             return None;
         }
         let max = if t.len() >= 8 { 2 } else { 1 };
@@ -644,6 +649,14 @@ mod tests {
         assert_eq!(lx.near_term("seaxch"), None);
         assert_eq!(lx.near_term("índex"), None);
         assert_eq!(lx.near_term("kubernet"), None);
+        // compounds the tokenizer keeps whole
+        let lx = LexicalIndex::build([["run with --shard=1/3"], ["call jest.advanceTimersByTime"]]);
+        assert_eq!(lx.near_term("--sahrd"), lx.term_id("--shard"));
+        assert_eq!(
+            lx.near_term("jest.advacnetimersbytime"),
+            lx.term_id("jest.advancetimersbytime")
+        );
+        assert_eq!(lx.near_term("--ab"), None);
     }
 
     #[test]
