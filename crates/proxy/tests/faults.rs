@@ -210,6 +210,19 @@ fn healthy(req: &Seen) -> Vec<Step> {
     }
 }
 
+/// An upstream that answers like [`healthy`], its chat answers only after `delay`.
+async fn slow_upstream(delay: Duration) -> Fault {
+    fault_upstream(move |req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let mut steps = vec![Step::Sleep(delay)];
+        steps.extend(healthy(req));
+        steps
+    })
+    .await
+}
+
 // ---------------------------------------------------------------- the proxy
 
 fn config_text(up: SocketAddr, provider_extra: &str, extra: &str) -> String {
@@ -1351,15 +1364,7 @@ async fn a_non_streamed_answer_that_trickles_in_is_cut_at_max_stream_secs() {
 async fn non_streamed_answers_take_a_slot_of_max_concurrent_streams_too() {
     // `"stream": false` skipped the slot, so a script could hold any number of upstream calls
     // at once past the cap meant to protect the provider (a self-hosted model, say).
-    let up = fault_upstream(|req| {
-        if req.is_moderation() {
-            return moderation_ok(req);
-        }
-        let mut steps = vec![Step::Sleep(Duration::from_millis(1500))];
-        steps.extend(healthy(req));
-        steps
-    })
-    .await;
+    let up = slow_upstream(Duration::from_millis(1500)).await;
     let (a, statuses) = five_chats_against_two_slots(up.addr, false).await;
     assert_eq!(up.chat_calls(), 2, "refused requests never reach the upstream: {statuses:?}");
     let r = a.oneshot(post("/v1/chat/completions", &chat_body("hi", false))).await.unwrap();
@@ -1434,15 +1439,7 @@ async fn a_client_that_leaves_while_the_upstream_has_its_prompt_is_still_charged
     // Dropping the request while the upstream works on it (before any byte of the answer) gave
     // the whole token charge back, though the provider had been sent, and bills, the prompt: a
     // script that always hung up early was never held to its token budget.
-    let up = fault_upstream(|req| {
-        if req.is_moderation() {
-            return moderation_ok(req);
-        }
-        let mut steps = vec![Step::Sleep(Duration::from_millis(1500))];
-        steps.extend(healthy(req));
-        steps
-    })
-    .await;
+    let up = slow_upstream(Duration::from_millis(1500)).await;
     let (stores, _redis) = stores();
     for (n, store) in stores.iter().enumerate() {
         for stream in [true, false] {
