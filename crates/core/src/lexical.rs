@@ -571,25 +571,45 @@ fn edits_within(a: &[u8], b: &[u8], max: usize) -> Option<usize> {
 /// Whether two lowercase letters are neighbouring keys on a QWERTY keyboard (same row, or the
 /// two keys below/above: `e` touches `w r s d`).
 fn keys_touch(a: u8, b: u8) -> bool {
-    const ROWS: [&[u8]; 3] = [b"qwertyuiop", b"asdfghjkl", b"zxcvbnm"];
-    let at = |k: u8| {
-        ROWS.iter()
-            .enumerate()
-            .find_map(|(r, row)| row.iter().position(|&c| c == k).map(|c| (r, c)))
-    };
-    match (at(a), at(b)) {
-        (Some((ra, ca)), Some((rb, cb))) => match ra.abs_diff(rb) {
-            0 => ca.abs_diff(cb) == 1,
-            // the row below starts half a key to the right: `e` (col 2) sits over `s`, `d`
-            1 => {
-                let (upper, lower) = if ra < rb { (ca, cb) } else { (cb, ca) };
-                lower == upper || lower + 1 == upper
-            }
-            _ => false,
-        },
-        _ => false,
-    }
+    a.is_ascii_lowercase()
+        && b.is_ascii_lowercase()
+        && NEIGHBOURS[(a - b'a') as usize] & (1 << (b - b'a')) != 0
 }
+
+/// Each letter's neighbouring keys, a bit per letter (`a` = bit 0), worked out once at compile
+/// time instead of on every comparison of [`edits_within`]: the keys beside it in its row, and
+/// the two it touches in the row below, which starts half a key to the right (`e`, column 2,
+/// sits over `s` and `d`, columns 1 and 2).
+const NEIGHBOURS: [u32; 26] = {
+    const ROWS: [&[u8]; 3] = [b"qwertyuiop", b"asdfghjkl", b"zxcvbnm"];
+    const fn link(t: &mut [u32; 26], a: u8, b: u8) {
+        t[(a - b'a') as usize] |= 1 << (b - b'a');
+        t[(b - b'a') as usize] |= 1 << (a - b'a');
+    }
+    let mut t = [0u32; 26];
+    let mut r = 0;
+    while r < ROWS.len() {
+        let row = ROWS[r];
+        let mut c = 0;
+        while c < row.len() {
+            if c + 1 < row.len() {
+                link(&mut t, row[c], row[c + 1]);
+            }
+            if r + 1 < ROWS.len() {
+                let below = ROWS[r + 1];
+                if c < below.len() {
+                    link(&mut t, row[c], below[c]);
+                }
+                if c >= 1 && c - 1 < below.len() {
+                    link(&mut t, row[c], below[c - 1]);
+                }
+            }
+            c += 1;
+        }
+        r += 1;
+    }
+    t
+};
 
 #[cfg(test)]
 mod tests {
