@@ -445,10 +445,15 @@ pub async fn chat(
     let slot = st.limits.take_stream(&st.metrics).await?;
     if !req.stream {
         let _slot = slot;
-        refund.upstream_busy = true;
-        let bytes = provider.call_json(Op::Chat, &model, upstream_body, 8 << 20, &st.metrics).await;
-        refund.upstream_busy = false;
-        let bytes = bytes?;
+        let bytes = refund
+            .while_upstream(provider.call_json(
+                Op::Chat,
+                &model,
+                upstream_body,
+                8 << 20,
+                &st.metrics,
+            ))
+            .await?;
         let v = serde_json::from_slice::<Value>(&bytes).ok().filter(is_completion).ok_or_else(|| {
             // A 200 that is an error object or no completion: its text only in the log.
             st.metrics.upstream_error("chat", "answer");
@@ -477,10 +482,8 @@ pub async fn chat(
         return Ok(r);
     }
 
-    refund.upstream_busy = true;
-    let answer = provider.send(Op::Chat, &model, upstream_body, &st.metrics).await;
-    refund.upstream_busy = false;
-    let answer = answer?;
+    let answer =
+        refund.while_upstream(provider.send(Op::Chat, &model, upstream_body, &st.metrics)).await?;
     let client_usage = req.stream_options.as_ref().map(|o| o.include_usage).unwrap_or(false);
     let relay = Relay {
         st: st.clone(),
@@ -495,10 +498,7 @@ pub async fn chat(
         cache: cache_key.clone().map(|key| (key, model.clone())),
         max_out,
     };
-    refund.upstream_busy = true;
-    let resp = crate::relay::start(answer, relay).await;
-    refund.upstream_busy = false;
-    let mut resp = resp?;
+    let mut resp = refund.while_upstream(crate::relay::start(answer, relay)).await?;
     refund.charge = 0; // the stream settles it
     budget_headers(&mut resp, &fit);
     if let Some(key) = &cache_key {
@@ -607,6 +607,15 @@ struct Refund {
 impl Refund {
     fn settle(&mut self, used: u64) {
         self.used = used;
+    }
+
+    /// Await an upstream call, marked busy meanwhile: a request dropped during it (its client
+    /// left) keeps its charge.
+    async fn while_upstream<T>(&mut self, call: impl std::future::Future<Output = T>) -> T {
+        self.upstream_busy = true;
+        let out = call.await;
+        self.upstream_busy = false;
+        out
     }
 }
 
