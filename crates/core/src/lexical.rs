@@ -483,6 +483,32 @@ impl LexicalIndex {
         best.map(|b| b.3)
     }
 
+    /// The docs' name a shortened compound of the question stands for: `nuxt.config` for
+    /// `nuxt.config.ts`, `vite.config` for `vite.config.js` (a flag's own dashes do not count). The
+    /// docs' term must start with the whole question term followed by a joiner; the most common
+    /// such term wins (then the smaller). None for a term without a joiner, or when no term
+    /// extends it. Readers write the stem of a file or option name that the docs always spell
+    /// out; the tokenizer keeps compounds whole, so without this the shorter form is a word the
+    /// docs never use and counts against the question.
+    pub fn longer_name(&self, term: &str) -> Option<u32> {
+        let inner = term.trim_start_matches('-');
+        if inner.chars().filter(|c| c.is_alphanumeric()).count() < 4 || !inner.contains(is_joiner) {
+            return None;
+        }
+        let mut best: Option<(usize, &str, u32)> = None;
+        for (cand, &id) in &self.terms {
+            let Some(rest) = cand.strip_prefix(term) else { continue };
+            if !rest.starts_with(is_joiner) {
+                continue;
+            }
+            let df = self.postings(id).0.len();
+            if best.is_none_or(|(bdf, bc, _)| df > bdf || (df == bdf && &**cand < bc)) {
+                best = Some((df, cand, id));
+            }
+        }
+        best.map(|b| b.2)
+    }
+
     /// Documents containing term `t` (ascending) and the term's frequency in each.
     pub fn postings(&self, t: u32) -> (&[u32], &[u16]) {
         let t = t as usize;
@@ -677,6 +703,25 @@ mod tests {
             lx.term_id("jest.advancetimersbytime")
         );
         assert_eq!(lx.near_term("--ab"), None);
+    }
+
+    #[test]
+    fn a_shortened_compound_finds_the_name_the_docs_spell_out() {
+        let lx = LexicalIndex::build([
+            ["add the module to nuxt.config.ts"],
+            ["or to nuxt.config.js, then nuxt.config.ts again"],
+            ["nuxt.configure is another thing"],
+            ["use --release-mode"],
+        ]);
+        let id = |t: &str| lx.term_id(t);
+        // the most common of the names it starts, never a longer word (`nuxt.configure`)
+        assert_eq!(lx.longer_name("nuxt.config"), id("nuxt.config.ts"));
+        // plain words, flags (`--release` is not `--release-mode`), short stems and names
+        // nothing extends are left alone
+        assert_eq!(lx.longer_name("--release"), None);
+        assert_eq!(lx.longer_name("nuxt"), None);
+        assert_eq!(lx.longer_name("a.b"), None);
+        assert_eq!(lx.longer_name("vite.config"), None);
     }
 
     #[test]

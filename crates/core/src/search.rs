@@ -737,9 +737,14 @@ impl Index {
             let counts = i < own || own == 0;
             // A term of the question the docs never use may be a typo of one they do
             // ("serch", "confgiuration"): that term, weighed less.
+            // Or a shortened name of one ("nuxt.config" for "nuxt.config.ts"), the same thing.
             let found = lx.term_id(term).map(|t| (t, *w)).or_else(|| {
-                let near = if i < own { lx.near_term(term) } else { None };
-                near.map(|t| (t, *w * TYPO_WEIGHT))
+                if i >= own {
+                    return None;
+                }
+                lx.longer_name(term)
+                    .map(|t| (t, *w))
+                    .or_else(|| lx.near_term(term).map(|t| (t, *w * TYPO_WEIGHT)))
             });
             match found {
                 Some((t, w)) => {
@@ -1493,6 +1498,24 @@ mod tests {
         let r = ask("bake sourdough bread with rye flour and air");
         assert!(r.signals.coverage.unwrap() < COVERAGE_NOT_DECLINED, "{r:?}");
         assert_eq!(r.outcome(), Outcome::Declined, "{r:?}");
+    }
+
+    #[test]
+    fn a_shortened_file_name_counts_as_the_one_the_docs_spell_out() {
+        let texts = [
+            ("", "Add the module to nuxt.config.ts and list your stores."),
+            ("", "Stores are defined with defineStore."),
+            ("", "Plugins extend every store."),
+        ];
+        let index = idx(&texts, None);
+        let ask = |text| index.search(&Query { text, ..Default::default() }, &Default::default());
+        let r = ask("how do I add stores to nuxt.config?");
+        assert_eq!(r.signals.known, Some(1.0), "{r:?}");
+        assert_eq!(r.outcome(), Outcome::Answered, "{r:?}");
+        assert_eq!(r.hits[0].chunk, 0);
+        // A name the docs never spell out at all still counts against the question.
+        let r = ask("how do I add stores to vite.config?");
+        assert!(r.signals.known.unwrap() < 1.0, "{r:?}");
     }
 
     #[test]
