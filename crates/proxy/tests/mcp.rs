@@ -248,3 +248,43 @@ async fn paths_under_mcp_are_behind_the_same_guards() {
         assert!(!statuses.iter().all(|s| *s == StatusCode::OK), "{path}: {statuses:?}");
     }
 }
+
+#[tokio::test]
+async fn remote_query_embeddings_are_charged_to_the_token_buckets() {
+    let up = start_double().await;
+    let tmp = Tmp::new("t6");
+    let index = write_index(tmp.path(), true);
+    let extra = format!(
+        "[limits]\ntokens_per_minute_per_ip = 40\nmax_input_tokens = 20\nmax_output_tokens = 10\nmax_embedding_tokens = 30\nmax_embedding_inputs = 1\n\n[serve.embeddings]\nprovider = \"double\"\nmodel = \"e2e-embed\"\ndimensions = {DIMS}\n\n[providers.double]\nkind = \"openai-compatible\"\nbase_url = \"http://{up}/v1\"\n"
+    );
+    let cfg = config(Some(&index), &extra);
+    let app = app(cfg);
+    // About 25 cl100k tokens: the first fits the 40-token bucket, the second does not.
+    let query = "how do I frobnicate the widget when the installer asks for a restart of the shell and nothing happens afterwards at all";
+    let q = call("search_docs", json!({"query": query}));
+    let first = app.clone().oneshot(post(&q, None)).await.unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    let second = app.clone().oneshot(post(&q, None)).await.unwrap();
+    assert_eq!(second.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(second.headers().contains_key("retry-after"));
+    let body = second.into_body().collect().await.unwrap().to_bytes();
+    assert!(String::from_utf8_lossy(&body).contains("tokens"), "{body:?}");
+    // Calls that embed nothing are not charged.
+    let read = call("read_section", json!({"url": "guide.html#install", "namespace": "v1"}));
+    assert_eq!(app.clone().oneshot(post(&read, None)).await.unwrap().status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn lexical_and_local_mcp_searches_are_not_charged_tokens() {
+    let tmp = Tmp::new("t8");
+    let index = write_index(tmp.path(), false);
+    let cfg = config(Some(&index), "[limits]\ntokens_per_minute_per_ip = 5\nmax_input_tokens = 3\nmax_output_tokens = 2\nmax_embedding_tokens = 5\nmax_embedding_inputs = 1");
+    let app = app(cfg);
+    let q = call(
+        "search_docs",
+        json!({"query": "how do I run the installer and restart the shell afterwards"}),
+    );
+    for _ in 0..3 {
+        assert_eq!(app.clone().oneshot(post(&q, None)).await.unwrap().status(), StatusCode::OK);
+    }
+}
