@@ -531,8 +531,13 @@ fn cache_key(
     if namespace.len() > 200 {
         return None;
     }
+    // A hit is served before moderation runs: that is safe because the same message passed the
+    // same moderation when it was cached. So the moderation in force is part of the key: an
+    // answer cached with moderation off (or by another moderation model) is never served once
+    // it is on.
+    let moderation = if st.cfg.moderation.enabled { st.cfg.moderation.model.as_str() } else { "" };
     let params = format!(
-        "{max_out}|{:?}|{:?}",
+        "{max_out}|{:?}|{:?}|moderation={moderation:?}",
         req.temperature.map(|t| t.clamp(0.0, 2.0)),
         req.top_p.map(|t| t.clamp(0.0, 1.0))
     );

@@ -290,6 +290,22 @@ async fn an_answer_cached_by_one_replica_is_served_by_the_other_until_not_helpfu
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_cached_without_moderation_is_not_served_where_moderation_is_on() {
+    let Some(redis) = redis_server() else { return };
+    let up = start_double(0).await;
+    let cfg = config(up, &redis.url(), "") + "\n[cache]\nenabled = true\nttl_secs = 60\n";
+    let moderated = cfg.clone() + "\n[moderation]\nenabled = true\nprovider = \"double\"\n";
+    let (open, strict) = (Replica::start(&cfg).await, Replica::start(&moderated).await);
+    let q = question("Where is the moderation setting?", "c0ffee02");
+    assert_eq!(ask(&open.url(""), &q).await.0.as_deref(), Some("miss"));
+    assert_eq!(ask(&open.url(""), &q).await.0.as_deref(), Some("hit"));
+    // A hit is served before moderation: one cached with moderation off must not be.
+    assert_eq!(ask(&strict.url(""), &q).await.0.as_deref(), Some("miss"));
+    assert_eq!(ask(&strict.url(""), &q).await.0.as_deref(), Some("hit"));
+    assert_eq!(chat_calls(up).await, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_write_analytics_to_one_capped_redis_list() {
     let Some(redis) = redis_server() else { return };
     let up = start_double(0).await;
