@@ -154,9 +154,14 @@ export function devStaticDirs(opts, siteDir, baseUrl = '/', devIndex = undefined
  * @returns {{dirs: Record<string, string>} | undefined}
  */
 export function versionNamespaces(plugins = [], baseUrl = '/') {
+  // Only a versioned docs instance names namespaces: an unversioned one (a second `community`
+  // instance beside the docs) has one version labelled `Next` like the docs' unreleased one,
+  // and its pages belong to no version.
   const versions = plugins
     .filter((p) => p.name === 'docusaurus-plugin-content-docs')
-    .flatMap((p) => p.content?.loadedVersions ?? []);
+    .map((p) => p.content?.loadedVersions ?? [])
+    .filter((vs) => vs.length >= 2)
+    .flat();
   if (versions.length < 2) return undefined;
   const base = joinBase(baseUrl, '');
   const dirs = {};
@@ -167,17 +172,23 @@ export function versionNamespaces(plugins = [], baseUrl = '/') {
   return { dirs };
 }
 
-/** The docs plugins' loaded versions, from `allContentLoaded`'s `allContent`. */
-function docsVersions(allContent = {}) {
-  return Object.values(allContent['docusaurus-plugin-content-docs'] ?? {})
-    .flatMap((content) => content?.loadedVersions ?? []);
+/**
+ * The docs plugins' loaded versions, from `allContentLoaded`'s `allContent`, each marked
+ * `versioned` when its plugin instance has two or more (only those get a namespace).
+ */
+export function docsVersions(allContent = {}) {
+  return Object.values(allContent['docusaurus-plugin-content-docs'] ?? {}).flatMap((content) => {
+    const versions = content?.loadedVersions ?? [];
+    return versions.map((v) => ({ ...v, versioned: versions.length >= 2 }));
+  });
 }
 
 /**
  * The dev server's index job over the docs versions Docusaurus loaded: each version's Markdown
  * (translated for the locale being served when it has been translated) published at the
  * version's route (`/docs`, `/docs/1.0`), and, with two or more versions, in a namespace named
- * by its label, as in the built site. Without loaded versions, `job` as it is. Exported for tests.
+ * by its label, as in the built site (a version of an unversioned instance, `versioned: false`,
+ * in none). Without loaded versions, `job` as it is. Exported for tests.
  * @param {object} job the job from the plugin's options (out, build, flavor)
  * @param {Array<{label?: string, versionName?: string, path?: string, contentPath?: string,
  *   contentPathLocalized?: string}>} versions
@@ -198,7 +209,8 @@ export function devVersionsJob(job, versions, context = {}) {
   const sourceUrls = {};
   const sources = usable.map((v) => {
     sourceUrls[dirOf(v)] = routeOf(v);
-    return `${String(v.label ?? v.versionName)}=${dirOf(v)}`;
+    // an unversioned instance's pages (`versioned: false`, see docsVersions) get no namespace
+    return v.versioned === false ? dirOf(v) : `${String(v.label ?? v.versionName)}=${dirOf(v)}`;
   });
   return { ...job, sources, baseUrl: undefined, sourceUrls };
 }

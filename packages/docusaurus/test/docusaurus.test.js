@@ -157,6 +157,36 @@ test('docs versions become namespaces named by their labels, per locale', async 
     dirs: { docs: '2.x', 'docs/1.0': '1.0' },
   });
   assert.equal(versionNamespaces([docs([['/docs', 'Next']])], '/'), undefined, 'one version: no namespaces');
+  // A second, unversioned instance (`community`) labels its one version `Next` too: no namespace
+  // for it, and two unversioned instances make none at all.
+  const community = docs([['/community', 'Next']]);
+  assert.deepEqual(versionNamespaces([docs([['/docs/next', 'Next'], ['/docs', '3.x']]), community], '/'), {
+    dirs: { 'docs/next': 'Next', docs: '3.x' },
+  });
+  assert.equal(versionNamespaces([docs([['/docs', 'Next']]), community], '/'), undefined);
+});
+
+test('the dev index gives an unversioned docs instance no namespace', async () => {
+  const { docsVersions, devVersionsJob } = await import('../src/index.js');
+  const loaded = (versions) => ({ loadedVersions: versions });
+  const allContent = {
+    'docusaurus-plugin-content-docs': {
+      default: loaded([{ label: 'Next', path: '/docs/next', contentPath: '/s/docs' },
+        { label: '3.x', path: '/docs', contentPath: '/s/versioned_docs/version-3.x' }]),
+      community: loaded([{ label: 'Next', path: '/community', contentPath: '/s/community' }]),
+    },
+  };
+  const job = devVersionsJob({ out: '/x/index.bin' }, docsVersions(allContent), {});
+  assert.deepEqual(job.sources, ['Next=/s/docs', '3.x=/s/versioned_docs/version-3.x', '/s/community']);
+  assert.equal(job.sourceUrls['/s/community'], '/community');
+  // two unversioned instances: neither is namespaced
+  const two = devVersionsJob({ out: '/x/index.bin' }, docsVersions({
+    'docusaurus-plugin-content-docs': {
+      default: loaded([{ label: 'Next', path: '/docs', contentPath: '/s/docs' }]),
+      community: loaded([{ label: 'Next', path: '/community', contentPath: '/s/community' }]),
+    },
+  }), {});
+  assert.deepEqual(two.sources, ['/s/docs', '/s/community']);
 });
 
 test('the dev index reads each docs version from its folder, at its route, in its namespace', async () => {
