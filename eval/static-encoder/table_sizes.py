@@ -31,7 +31,7 @@ def shard_of(piece, n):
 if __name__ == "__main__":
     corpus, variant = sys.argv[1], sys.argv[2]
     per = [int(x) for x in (sys.argv[3] if len(sys.argv) > 3 else "16,64,256").split(",")]
-    bits = int(variant.split("-b")[-1])
+    bits = int(variant.split("-")[2][1:])
     z = np.load(f"{DATA}/{corpus}.{variant}.table.npz")
     t = tok()
     V = t.vocab_size
