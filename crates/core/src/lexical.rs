@@ -463,12 +463,13 @@ impl LexicalIndex {
         }
         let max = if t.len() >= 8 { 2 } else { 1 };
         let mut best: Option<(usize, usize, &str, u32)> = None;
+        let mut rows = EditRows::default();
         for (cand, &id) in &self.terms {
             let c = cand.as_bytes();
             if c.first() != t.first() || c.len().abs_diff(t.len()) > max {
                 continue;
             }
-            let Some(d) = edits_within(t, c, max) else { continue };
+            let Some(d) = edits_within(t, c, max, &mut rows) else { continue };
             let df = self.postings(id).0.len();
             let better = match best {
                 None => true,
@@ -559,12 +560,18 @@ impl LexicalIndex {
 /// The typing distance of `a` and `b` when it is at most `max`, else None: one for each letter
 /// added, dropped, swapped with its neighbour or replaced by a key next to it on a QWERTY
 /// keyboard; any other replacement counts two (a drop and an add). One row of the table per
-/// byte: the words are short.
-fn edits_within(a: &[u8], b: &[u8], max: usize) -> Option<usize> {
+/// byte: the words are short. `rows` is scratch space, reused across the candidates of one
+/// lookup so the scan over every term allocates once, not three times per candidate.
+fn edits_within(a: &[u8], b: &[u8], max: usize, rows: &mut EditRows) -> Option<usize> {
     let n = b.len();
     // rows i-2, i-1 and i of the (optimal string alignment) distance table
-    let (mut two, mut one, mut row): (Vec<usize>, Vec<usize>, Vec<usize>) =
-        (vec![0; n + 1], (0..=n).collect(), vec![0; n + 1]);
+    let EditRows { two, one, row } = rows;
+    two.clear();
+    two.resize(n + 1, 0);
+    one.clear();
+    one.extend(0..=n);
+    row.clear();
+    row.resize(n + 1, 0);
     let mut i = 1;
     while i <= a.len() {
         row[0] = i;
@@ -587,11 +594,19 @@ fn edits_within(a: &[u8], b: &[u8], max: usize) -> Option<usize> {
         if least > max {
             return None;
         }
-        std::mem::swap(&mut two, &mut one);
-        std::mem::swap(&mut one, &mut row);
+        std::mem::swap(two, one);
+        std::mem::swap(one, row);
         i += 1;
     }
     (one[n] <= max).then_some(one[n])
+}
+
+/// The three rows of [`edits_within`]'s distance table, kept between calls.
+#[derive(Default)]
+struct EditRows {
+    two: Vec<usize>,
+    one: Vec<usize>,
+    row: Vec<usize>,
 }
 
 /// Whether two lowercase letters are neighbouring keys on a QWERTY keyboard (same row, or the
@@ -663,7 +678,8 @@ mod tests {
 
     #[test]
     fn edits_count_inserts_deletes_changes_and_swaps() {
-        let d = |a: &str, b: &str| edits_within(a.as_bytes(), b.as_bytes(), 2);
+        let mut rows = EditRows::default();
+        let mut d = |a: &str, b: &str| edits_within(a.as_bytes(), b.as_bytes(), 2, &mut rows);
         assert_eq!(d("serch", "search"), Some(1));
         assert_eq!(d("indx", "index"), Some(1));
         assert_eq!(d("teh", "the"), Some(1));
@@ -674,8 +690,8 @@ mod tests {
         assert_eq!(d("porxy", "proxy"), Some(1));
         assert_eq!(d("proxu", "proxy"), Some(1));
         assert_eq!(d("kubernet", "cargo"), None);
-        assert_eq!(edits_within(b"servre", b"serve", 1), Some(1));
-        assert_eq!(edits_within(b"abcd", b"wxyz", 1), None);
+        assert_eq!(edits_within(b"servre", b"serve", 1, &mut rows), Some(1));
+        assert_eq!(edits_within(b"abcd", b"wxyz", 1, &mut rows), None);
     }
 
     #[test]
