@@ -207,15 +207,19 @@ async fn start_double() -> SocketAddr {
     addr
 }
 
+/// Config sections that embed queries with the double at `up`, the index's model.
+fn double_embeddings(up: SocketAddr) -> String {
+    format!(
+        "[serve.embeddings]\nprovider = \"double\"\nmodel = \"e2e-embed\"\ndimensions = {DIMS}\n\n[providers.double]\nkind = \"openai-compatible\"\nbase_url = \"http://{up}/v1\"\n"
+    )
+}
+
 #[tokio::test]
 async fn mcp_search_is_hybrid_with_the_configured_embeddings_provider() {
     let up = start_double().await;
     let tmp = Tmp::new("t4");
     let index = write_index(tmp.path(), true);
-    let extra = format!(
-        "[serve.embeddings]\nprovider = \"double\"\nmodel = \"e2e-embed\"\ndimensions = {DIMS}\n\n[providers.double]\nkind = \"openai-compatible\"\nbase_url = \"http://{up}/v1\"\n"
-    );
-    let cfg = config(Some(&index), &extra);
+    let cfg = config(Some(&index), &double_embeddings(up));
     // No word in common with any chunk: only the vectors can find it.
     let (_, v) =
         send(&cfg, post(&call("search_docs", json!({"query": VECTOR_TEXTS[0], "top": 1})), None))
@@ -255,7 +259,8 @@ async fn remote_query_embeddings_are_charged_to_the_token_buckets() {
     let tmp = Tmp::new("t6");
     let index = write_index(tmp.path(), true);
     let extra = format!(
-        "[limits]\ntokens_per_minute_per_ip = 40\nmax_input_tokens = 20\nmax_output_tokens = 10\nmax_embedding_tokens = 30\nmax_embedding_inputs = 1\n\n[serve.embeddings]\nprovider = \"double\"\nmodel = \"e2e-embed\"\ndimensions = {DIMS}\n\n[providers.double]\nkind = \"openai-compatible\"\nbase_url = \"http://{up}/v1\"\n"
+        "[limits]\ntokens_per_minute_per_ip = 40\nmax_input_tokens = 20\nmax_output_tokens = 10\nmax_embedding_tokens = 30\nmax_embedding_inputs = 1\n\n{}",
+        double_embeddings(up)
     );
     let cfg = config(Some(&index), &extra);
     let app = app(cfg);
