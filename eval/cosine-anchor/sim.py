@@ -14,8 +14,10 @@ def kc(k):
     if k>=0.7: v=0.5+(k-0.7)/0.3*0.5
     else: v=(k-0.3)/0.4*0.5
     return max(0,min(1,v))
-def outcome(s, scale=1.0, speaks=True):
-    """'answered', 'uncertain' or 'declined' (None for a question not judged)."""
+def outcome(s, scale=1.0, speaks=True, anisotropic=False):
+    """'answered', 'uncertain' or 'declined' (None for a question not judged). `anisotropic`:
+    the index's model is (embedding.off_topic_cosine >= 0.5), so its cosine never vouches
+    against the words-apart rule (session 25)."""
     c=s['top_cosine']; 
     if c is not None: c=0.01+(c-0.01)*scale
     if not speaks: return None
@@ -24,7 +26,7 @@ def outcome(s, scale=1.0, speaks=True):
     if s['follow_up'] and kv is not None: conf=kv
     elif cv is not None and kv is not None: conf=min(cv,kv)
     else: conf=cv if cv is not None else (kv or 0)
-    wa=(not s['follow_up']) and s['together'] is not None and s['together']<=1 and (cv is None or cv<0.75)
+    wa=(not s['follow_up']) and s['together'] is not None and s['together']<=1 and (anisotropic or cv is None or cv<0.75)
     cov=s['coverage'] or 0
     if (conf<0.3 or (conf<0.75 and wa)) and not cov>=0.6: return 'declined'
     if conf<0.75 and not (cov>=0.5 and cv is not None and cv>=0.5): return 'uncertain'

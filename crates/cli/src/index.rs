@@ -354,12 +354,6 @@ pub struct IndexReport {
     pub quantization: Option<Quantization>,
 }
 
-/// An off-topic cosine (`embedding.off_topic_cosine`) at or above this marks an anisotropic
-/// model (multilingual-e5: 0.73–0.76; all-MiniLM-L6-v2: about 0.01). Binary codes of its
-/// vectors keep chunk-to-chunk neighbours (the self-check says 0.95–0.97) but lose on real
-/// questions (BENCHMARKS §2.0.7), so its default quantisation is int4.
-pub const ANISOTROPIC_COSINE: f32 = 0.5;
-
 /// The build's self-check of the quantisations on the index's own vectors: each of up to 200
 /// chunk vectors is a pseudo-query, and each quantisation is scored by the share of its exact
 /// top-10 neighbours it keeps ([`docent_core::vector::ranking_agreement`]).
@@ -1165,7 +1159,7 @@ pub fn build_index_with(
         // binary codes are not fine enough.
         let target = if settings.auto_quantization
             && settings.quantization == Quantization::Binary
-            && ph.embedding.off_topic_cosine.is_some_and(|c| c >= ANISOTROPIC_COSINE)
+            && ph.embedding.anisotropic()
         {
             Quantization::Int4
         } else {
@@ -1298,7 +1292,7 @@ pub fn build_index_with(
         let mean = previous_center.unwrap_or_else(|| docent_core::vector::mean_vector(vs, dims));
         let check = SelfCheck::run(vs, &mean);
         report.notes.push(check.summary());
-        let anisotropic = recipe.off_topic_cosine.is_some_and(|c| c >= ANISOTROPIC_COSINE);
+        let anisotropic = recipe.anisotropic();
         if settings.auto_quantization
             && quantization == Quantization::Binary
             && check.binary_loses_too_much()

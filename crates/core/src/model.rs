@@ -209,7 +209,20 @@ pub struct EmbedRecipe {
     pub off_topic_cosine: Option<f32>,
 }
 
+/// An off-topic cosine ([`EmbedRecipe::off_topic_cosine`]) at or above this marks an
+/// anisotropic model (multilingual-e5: 0.73–0.76; all-MiniLM-L6-v2: about 0.01): its vectors
+/// share a large common part. Binary codes of them keep chunk-to-chunk neighbours but lose on
+/// real questions (BENCHMARKS §2.0.7), so `docent index` stores them as int4; and its cosines,
+/// put on MiniLM's scale by that one point, still place off-topic questions high enough to
+/// vouch for them (see [`crate::search::WORDS_APART`]).
+pub const ANISOTROPIC_COSINE: f32 = 0.5;
+
 impl EmbedRecipe {
+    /// Whether the model is anisotropic ([`ANISOTROPIC_COSINE`]); false when unmeasured.
+    pub fn anisotropic(&self) -> bool {
+        self.off_topic_cosine.is_some_and(|c| c >= ANISOTROPIC_COSINE)
+    }
+
     /// True when nothing is recorded (the JSON header then omits the object).
     pub fn is_empty(&self) -> bool {
         self == &EmbedRecipe::default()
