@@ -14,6 +14,8 @@ fi
 # litellm's proxy extras (uvicorn, fastapi, ...) must be importable.
 python3 -c "import litellm.proxy.proxy_server" 2>/dev/null || timeout 600 python3 -m pip install -q 'litellm[proxy]'
 
-(cd "$ROOT" && timeout 1800 cargo build -q -p docent-bench --bin docent-upstream-double && timeout 1800 cargo build -q -p docent-proxy --bin docent-proxy && timeout 1800 cargo build -q -p docent-cli --bin docent)
+# shellcheck source=scripts/lib/bins.sh
+. "$ROOT/scripts/lib/bins.sh"
+(cd "$ROOT" && build_bins)
 
 timeout 600 python3 -m pytest -q -p no:cacheprovider "$@" .

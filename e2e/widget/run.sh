@@ -12,7 +12,9 @@
 #   e2e/widget/run.sh --trunk         `trunk build --release` (Trunk.toml + index.html) with the test
 #                                     site's index, then e2e/widget/trunk.test.mjs on dist/trunk
 #
-# Environment: DOCENT_E2E_SKIP_BUILD=1 (use existing builds), DOCENT_E2E_DEV=1 (debug widget build),
+# Environment: DOCENT_E2E_SKIP_BUILD=1 (use existing builds), DOCENT_E2E_WIDGET_BUILT=1 (use the
+# dist/widget/ a release scripts/build-widget just wrote; scripts/test sets it after its widget-build
+# suite passed: the widget's three cargo builds recompile each time), DOCENT_E2E_DEV=1 (debug widget build),
 # CARGO_TARGET_DIR (where cargo puts the docent binaries; default target),
 # CHROMIUM (default /usr/bin/chromium), DOCENT_E2E_TIMEOUT (seconds for the test run, default 600).
 set -euo pipefail
@@ -22,6 +24,8 @@ cd "$ROOT"
 export PATH="$HOME/.cargo/bin:$PATH"
 HERE="$ROOT/e2e/widget"
 BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug"
+# shellcheck source=scripts/lib/bins.sh
+. "$ROOT/scripts/lib/bins.sh"
 MODE="test"
 case "${1:-}" in
   --measure) MODE="measure" ;;
@@ -46,7 +50,7 @@ fi
 if [[ "$MODE" == "trunk" ]]; then
   TRUNK="$(command -v trunk || true)"
   [[ -n "$TRUNK" ]] || die "trunk not found (cargo install trunk --version 0.21.14 --locked; scripts/setup installs it)"
-  if [[ "${DOCENT_E2E_SKIP_BUILD:-}" != "1" ]]; then cargo build -q -p docent-cli; fi
+  if [[ "${DOCENT_E2E_SKIP_BUILD:-}" != "1" ]]; then build_bins; fi
   [[ -x "$BIN/docent" ]] || die "$BIN/docent missing (cargo build -p docent-cli)"
   say "indexing e2e/widget/site/docs into dist/dev-index.bin (Trunk's hook copies it next to the page)"
   mkdir -p dist
@@ -61,10 +65,15 @@ if [[ "$MODE" == "trunk" ]]; then
 fi
 
 if [[ "${DOCENT_E2E_SKIP_BUILD:-}" != "1" ]]; then
-  say "building the widget"
-  if [[ "${DOCENT_E2E_DEV:-}" == "1" ]]; then scripts/build-widget --dev; else scripts/build-widget $([[ "$MODE" == "measure" ]] && echo --bench); fi
+  if [[ "${DOCENT_E2E_WIDGET_BUILT:-}" == "1" && "$MODE" == "test" && "${DOCENT_E2E_DEV:-}" != "1" ]]; then
+    say "using the widget in dist/widget/ (DOCENT_E2E_WIDGET_BUILT=1)"
+  elif [[ "${DOCENT_E2E_DEV:-}" == "1" ]]; then
+    say "building the widget (debug)"; scripts/build-widget --dev
+  else
+    say "building the widget"; scripts/build-widget $([[ "$MODE" == "measure" ]] && echo --bench)
+  fi
   say "building docent and the upstream double"
-  cargo build -q -p docent-cli -p docent-bench
+  build_bins
 fi
 DOCENT="$BIN/docent"
 DOUBLE="$BIN/docent-upstream-double"
