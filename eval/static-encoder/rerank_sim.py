@@ -1,7 +1,7 @@
 """Simulate "the static vector only reranks BM25's top N" (issue 26, session 25) in Python; docent
 has no such mode (it would be a retrieve.rs change).
 
-  python3 rerank_sim.py SETS QVECS_TAG[,TAG...] [--top 20] [--k 60]
+  python3 rerank_sim.py SETS QVECS_TAG[,TAG...] [--top 20] [--k 60] [--bits 1]
 
 For each question: BM25's top N sections from `docent search --mode lexical --top N --floor 0
 --json` (with --history for follow-ups), each section scored by the largest cosine of the question
@@ -55,10 +55,16 @@ if __name__ == "__main__":
     ap.add_argument("sets"); ap.add_argument("tags")
     ap.add_argument("--top", type=int, default=20)
     ap.add_argument("--k", type=float, default=60)
+    ap.add_argument("--bits", type=int, default=32, help="1: chunk vectors as the binary index keeps "
+                    "them, mean + s * sign(v - mean) with s = mean |v - mean| (approximation)")
     a = ap.parse_args()
     for c in a.sets.split(","):
         cs = chunks(c)
         D = np.load(f"{DATA}/{c}.docvecs.npy").astype(np.float32)
+        if a.bits == 1:
+            mu = D.mean(0)
+            D = mu + np.abs(D - mu).mean(1, keepdims=True) * np.sign(D - mu)
+            D /= np.linalg.norm(D, axis=1, keepdims=True)
         ns = cs[0]["namespace"]
         sec = defaultdict(list)
         for i, ch in enumerate(cs):
@@ -87,4 +93,4 @@ if __name__ == "__main__":
                     else:
                         new = sorted(lst, key=lambda u: -(1 / (a.k + lst.index(u) + 1) + 1 / (a.k + vr[u] + 1)))
                     ranks.append(rank_of(new + lists[i][a.top:], set(qs[i]["gold"]), ns))
-                print(json.dumps({"corpus": c, "run": f"{tag}/{order}{a.top}", **metrics(ranks)}), flush=True)
+                print(json.dumps({"corpus": c, "run": f"{tag}/{order}{a.top}" + (f"-k{a.k:g}" if order == "rrf" else "") + ("-b1" if a.bits == 1 else ""), **metrics(ranks)}), flush=True)
