@@ -26,12 +26,12 @@ def lexical_lists(corpus, n):
         return json.load(open(cache))
     out = []
     for q in questions(corpus):
-        cmd = [D_, "search", f"{E_}/{corpus}.local.idx", q["question"], "--mode", "lexical",
-               "--top", str(n), "--floor", "0", "--json"]
+        cmd = [D_, "search", "--mode", "lexical", "--top", str(n), "--floor", "0", "--json"]
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
             json.dump(q.get("history", []), f)
         if q.get("history"):
             cmd += ["--history", f.name]
+        cmd += ["--", f"{E_}/{corpus}.local.idx", q["question"]]     # a question may start with "--"
         r = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
         os.unlink(f.name)
         out.append([json.loads(l)["url"] for l in r.splitlines() if l.strip()])
