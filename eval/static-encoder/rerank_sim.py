@@ -46,7 +46,8 @@ def metrics(ranks):
 
 def rank_of(lst, gold, ns):
     for i, u in enumerate(lst):
-        if u in gold or f"{ns}/{u}" in gold:
+        page = u.split("#")[0]        # a gold without an anchor is a page: any of its sections counts
+        if u in gold or f"{ns}/{u}" in gold or page in gold or f"{ns}/{page}" in gold:
             return i + 1
     return None
 
