@@ -3,8 +3,10 @@ between MiniLM's and the table's softmax over the site's own chunk vectors, scor
 `docent eval --query-vectors` next to lexical and real MiniLM hybrid.
 
   python3 rank_eval.py SETS [--T 0.05,0.1] [--cos 0,1] [--epochs 3] [--w 0.3,1] [--bits 8]
+                       [--warm 3] [--rank-texts "{c},{c}.q"] [--tag -x]
 
-Per set and per (T, cos, epochs): the table starts at the distilled rows and is trained on
+Per set and per (T, cos, w, epochs): the table starts at the distilled rows (or, with --warm N, at
+session 24's cosine-only table after N epochs, then fine-tuned on --rank-texts alone) and is trained on
 --texts (cosine term, weight --cos) while the texts in --rank-texts (pseudo-questions: the site's
 sentences / headings / windows and heading questions, texts.py; never an eval question) also get
 the ranking term (weight --w): KL(softmax(y.D/T) || softmax(v.D/T)), D = the site's float MiniLM
@@ -12,7 +14,8 @@ chunk vectors (embed_corpora.py -> {set}.docvecs.npy). --cos 0 is ranking only.
 Prints one JSON line per (set, run): hybrid R@5 / R@10 / MRR@10 at --floor 0, the question
 vectors' mean cosine with MiniLM's (q_cos) and how many of MiniLM's top 10 chunks the static
 vector's top 10 shares over the set's query texts (top10, float chunk vectors; a diagnostic only).
-SAVE_TABLES=1 keeps each table as {set}.rank-{run}.table.npz and qvecs as {set}.rank-{run}.qvecs.jsonl."""
+The question vectors go to {set}.rank-{run}.qvecs.jsonl; SAVE_TABLES=1 also keeps the table as
+{set}.rank-{run}.table.npz."""
 import argparse, json, os, sys
 import numpy as np
 from common import *
@@ -48,6 +51,7 @@ if __name__ == "__main__":
     ap.add_argument("--bits", type=int, default=8)
     ap.add_argument("--texts", default="general,general.q,{c},{c}.q")
     ap.add_argument("--rank-texts", default="{c},{c}.q")
+    ap.add_argument("--tag", default="", help="appended to the run name (and its files)")
     ap.add_argument("--mode", default="hybrid", help="also 'vector' to score the vector list alone")
     ap.add_argument("--warm", type=int, default=0,
                     help="start from the cosine-only table trained N epochs on --texts (cached as "
@@ -71,7 +75,7 @@ if __name__ == "__main__":
         for ep in map(int, a.epochs.split(",")):
             for temp in map(float, a.T.split(",")):
                 for cw, wk in [(x, y) for x in map(float, a.cos.split(",")) for y in map(float, a.w.split(","))]:
-                    run = f"T{temp:g}-cos{cw:g}-w{wk:g}-e{ep}-b{a.bits}"
+                    run = f"T{temp:g}-cos{cw:g}-w{wk:g}-e{ep}-b{a.bits}{a.tag}"
                     log(f"{c} {run}: {len(T_)} texts, {on.sum()} with the ranking term, {len(D)} chunks")
                     if a.warm:
                         t = warm_table(c, a, T_, Y, log)
