@@ -54,6 +54,15 @@ def pad(batch_ids):
         a[i, :len(x)] = x; m[i, :len(x)] = 1
     return torch.from_numpy(a), torch.from_numpy(m)
 
+def rank_kl(v, y, rank):
+    """Mean KL(teacher || student) between softmax over the chunks of MiniLM's vector y and of the
+    table's vector v (normalised), temperature rank["T"]."""
+    D, T = rank["Dt"], rank["T"]
+    vn = torch.nn.functional.normalize(v, dim=-1)
+    p = torch.log_softmax(y @ D.T / T, dim=-1)
+    q = torch.log_softmax(vn @ D.T / T, dim=-1)
+    return (p.exp() * (p - q)).sum(-1).mean()
+
 class Table:
     def __init__(self, d=384, weights="sif"):
         V = tok().vocab_size
@@ -75,7 +84,11 @@ class Table:
         self.w = self.w0.copy()
         self.b = np.zeros(384, np.float32)
 
-    def train(self, texts, Y, epochs=8, lr=3e-3, ridge=1e-3, bs=256, seed=0, log=None):
+    def train(self, texts, Y, epochs=8, lr=3e-3, ridge=1e-3, bs=256, seed=0, log=None, rank=None):
+        """rank (session 25): None, or dict(D=chunk vectors N x 384 (float MiniLM, normalised),
+        on=bool array over texts (which texts get the ranking term), T=temperature, w=its weight,
+        cos=weight of the cosine term). The ranking term is KL(softmax(y.D/T) || softmax(v.D/T))
+        between MiniLM's and the table's distribution over the site's own chunks."""
         g = torch.Generator().manual_seed(seed)
         ids = encode_ids(texts)
         seen = np.unique(np.concatenate([np.array(x, np.int64) for x in ids if x]))
@@ -86,7 +99,7 @@ class Table:
         w0 = torch.from_numpy(self.w0[seen])
         s = torch.nn.Parameter(torch.log(torch.expm1(w0.clamp(min=1e-4))))   # softplus^-1
         M = torch.nn.Parameter(torch.from_numpy(self.M.copy()))
-        b = torch.nn.Parameter(torch.zeros(384))
+        b = torch.nn.Parameter(torch.from_numpy(self.b.copy()))     # zeros unless warm-started
         params = [E, b] + ([M] if self.d < 384 else []) + ([s] if self.weights == "learn" else [])
         opt = torch.optim.Adam(params, lr=lr)
         Yt = torch.from_numpy(Y)
@@ -95,6 +108,8 @@ class Table:
         holdset = set(hold.tolist())
         train_idx = torch.tensor([i for i in range(n) if i not in holdset])
         zero_w = (w0 == 0)
+        if rank is not None:
+            rank["Dt"] = torch.from_numpy(np.asarray(rank["D"], np.float32))
         def forward(bi):
             a, m = pad([cid[i] for i in bi])
             ww = torch.nn.functional.softplus(s) if self.weights == "learn" else w0
@@ -111,14 +126,22 @@ class Table:
                 bi = perm[k:k + bs].tolist()
                 v = forward(bi)
                 loss = (1 - torch.nn.functional.cosine_similarity(v, Yt[bi], dim=-1)).mean()
+                tot += loss.item() * len(bi); steps += 1
+                if rank is not None:
+                    pos = [k for k, i in enumerate(bi) if rank["on"][i]]
+                    kl = rank_kl(v[pos], Yt[[bi[k] for k in pos]], rank) if pos else 0.0
+                    loss = rank["cos"] * loss + rank["w"] * kl
                 reg = ridge * ((E - E0) ** 2).sum(1).mean()
                 opt.zero_grad(); (loss + reg).backward(); opt.step()
-                tot += loss.item() * len(bi); steps += 1
             with torch.no_grad():
                 hv = forward(hold.tolist())
                 hc = torch.nn.functional.cosine_similarity(hv, Yt[hold], dim=-1).mean().item()
+                hk = ""
+                if rank is not None:
+                    pos = [k for k, i in enumerate(hold.tolist()) if rank["on"][i]]
+                    hk = f"  held-out KL {rank_kl(hv[pos], Yt[hold[pos]], rank).item():.4f}" if pos else ""
             if log:
-                log(f"  epoch {ep + 1}: train cos {1 - tot / len(perm):.4f}  held-out cos {hc:.4f}  {time.time() - t0:.0f}s")
+                log(f"  epoch {ep + 1}: train cos {1 - tot / len(perm):.4f}  held-out cos {hc:.4f}{hk}  {time.time() - t0:.0f}s")
         self.E[seen] = E.detach().numpy()
         if self.weights == "learn":
             ww = torch.nn.functional.softplus(s).detach().numpy()
