@@ -51,7 +51,7 @@ if [[ "$MODE" == "trunk" ]]; then
   TRUNK="$(command -v trunk || true)"
   [[ -n "$TRUNK" ]] || die "trunk not found (cargo install trunk --version 0.21.14 --locked; scripts/setup installs it)"
   if [[ "${DOCENT_E2E_SKIP_BUILD:-}" != "1" ]]; then build_bins; fi
-  [[ -x "$BIN/docent" ]] || die "$BIN/docent missing (cargo build -p docent-cli)"
+  [[ -x "$BIN/docent" ]] || die "$BIN/docent missing (cargo build --workspace --bins)"
   say "indexing e2e/widget/site/docs into dist/dev-index.bin (Trunk's hook copies it next to the page)"
   mkdir -p dist
   "$BIN/docent" index "$HERE/site/docs" --out dist/dev-index.bin --embed none --base-url /docs/ >/dev/null \
@@ -77,8 +77,8 @@ if [[ "${DOCENT_E2E_SKIP_BUILD:-}" != "1" ]]; then
 fi
 DOCENT="$BIN/docent"
 DOUBLE="$BIN/docent-upstream-double"
-[[ -x "$DOCENT" ]] || die "$DOCENT missing (cargo build -p docent-cli)"
-[[ -x "$DOUBLE" ]] || die "$DOUBLE missing (cargo build -p docent-bench)"
+[[ -x "$DOCENT" ]] || die "$DOCENT missing (cargo build --workspace --bins)"
+[[ -x "$DOUBLE" ]] || die "$DOUBLE missing (cargo build --workspace --bins)"
 [[ -f dist/widget/docent-widget_bg.wasm ]] || die "dist/widget is empty; run scripts/build-widget"
 
 # shellcheck source=scripts/lib/procs.sh

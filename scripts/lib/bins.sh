@@ -1,7 +1,8 @@
 # scripts/lib/bins.sh — the debug binaries the test scripts run. Source it, then:
 #
 #   build_bins           docent, docent-proxy, docent-upstream-double and docent-loadgen
-#                        (target/debug, or $CARGO_TARGET_DIR/debug), in one cargo call
+#                        (target/debug, or $CARGO_TARGET_DIR/debug), in one cargo call,
+#                        bounded by DOCENT_BUILD_TIMEOUT seconds (default 1800)
 #
 # One `cargo build --workspace --bins` resolves features over the whole workspace, as `cargo
 # test --workspace` (the native suite) does, so after it only ~16 crates are compiled again.

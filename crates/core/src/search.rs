@@ -1595,15 +1595,7 @@ mod tests {
         let mut header = IndexHeader::default();
         header.embedding.off_topic_cosine = Some(0.7);
         assert!(header.embedding.anisotropic());
-        let chunks: Vec<Chunk> = texts
-            .iter()
-            .enumerate()
-            .map(|(i, (_, t))| Chunk {
-                url: format!("p{i}.html"),
-                text: t.to_string(),
-                ..Default::default()
-            })
-            .collect();
+        let chunks = pages_of(&texts.map(|(_, t)| t));
         let vectors = vec![vec![1.0, 0.0]; 4];
         let e5 = Index::from_bytes(write_index(&header, &chunks, Some(&vectors)).unwrap()).unwrap();
         let q = Query {
