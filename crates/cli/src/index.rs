@@ -1254,32 +1254,37 @@ pub fn build_index_with(
     let mut quantization = settings.quantization;
     let mut center: Option<Vec<f32>> = None;
     if let Some(vs) = final_vectors.as_deref().filter(|_| dims > 0) {
-        // Re-runs with the same model and passage prompt keep the previous measure (an
-        // unchanged site costs no embedding call).
+        // Re-runs with the same model, passage prompt and chunks keep the previous measures (an
+        // unchanged site costs no embedding call); the best match depends on the chunks.
+        let unchanged = report.embedded == 0 && report.removed == 0;
         let kept = previous
             .as_ref()
             .map(|p| p.header())
             .filter(|ph| ph.model == model && ph.embedding.passage_prompt == recipe.passage_prompt)
-            .and_then(|ph| ph.embedding.off_topic_cosine);
-        recipe.off_topic_cosine = match (kept, embedder) {
-            (Some(c), _) => Some(c),
+            .filter(|_| unchanged)
+            .and_then(|ph| Some((ph.embedding.off_topic_cosine?, ph.embedding.off_topic_top?)));
+        (recipe.off_topic_cosine, recipe.off_topic_top) = match (kept, embedder) {
+            (Some((c, t)), _) => (Some(c), Some(t)),
             (None, Some(e)) => {
                 let probes: Vec<String> = OFF_TOPIC_PROBES.iter().map(|t| t.to_string()).collect();
                 match block_on(e.embed(&probes)) {
                     Ok(pv) => {
                         report.embed_calls += 1;
-                        docent_core::vector::off_topic_cosine(&pv, vs, 500)
+                        (
+                            docent_core::vector::off_topic_cosine(&pv, vs, 500),
+                            docent_core::vector::off_topic_top(&pv, vs),
+                        )
                     }
                     Err(err) => {
                         report.notes.push(format!(
                             "could not embed the off-topic probes ({err}): the floor reads this \
                              model's cosines as all-MiniLM-L6-v2's"
                         ));
-                        None
+                        (None, None)
                     }
                 }
             }
-            (None, None) => None,
+            (None, None) => (None, None),
         };
         // Re-runs keep the previous mean vector, so reused vectors keep their codes.
         let previous_center = previous

@@ -335,6 +335,9 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
         if let Some(b) = r.off_topic_cosine {
             outln!("  cosines     {b:.3} from off-topic texts to the chunks (the floor reads cosines relative to it)");
         }
+        if let Some(t) = r.off_topic_top {
+            outln!("              {t:.3} from off-topic texts to their closest chunk");
+        }
         if index.center().is_some() {
             outln!("  vectors     stored relative to the mean vector");
         }

@@ -135,10 +135,12 @@ fn read_recipe(f: &Fields<'_>) -> Result<EmbedRecipe, String> {
         Some(Value::String(s)) => Ok(s.clone()),
         Some(_) => Err(bad(name)),
     };
-    let off_topic_cosine = f.float("off_topic_cosine")?;
-    if off_topic_cosine.is_some_and(|x| !(-1.0..1.0).contains(&x)) {
-        return Err(bad("off_topic_cosine"));
-    }
+    let cosine = |name: &str| match f.float(name)? {
+        Some(x) if !(-1.0..=1.0).contains(&x) => Err(bad(name)),
+        x => Ok(x),
+    };
+    let off_topic_cosine = cosine("off_topic_cosine")?;
+    let off_topic_top = cosine("off_topic_top")?;
     Ok(EmbedRecipe {
         query_prompt: text("query_prompt")?,
         passage_prompt: text("passage_prompt")?,
@@ -146,6 +148,7 @@ fn read_recipe(f: &Fields<'_>) -> Result<EmbedRecipe, String> {
         query_input_type: text("query_input_type")?,
         passage_input_type: text("passage_input_type")?,
         off_topic_cosine,
+        off_topic_top,
     })
 }
 
@@ -341,6 +344,7 @@ mod tests {
                 query_input_type: "query".into(),
                 passage_input_type: "passage".into(),
                 off_topic_cosine: Some(0.734),
+                off_topic_top: Some(0.812),
             },
             ..header()
         };
@@ -349,6 +353,8 @@ mod tests {
         assert!(!plain.contains("embedding"), "{plain}");
         let bad = plain.replacen('{', r#"{"embedding":{"off_topic_cosine":"x"},"#, 1);
         assert!(read_header(bad.as_bytes()).unwrap_err().contains("off_topic_cosine"));
+        let bad = plain.replacen('{', r#"{"embedding":{"off_topic_top":1.5},"#, 1);
+        assert!(read_header(bad.as_bytes()).unwrap_err().contains("off_topic_top"));
     }
 
     #[test]

@@ -207,6 +207,12 @@ pub struct EmbedRecipe {
     /// high for any model, and read as a baseline it turned answerable questions away.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub off_topic_cosine: Option<f32>,
+    /// The same texts' best cosine among the site's chunks (the median over the texts),
+    /// measured at build: where an off-topic question's best match lands on this site. An
+    /// anisotropic model's cosines are put on all-MiniLM-L6-v2's scale from it
+    /// ([`crate::search::calibrated_cosine`]); absent in files of older docent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off_topic_top: Option<f32>,
 }
 
 /// An off-topic cosine ([`EmbedRecipe::off_topic_cosine`]) at or above this marks an

@@ -1,6 +1,7 @@
 //! Hybrid search over an [`Index`]: exact int8 cosine + BM25, fused with RRF (default) or weights.
 
 use crate::format::Index;
+use crate::model::EmbedRecipe;
 
 /// Which retrievers to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -236,13 +237,12 @@ impl Signals {
 
     /// Whether no top chunk holds two of the question's own words ([`WORDS_APART`]) and no
     /// cosine vouches for the question: the words are the only evidence, or the cosine alone
-    /// would not answer it unhedged (below `hedge`), or the model's cosines cannot vouch
-    /// (`cosine_vouches` false: an anisotropic model's, see [`WORDS_APART`]). Never for a
-    /// follow-up, whose own words are few by design.
-    fn words_apart(&self, hedge: f32, cosine_vouches: bool) -> bool {
+    /// would not answer it unhedged (below `hedge`). Never for a follow-up, whose own words
+    /// are few by design.
+    fn words_apart(&self, hedge: f32) -> bool {
         !self.follow_up
             && self.together.is_some_and(|n| n <= WORDS_APART)
-            && (!cosine_vouches || self.top_cosine.is_none_or(|c| cosine_confidence(c) < hedge))
+            && self.top_cosine.is_none_or(|c| cosine_confidence(c) < hedge)
     }
 
     /// Whether the words settle a question the vectors already place at `floor` or above:
@@ -372,13 +372,11 @@ pub const COVERAGE_ANSWERED: f32 = 0.5;
 /// cosines 0.15–0.27, between the decline and the hedge thresholds, so with the rule off for
 /// hybrid search it declined fewer of them than words alone did (85 % against 89.5 % on the
 /// validation sets); a cosine that alone would answer unhedged still overrules it
-/// (BENCHMARKS.md §2.0.11). Not an anisotropic model's ([`crate::model::ANISOTROPIC_COSINE`]):
-/// multilingual-e5's cosines, on MiniLM's scale by the off-topic point, put 21 of the 28
-/// off-topic questions it did not decline on the tuning sets above the hedge line, and without
-/// that veto it declines 52 → 58 of 80 there, 171 → 178 of 200 on the validation sets and
-/// 73 → 76 of 80 on the blind ones, with no answerable or near-topic question's outcome
-/// changed on any set (BENCHMARKS.md §2.0.17). Questions in another language are never judged
-/// by their words (they share none with the docs).
+/// (BENCHMARKS.md §2.0.11). Any model's cosine, once on MiniLM's scale ([`calibrated_cosine`]):
+/// multilingual-e5's, read by one point, vouched for most off-topic questions it did not
+/// decline, so session 25 took its veto away; read by two points it vouches for none of them,
+/// and the veto is back for every model (BENCHMARKS.md §2.0.20). Questions in another language
+/// are never judged by their words (they share none with the docs).
 pub const WORDS_APART: u32 = 1;
 /// Multiple of the floor at and above which an answer is given without a hedge.
 pub const HEDGE_FACTOR: f32 = 1.5;
@@ -449,20 +447,58 @@ pub fn cosine_confidence(cos: f32) -> f32 {
 /// the open validation corpora gave 0.006–0.011 (BENCHMARKS.md §2.0.4).
 pub const MINILM_COSINE_BASELINE: f32 = 0.01;
 
-/// A cosine of a model whose unrelated texts meet at `baseline` (recorded at build as
-/// `embedding.off_topic_cosine`), put on all-MiniLM-L6-v2's scale: the baseline maps to
-/// [`MINILM_COSINE_BASELINE`], 1 stays 1, linear in between. So the floor's cosine thresholds
-/// hold for anisotropic models (e5's off-topic texts land at about 0.7, where MiniLM's
-/// answering sections are). Without a recorded baseline, or one at or below MiniLM's, the
-/// cosine is returned as it is.
-pub fn calibrated_cosine(cos: f32, baseline: Option<f32>) -> f32 {
-    match baseline {
+/// Where all-MiniLM-L6-v2 puts an off-topic question's best cosine: the median over the tuning
+/// sets' off-topic questions (python 0.174, git 0.160; BENCHMARKS.md §2.0.20).
+const MINILM_OFF_TOPIC_TOP: f32 = 0.167;
+/// How far above the build's off-topic texts' best match ([`EmbedRecipe::off_topic_top`]) an
+/// anisotropic model puts an off-topic question's (multilingual-e5-small, tuning sets: 0.031
+/// python, 0.032 git; the texts are statements and questions about everyday things, the
+/// questions ask how to do them).
+const PROBE_TOP_RISE: f32 = 0.031;
+/// The same above the off-topic baseline ([`EmbedRecipe::off_topic_cosine`]), for files built
+/// before `off_topic_top` was recorded (0.112 python, 0.086 git).
+const BASELINE_RISE: f32 = 0.10;
+/// MiniLM's cosine units per unit of an anisotropic model's, from the tuning sets' medians:
+/// (answerable − off-topic best cosine) under MiniLM, 0.534 − 0.167, over the same under
+/// multilingual-e5-small, 0.156 − 0.099 above its baseline.
+const ANISOTROPIC_SLOPE: f32 = 6.4;
+
+/// A cosine of the index's model put on all-MiniLM-L6-v2's scale, so the floor's cosine
+/// thresholds hold for every model, from what the build measured about it (`recipe`):
+///
+/// - an anisotropic model ([`crate::model::ANISOTROPIC_COSINE`]; e5's off-topic texts land at
+///   about 0.73, where MiniLM's answering sections are) by two points measured on the tuning
+///   sets: an off-topic question's best cosine on this site (the build's off-topic texts' best
+///   match, [`PROBE_TOP_RISE`] above it) lands where MiniLM's does ([`MINILM_OFF_TOPIC_TOP`]),
+///   and an answerable one's too ([`ANISOTROPIC_SLOPE`]). e5 packs both into 0.06 of cosine
+///   where MiniLM spreads them over 0.37, so one point (the baseline, with 1 kept at 1) read
+///   its off-topic questions as half-way to an answer;
+/// - another model whose off-topic texts meet above MiniLM's baseline by that one point: the
+///   baseline maps to [`MINILM_COSINE_BASELINE`], 1 stays 1, linear in between;
+/// - without a recorded baseline, or one at or below MiniLM's, as it is.
+pub fn calibrated_cosine(cos: f32, recipe: &EmbedRecipe) -> f32 {
+    match recipe.off_topic_cosine {
+        Some(b) if (crate::model::ANISOTROPIC_COSINE..0.99).contains(&b) => {
+            let off = match recipe.off_topic_top {
+                Some(t) => t + PROBE_TOP_RISE,
+                None => b + BASELINE_RISE,
+            };
+            (MINILM_OFF_TOPIC_TOP + (cos - off) * ANISOTROPIC_SLOPE).clamp(-1.0, 1.0)
+        }
         Some(b) if b > MINILM_COSINE_BASELINE && b < 0.99 => {
             MINILM_COSINE_BASELINE + (cos - b) * (1.0 - MINILM_COSINE_BASELINE) / (1.0 - b)
         }
         _ => cos,
     }
 }
+
+/// Added to the (calibrated) cosine of a question in another language than the docs before a
+/// model that bridges languages may decline it: across languages every cosine runs lower.
+/// Under multilingual-e5-small the median best cosine of answerable questions drops by 0.20
+/// (git) and 0.26 (python) on MiniLM's scale, of off-topic ones by 0.11 and 0.23; the smaller
+/// drop, rounded down, is credited, so no answerable question in another language is declined
+/// on any open set (BENCHMARKS.md §2.0.20).
+const CROSS_LANGUAGE_CREDIT: f32 = 0.1;
 
 /// A sort key of plain integers, compared as a tuple. Every ranking sort in docent-core and the
 /// widget sorts these with `sort_unstable`, so the wasm carries one sort instantiation instead
@@ -1000,7 +1036,7 @@ impl Index {
             top_cosine: run_vector.then(|| {
                 calibrated_cosine(
                     vec_list.first().map(|x| x.1).unwrap_or(0.0),
-                    self.header().embedding.off_topic_cosine,
+                    &self.header().embedding,
                 )
             }),
             known: run_lexical.then_some(lex.known),
@@ -1009,7 +1045,7 @@ impl Index {
             follow_up: !query.history.is_empty(),
         };
         let confidence = if bridged {
-            signals.top_cosine.map(cosine_confidence).unwrap_or(0.0)
+            signals.top_cosine.map(|c| cosine_confidence(c + CROSS_LANGUAGE_CREDIT)).unwrap_or(0.0)
         } else {
             signals.confidence()
         };
@@ -1039,8 +1075,7 @@ impl Index {
         // Below the decline threshold, or one that would be hedged whose words never meet in a
         // top chunk while no cosine vouches for it; never one whose words fill most of a top
         // chunk. Across languages the words are no evidence either way.
-        let words_apart =
-            !bridged && signals.words_apart(hedge, !self.header().embedding.anisotropic());
+        let words_apart = !bridged && signals.words_apart(hedge);
         let declined = (confidence < decline || (confidence < hedge && words_apart))
             && (bridged || !signals.covered(COVERAGE_NOT_DECLINED));
         if (judged && declined) || fused.is_empty() {
@@ -1074,15 +1109,39 @@ mod tests {
 
     #[test]
     fn cosines_of_an_anisotropic_model_are_read_on_minilms_scale() {
+        let measured = |b: Option<f32>, top: Option<f32>| EmbedRecipe {
+            off_topic_cosine: b,
+            off_topic_top: top,
+            ..Default::default()
+        };
         // No baseline, or MiniLM's own: unchanged.
-        assert_eq!(calibrated_cosine(0.42, None), 0.42);
-        assert_eq!(calibrated_cosine(0.42, Some(MINILM_COSINE_BASELINE)), 0.42);
-        // e5: unrelated texts at 0.75 are as unrelated as MiniLM's at its baseline.
-        let b = 0.75;
-        assert!((calibrated_cosine(b, Some(b)) - MINILM_COSINE_BASELINE).abs() < 1e-6);
-        assert!((calibrated_cosine(1.0, Some(b)) - 1.0).abs() < 1e-6);
-        // An e5 cosine of 0.80 is weak evidence, far below what MiniLM's 0.80 says.
-        assert!(cosine_confidence(calibrated_cosine(0.80, Some(b))) < cosine_confidence(0.80));
+        assert_eq!(calibrated_cosine(0.42, &measured(None, None)), 0.42);
+        assert_eq!(calibrated_cosine(0.42, &measured(Some(MINILM_COSINE_BASELINE), None)), 0.42);
+        // A model a little above MiniLM's baseline: that one point, and 1 stays 1.
+        let r = measured(Some(0.2), None);
+        assert!((calibrated_cosine(0.2, &r) - MINILM_COSINE_BASELINE).abs() < 1e-6);
+        assert!((calibrated_cosine(1.0, &r) - 1.0).abs() < 1e-6);
+        // e5 on python's tuning set (baseline 0.726, the off-topic texts' best match 0.807): the
+        // medians of its off-topic (0.838) and answerable (0.884) questions' best cosines land
+        // near MiniLM's (0.167, 0.534).
+        let e5 = measured(Some(0.726), Some(0.807));
+        assert!((calibrated_cosine(0.838, &e5) - 0.167).abs() < 0.01);
+        let off = cosine_confidence(calibrated_cosine(0.838, &e5));
+        let answer = cosine_confidence(calibrated_cosine(0.884, &e5));
+        let (_, hedge) = outcome_thresholds(DEFAULT_FLOOR);
+        assert!(off < DEFAULT_FLOOR, "{off}");
+        assert!(answer >= hedge, "{answer}");
+        // Read by the baseline alone, the off-topic median would sit above the floor.
+        let one_point = 0.01 + (0.838 - 0.726) * 0.99 / (1.0 - 0.726);
+        assert!(cosine_confidence(one_point) > DEFAULT_FLOOR);
+        // A site where off-topic texts find closer matches reads the same cosine lower; files
+        // without the best match read it from the baseline.
+        assert!(calibrated_cosine(0.838, &measured(Some(0.726), Some(0.83))) < 0.05);
+        let older = measured(Some(0.726), None);
+        assert!((calibrated_cosine(0.826, &older) - 0.167).abs() < 0.01);
+        // Never outside a cosine's range.
+        assert_eq!(calibrated_cosine(1.0, &e5), 1.0);
+        assert_eq!(calibrated_cosine(0.0, &e5), -1.0);
     }
     use crate::format::write_index;
     use crate::model::{Chunk, IndexHeader};
@@ -1387,6 +1446,11 @@ mod tests {
         // Far from every section: declined, though its words share nothing with the docs either
         // way.
         assert_eq!(ask(&e5, &far, &[]).outcome(), Outcome::Declined);
+        // Across languages every cosine runs lower: one just under the decline line for a
+        // question in the docs' language is credited and hedged.
+        let low = [0.12, 0.0, (1.0f32 - 0.12 * 0.12).sqrt()];
+        assert!(cosine_confidence(0.12) < outcome_thresholds(DEFAULT_FLOOR).0);
+        assert_eq!(ask(&e5, &low, &[]).outcome(), Outcome::Uncertain);
         // A follow-up's own words embed far from everything: hedged, as before.
         let history = vec!["¿Qué es CARGO_HOME?".to_string()];
         assert_eq!(ask(&e5, &far, &history).outcome(), Outcome::Uncertain);
@@ -1590,23 +1654,37 @@ mod tests {
         assert!(cosine_confidence(r.signals.top_cosine.unwrap()) >= hedge, "{r:?}");
         assert_eq!(r.signals.together, Some(1), "{r:?}");
         assert_eq!(r.outcome(), Outcome::Uncertain, "{r:?}");
-        // Not an anisotropic model's cosine (one whose off-topic texts land at 0.7, like
-        // multilingual-e5's): the same question and vectors are declined.
+        // An anisotropic model (its off-topic texts land at 0.7, like multilingual-e5's): a
+        // cosine where its off-topic questions land (0.8) vouches for nothing, so the words
+        // decline the question; one that alone would answer it unhedged hedges it, as above.
         let mut header = IndexHeader::default();
         header.embedding.off_topic_cosine = Some(0.7);
         assert!(header.embedding.anisotropic());
         let chunks = pages_of(&texts.map(|(_, t)| t));
         let vectors = vec![vec![1.0, 0.0]; 4];
         let e5 = Index::from_bytes(write_index(&header, &chunks, Some(&vectors)).unwrap()).unwrap();
+        let ask_e5 = |cos: f32| {
+            let v = [cos, (1.0 - cos * cos).sqrt()];
+            let q = Query {
+                text: "How do I make a cappuccino at home?",
+                vector: Some(&v),
+                ..Default::default()
+            };
+            e5.search(&q, &Default::default())
+        };
+        let r = ask_e5(0.8);
+        let cosine = cosine_confidence(r.signals.top_cosine.unwrap());
+        assert!(cosine >= decline && cosine < hedge, "{r:?}");
+        assert_eq!(r.signals.together, Some(1), "{r:?}");
+        assert_eq!(r.outcome(), Outcome::Declined, "{r:?}");
+        let r = ask_e5(0.9);
+        assert!(cosine_confidence(r.signals.top_cosine.unwrap()) >= hedge, "{r:?}");
+        assert_eq!(r.outcome(), Outcome::Uncertain, "{r:?}");
         let q = Query {
             text: "How do I make a cappuccino at home?",
             vector: Some(&[1.0, 0.0]),
             ..Default::default()
         };
-        let r = e5.search(&q, &Default::default());
-        assert!(cosine_confidence(r.signals.top_cosine.unwrap()) >= hedge, "{r:?}");
-        assert_eq!(r.signals.together, Some(1), "{r:?}");
-        assert_eq!(r.outcome(), Outcome::Declined, "{r:?}");
         // Its words meeting in a passage still hedge it, as with any model.
         let q = Query { text: "How do I put the build cache on a speedy disk?", ..q };
         assert_eq!(e5.search(&q, &Default::default()).outcome(), Outcome::Uncertain);

@@ -248,6 +248,34 @@ pub fn off_topic_cosine(probes: &[Vec<f32>], vectors: &[Vec<f32>], samples: usiz
     (count > 0).then(|| (sum / count as f64) as f32)
 }
 
+/// The median over `probes` of each one's best cosine among `vectors` (every one): where an
+/// off-topic question's best match lands on this site. `None` without probes or vectors.
+pub fn off_topic_top(probes: &[Vec<f32>], vectors: &[Vec<f32>]) -> Option<f32> {
+    let unit = |v: &Vec<f32>| {
+        let mut v = v.clone();
+        normalize(&mut v);
+        v
+    };
+    let probes: Vec<Vec<f32>> = probes.iter().map(unit).collect();
+    let mut best = vec![f32::NEG_INFINITY; probes.len()];
+    for v in vectors {
+        let v = unit(v);
+        for (p, b) in probes.iter().zip(&mut best) {
+            if p.len() == v.len() {
+                *b = b.max(p.iter().zip(&v).map(|(a, b)| a * b).sum::<f32>());
+            }
+        }
+    }
+    let mut best: Vec<f32> = best.into_iter().filter(|b| b.is_finite()).collect();
+    best.sort_unstable_by(f32::total_cmp);
+    let n = best.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(best[n / 2]),
+        _ => Some((best[n / 2 - 1] + best[n / 2]) / 2.0),
+    }
+}
+
 /// Append `levels` packed at `bits` bits each (4, 2 or 1; 8 copies the bytes): component `j` takes
 /// bits `j*bits..(j+1)*bits` of the little-endian bit stream, as a two's-complement code (1 bit:
 /// set = +1, clear = -1). The last byte is zero-padded.
@@ -528,6 +556,15 @@ mod tests {
         let off = off_topic_cosine(&anisotropic(5, 128), &vs, 100).unwrap();
         assert!(off > 0.7, "{off}");
         assert_eq!(off_topic_cosine(&[], &vs, 100), None);
+        // The best match of each probe lies above the mean one.
+        let top = off_topic_top(&anisotropic(5, 128), &vs).unwrap();
+        assert!(top > off, "{top} {off}");
+        // Best matches 1.0, 0.6 and 0.96: the median is 0.96.
+        let probes = vec![vec![1.0, 0.0], vec![0.0, 1.0], vec![0.6, 0.8]];
+        let docs = vec![vec![2.0, 0.0], vec![0.8, 0.6]];
+        assert!((off_topic_top(&probes, &docs).unwrap() - 0.96).abs() < 1e-6);
+        assert_eq!(off_topic_top(&probes, &[]), None);
+        assert_eq!(off_topic_top(&[], &docs), None);
     }
 
     #[test]
