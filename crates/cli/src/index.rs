@@ -672,10 +672,50 @@ fn choose_local_model(settings: &IndexSettings) -> anyhow::Result<(IndexSettings
     let (chosen, note) = model_for_language(settings, share, || {
         docent_embed::multilingual_local_model(settings.embed_options.offline)
     });
+    let previous = settings
+        .previous
+        .clone()
+        .or_else(|| Some(settings.out.clone()).filter(|p| p.exists()))
+        .and_then(|p| Index::from_bytes(std::fs::read(p).ok()?).ok());
+    let (chosen, note) =
+        with_previous_model(chosen, note, previous.as_ref().map(Index::header), |m| {
+            docent_embed::find_local_model(m).is_some()
+        });
     if let (Some(note), true) = (&note, settings.progress) {
         eprintln!("note: {note}");
     }
     Ok((chosen, note))
+}
+
+/// `chosen` (with its `note`), or the model of the `previous` index when it was embedded
+/// locally with a model this machine has (`findable`): a re-run with no model named keeps it.
+/// So a rebuild never changes the model under `docent serve` (whose `[serve.embeddings] model`
+/// must equal the index's) nor embeds every chunk again because another model became the
+/// choice; the note then says what would have been chosen and how to switch.
+pub fn with_previous_model(
+    chosen: IndexSettings,
+    note: Option<String>,
+    previous: Option<&IndexHeader>,
+    findable: impl Fn(&str) -> bool,
+) -> (IndexSettings, Option<String>) {
+    let Some(h) = previous.filter(|h| h.provider == "local" && !h.model.is_empty()) else {
+        return (chosen, note);
+    };
+    if !findable(&h.model) {
+        return (chosen, note);
+    }
+    let choice = chosen.model.clone().unwrap_or_else(|| docent_embed::DEFAULT_LOCAL_MODEL.into());
+    let note = if choice.eq_ignore_ascii_case(&h.model) {
+        note
+    } else {
+        Some(format!(
+            "kept {}, the model the existing index was built with (docent serve's \
+             [serve.embeddings] model must match it); {choice} would be chosen for a new index: \
+             pass --model {choice} to switch (every chunk is embedded again)",
+            h.model
+        ))
+    };
+    (IndexSettings { model: Some(h.model.clone()), ..chosen }, note)
 }
 
 /// The decision of [`choose_local_model`], given the docs' non-English `share` and where the

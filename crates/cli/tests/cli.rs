@@ -1239,6 +1239,45 @@ fn docs_mostly_not_in_english_get_the_multilingual_local_model() {
 }
 
 #[test]
+fn a_rebuild_keeps_the_model_of_the_existing_index_when_none_is_named() {
+    use docent_cli::index::with_previous_model;
+    use docent_core::model::IndexHeader;
+    let settings = IndexSettings { embed: "local".into(), ..IndexSettings::default() };
+    let built_with = |provider: &str, model: &str| IndexHeader {
+        provider: provider.into(),
+        model: model.into(),
+        ..IndexHeader::default()
+    };
+    let minilm = built_with("local", "sentence-transformers/all-MiniLM-L6-v2");
+    let e5 = Some(docent_embed::MULTILINGUAL_LOCAL_MODEL.to_string());
+    let chinese = IndexSettings { model: e5.clone(), ..settings.clone() };
+    let found = |_: &str| true;
+    // The multilingual model would be chosen now (Chinese docs), but the existing index was
+    // built with all-MiniLM-L6-v2: kept, and the note says how to switch.
+    let (kept, note) = with_previous_model(chinese.clone(), None, Some(&minilm), found);
+    assert_eq!(kept.model.as_deref(), Some("sentence-transformers/all-MiniLM-L6-v2"));
+    let note = note.unwrap();
+    assert!(note.contains("kept sentence-transformers/all-MiniLM-L6-v2"), "{note}");
+    assert!(note.contains("--model intfloat/multilingual-e5-small"), "{note}");
+    assert!(note.contains("[serve.embeddings] model"), "{note}");
+    // The same model as the choice: kept quietly, with the choice's own note.
+    let same = Some("why".to_string());
+    let (kept, note) = with_previous_model(settings.clone(), same.clone(), Some(&minilm), found);
+    assert_eq!(kept.model.as_deref(), Some("sentence-transformers/all-MiniLM-L6-v2"));
+    assert_eq!(note, same);
+    // Nothing to keep: no previous index, one of another provider or without vectors, or a
+    // model this machine no longer has.
+    for previous in
+        [None, Some(&built_with("openai", "text-embedding-3-small")), Some(&built_with("none", ""))]
+    {
+        let (chosen, note) = with_previous_model(chinese.clone(), None, previous, found);
+        assert_eq!((chosen.model, note), (e5.clone(), None));
+    }
+    let (chosen, _) = with_previous_model(chinese, None, Some(&minilm), |_| false);
+    assert_eq!(chosen.model, e5);
+}
+
+#[test]
 fn a_chinese_site_indexed_with_embed_local_records_the_model_it_was_embedded_with() {
     let zh = zh_fixture();
     let out_dir = tempfile::tempdir().unwrap();
@@ -1281,6 +1320,25 @@ fn a_chinese_site_indexed_with_embed_local_records_the_model_it_was_embedded_wit
             assert!(hits.contains("guide/cache.html"), "{hits}");
         }
         None => assert_eq!(model, docent_embed::DEFAULT_LOCAL_MODEL),
+    }
+    // Built once with all-MiniLM-L6-v2 named, a rebuild with no model keeps it (so docent
+    // serve's [serve.embeddings] model still matches), saying what it would choose otherwise.
+    if docent_embed::find_local_model(docent_embed::DEFAULT_LOCAL_MODEL).is_none() {
+        return;
+    }
+    let zh_path = zh.path().to_str().unwrap();
+    let args = ["index", zh_path, "--out", idx, "--embed", "local", "--offline"];
+    let named = docent(&[&args[..], &["--model", "all-MiniLM-L6-v2"]].concat());
+    assert!(named.status.success(), "{}", String::from_utf8_lossy(&named.stderr));
+    let again = docent(&args);
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.success(), "{stderr}");
+    let index = docent_core::Index::from_bytes(std::fs::read(idx).unwrap()).unwrap();
+    assert_eq!(index.header().model, docent_embed::DEFAULT_LOCAL_MODEL);
+    let stdout = String::from_utf8_lossy(&again.stdout);
+    assert!(stdout.contains("0 chunks embedded"), "{stdout}");
+    if expected.is_some() {
+        assert!(stderr.contains("kept sentence-transformers/all-MiniLM-L6-v2"), "{stderr}");
     }
 }
 
