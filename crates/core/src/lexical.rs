@@ -63,6 +63,23 @@ pub(crate) fn is_cjk_bigram(term: &str) -> bool {
     matches!((chars.next(), chars.next(), chars.next()), (Some(a), Some(b), None) if is_cjk(a) && is_cjk(b))
 }
 
+/// True for a figure: a number with a unit or magnitude ("50k", "512mb", "200ms": one to three
+/// letters after the digits), or one too long to be a year or a version (five digits or more).
+/// Unknown to the docs, it is the reader's own quantity, which docs state in other figures or in
+/// words ("tens of thousands of pages" for "50k pages"), not an unknown subject. A year or a
+/// version the docs never mention ("the Rust 2027 edition") is: it stays an unknown word.
+pub(crate) fn is_figure(term: &str) -> bool {
+    let b = term.as_bytes();
+    let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    let unit = &b[digits..];
+    digits > 0
+        && match unit.len() {
+            0 => digits >= 5,
+            1..=3 => unit.iter().all(u8::is_ascii_lowercase),
+            _ => false,
+        }
+}
+
 fn is_cjk(c: char) -> bool {
     (c as u32) >= 0x3040
         && matches!(c as u32,
@@ -786,6 +803,16 @@ mod tests {
         let t = tokenize("build.target-dir sets it");
         assert!(t.contains(&"build.target-dir".to_string()), "{t:?}");
         assert!(t.contains(&"target".to_string()));
+    }
+
+    #[test]
+    fn figures_are_numbers_with_a_unit_or_too_long_for_a_year() {
+        for t in ["50k", "512mb", "200ms", "10x", "30000000000000004", "12500"] {
+            assert!(is_figure(t), "{t}");
+        }
+        for t in ["2027", "7", "v2", "k8s", "ipv6", "utf8", "50kbps", "", "mb"] {
+            assert!(!is_figure(t), "{t}");
+        }
     }
 
     #[test]

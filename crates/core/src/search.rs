@@ -194,6 +194,9 @@ pub struct Signals {
 /// answerable questions answered, 7 of 8 unanswerable ones hedged or declined, on the one
 /// Chinese set (BENCHMARKS.md §2.0.8; picked there, so not a validation figure).
 const CJK_BIGRAM_UNKNOWN: f32 = 0.25;
+/// The share of an unknown word's weight against `known` that a figure the docs never use
+/// carries ([`crate::lexical::is_figure`]: "50k", "512mb"): none.
+const FIGURE_UNKNOWN: f32 = 0.0;
 
 /// The weight of a docs term found for a mistyped question term
 /// ([`crate::lexical::LexicalIndex::near_term`]), against 1 for a term the docs use as typed.
@@ -809,6 +812,8 @@ impl Index {
                     if counts {
                         let share = if crate::lexical::is_cjk_bigram(term) {
                             CJK_BIGRAM_UNKNOWN
+                        } else if crate::lexical::is_figure(term) {
+                            FIGURE_UNKNOWN
                         } else {
                             1.0
                         };
@@ -1359,6 +1364,12 @@ mod tests {
         // even in a site this small where every used word is common.
         let r = ask("where do I move the downloaded crates cache plz");
         assert!(!r.abstained, "{r:?}");
+        // The reader's own figures the docs never state count for nothing: known share 1. A
+        // year or version they never mention still counts against it.
+        let r = ask("move the 50k downloaded crates cache 12500000");
+        assert_eq!(r.signals.known, Some(1.0), "{r:?}");
+        let r = ask("move the crates cache in 2027");
+        assert!(r.signals.known.unwrap() < 1.0, "{r:?}");
         // One shared word among names the docs never use: turned away, closest still offered.
         let r = ask("kubernetes ingress helm cache");
         assert!(r.signals.known.unwrap() < 0.5, "{r:?}");
