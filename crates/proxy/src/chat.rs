@@ -367,7 +367,14 @@ pub async fn chat(
     let charge = est_input as u64 + u64::from(max_out);
     st.limits.take(ip, charge, &st.metrics).await?;
     // From here on, the charge is settled whatever happens (all of it refunded on failure).
-    let mut refund = Refund { st: st.clone(), ip, charge, used: 0, upstream_busy: false };
+    let mut refund = Refund {
+        st: st.clone(),
+        ip,
+        charge,
+        used: 0,
+        prompt: est_input as u64,
+        upstream_busy: false,
+    };
 
     // The answer cache: single-turn streamed answers to a named index (crate::cache).
     let cache_key = cache_key(&st, &req, task, &messages, &model, &system, max_out);
@@ -597,14 +604,17 @@ fn usage_of(v: &Value) -> (u64, u64) {
 }
 
 /// Settles the rate-limit charge: all of it back when a request fails before its stream
-/// starts; against the real usage when it completes (the unused part back, or the excess
-/// debited when the upstream counted more than was reserved); none of it back when the client
-/// left while the upstream was working on its prompt (the provider bills that prompt).
+/// starts; the prompt's share kept when the upstream timed out after it was sent; against the
+/// real usage when it completes (the unused part back, or the excess debited when the upstream
+/// counted more than was reserved); none of it back when the client left while the upstream
+/// was working on its prompt (the provider bills that prompt).
 struct Refund {
     st: Arc<AppState>,
     ip: IpAddr,
     charge: u64,
     used: u64,
+    /// The charge's estimate of the prompt (conversation and system prompt).
+    prompt: u64,
     /// The upstream call is in progress: dropped now, the request was abandoned by its client.
     upstream_busy: bool,
 }
@@ -615,11 +625,19 @@ impl Refund {
     }
 
     /// Await an upstream call, marked busy meanwhile: a request dropped during it (its client
-    /// left) keeps its charge.
-    async fn while_upstream<T>(&mut self, call: impl std::future::Future<Output = T>) -> T {
+    /// left) keeps its charge. One that timed out once the upstream had the prompt (waiting for
+    /// the first byte or the rest of the answer, not for the connection) keeps the prompt's
+    /// share: the provider bills a prompt it read whether or not an answer came back.
+    async fn while_upstream<T>(
+        &mut self,
+        call: impl std::future::Future<Output = Result<T, ApiError>>,
+    ) -> Result<T, ApiError> {
         self.upstream_busy = true;
         let out = call.await;
         self.upstream_busy = false;
+        if matches!(&out, Err(ApiError::UpstreamTimeout(what)) if *what != "connect") {
+            self.used = self.prompt;
+        }
         out
     }
 }

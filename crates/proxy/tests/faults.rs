@@ -1474,6 +1474,34 @@ async fn a_client_that_leaves_while_the_upstream_has_its_prompt_is_still_charged
 }
 
 #[tokio::test]
+async fn a_request_that_times_out_once_the_upstream_had_its_prompt_keeps_the_prompts_charge() {
+    // A timeout waiting for the answer gave the whole token charge back, though the provider
+    // had been sent, and bills, the prompt: against a slow model a script could ask forever.
+    let up = slow_upstream(Duration::from_millis(1500)).await;
+    let (stores, _redis) = stores();
+    for (n, store) in stores.iter().enumerate() {
+        for stream in [true, false] {
+            let peer = format!("198.51.100.{}:5000", 80 + 2 * n + usize::from(stream));
+            let mut cfg = token_limited(up.addr, store.as_deref());
+            cfg.providers.get_mut("up").unwrap().first_byte_timeout_ms = 300;
+            let a = app(Arc::new(cfg));
+            let body = json!({"messages": [{"role": "user", "content": "\u{E000}".repeat(2000)}], "stream": stream, "max_tokens": 1});
+            let calls = up.chat_calls();
+            let r =
+                a.clone().oneshot(post_from("/v1/chat/completions", &body, &peer)).await.unwrap();
+            assert_eq!(r.status(), StatusCode::GATEWAY_TIMEOUT, "store {store:?}, stream {stream}");
+            assert!(up.chat_calls() > calls, "the upstream had the prompt");
+            let r = a.oneshot(post_from("/v1/chat/completions", &body, &peer)).await.unwrap();
+            assert_eq!(
+                r.status(),
+                StatusCode::TOO_MANY_REQUESTS,
+                "store {store:?}, stream {stream}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
 async fn an_embeddings_answer_far_larger_than_its_vectors_can_be_is_refused() {
     // One 16-input request let the upstream send 64 MiB, read whole and parsed into a JSON tree
     // (a number costs more as a `Value` than as text) before anything was checked.
