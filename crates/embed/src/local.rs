@@ -117,17 +117,45 @@ struct CompactVocab {
 }
 
 impl CompactVocab {
-    /// Quantise `weight` (vocabulary × hidden, any float type) row by row.
-    fn new(weight: &Tensor, device: &Device) -> candle_core::Result<CompactVocab> {
-        let (rows, hidden) = weight.dims2()?;
-        let flat = weight.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()?;
+    /// Quantise a vocabulary × hidden table, stored as `data` (little-endian `dtype`) in a
+    /// safetensors file, row by row, without holding it as floats whole.
+    fn from_raw(
+        data: &[u8],
+        dtype: DType,
+        rows: usize,
+        hidden: usize,
+        device: &Device,
+    ) -> candle_core::Result<CompactVocab> {
         let mut levels = Vec::with_capacity(rows * hidden);
         let mut scales = Vec::with_capacity(rows);
-        for row in flat.chunks(hidden) {
+        let mut push = |row: &[f32]| {
             let max = row.iter().fold(0f32, |m, x| m.max(x.abs()));
             let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
             scales.push(scale);
             levels.extend(row.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8));
+        };
+        if data.len() != rows * hidden * dtype.size_in_bytes() || hidden == 0 {
+            candle_core::bail!("the word-piece table's bytes do not match {rows} × {hidden}");
+        }
+        if dtype == DType::F32 {
+            let mut row = vec![0f32; hidden];
+            for bytes in data.chunks_exact(4 * hidden) {
+                for (x, b) in row.iter_mut().zip(bytes.chunks_exact(4)) {
+                    *x = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                }
+                push(&row);
+            }
+        } else {
+            // Other float types through candle, a block of rows at a time.
+            let all = Tensor::from_raw_buffer(data, dtype, &[rows, hidden], device)?;
+            let mut start = 0;
+            while start < rows {
+                let n = 4096.min(rows - start);
+                for row in all.narrow(0, start, n)?.to_dtype(DType::F32)?.to_vec2::<f32>()? {
+                    push(&row);
+                }
+                start += n;
+            }
         }
         let table = Tensor::zeros((VOCAB_SLOTS, hidden), DType::F32, device)?;
         Ok(CompactVocab { levels, scales, hidden, table, lock: std::sync::Mutex::new(()) })
@@ -369,37 +397,45 @@ impl LocalEmbedder {
             };
             return Err(err(hint.into()));
         }
-        let bytes = std::fs::read(&weights)
-            .map_err(|e| err(format!("cannot read model.safetensors: {e}")))?;
         let device = Device::Cpu;
-        let unreadable =
-            |e: candle_core::Error| err(format!("model.safetensors cannot be read: {e}"));
+        let unreadable = |e: String| err(format!("model.safetensors cannot be read: {e}"));
         let mut vocab = None;
         let mut xlmr_config = xlmr_config;
-        let vb =
-            match xlmr_config.as_mut().filter(|c| compact && c.vocab_size >= COMPACT_VOCAB_FROM) {
-                Some(xc) => {
-                    let mut tensors = candle_core::safetensors::load_buffer(&bytes, &device)
-                        .map_err(unreadable)?;
-                    drop(bytes);
-                    let name = [
-                        "roberta.embeddings.word_embeddings.weight",
-                        "embeddings.word_embeddings.weight",
-                    ]
-                    .into_iter()
-                    .find(|n| tensors.contains_key(*n))
+        let large = |c: &&mut XlmRobertaConfig| compact && c.vocab_size >= COMPACT_VOCAB_FROM;
+        let vb = match xlmr_config.as_mut().filter(large) {
+            Some(xc) => {
+                // Read tensor by tensor (never the whole file and its tensors at once), the
+                // word-piece table straight into 8 bits.
+                let mut tensors: HashMap<String, Tensor> = HashMap::new();
+                let mut table: Option<(String, CompactVocab)> = None;
+                read_safetensors(&weights, |name, dtype, shape, data| {
+                    match shape {
+                        [rows, hidden] if name.ends_with("embeddings.word_embeddings.weight") => {
+                            let v = CompactVocab::from_raw(data, dtype, *rows, *hidden, &device)?;
+                            table = Some((name.to_string(), v));
+                        }
+                        _ => {
+                            let t = Tensor::from_raw_buffer(data, dtype, shape, &device)?;
+                            tensors.insert(name.to_string(), t);
+                        }
+                    }
+                    Ok(())
+                })
+                .map_err(unreadable)?;
+                let (name, v) = table
                     .ok_or_else(|| err("model.safetensors has no word_embeddings.weight".into()))?;
-                    let weight = tensors.remove(name).unwrap_or_else(|| unreachable!());
-                    let compact = CompactVocab::new(&weight, &device).map_err(unreadable)?;
-                    drop(weight);
-                    tensors.insert(name.to_string(), compact.table.clone());
-                    xc.vocab_size = VOCAB_SLOTS;
-                    vocab = Some(compact);
-                    VarBuilder::from_tensors(tensors, DType::F32, &device)
-                }
-                None => VarBuilder::from_buffered_safetensors(bytes, DType::F32, &device)
-                    .map_err(unreadable)?,
-            };
+                tensors.insert(name, v.table.clone());
+                xc.vocab_size = VOCAB_SLOTS;
+                vocab = Some(v);
+                VarBuilder::from_tensors(tensors, DType::F32, &device)
+            }
+            None => {
+                let bytes = std::fs::read(&weights)
+                    .map_err(|e| err(format!("cannot read model.safetensors: {e}")))?;
+                VarBuilder::from_buffered_safetensors(bytes, DType::F32, &device)
+                    .map_err(|e| unreadable(e.to_string()))?
+            }
+        };
         let model = match &xlmr_config {
             None => Backbone::Bert(BertModel::load(vb, &config).map_err(|e| {
                 err(format!(
@@ -603,6 +639,63 @@ impl Embedder for LocalEmbedder {
     fn count_tokens(&self, text: &str) -> Option<usize> {
         self.inner.tokenizer.encode(text, true).ok().map(|e| e.len())
     }
+}
+
+/// Calls `each` with every tensor of a safetensors file (name, type, shape, little-endian
+/// bytes), reading one tensor at a time. Errors name what is wrong with the file.
+fn read_safetensors(
+    path: &Path,
+    mut each: impl FnMut(&str, DType, &[usize], &[u8]) -> candle_core::Result<()>,
+) -> Result<(), String> {
+    use std::io::{Read, Seek, SeekFrom};
+    #[derive(Deserialize)]
+    struct Entry {
+        dtype: String,
+        shape: Vec<usize>,
+        data_offsets: (u64, u64),
+    }
+    let mut f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let size = f.metadata().map_err(|e| e.to_string())?.len();
+    let mut n = [0u8; 8];
+    f.read_exact(&mut n).map_err(|e| format!("no header: {e}"))?;
+    let n = u64::from_le_bytes(n);
+    if n > (100 << 20) || 8 + n > size {
+        return Err(format!("a header of {n} bytes in a file of {size}"));
+    }
+    let mut header = vec![0u8; n as usize];
+    f.read_exact(&mut header).map_err(|e| format!("the header is cut short: {e}"))?;
+    let mut entries: HashMap<String, serde_json::Value> =
+        serde_json::from_slice(&header).map_err(|e| format!("the header is not JSON: {e}"))?;
+    entries.remove("__metadata__");
+    let mut entries: Vec<(String, Entry)> = entries
+        .into_iter()
+        .map(|(k, v)| serde_json::from_value(v).map(|e| (k, e)))
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("a tensor entry is not valid: {e}"))?;
+    entries.sort_by_key(|(_, e)| e.data_offsets.0);
+    let mut buf = Vec::new();
+    for (name, e) in entries {
+        let dtype = match e.dtype.as_str() {
+            "F32" => DType::F32,
+            "F16" => DType::F16,
+            "BF16" => DType::BF16,
+            "F64" => DType::F64,
+            "I64" => DType::I64,
+            "U32" => DType::U32,
+            "U8" => DType::U8,
+            t => return Err(format!("tensor {name} has type {t}, which docent cannot read")),
+        };
+        let (start, end) = e.data_offsets;
+        let want = e.shape.iter().product::<usize>() as u64 * dtype.size_in_bytes() as u64;
+        if end < start || end - start != want || 8 + n + end > size {
+            return Err(format!("tensor {name}: its bytes do not match its shape or the file"));
+        }
+        buf.resize((end - start) as usize, 0);
+        f.seek(SeekFrom::Start(8 + n + start)).map_err(|e| e.to_string())?;
+        f.read_exact(&mut buf).map_err(|e| format!("tensor {name} is cut short: {e}"))?;
+        each(&name, dtype, &e.shape, &buf).map_err(|e| format!("tensor {name}: {e}"))?;
+    }
+    Ok(())
 }
 
 fn pooling_from(pc: &PoolingConfig) -> Result<Pooling, String> {
@@ -860,8 +953,14 @@ mod tests {
         // Ten word pieces of four components: piece i is [i, -i, 0.5 i, 0].
         let rows: Vec<f32> =
             (0..10).flat_map(|i| [i as f32, -(i as f32), 0.5 * i as f32, 0.0]).collect();
-        let weight = Tensor::from_vec(rows, (10, 4), &dev).unwrap();
-        let v = CompactVocab::new(&weight, &dev).unwrap();
+        let bytes: Vec<u8> = rows.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let v = CompactVocab::from_raw(&bytes, DType::F32, 10, 4, &dev).unwrap();
+        // The same table in bf16 (exact for these values), through candle: the same codes.
+        let bf: Vec<u8> =
+            rows.iter().flat_map(|x| ((x.to_bits() >> 16) as u16).to_le_bytes()).collect();
+        let h = CompactVocab::from_raw(&bf, DType::BF16, 10, 4, &dev).unwrap();
+        assert_eq!((&h.levels, &h.scales), (&v.levels, &v.scales));
+        assert!(CompactVocab::from_raw(&bytes[..100], DType::F32, 10, 4, &dev).is_err());
         // Padding id 1 keeps row 1; the others take rows 0, 2, 3... in order of appearance.
         let ids = v.load(&[5, 9, 1, 5, 7], 1).unwrap().unwrap();
         assert_eq!(ids, [0, 2, 1, 0, 3]);
