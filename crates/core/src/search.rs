@@ -2,6 +2,7 @@
 
 use crate::format::Index;
 use crate::model::EmbedRecipe;
+use crate::vector::dot;
 
 /// Which retrievers to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -337,11 +338,6 @@ fn stored_cosine(dot: i32, qs: f32, scale: f32, centered: Option<(f32, f32)>) ->
     }
 }
 
-/// `a · b`.
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
 /// Share of the floor below which a question is declined.
 pub const DECLINE_SHARE: f32 = 0.6;
 /// A question with at least this share of its idf-weighted words in one of the top chunks
@@ -481,7 +477,7 @@ const ANISOTROPIC_SLOPE: f32 = 6.4;
 /// - without a recorded baseline, or one at or below MiniLM's, as it is.
 pub fn calibrated_cosine(cos: f32, recipe: &EmbedRecipe) -> f32 {
     match recipe.off_topic_cosine {
-        Some(b) if (crate::model::ANISOTROPIC_COSINE..0.99).contains(&b) => {
+        Some(b) if recipe.anisotropic() && b < 0.99 => {
             let off = match recipe.off_topic_top {
                 Some(t) => t + PROBE_TOP_RISE,
                 None => b + BASELINE_RISE,

@@ -219,6 +219,18 @@ pub fn ranking_agreement(
     total / samples as f32
 }
 
+/// `a · b`.
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// A unit-length copy of `v`.
+fn unit(v: &[f32]) -> Vec<f32> {
+    let mut v = v.to_vec();
+    normalize(&mut v);
+    v
+}
+
 /// The mean cosine between `probes` (vectors of texts about nothing the docs cover) and up to
 /// `samples` of `vectors` (spread evenly): where an off-topic question lands with this model.
 /// `None` without probes or vectors.
@@ -227,12 +239,7 @@ pub fn off_topic_cosine(probes: &[Vec<f32>], vectors: &[Vec<f32>], samples: usiz
     if probes.is_empty() || n == 0 || samples == 0 {
         return None;
     }
-    let unit = |v: &Vec<f32>| {
-        let mut v = v.clone();
-        normalize(&mut v);
-        v
-    };
-    let probes: Vec<Vec<f32>> = probes.iter().map(unit).collect();
+    let probes: Vec<Vec<f32>> = probes.iter().map(|p| unit(p)).collect();
     let take = samples.min(n);
     let mut sum = 0.0f64;
     let mut count = 0usize;
@@ -240,7 +247,7 @@ pub fn off_topic_cosine(probes: &[Vec<f32>], vectors: &[Vec<f32>], samples: usiz
         let v = unit(&vectors[s * n / take]);
         for p in &probes {
             if p.len() == v.len() {
-                sum += f64::from(p.iter().zip(&v).map(|(a, b)| a * b).sum::<f32>());
+                sum += f64::from(dot(p, &v));
                 count += 1;
             }
         }
@@ -251,18 +258,13 @@ pub fn off_topic_cosine(probes: &[Vec<f32>], vectors: &[Vec<f32>], samples: usiz
 /// The median over `probes` of each one's best cosine among `vectors` (every one): where an
 /// off-topic question's best match lands on this site. `None` without probes or vectors.
 pub fn off_topic_top(probes: &[Vec<f32>], vectors: &[Vec<f32>]) -> Option<f32> {
-    let unit = |v: &Vec<f32>| {
-        let mut v = v.clone();
-        normalize(&mut v);
-        v
-    };
-    let probes: Vec<Vec<f32>> = probes.iter().map(unit).collect();
+    let probes: Vec<Vec<f32>> = probes.iter().map(|p| unit(p)).collect();
     let mut best = vec![f32::NEG_INFINITY; probes.len()];
     for v in vectors {
         let v = unit(v);
         for (p, b) in probes.iter().zip(&mut best) {
             if p.len() == v.len() {
-                *b = b.max(p.iter().zip(&v).map(|(a, b)| a * b).sum::<f32>());
+                *b = b.max(dot(p, &v));
             }
         }
     }
