@@ -33,9 +33,9 @@ mod local;
 mod openai;
 
 pub use local::{
-    docent_models_dir, find_local_model, local_model_candidates, multilingual_local_model,
-    LocalEmbedder, Pooling, DEFAULT_LOCAL_MODEL, MULTILINGUAL_LOCAL_MODEL,
-    MULTILINGUAL_LOCAL_MODEL_Q4,
+    docent_models_dir, find_local_model, is_minilm, local_model_candidates,
+    multilingual_local_model, LocalEmbedder, Pooling, DEFAULT_LOCAL_MODEL,
+    MULTILINGUAL_LOCAL_MODEL, MULTILINGUAL_LOCAL_MODEL_Q4,
 };
 pub use openai::{EncodingFormat, OpenAiEmbedConfig, OpenAiEmbedder, DEFAULT_OPENAI_MODEL};
 

@@ -731,7 +731,9 @@ pub(crate) fn normalize_model_id(model: &str) -> String {
     }
 }
 
-fn is_minilm(model_id: &str) -> bool {
+/// Whether `model_id` names all-MiniLM-L6-v2 ([`DEFAULT_LOCAL_MODEL`]), with or without its
+/// organisation, in any case.
+pub fn is_minilm(model_id: &str) -> bool {
     normalize_model_id(model_id).eq_ignore_ascii_case(DEFAULT_LOCAL_MODEL)
 }
 

