@@ -287,6 +287,60 @@ pub fn gold_matches(gold: &str, namespace: &str, url: &str, anchor: &str) -> boo
     }
 }
 
+/// The questions (0-based, with their gold) none of whose gold entries names a section of
+/// `index`: they can never be found, whatever the ranking (a page left out of the index's
+/// sources, a misspelt anchor).
+pub fn unreachable_gold<'q>(
+    index: &Index,
+    questions: &'q [EvalQuestion],
+) -> Vec<(usize, &'q EvalQuestion)> {
+    let mut sections: Vec<(&str, &str, &str)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for i in 0..index.len() {
+        let c = index.chunk_ref(i);
+        if seen.insert((c.namespace, c.url, c.anchor)) {
+            sections.push((c.namespace, c.url, c.anchor));
+        }
+    }
+    questions
+        .iter()
+        .enumerate()
+        .filter(|(_, q)| {
+            !q.gold.is_empty()
+                && !q.gold.iter().any(|g| {
+                    sections.iter().any(|&(ns, url, anchor)| gold_matches(g, ns, url, anchor))
+                })
+        })
+        .collect()
+}
+
+/// A warning (stderr) naming the questions [`unreachable_gold`] finds, or nothing.
+fn warn_unreachable(index: &Index, questions: &[EvalQuestion], path: &Path) {
+    let missing = unreachable_gold(index, questions);
+    if missing.is_empty() {
+        return;
+    }
+    eprintln!(
+        "warning: {} of {} questions in {} name only gold sections this index does not have, so \
+         they count as misses whatever the ranking; add their pages to the index's sources or \
+         fix the gold (`docent inspect INDEX --sections` lists the index's sections):",
+        missing.len(),
+        questions.len(),
+        path.display()
+    );
+    for (i, q) in missing.iter().take(10) {
+        eprintln!(
+            "  line {}: {} ({})",
+            i + 1,
+            q.gold.join(", "),
+            q.question.chars().take(60).collect::<String>()
+        );
+    }
+    if missing.len() > 10 {
+        eprintln!("  … and {} more", missing.len() - 10);
+    }
+}
+
 /// What a rank counts: distinct sections, or distinct pages.
 #[derive(Clone, Copy, PartialEq)]
 enum Unit {
@@ -568,6 +622,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
             bail!("--baseline searches the questions as written; drop --rewrite-url");
         }
         let questions = read_questions(&args.questions)?;
+        warn_unreachable(&index, &questions, &args.questions);
         let embedder = match args.mode {
             ModeArg::Lexical => None,
             _ => Some(crate::baseline::embedder()?),
@@ -594,6 +649,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         })?;
     }
     let questions = read_questions(&args.questions)?;
+    warn_unreachable(&index, &questions, &args.questions);
     if let Some(path) = &args.tuning.expand_terms {
         index = expanded(&index, path)?;
     }

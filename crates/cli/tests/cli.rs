@@ -202,6 +202,29 @@ fn eval_reports_recall_mrr_abstains_and_a_floor_suggestion() {
     assert_eq!(report["overall"]["unanswerable"], 1);
     assert_eq!(report["per_kind"]["identifier"]["recall_at_1"], 1.0, "{report}");
     assert!(report["suggested_floor"].is_array(), "{report}");
+    // Every gold entry names a section of the index: no warning.
+    let run = docent(&["eval", idx_s, qs.to_str().unwrap(), "--mode", "lexical"]);
+    assert!(!String::from_utf8_lossy(&run.stderr).contains("warning"));
+
+    // A gold page the index does not have (left out of its sources, or misspelt) can never be
+    // found: the run says which questions, and still scores them as misses.
+    let missing = out_dir.path().join("missing.jsonl");
+    std::fs::write(
+        &missing,
+        concat!(
+            "{\"question\": \"where does FROB_HOME put the cache\", \"gold\": [\"guide/install.html#config\"]}\n",
+            "{\"question\": \"how do I blame a line\", \"gold\": [\"guide/blame.html#options\", \"guide/install.html#no-such-anchor\"]}\n",
+        ),
+    )
+    .unwrap();
+    let run = docent(&["eval", idx_s, missing.to_str().unwrap(), "--mode", "lexical", "--json"]);
+    assert!(run.status.success());
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("warning: 1 of 2 questions"), "{stderr}");
+    assert!(stderr.contains("line 2: guide/blame.html#options"), "{stderr}");
+    assert!(!stderr.contains("line 1"), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(report["overall"]["answerable"], 2, "{report}");
 
     std::fs::write(&qs, "{\"question\": \"x\", \"gold\": \"not-a-list\"}\n").unwrap();
     let err = fails(&["eval", idx_s, qs.to_str().unwrap()]);
