@@ -16,7 +16,7 @@ use docent_core::wire::Task;
 
 use crate::app::{read_body, AppState, AuditInfo, ClientIp, RequestId};
 use crate::config::Config;
-use crate::error::ApiError;
+use crate::error::{ApiError, Waited};
 use crate::relay::Relay;
 use crate::upstream::Op;
 
@@ -635,7 +635,7 @@ impl Refund {
         self.upstream_busy = true;
         let out = call.await;
         self.upstream_busy = false;
-        if matches!(&out, Err(ApiError::UpstreamTimeout(what)) if *what != "connect") {
+        if matches!(&out, Err(ApiError::UpstreamTimeout(what)) if *what != Waited::Connect) {
             self.used = self.prompt;
         }
         out

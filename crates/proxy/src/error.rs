@@ -9,6 +9,36 @@ use axum::Json;
 use docent_core::wire::ErrorCode as WireCode;
 use serde_json::json;
 
+/// What an upstream call was waiting for when it timed out ([`ApiError::UpstreamTimeout`]).
+/// Only a [`Waited::Connect`] timeout means the provider never got the prompt (so nothing is
+/// billed for it, see chat.rs's `Refund`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waited {
+    /// The connection (the request never reached the provider).
+    Connect,
+    /// The response's first byte.
+    FirstByte,
+    /// The streamed answer's first token.
+    FirstToken,
+    /// The next part of a response being read.
+    Reading,
+    /// The end of a whole (not streamed) answer.
+    WholeAnswer,
+}
+
+impl Waited {
+    /// How the error message names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Waited::Connect => "connect",
+            Waited::FirstByte => "first byte",
+            Waited::FirstToken => "first token",
+            Waited::Reading => "reading the answer",
+            Waited::WholeAnswer => "the whole answer",
+        }
+    }
+}
+
 /// An error answer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ApiError {
@@ -72,8 +102,8 @@ pub enum ApiError {
     RequestTimeout,
     /// 502 `upstream_error`.
     Upstream(String),
-    /// 504 `upstream_timeout`.
-    UpstreamTimeout(&'static str),
+    /// 504 `upstream_timeout`: what the server was waiting for.
+    UpstreamTimeout(Waited),
     /// 502 `moderation_failed`: moderation gave no usable verdict, so the request is refused.
     ModerationFailed(&'static str),
     /// 400 `embedding_model_mismatch`.
@@ -199,7 +229,7 @@ impl ApiError {
             OriginNotAllowed => "this origin is not allowed to use this server; add it to [serve] allow_origins".into(),
             RequestTimeout => "the request body did not arrive in time; send it again".into(),
             Upstream(m) => m.clone(),
-            UpstreamTimeout(what) => format!("the model provider did not answer in time ({what}); try again"),
+            UpstreamTimeout(what) => format!("the model provider did not answer in time ({}); try again", what.as_str()),
             ModerationFailed(why) => format!("{why}, so the conversation could not be checked and was not answered; try again later"),
             EmbeddingModelMismatch { server, client } => format!(
                 "this server embeds with \"{server}\" but the request asked for \"{client}\"; rebuild the index with the server's model or change [serve.embeddings] model"

@@ -16,7 +16,7 @@ use futures::StreamExt;
 use serde_json::{json, Value};
 
 use crate::app::{AppState, StreamingResponse};
-use crate::error::ApiError;
+use crate::error::{ApiError, Waited};
 use crate::sse::{Event, Kind, Splitter};
 use crate::store::StreamSlot;
 use crate::upstream::{Answer, Provider};
@@ -69,7 +69,7 @@ pub async fn start(answer: Answer, relay: Relay) -> Result<Response, ApiError> {
         match tokio::time::timeout_at(deadline, upstream.next()).await {
             Err(_) => {
                 st.metrics.upstream_error("chat", "timeout");
-                return Err(ApiError::UpstreamTimeout("first token"));
+                return Err(ApiError::UpstreamTimeout(Waited::FirstToken));
             }
             Ok(None) => {
                 first.extend(splitter.finish());

@@ -8,7 +8,7 @@ use futures::StreamExt;
 use reqwest::header::{HeaderMap, HeaderValue};
 
 use crate::config::{ProviderConfig, ProviderKind};
-use crate::error::ApiError;
+use crate::error::{ApiError, Waited};
 use crate::metrics::Metrics;
 use crate::redact::Redactor;
 
@@ -218,7 +218,7 @@ impl Provider {
                     metrics.upstream_error(op.as_str(), kind);
                     tracing::warn!(provider = %self.name, op = op.as_str(), error = %self.redact(&e.to_string()), "upstream request failed");
                     let err = if e.is_timeout() {
-                        ApiError::UpstreamTimeout("connect")
+                        ApiError::UpstreamTimeout(Waited::Connect)
                     } else {
                         ApiError::Upstream("the model provider could not be reached".into())
                     };
@@ -227,7 +227,7 @@ impl Provider {
                 Err(_) => {
                     metrics.upstream_error(op.as_str(), "timeout");
                     tracing::warn!(provider = %self.name, op = op.as_str(), "upstream first-byte timeout");
-                    (true, ApiError::UpstreamTimeout("first byte"), None)
+                    (true, ApiError::UpstreamTimeout(Waited::FirstByte), None)
                 }
             };
             if !retryable || attempt >= self.cfg.max_retries {
@@ -279,11 +279,11 @@ impl Provider {
                 Err(_) => {
                     metrics.upstream_error(op.as_str(), "timeout");
                     tracing::warn!(provider = %self.name, op = op.as_str(), "upstream answer still incomplete at the time limit");
-                    return Err(ApiError::UpstreamTimeout("the whole answer"));
+                    return Err(ApiError::UpstreamTimeout(Waited::WholeAnswer));
                 }
                 Ok(Err(_)) => {
                     metrics.upstream_error(op.as_str(), "timeout");
-                    return Err(ApiError::UpstreamTimeout("reading the answer"));
+                    return Err(ApiError::UpstreamTimeout(Waited::Reading));
                 }
                 Ok(Ok(None)) => break,
                 Ok(Ok(Some(Err(e)))) => {
