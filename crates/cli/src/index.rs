@@ -111,13 +111,15 @@ pub struct IndexArgs {
     /// Embedding provider: openai, local or none (lexical only).
     #[arg(long, value_name = "PROVIDER")]
     pub embed: Option<String>,
-    /// Embedding model (openai: text-embedding-3-small; local: all-MiniLM-L6-v2 or a folder).
+    /// Embedding model (openai: text-embedding-3-small; local: multilingual-e5-small, or
+    /// all-MiniLM-L6-v2 when it is the only one on this machine; an id or a folder).
     #[arg(long, value_name = "M")]
     pub model: Option<String>,
     /// Vector dimensions (openai models that accept `dimensions`).
     #[arg(long, value_name = "N")]
     pub dims: Option<usize>,
-    /// How vectors are stored: binary (default: dims/8 bytes each), int4 (dims/2) or int8 (dims).
+    /// How vectors are stored: binary (dims/8 bytes each), int4 (dims/2) or int8 (dims); by
+    /// default binary, int4 for models like e5 whose sign bits lose too much.
     /// Finer codes rank the very best section first a little more often, at 4-8 times the vector
     /// bytes: check with `docent eval --vector-bits` on your own docs.
     #[arg(long, value_name = "Q")]
