@@ -168,7 +168,12 @@ pub async fn embeddings(
             Ok(r)
         }
         EmbedBackend::Local(local) => {
-            let (vectors, tokens) = local.embed(&inputs).await.map_err(refund)?;
+            let (vectors, tokens) = local.embed(&inputs).await.map_err(|e| {
+                if matches!(e, ApiError::RateLimited { .. }) {
+                    st.metrics.rate_limited("global", "local_embeddings");
+                }
+                refund(e)
+            })?;
             if let Some(d) = dimensions {
                 if vectors.first().map(Vec::len) != Some(d) {
                     return Err(ApiError::InvalidRequest(format!(

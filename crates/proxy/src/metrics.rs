@@ -7,7 +7,7 @@
 //! | `docent_upstream_latency_seconds` | histogram | op (chat, embeddings, moderation): time to response headers |
 //! | `docent_time_to_first_token_seconds` | histogram | — (streamed chat: request start to first upstream chunk) |
 //! | `docent_tokens_total` | counter | direction (in, out) |
-//! | `docent_rate_limited_total` | counter | scope (ip, global, streams), what (requests, tokens) |
+//! | `docent_rate_limited_total` | counter | scope (ip, global, streams), what (requests, tokens, local_embeddings: more than [`crate::local::MAX_WAITING`] questions waiting for the local model) |
 //! | `docent_moderation_flagged_total` | counter | — |
 //! | `docent_upstream_retries_total` | counter | op |
 //! | `docent_upstream_errors_total` | counter | op, kind (status, timeout, connect, request, stream, answer) |

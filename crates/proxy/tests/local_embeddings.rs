@@ -202,6 +202,50 @@ async fn an_index_built_with_the_local_model_makes_the_proxy_serve_that_model() 
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
+/// A flood of embedding requests (limits raised so no per-IP or server bucket stops them
+/// first): the local model runs a pass per core and lets 64 more wait; the rest are told to
+/// retry in a second (429 with `Retry-After`), and none fails otherwise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_embedding_requests_beyond_the_local_models_queue_is_told_to_retry() {
+    let Some(dir) = model_dir() else { return };
+    let mut cfg = local_config(Some(&dir), None);
+    cfg.limits.requests_per_minute_per_ip = 100_000;
+    cfg.limits.requests_per_minute = 100_000;
+    cfg.limits.tokens_per_minute_per_ip = 100_000_000;
+    cfg.limits.tokens_per_minute = 100_000_000;
+    cfg.validate().unwrap();
+    let a = app(Arc::new(cfg));
+    // Load the model first, so the flood meets a running model.
+    let warm = a.clone().oneshot(post(&json!({"input": ["warm up"]}))).await.unwrap();
+    assert_eq!(warm.status(), StatusCode::OK);
+    let tasks: Vec<_> = (0..300)
+        .map(|i| {
+            let a = a.clone();
+            let body = json!({ "input": [format!("{i}: {}", SENTENCES[i % 3])] });
+            tokio::spawn(async move { a.oneshot(post(&body)).await.unwrap() })
+        })
+        .collect();
+    let (mut ok, mut retry) = (0, 0);
+    for t in tasks {
+        let r = t.await.unwrap();
+        match r.status() {
+            StatusCode::OK => ok += 1,
+            StatusCode::TOO_MANY_REQUESTS => {
+                assert_eq!(r.headers()["retry-after"], "1");
+                let v = body_json(r).await;
+                assert_eq!(v["error"]["code"], "rate_limited", "{v}");
+                assert!(
+                    v["error"]["message"].as_str().unwrap().contains("embedded at once"),
+                    "{v}"
+                );
+                retry += 1;
+            }
+            s => panic!("unexpected status {s}: {}", body_json(r).await),
+        }
+    }
+    assert!(ok >= 2 && retry >= 1, "{ok} answered, {retry} told to retry");
+}
+
 /// The default local model, multilingual-e5-small, takes `query: ` before a question. An index
 /// built with it (no `[serve.embeddings]`) makes the proxy put that prompt before each question,
 /// so its vectors are the model's own for the prompted text, not for the bare one.
