@@ -154,6 +154,7 @@ pub fn query_embedder(
         dimensions: if h.provider == "openai" { Some(h.dims as usize) } else { None },
         prompt: Some(prompt),
         input_type: Some(h.embedding.query_input_type.clone()),
+        for_queries: true,
         ..EmbedOptions::default()
     };
     let e = docent_embed::make_embedder(&h.provider, Some(h.query_model()), &opts).with_context(

