@@ -168,12 +168,7 @@ pub async fn embeddings(
             Ok(r)
         }
         EmbedBackend::Local(local) => {
-            let (vectors, tokens) = local.embed(&inputs).await.map_err(|e| {
-                if matches!(e, ApiError::RateLimited { .. }) {
-                    st.metrics.rate_limited("global", "local_embeddings");
-                }
-                refund(e)
-            })?;
+            let (vectors, tokens) = local.embed(&inputs, &st.metrics).await.map_err(refund)?;
             if let Some(d) = dimensions {
                 if vectors.first().map(Vec::len) != Some(d) {
                     return Err(ApiError::InvalidRequest(format!(

@@ -8,6 +8,7 @@ use docent_embed::{Embedder, LocalEmbedder};
 use tokio::sync::{OnceCell, Semaphore, SemaphorePermit};
 
 use crate::error::ApiError;
+use crate::metrics::Metrics;
 
 /// Lazily loaded local model (loaded at start by `serve`, or on first use).
 pub struct LocalEmbeddings {
@@ -122,8 +123,13 @@ impl LocalEmbeddings {
             .cloned()
     }
 
-    /// Embed `texts` (each must fit the model's max input; no silent truncation).
-    pub async fn embed(&self, texts: &[String]) -> Result<(Vec<Vec<f32>>, usize), ApiError> {
+    /// Embed `texts` (each must fit the model's max input; no silent truncation). A request
+    /// the [`ComputeGate`] turns away is counted in `metrics`.
+    pub async fn embed(
+        &self,
+        texts: &[String],
+        metrics: &Metrics,
+    ) -> Result<(Vec<Vec<f32>>, usize), ApiError> {
         let e = self.get().await.map_err(|m| {
             tracing::error!(error = %m, "local embedding model unavailable");
             ApiError::NoEmbeddingModel
@@ -139,7 +145,9 @@ impl LocalEmbeddings {
             }
             total += n;
         }
-        let _slot = self.gate.enter().await?;
+        let _slot = self.gate.enter().await.inspect_err(|_| {
+            metrics.rate_limited("global", "local_embeddings");
+        })?;
         let v = e.embed(texts).await.map_err(|err| {
             tracing::error!(error = %err, "local embedding failed");
             ApiError::Internal

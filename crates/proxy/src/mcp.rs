@@ -166,9 +166,11 @@ impl Embedder for StateEmbedder {
         Box::pin(async move {
             let failed = |e: ApiError| EmbedError::Inference(e.to_string());
             match &self.st.embed {
-                Some((e, EmbedBackend::Local(l))) => {
-                    l.embed(&e.prompted(texts)).await.map(|(v, _)| v).map_err(failed)
-                }
+                Some((e, EmbedBackend::Local(l))) => l
+                    .embed(&e.prompted(texts), &self.st.metrics)
+                    .await
+                    .map(|(v, _)| v)
+                    .map_err(failed),
                 Some((e, EmbedBackend::Remote(p))) => {
                     let mut body = json!({"model": e.upstream_model(), "input": e.prompted(texts), "encoding_format": "float"});
                     if let Some(d) = e.dimensions {
