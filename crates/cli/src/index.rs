@@ -849,12 +849,16 @@ pub fn resolve_recipe(
     if embed == "none" {
         return Ok(r);
     }
-    let default = match (embed, model_dir) {
-        ("local", Some(dir)) => docent_embed::local_model_id(dir),
-        ("local", None) => docent_embed::default_local_model(),
-        _ => docent_embed::DEFAULT_OPENAI_MODEL.to_string(),
+    // The model when none is named, looked for only then (the local default probes the disk).
+    let model = match model {
+        Some(m) => m.to_string(),
+        None => match (embed, model_dir) {
+            ("local", Some(dir)) => docent_embed::local_model_id(dir),
+            ("local", None) => docent_embed::default_local_model(),
+            _ => docent_embed::DEFAULT_OPENAI_MODEL.to_string(),
+        },
     };
-    let model = model.unwrap_or(&default);
+    let model = model.as_str();
     let mut declared = (None, None);
     if embed == "local" {
         let dir = if let Some(d) = model_dir {
