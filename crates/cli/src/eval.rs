@@ -164,6 +164,9 @@ pub struct EvalQuestion {
     /// Free-form note (ignored).
     #[serde(default)]
     pub note: Option<String>,
+    /// The line of the questions file it was read from (1-based; 0 when not read from one).
+    #[serde(skip)]
+    pub line: usize,
 }
 
 /// Per-question outcome.
@@ -258,7 +261,7 @@ pub fn read_questions(path: &Path) -> anyhow::Result<Vec<EvalQuestion>> {
         if line.is_empty() || line.starts_with("//") {
             continue;
         }
-        let q: EvalQuestion = serde_json::from_str(line).map_err(|e| {
+        let mut q: EvalQuestion = serde_json::from_str(line).map_err(|e| {
             anyhow::anyhow!(
                 "{}:{}: {e}; each line must be {{\"question\": \"...\", \"gold\": [\"page.html#anchor\"], \"history\"?: [...], \"kind\"?: \"...\"}}",
                 path.display(),
@@ -268,6 +271,7 @@ pub fn read_questions(path: &Path) -> anyhow::Result<Vec<EvalQuestion>> {
         if q.question.trim().is_empty() {
             bail!("{}:{}: the question is empty", path.display(), i + 1);
         }
+        q.line = i + 1;
         out.push(q);
     }
     if out.is_empty() {
@@ -287,13 +291,9 @@ pub fn gold_matches(gold: &str, namespace: &str, url: &str, anchor: &str) -> boo
     }
 }
 
-/// The questions (0-based, with their gold) none of whose gold entries names a section of
-/// `index`: they can never be found, whatever the ranking (a page left out of the index's
-/// sources, a misspelt anchor).
-pub fn unreachable_gold<'q>(
-    index: &Index,
-    questions: &'q [EvalQuestion],
-) -> Vec<(usize, &'q EvalQuestion)> {
+/// The questions none of whose gold entries names a section of `index`: they can never be
+/// found, whatever the ranking (a page left out of the index's sources, a misspelt anchor).
+pub fn unreachable_gold<'q>(index: &Index, questions: &'q [EvalQuestion]) -> Vec<&'q EvalQuestion> {
     let mut sections: Vec<(&str, &str, &str)> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for i in 0..index.len() {
@@ -304,8 +304,7 @@ pub fn unreachable_gold<'q>(
     }
     questions
         .iter()
-        .enumerate()
-        .filter(|(_, q)| {
+        .filter(|q| {
             !q.gold.is_empty()
                 && !q.gold.iter().any(|g| {
                     sections.iter().any(|&(ns, url, anchor)| gold_matches(g, ns, url, anchor))
@@ -328,10 +327,10 @@ fn warn_unreachable(index: &Index, questions: &[EvalQuestion], path: &Path) {
         questions.len(),
         path.display()
     );
-    for (i, q) in missing.iter().take(10) {
+    for q in missing.iter().take(10) {
         eprintln!(
             "  line {}: {} ({})",
-            i + 1,
+            q.line,
             q.gold.join(", "),
             q.question.chars().take(60).collect::<String>()
         );

@@ -225,6 +225,12 @@ fn eval_reports_recall_mrr_abstains_and_a_floor_suggestion() {
     assert!(!stderr.contains("line 1"), "{stderr}");
     let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     assert_eq!(report["overall"]["answerable"], 2, "{report}");
+    // The line is the file's, past comments and blank lines.
+    let text = std::fs::read_to_string(&missing).unwrap();
+    std::fs::write(&missing, format!("// questions from support tickets\n\n{text}")).unwrap();
+    let run = docent(&["eval", idx_s, missing.to_str().unwrap(), "--mode", "lexical"]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("line 4: guide/blame.html#options"), "{stderr}");
 
     std::fs::write(&qs, "{\"question\": \"x\", \"gold\": \"not-a-list\"}\n").unwrap();
     let err = fails(&["eval", idx_s, qs.to_str().unwrap()]);
