@@ -499,6 +499,12 @@ pub fn calibrated_cosine(cos: f32, recipe: &EmbedRecipe) -> f32 {
 /// on any open set (BENCHMARKS.md §2.0.20).
 const CROSS_LANGUAGE_CREDIT: f32 = 0.1;
 
+/// Share of its weight the lexical list keeps in fusion for a question in another language than
+/// the docs when the model bridges languages. Picked on the tuning sets' non-English questions
+/// (python, git: MRR 0.18 / 0.38 at 1, 0.21 / 0.42 at 0.5, 0.21 / 0.46 at 0.25, 0.20 / 0.42 at
+/// 0), then scored on the validation and blind sets (BENCHMARKS.md §2.0.23).
+const CROSS_LANGUAGE_LEXICAL_WEIGHT: f32 = 0.25;
+
 /// A sort key of plain integers, compared as a tuple. Every ranking sort in docent-core and the
 /// widget sorts these with `sort_unstable`, so the wasm carries one sort instantiation instead
 /// of one per comparison closure.
@@ -861,6 +867,7 @@ impl Index {
         opts: &SearchOptions,
         top_k: usize,
         demote_release_notes: bool,
+        lexical_scale: f32,
     ) -> Vec<Hit> {
         struct Section {
             id: u32,
@@ -872,7 +879,10 @@ impl Index {
             chunks: Vec<(u32, usize, Option<f32>, Option<f32>)>,
         }
         let mut sections: Vec<Section> = Vec::new();
-        let lists = [(vec_list, true, opts.vector_weight), (lex_list, false, opts.lexical_weight)];
+        let lists = [
+            (vec_list, true, opts.vector_weight),
+            (lex_list, false, opts.lexical_weight * lexical_scale),
+        ];
         for (list, is_vector, weight) in lists {
             let (max, min) =
                 (list.first().map(|x| x.1).unwrap_or(0.0), list.last().map(|x| x.1).unwrap_or(0.0));
@@ -1062,7 +1072,12 @@ impl Index {
                 }
             }
         }
-        let mut fused = self.fuse_sections(&vec_list, &lex.ranked, opts, top_k, demote);
+        // Across languages the words a question shares with the docs are names and loanwords
+        // that land anywhere (a Chinese question matches the Chinese examples of the i18n
+        // guide): the vectors lead ([`CROSS_LANGUAGE_LEXICAL_WEIGHT`]).
+        let lexical_scale = if bridged { CROSS_LANGUAGE_LEXICAL_WEIGHT } else { 1.0 };
+        let mut fused =
+            self.fuse_sections(&vec_list, &lex.ranked, opts, top_k, demote, lexical_scale);
         let floor = opts.floor.or(self.header().relevance_floor).unwrap_or(DEFAULT_FLOOR);
         // A question in another language than the docs shares few words with them and sits far
         // from them in an English embedding space whether or not they answer it: its confidence
@@ -1467,6 +1482,41 @@ mod tests {
         assert_eq!(ask(&minilm, &far, &[]).outcome(), Outcome::Uncertain);
         assert!(build("e5-passage").header().bridges_languages());
         assert!(!build("intfloat/e5-small-v2").header().bridges_languages());
+    }
+
+    #[test]
+    fn across_languages_the_vectors_lead_the_fusion() {
+        // The Spanish question shares one loanword with the docs: "sidebar". BM25 ranks the
+        // pages that repeat it (A, X, Y) above the one that answers (B), the vectors B first.
+        let chunks = pages_of(&[
+            "sidebar sidebar sidebar",
+            "sidebar sidebar notes",
+            "sidebar and some other words here",
+            "set hidden in the frontmatter to leave a page out of the sidebar navigation menu",
+        ]);
+        let vectors = vec![
+            vec![0.8, 0.0, 0.6, 0.0],
+            vec![0.7, 0.0, 0.0, 0.714],
+            vec![0.9, 0.436, 0.0, 0.0],
+            vec![1.0, 0.0, 0.0, 0.0],
+        ];
+        let build = |model: &str| {
+            let header = IndexHeader { model: model.into(), dims: 4, ..IndexHeader::default() };
+            Index::from_bytes(write_index(&header, &chunks, Some(&vectors)).unwrap()).unwrap()
+        };
+        let first = |index: &Index, text: &str| {
+            let q = Query { text, vector: Some(&[1.0, 0.0, 0.0, 0.0]), ..Default::default() };
+            let r = index.search(&q, &SearchOptions::default());
+            index.url_of(r.hits[0].chunk as usize).to_string()
+        };
+        let spanish = "¿Cómo oculto una página del sidebar?";
+        // A model that bridges languages: its vectors lead for a question in another language.
+        assert_eq!(first(&build("intfloat/multilingual-e5-small"), spanish), "p3.html");
+        // An English-only model's vectors mean little across languages: both lists count.
+        assert_eq!(first(&build("sentence-transformers/all-MiniLM-L6-v2"), spanish), "p0.html");
+        // A question in the docs' language is fused as always.
+        let english = "sidebar";
+        assert_eq!(first(&build("intfloat/multilingual-e5-small"), english), "p0.html");
     }
 
     #[test]
