@@ -24,7 +24,8 @@
 //! `dimensions`, default 384; `encoding_format: "base64"` supported). With a model whose name
 //! contains `bow`, a text's vector is instead the normalised sum of its lowercased words'
 //! hash vectors: texts that share words lie close, so it has clusters like a real model's
-//! (benchmarks of vector search structures; still no semantics). `POST /v1/moderations`
+//! (benchmarks of vector search structures; still no semantics); an input containing `EMBED500`
+//! gets HTTP 500 with an OpenAI error body (an embedding provider failing). `POST /v1/moderations`
 //! flags any input containing `FLAGME`.
 //!
 //! With `stamp` (`--stamp`, for benchmarks), every streamed chunk also carries
@@ -666,6 +667,14 @@ async fn embeddings(
             None,
         );
     };
+    if inputs.iter().any(|t| t.contains("EMBED500")) {
+        return openai_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "The server had an error while processing your request.",
+            "server_error",
+            None,
+        );
+    }
     let dims = parsed.get("dimensions").and_then(Value::as_u64).unwrap_or(384) as usize;
     if dims == 0 || dims > 8192 {
         return openai_error(

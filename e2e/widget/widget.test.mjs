@@ -812,6 +812,33 @@ test('a proxy that embeds no questions still answers an index with vectors, by i
   }
 });
 
+test('a failing embedding provider leaves the question searched by its words, answered', async (t) => {
+  const vec = process.env.DOCENT_E2E_VEC;
+  if (!process.env.DOCENT_E2E_VSPLIT_DIR || !vec) return t.skip('DOCENT_E2E_VSPLIT_DIR is not set');
+  // The upstream double answers /embeddings with 500 for EMBED500: the proxy says 502
+  // upstream_error, and the widget searches by words instead of failing the turn.
+  const warnings = [];
+  const onConsole = (m) => { if (m.type() === 'warning') warnings.push(m.text()); };
+  page.on('console', onConsole);
+  try {
+    const upstreamBefore = (await upstreamRequests()).length;
+    await page.goto(pageUrl({ index: '/vsplit/index.bin', proxy: vec, rewrite: 'off' }));
+    await openWidget();
+    await ask('EMBED500 How do I turn on the answer cache?');
+    const turn = await lastTurnSettled();
+    assert.equal(await turn.locator(tid('docent-error')).count(), 0, await turn.innerText());
+    assert.ok(await turn.locator(`${tid('docent-answer')} a.docent-cite`).count() > 0, 'cited');
+    const reqs = (await upstreamRequests()).slice(upstreamBefore);
+    assert.ok(reqs.some((r) => r.path.endsWith('/embeddings')), 'the proxy tried to embed it');
+    const chat = reqs.filter((r) => r.path.endsWith('/chat/completions') && r.body && r.body.stream);
+    assert.ok(chat.length > 0, 'and the answer was still asked for');
+    assert.match(lastUserText(chat[chat.length - 1]), /^\[1\] [^\n]*#[^)\n]*cache/im, 'with the cache sections its words found');
+    assert.ok(warnings.some((w) => /searching by words, the question was not embedded/.test(w)), warnings.join('\n'));
+  } finally {
+    page.off('console', onConsole);
+  }
+});
+
 test('a shard from another build is refused with a reload message, never answered from', async (t) => {
   if (!process.env.DOCENT_E2E_SPLIT_DIR) return t.skip('DOCENT_E2E_SPLIT_DIR is not set');
   await page.goto(pageUrl({ index: '/split-bad/index.bin' }));

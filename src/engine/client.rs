@@ -72,13 +72,20 @@ fn is(err: &NetError, codes: &[ErrorCode]) -> bool {
     err.code().and_then(ErrorCode::parse).is_some_and(|c| codes.contains(&c))
 }
 
-/// A rewrite failure that ends the turn (the rest only skip the rewrite): the reader must wait,
-/// rephrase, or cannot use the service from this site.
-pub(super) fn rewrite_error_is_fatal(err: &NetError) -> bool {
+/// A failure of a step before the answer (the rewrite, the question's embedding) that ends the
+/// turn: the reader must wait, rephrase, or cannot use the service from this site, or the proxy
+/// embeds with another model than the index's. The rest only skip the step: no rewrite, or the
+/// question searched by its words, as with no proxy.
+pub(super) fn ends_the_turn(err: &NetError) -> bool {
     matches!(err, NetError::Http { .. })
         && is(
             err,
-            &[ErrorCode::RateLimited, ErrorCode::ContentFlagged, ErrorCode::OriginNotAllowed],
+            &[
+                ErrorCode::RateLimited,
+                ErrorCode::ContentFlagged,
+                ErrorCode::OriginNotAllowed,
+                ErrorCode::EmbeddingModelMismatch,
+            ],
         )
 }
 
@@ -451,12 +458,16 @@ mod tests {
     }
 
     #[test]
-    fn only_some_rewrite_errors_end_the_turn() {
-        assert!(rewrite_error_is_fatal(&http(429, "rate_limited")));
-        assert!(rewrite_error_is_fatal(&http(400, "content_flagged")));
-        assert!(rewrite_error_is_fatal(&http(403, "origin_not_allowed")));
-        assert!(!rewrite_error_is_fatal(&http(502, "upstream_error")));
-        assert!(!rewrite_error_is_fatal(&NetError::BadResponse("x".into())));
+    fn only_some_errors_before_the_answer_end_the_turn() {
+        assert!(ends_the_turn(&http(429, "rate_limited")));
+        assert!(ends_the_turn(&http(400, "content_flagged")));
+        assert!(ends_the_turn(&http(403, "origin_not_allowed")));
+        assert!(ends_the_turn(&http(400, "embedding_model_mismatch")));
+        // The rest skip the step: a failing embedding provider leaves the words to search by.
+        assert!(!ends_the_turn(&http(502, "upstream_error")));
+        assert!(!ends_the_turn(&http(504, "upstream_timeout")));
+        assert!(!ends_the_turn(&http(500, "http_500")));
+        assert!(!ends_the_turn(&NetError::BadResponse("x".into())));
         assert!(is_no_chat_model(&http(503, "no_chat_model")));
         assert!(!is_no_chat_model(&http(503, "limits_unavailable")));
     }

@@ -313,7 +313,7 @@ impl Engine {
                 Err(NetError::Aborted) => return Err(Fail::new(STOPPED)),
                 Err(e) if e.is_unreachable() => offline_reason = Some(describe(&e).0),
                 Err(e) if client::is_no_chat_model(&e) => self.chat_unavailable.set(true),
-                Err(e) if client::rewrite_error_is_fatal(&e) => {
+                Err(e) if client::ends_the_turn(&e) => {
                     let (message, retry_after) = describe(&e);
                     return Err(Fail { message, retry_after });
                 }
@@ -341,10 +341,16 @@ impl Engine {
                     web_sys::console::warn_1(&"docent: the proxy embeds no questions ([serve.embeddings]); searching by words".into());
                     self.embeddings_unavailable.set(true);
                 }
-                Err(e) => {
+                Err(e) if client::ends_the_turn(&e) => {
                     let (message, retry_after) = describe(&e);
                     return Err(Fail { message, retry_after });
                 }
+                // The embedding provider failed (or sent something unusable): this question is
+                // searched by its words, and the answer still comes.
+                Err(e) => web_sys::console::warn_1(
+                    &format!("docent: searching by words, the question was not embedded: {e}")
+                        .into(),
+                ),
             }
         }
         // A split index fetches the postings of the question's terms first, and at once the
