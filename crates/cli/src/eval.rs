@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use clap::Args;
 use docent_core::model::{IndexHeader, Quantization};
-use docent_core::search::{Outcome, SearchOptions, DECLINE_SHARE};
+use docent_core::search::{Fusion, Outcome, SearchOptions, DECLINE_SHARE};
 use docent_core::Index;
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +39,13 @@ pub struct Tuning {
     /// Reciprocal rank fusion constant k (default: the built-in one).
     #[arg(long, value_name = "K", hide = true)]
     pub rrf_k: Option<f32>,
+    /// Share of the min-max normalised scores added to reciprocal rank fusion (default: the
+    /// built-in one; 0 = plain RRF).
+    #[arg(long, value_name = "S", hide = true)]
+    pub score_share: Option<f32>,
+    /// Fuse by min-max normalised scores (weighted sum) instead of reciprocal ranks.
+    #[arg(long, hide = true, conflicts_with_all = ["rrf_k", "score_share"])]
+    pub weighted_fusion: bool,
     /// Weight of the vector list in fusion.
     #[arg(long, value_name = "W", hide = true)]
     pub vector_weight: Option<f32>,
@@ -412,8 +419,12 @@ pub fn evaluate(
         nprobe: tuning.nprobe,
         ..SearchOptions::default()
     };
-    if let Some(k) = tuning.rrf_k {
-        opts.fusion = docent_core::search::Fusion::Rrf { k };
+    if let Fusion::Rrf { k, score_share } = &mut opts.fusion {
+        *k = tuning.rrf_k.unwrap_or(*k);
+        *score_share = tuning.score_share.unwrap_or(*score_share);
+    }
+    if tuning.weighted_fusion {
+        opts.fusion = Fusion::Weighted;
     }
     if let Some(w) = tuning.vector_weight {
         opts.vector_weight = w;

@@ -19,15 +19,20 @@ pub enum Mode {
 /// How the two ranked lists are combined.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Fusion {
-    /// Reciprocal rank fusion: sum of weight / (k + rank).
-    Rrf { k: f32 },
+    /// Reciprocal rank fusion with a share of the scores: for each list, weight / (k + rank) +
+    /// weight × `score_share` / (k + 1) × the section's score in that list, min-max normalised
+    /// over the list. With `score_share` 0 it is plain RRF; with 1 a section a list puts well
+    /// ahead of the rest keeps up to one first place more than its rank alone gives it, so one
+    /// list's clear first is not lost to sections both lists put fourth or fifth
+    /// (BENCHMARKS.md §2.0.24).
+    Rrf { k: f32, score_share: f32 },
     /// Weighted sum of min-max normalised scores.
     Weighted,
 }
 
 impl Default for Fusion {
     fn default() -> Self {
-        Fusion::Rrf { k: 60.0 }
+        Fusion::Rrf { k: 60.0, score_share: 1.0 }
     }
 }
 
@@ -100,6 +105,11 @@ impl Default for SearchOptions {
             pool: None,
         }
     }
+}
+
+/// Chunks each retriever hands to fusion for `top_k` hits ([`SearchOptions::pool`]).
+fn pool_of(opts: &SearchOptions, top_k: usize) -> usize {
+    opts.pool.unwrap_or_else(|| pool_size(top_k)).max(top_k)
 }
 
 /// What the caller asks.
@@ -884,8 +894,10 @@ impl Index {
             (lex_list, false, opts.lexical_weight * lexical_scale),
         ];
         for (list, is_vector, weight) in lists {
-            let (max, min) =
-                (list.first().map(|x| x.1).unwrap_or(0.0), list.last().map(|x| x.1).unwrap_or(0.0));
+            // BM25 scores every chunk it did not list 0: a list shorter than the pool spans from 0.
+            let short = !is_vector && list.len() < pool_of(opts, top_k);
+            let max = list.first().map(|x| x.1).unwrap_or(0.0);
+            let min = if short { 0.0 } else { list.last().map(|x| x.1).unwrap_or(0.0) };
             let mut section_rank = 0usize;
             for (rank, &(chunk, score)) in list.iter().enumerate() {
                 let id = self.section_of(chunk as usize);
@@ -907,12 +919,14 @@ impl Index {
                     if is_vector { !sec.retrievers.vector } else { !sec.retrievers.lexical };
                 if first_in_list {
                     section_rank += 1;
-                    sec.score += match opts.fusion {
-                        Fusion::Rrf { k } => weight / (k + section_rank as f32),
-                        Fusion::Weighted => {
-                            weight * if max > min { (score - min) / (max - min) } else { 1.0 }
-                        }
-                    };
+                    let norm = if max > min { (score - min) / (max - min) } else { 1.0 };
+                    sec.score += weight
+                        * match opts.fusion {
+                            Fusion::Rrf { k, score_share } => {
+                                1.0 / (k + section_rank as f32) + score_share * norm / (k + 1.0)
+                            }
+                            Fusion::Weighted => norm,
+                        };
                     if is_vector {
                         sec.retrievers.vector = true;
                     } else {
@@ -926,7 +940,7 @@ impl Index {
                     sec.extra[!is_vector as usize] += 1;
                     sec.score += opts.section_bonus
                         * match opts.fusion {
-                            Fusion::Rrf { k } => weight / (k + (rank + 1) as f32),
+                            Fusion::Rrf { k, .. } => weight / (k + (rank + 1) as f32),
                             Fusion::Weighted => {
                                 weight * if max > min { (score - min) / (max - min) } else { 1.0 }
                             }
@@ -1009,7 +1023,7 @@ impl Index {
     /// Search the index. See [`SearchOptions`].
     pub fn search(&self, query: &Query<'_>, opts: &SearchOptions) -> SearchResult {
         let top_k = opts.top_k.max(1);
-        let pool = opts.pool.unwrap_or_else(|| pool_size(top_k)).max(top_k);
+        let pool = pool_of(opts, top_k);
         let mask = self.allowed_mask(opts);
         let mask = mask.as_deref();
         let has_vectors = self.dims() > 0 && query.vector.is_some_and(|v| v.len() == self.dims());
@@ -1487,17 +1501,18 @@ mod tests {
     #[test]
     fn across_languages_the_vectors_lead_the_fusion() {
         // The Spanish question shares one loanword with the docs: "sidebar". BM25 ranks the
-        // pages that repeat it (A, X, Y) above the one that answers (B), the vectors B first.
+        // pages that repeat it (A, X, Y); the one that answers (B) does not use it, and the
+        // vectors put it first.
         let chunks = pages_of(&[
             "sidebar sidebar sidebar",
             "sidebar sidebar notes",
             "sidebar and some other words here",
-            "set hidden in the frontmatter to leave a page out of the sidebar navigation menu",
+            "set hidden in the frontmatter to leave a page out of the navigation menu",
         ]);
         let vectors = vec![
             vec![0.8, 0.0, 0.6, 0.0],
             vec![0.7, 0.0, 0.0, 0.714],
-            vec![0.9, 0.436, 0.0, 0.0],
+            vec![0.75, 0.661, 0.0, 0.0],
             vec![1.0, 0.0, 0.0, 0.0],
         ];
         let build = |model: &str| {
@@ -1517,6 +1532,26 @@ mod tests {
         // A question in the docs' language is fused as always.
         let english = "sidebar";
         assert_eq!(first(&build("intfloat/multilingual-e5-small"), english), "p0.html");
+    }
+
+    #[test]
+    fn a_clear_first_in_one_list_is_not_lost_to_near_ties_in_both() {
+        // Sections 0..5 (A B C D E). BM25 puts A far ahead of the rest; the vectors put B, C and
+        // D a little ahead of A. By ranks alone B and C, fourth at worst in both lists, pass A.
+        let index = idx(&[("", "a"), ("", "b"), ("", "c"), ("", "d"), ("", "e")], None);
+        let (a, b, c, d, e) = (0u32, 1u32, 2u32, 3u32, 4u32);
+        let vector = [(b, 0.90), (c, 0.88), (d, 0.86), (a, 0.80), (e, 0.20)];
+        let lexical = [(a, 20.0), (c, 4.0), (b, 3.5), (d, 3.0), (e, 1.0)];
+        let first = |score_share| {
+            let opts = SearchOptions {
+                fusion: Fusion::Rrf { k: 60.0, score_share },
+                ..SearchOptions::default()
+            };
+            index.fuse_sections(&vector, &lexical, &opts, 5, false, 1.0)[0].section
+        };
+        assert_eq!(first(0.0), b, "plain RRF");
+        assert_eq!(first(1.0), a, "with the scores' share");
+        assert_eq!(SearchOptions::default().fusion, Fusion::Rrf { k: 60.0, score_share: 1.0 });
     }
 
     #[test]
