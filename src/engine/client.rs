@@ -468,6 +468,8 @@ mod tests {
         assert!(!ends_the_turn(&http(504, "upstream_timeout")));
         assert!(!ends_the_turn(&http(500, "http_500")));
         assert!(!ends_the_turn(&NetError::BadResponse("x".into())));
+        // The proxy's own queue is full (the in-process model): not the asker's limit.
+        assert!(!ends_the_turn(&http(503, "server_busy")));
         assert!(is_no_chat_model(&http(503, "no_chat_model")));
         assert!(!is_no_chat_model(&http(503, "limits_unavailable")));
     }

@@ -58,6 +58,9 @@ pub enum ErrorCode {
     ContentFlagged,
     /// 429: too many requests or tokens (`Retry-After` says when to retry).
     RateLimited,
+    /// 503: the server's own work queue is full (the in-process embedding model); `Retry-After`
+    /// says when to retry. Not the asker's limit: the widget searches by words meanwhile.
+    ServerBusy,
     /// 413: the request body is over the limit.
     BodyTooLarge,
     /// 400: too many messages.
@@ -94,13 +97,14 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code.
-    pub const ALL: [ErrorCode; 22] = [
+    pub const ALL: [ErrorCode; 23] = [
         ErrorCode::NoChatModel,
         ErrorCode::NoEmbeddingModel,
         ErrorCode::NoModerationModel,
         ErrorCode::LimitsUnavailable,
         ErrorCode::ContentFlagged,
         ErrorCode::RateLimited,
+        ErrorCode::ServerBusy,
         ErrorCode::BodyTooLarge,
         ErrorCode::TooManyMessages,
         ErrorCode::InputTooLong,
@@ -129,6 +133,7 @@ impl ErrorCode {
             LimitsUnavailable => "limits_unavailable",
             ContentFlagged => "content_flagged",
             RateLimited => "rate_limited",
+            ServerBusy => "server_busy",
             BodyTooLarge => "body_too_large",
             TooManyMessages => "too_many_messages",
             InputTooLong => "input_too_long",

@@ -60,6 +60,13 @@ pub enum ApiError {
         /// What ran out (for the message).
         what: &'static str,
     },
+    /// 503 `server_busy`, with `Retry-After` seconds: this server's own queue is full.
+    Busy {
+        /// Seconds until a retry may succeed.
+        retry_after: u64,
+        /// What is queued (for the message).
+        what: &'static str,
+    },
     /// 413 `body_too_large`.
     BodyTooLarge {
         /// The configured limit.
@@ -149,6 +156,7 @@ impl ApiError {
             | EmbeddingModelMismatch { .. }
             | EmbeddingPromptMismatch { .. } => StatusCode::BAD_REQUEST,
             RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
             BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             OriginNotAllowed => StatusCode::FORBIDDEN,
             RequestTimeout => StatusCode::REQUEST_TIMEOUT,
@@ -170,6 +178,7 @@ impl ApiError {
             NoModerationModel => WireCode::NoModerationModel,
             ContentFlagged { .. } => WireCode::ContentFlagged,
             RateLimited { .. } => WireCode::RateLimited,
+            Busy { .. } => WireCode::ServerBusy,
             BodyTooLarge { .. } => WireCode::BodyTooLarge,
             TooManyMessages { .. } => WireCode::TooManyMessages,
             InputTooLong { .. } => WireCode::InputTooLong,
@@ -204,7 +213,9 @@ impl ApiError {
             }
             RateLimited { .. } => "rate_limit_error",
             OriginNotAllowed => "permission_error",
-            Upstream(_) | UpstreamTimeout(_) | ModerationFailed(_) | Internal => "server_error",
+            Upstream(_) | UpstreamTimeout(_) | ModerationFailed(_) | Busy { .. } | Internal => {
+                "server_error"
+            }
             NotFound => "not_found_error",
             _ => "invalid_request_error",
         }
@@ -220,6 +231,7 @@ impl ApiError {
             NoModerationModel => "no moderation provider is configured on this server; set [moderation] provider in docent.toml".into(),
             ContentFlagged { categories } => format!("the conversation was flagged by moderation ({}); rephrase the question", categories.join(", ")),
             RateLimited { retry_after, what } => format!("too many {what}; retry after {retry_after} s"),
+            Busy { retry_after, what } => format!("the server is busy: too many {what}; retry after {retry_after} s"),
             BodyTooLarge { limit } => format!("request body is larger than {limit} bytes; send fewer or shorter messages"),
             TooManyMessages { got, limit } => format!("{got} messages sent, at most {limit} allowed; drop older turns"),
             InputTooLong { got, limit } => format!("input is {got} tokens, at most {limit} allowed; send fewer sources or older turns"),
@@ -264,7 +276,9 @@ impl std::error::Error for ApiError {}
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut r = (self.status(), Json(self.body())).into_response();
-        if let ApiError::RateLimited { retry_after, .. } = &self {
+        if let ApiError::RateLimited { retry_after, .. } | ApiError::Busy { retry_after, .. } =
+            &self
+        {
             if let Ok(v) = HeaderValue::from_str(&retry_after.to_string()) {
                 r.headers_mut().insert("retry-after", v);
             }
@@ -291,6 +305,14 @@ mod tests {
         assert_eq!(e.status(), StatusCode::BAD_REQUEST);
         assert_eq!(e.body()["error"]["categories"][0], "violence");
         assert_eq!(e.body()["error"]["code"], "content_flagged");
+    }
+
+    #[test]
+    fn a_busy_server_says_503_server_busy_and_when_to_retry() {
+        let r = ApiError::Busy { retry_after: 1, what: "questions" }.into_response();
+        assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(r.headers()["retry-after"], "1");
+        assert_eq!(ApiError::Busy { retry_after: 1, what: "x" }.code(), "server_busy");
     }
 
     #[test]

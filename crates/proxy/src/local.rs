@@ -42,7 +42,7 @@ impl ComputeGate {
         }
     }
 
-    /// A slot to run in, waiting for one when all are busy; `RateLimited` (retry after 1 s)
+    /// A slot to run in, waiting for one when all are busy; `Busy` (503, retry after 1 s)
     /// when `max_waiting` requests already wait.
     pub async fn enter(&self) -> Result<SemaphorePermit<'_>, ApiError> {
         if let Ok(p) = self.running.try_acquire() {
@@ -50,7 +50,7 @@ impl ComputeGate {
         }
         if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.max_waiting {
             self.waiting.fetch_sub(1, Ordering::AcqRel);
-            return Err(ApiError::RateLimited {
+            return Err(ApiError::Busy {
                 retry_after: 1,
                 what: "questions being embedded at once",
             });
@@ -173,8 +173,8 @@ mod tests {
         }
         // ...the third is told to retry, at once.
         match gate.enter().await {
-            Err(ApiError::RateLimited { retry_after: 1, .. }) => {}
-            other => panic!("expected a 429, got {:?}", other.map(drop)),
+            Err(ApiError::Busy { retry_after: 1, .. }) => {}
+            other => panic!("expected a 503 server_busy, got {:?}", other.map(drop)),
         }
         // A freed slot lets the waiting ones through, in turn; none is left counted.
         drop(running);
