@@ -893,9 +893,10 @@ impl Index {
             (vec_list, true, opts.vector_weight),
             (lex_list, false, opts.lexical_weight * lexical_scale),
         ];
+        let pool = pool_of(opts, top_k);
         for (list, is_vector, weight) in lists {
             // BM25 scores every chunk it did not list 0: a list shorter than the pool spans from 0.
-            let short = !is_vector && list.len() < pool_of(opts, top_k);
+            let short = !is_vector && list.len() < pool;
             let max = list.first().map(|x| x.1).unwrap_or(0.0);
             let min = if short { 0.0 } else { list.last().map(|x| x.1).unwrap_or(0.0) };
             let mut section_rank = 0usize;
@@ -917,9 +918,9 @@ impl Index {
                 let sec = &mut sections[at];
                 let first_in_list =
                     if is_vector { !sec.retrievers.vector } else { !sec.retrievers.lexical };
+                let norm = if max > min { (score - min) / (max - min) } else { 1.0 };
                 if first_in_list {
                     section_rank += 1;
-                    let norm = if max > min { (score - min) / (max - min) } else { 1.0 };
                     sec.score += weight
                         * match opts.fusion {
                             Fusion::Rrf { k, score_share } => {
@@ -941,9 +942,7 @@ impl Index {
                     sec.score += opts.section_bonus
                         * match opts.fusion {
                             Fusion::Rrf { k, .. } => weight / (k + (rank + 1) as f32),
-                            Fusion::Weighted => {
-                                weight * if max > min { (score - min) / (max - min) } else { 1.0 }
-                            }
+                            Fusion::Weighted => weight * norm,
                         };
                 }
                 match sec.chunks.iter_mut().find(|c| c.0 == chunk) {

@@ -19,7 +19,7 @@ pub struct LocalEmbeddings {
 }
 
 /// Requests that may wait for the local model at once, beyond those it is running: more are
-/// turned away at once (429 with `Retry-After`) instead of queueing without bound. A question's
+/// turned away at once (503 `server_busy` with `Retry-After`) instead of queueing without bound. A question's
 /// embedding takes 13-34 ms on one core (BENCHMARKS.md §2.0.20), so a full queue drains in
 /// about a second on two cores.
 pub const MAX_WAITING: usize = 64;
