@@ -136,6 +136,8 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
     let ip = client_ip(peer, forwarded, &st.trusted);
     let origin =
         req.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(str::to_string);
+    // An Origin that is not visible ASCII is on no allowlist: refused, never read as absent.
+    let unreadable_origin = origin.is_none() && req.headers().contains_key(header::ORIGIN);
     let path = req.uri().path().to_string();
     let route = route_label(&path);
     let method = req.method().clone();
@@ -153,10 +155,12 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
         // clients are not browsers: /mcp needs no Origin even with require_origin.
         let origin_ok = match &origin {
             Some(o) => origin_allowed(&st.cfg, o),
+            None if unreadable_origin => false,
             None => !st.cfg.serve.require_origin || route == "/mcp",
         };
         let mut resp = if is_api && !origin_ok {
-            tracing::warn!(origin = origin.as_deref().unwrap_or("<none>"), "origin not allowed");
+            let shown = if unreadable_origin { "<unreadable>" } else { "<none>" };
+            tracing::warn!(origin = origin.as_deref().unwrap_or(shown), "origin not allowed");
             ApiError::OriginNotAllowed.into_response()
         } else if method == Method::OPTIONS && origin.is_some() {
             // CORS preflight.
@@ -245,15 +249,22 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
     .await
 }
 
-/// Read a request body up to `limit` bytes (413 `body_too_large` beyond).
-/// The request body, at most `max_body_bytes`, all of it within `body_timeout_ms` (a client
-/// trickling its body byte by byte gets 408 instead of holding the connection).
+/// The request body, at most `max_body_bytes` (413 `body_too_large` beyond), all of it within
+/// `body_timeout_ms` (a client trickling its body byte by byte gets 408 instead of holding the
+/// connection). A body that breaks off (bad chunked encoding, a reset) is 400, not 413.
 pub async fn read_body(st: &AppState, body: Body) -> Result<axum::body::Bytes, ApiError> {
     let limit = st.cfg.limits.max_body_bytes;
     let within = Duration::from_millis(st.cfg.serve.body_timeout_ms);
     match tokio::time::timeout(within, axum::body::to_bytes(body, limit)).await {
         Ok(Ok(b)) => Ok(b),
-        Ok(Err(_)) => Err(ApiError::BodyTooLarge { limit }),
+        Ok(Err(e)) => Err(if e.into_inner().is::<http_body_util::LengthLimitError>() {
+            ApiError::BodyTooLarge { limit }
+        } else {
+            ApiError::InvalidRequest(
+                "the request body could not be read (it broke off or its encoding is invalid)"
+                    .into(),
+            )
+        }),
         Err(_) => Err(ApiError::RequestTimeout),
     }
 }

@@ -243,7 +243,7 @@ pub fn replay(c: &Cached, id: &str, created: u64, include_usage: bool) -> String
             "id": id, "object": "chat.completion.chunk", "created": created, "model": c.model,
             "choices": [],
             "usage": {"prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens,
-                      "total_tokens": c.prompt_tokens + c.completion_tokens},
+                      "total_tokens": c.prompt_tokens.saturating_add(c.completion_tokens)},
         }));
     }
     out.push_str("data: [DONE]\n\n");
@@ -291,6 +291,21 @@ mod tests {
         }
         assert_eq!(text, c.content);
         assert!(s.contains("\"total_tokens\":15"));
+    }
+
+    #[test]
+    fn a_replay_of_usage_counts_too_large_to_add_up_does_not_panic() {
+        // The cached usage is the upstream's: bogus counts summed into `total_tokens`
+        // overflowed (a panic in debug builds) on every hit of that answer.
+        let c = Cached {
+            content: "ok".into(),
+            prompt_tokens: u64::MAX,
+            completion_tokens: 7,
+            model: "m".into(),
+        };
+        let s = replay(&c, "chatcmpl-x", 1, true);
+        assert!(s.contains(&format!("\"total_tokens\":{}", u64::MAX)), "{s}");
+        assert!(s.ends_with("data: [DONE]\n\n"));
     }
 
     #[tokio::test]

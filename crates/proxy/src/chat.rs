@@ -381,7 +381,8 @@ pub async fn chat(
     if let (Some(key), Some(cache)) = (&cache_key, &st.cache) {
         if let Some(hit) = cache.get(key).await {
             st.metrics.cache_result(true);
-            st.metrics.cache_tokens_saved(hit.prompt_tokens + hit.completion_tokens);
+            // The upstream's counts, kept with the answer: a sum past u64 saturates.
+            st.metrics.cache_tokens_saved(hit.prompt_tokens.saturating_add(hit.completion_tokens));
             let include_usage = req.stream_options.as_ref().is_some_and(|o| o.include_usage);
             let id = format!("chatcmpl-cached-{rid}");
             let body =

@@ -148,15 +148,22 @@ pub async fn embeddings(
                 )
                 .await
                 .map_err(refund)?;
-            let mut v: Value = serde_json::from_slice(&bytes).map_err(|_| {
-                refund(ApiError::Upstream(
-                    "the embeddings provider sent an unreadable answer".into(),
-                ))
-            })?;
+            // Only an embeddings answer (one vector per input, no error) is passed on: a 200
+            // that is an error object or anything else goes to the (redacted) log, never to
+            // the browser.
+            let unusable = |why: &'static str| {
+                st.metrics.upstream_error("embeddings", "answer");
+                tracing::warn!(answer = %p.redact(&String::from_utf8_lossy(&bytes)), why, "unusable embeddings answer");
+                refund(ApiError::Upstream(format!("the embeddings provider {why}")))
+            };
+            let Ok(mut v) = serde_json::from_slice::<Value>(&bytes) else {
+                return Err(unusable("sent an unreadable answer"));
+            };
             if v.get("data").and_then(Value::as_array).map(Vec::len) != Some(inputs.len()) {
-                return Err(refund(ApiError::Upstream(
-                    "the embeddings provider answered with the wrong number of vectors".into(),
-                )));
+                return Err(unusable("answered with the wrong number of vectors"));
+            }
+            if !is_embeddings(&v) {
+                return Err(unusable("sent an answer without vectors"));
             }
             // The widget compares these to the index header's model and query prompt.
             v["model"] = json!(ecfg.model);
@@ -171,11 +178,11 @@ pub async fn embeddings(
             let (vectors, tokens) = local.embed(&inputs, &st.metrics).await.map_err(refund)?;
             if let Some(d) = dimensions {
                 if vectors.first().map(Vec::len) != Some(d) {
-                    return Err(ApiError::InvalidRequest(format!(
+                    return Err(refund(ApiError::InvalidRequest(format!(
                         "this server's model \"{}\" has {} dimensions; it cannot produce {d}",
                         ecfg.model,
                         vectors.first().map(Vec::len).unwrap_or(0)
-                    )));
+                    ))));
                 }
             }
             st.metrics.tokens(tokens as u64, 0);
@@ -365,6 +372,18 @@ pub async fn healthz(State(st): State<Arc<AppState>>) -> Json<Value> {
 pub async fn metrics(State(st): State<Arc<AppState>>) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], st.metrics.render())
         .into_response()
+}
+
+/// Whether an embeddings answer holds only vectors: no (non-null) `error`, and every `data`
+/// item's `embedding` a non-empty array of numbers (`float`) or a non-empty string (`base64`).
+fn is_embeddings(v: &Value) -> bool {
+    let vector = |d: &Value| match d.get("embedding") {
+        Some(Value::Array(xs)) => !xs.is_empty() && xs.iter().all(Value::is_number),
+        Some(Value::String(s)) => !s.is_empty(),
+        _ => false,
+    };
+    v.get("error").is_none_or(Value::is_null)
+        && v.get("data").and_then(Value::as_array).is_some_and(|d| d.iter().all(vector))
 }
 
 /// The vector size OpenAI's embedding models give when no `dimensions` is sent. The widget

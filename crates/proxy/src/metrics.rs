@@ -150,7 +150,8 @@ impl Metrics {
     /// name and label set is written once).
     fn inc(&self, name: &'static str, pairs: &[(&str, &str)], n: u64) {
         let mut c = self.counters.lock().unwrap_or_else(|e| e.into_inner());
-        *c.entry((name, labels(pairs))).or_insert(0) += n;
+        let v = c.entry((name, labels(pairs))).or_insert(0);
+        *v = v.saturating_add(n);
     }
 
     /// Observe a duration in a histogram.

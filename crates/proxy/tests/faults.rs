@@ -1529,3 +1529,91 @@ async fn an_embeddings_answer_far_larger_than_its_vectors_can_be_is_refused() {
     assert_eq!(r.status(), StatusCode::BAD_GATEWAY);
     assert_eq!(body_json(r).await["error"]["code"], "upstream_error");
 }
+
+// ---------------------------------------------------------------- client and upstream bodies
+
+#[tokio::test]
+async fn a_request_body_that_breaks_off_is_400_not_413() {
+    // Any error reading the body (a client reset, invalid chunked encoding) was answered
+    // 413 body_too_large, "larger than 20000 bytes", for a body of a few bytes.
+    let up = fault_upstream(healthy).await;
+    let a = app(Arc::new(config(up.addr)));
+    let parts: Vec<Result<axum::body::Bytes, std::io::Error>> = vec![
+        Ok(axum::body::Bytes::from_static(b"{\"messages\": [")),
+        Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "bad chunk")),
+    ];
+    let mut r = Request::post("/v1/chat/completions")
+        .header("content-type", "application/json")
+        .body(Body::from_stream(futures::stream::iter(parts)))
+        .unwrap();
+    r.extensions_mut().insert(ConnectInfo("198.51.100.7:5000".parse::<SocketAddr>().unwrap()));
+    let r = a.oneshot(r).await.unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(body_json(r).await["error"]["code"], "invalid_request");
+    // Over the limit is still 413.
+    let big = chat_body(&"x".repeat(30_000), false);
+    let r =
+        app(Arc::new(config(up.addr))).oneshot(post("/v1/chat/completions", &big)).await.unwrap();
+    assert_eq!(r.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(up.chat_calls(), 0);
+}
+
+#[tokio::test]
+async fn an_origin_header_that_is_not_text_is_refused_like_a_foreign_origin() {
+    // An Origin with bytes outside visible ASCII was read as no Origin at all, so it passed
+    // the allowlist (and got past require_origin's twin check) instead of a 403.
+    let up = fault_upstream(healthy).await;
+    let a = app(Arc::new(config(up.addr)));
+    let mut r = post("/v1/chat/completions", &chat_body("hi", false));
+    r.headers_mut().insert(
+        "origin",
+        axum::http::HeaderValue::from_bytes(b"https://docs.ex\xffample.com").unwrap(),
+    );
+    let r = a.oneshot(r).await.unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert_eq!(body_json(r).await["error"]["code"], "origin_not_allowed");
+    assert_eq!(up.chat_calls(), 0, "refused before any upstream call");
+}
+
+#[tokio::test]
+async fn an_embeddings_answer_without_vectors_never_reaches_the_client() {
+    // Only the number of `data` items was checked: a 200 whose items were error objects (or
+    // that carried an `error` beside its vectors) went to the browser verbatim, upstream text
+    // and all.
+    let up = fault_upstream(|req| {
+        let leak = "sk-proj-leakme123 at emb-1.corp.internal";
+        let v = [0.5, 0.25];
+        let q = req.body["input"][0].as_str().unwrap_or("");
+        let body = match q.split(' ').next().unwrap_or("") {
+            "items" => json!({"object": "list", "data": [{"object": "error", "message": leak}]}),
+            "beside" => json!({"data": [{"embedding": v}], "error": {"message": leak}}),
+            "strings" => json!({"data": [{"embedding": [leak]}]}),
+            _ => json!({"object": "list", "data": [{"object": "embedding", "index": 0, "embedding": v}]}),
+        };
+        vec![json_reply(200, &body, "")]
+    })
+    .await;
+    let mut cfg = config_with(
+        up.addr,
+        "max_retries = 0",
+        "\n[serve.embeddings]\nprovider = \"up\"\nmodel = \"test-embed\"\n",
+    );
+    cfg.limits.tokens_per_minute_per_ip = 4000;
+    cfg.limits.max_embedding_tokens = 1000;
+    cfg.limits.max_embedding_inputs = 1;
+    cfg.validate().unwrap();
+    let a = app(Arc::new(cfg));
+    // About 900 tokens a call against a 4,000-token bucket: each failure gives its charge back.
+    let pad = " word".repeat(900);
+    for bad in ["items", "beside", "strings", "items", "beside", "strings"] {
+        let body = json!({"input": [format!("{bad}{pad}")]});
+        let r = a.clone().oneshot(post("/v1/embeddings", &body)).await.unwrap();
+        assert_eq!(r.status(), StatusCode::BAD_GATEWAY, "{bad}");
+        let text = body_text(r).await;
+        assert!(text.contains("upstream_error"), "{bad}: {text}");
+        assert!(!text.contains("leakme") && !text.contains("corp.internal"), "{bad}: {text}");
+    }
+    let r = a.oneshot(post("/v1/embeddings", &json!({"input": ["fine"]}))).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(body_json(r).await["data"][0]["embedding"], json!([0.5, 0.25]));
+}
