@@ -75,6 +75,10 @@ pub struct IndexSection {
     pub embed_base_url: Option<String>,
     /// `openai`: NAME of the environment variable holding the API key.
     pub api_key_env: Option<String>,
+    /// `openai`: texts per embeddings request.
+    pub embed_batch_size: Option<usize>,
+    /// `openai`: seconds one embeddings request may take.
+    pub embed_timeout_secs: Option<u64>,
     /// Relevance floor to record in the index header (from `docent eval --calibrate`).
     pub floor: Option<f32>,
     /// Text put before every question before embedding (the model's query prompt).

@@ -136,6 +136,14 @@ pub struct IndexArgs {
     /// openai: NAME of the environment variable holding the API key (default OPENAI_API_KEY).
     #[arg(long, value_name = "VAR")]
     pub api_key_env: Option<String>,
+    /// Texts per embeddings request (openai: 1-2048; default 512, 32 for a server on this
+    /// machine) or per forward pass (local).
+    #[arg(long, value_name = "N")]
+    pub embed_batch_size: Option<usize>,
+    /// openai: seconds one embeddings request may take before it is retried (default 60, 300
+    /// for a server on this machine).
+    #[arg(long, value_name = "SECS")]
+    pub embed_timeout: Option<u64>,
     /// Relevance floor to record in the index (see `docent eval`).
     #[arg(long, value_name = "F")]
     pub floor: Option<f32>,
@@ -563,6 +571,14 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
         api_key_env: args.api_key_env.clone().or(section.api_key_env.clone()),
         dimensions: dims,
         offline: args.offline,
+        batch_size: args.embed_batch_size.or(section.embed_batch_size),
+        timeout: match args.embed_timeout.or(section.embed_timeout_secs) {
+            Some(0) => bail!(
+                "an embed timeout of 0 s (--embed-timeout, embed_timeout_secs) lets no request \
+                 finish: give the seconds one may take, e.g. 300"
+            ),
+            t => t.map(Duration::from_secs),
+        },
         ..EmbedOptions::default()
     };
     Ok(IndexSettings {

@@ -287,6 +287,14 @@ fn docent_toml_index_section_supplies_settings_and_rejects_typos() {
         .unwrap();
     let err = fails(&["index", "--config", cfg.to_str().unwrap()]);
     assert!(err.contains("base_ulr"), "{err}");
+    // The embeddings request settings are keys too, checked before anything is read.
+    std::fs::write(
+        &cfg,
+        "[index]\nsources = [\"x\"]\nout = \"o.idx\"\nembed_batch_size = 8\nembed_timeout_secs = 0\n",
+    )
+    .unwrap();
+    let err = fails(&["index", "--config", cfg.to_str().unwrap()]);
+    assert!(err.contains("embed_timeout_secs") && err.contains("e.g. 300"), "{err}");
 }
 
 /// An embedder that counts calls and inputs; vectors are a deterministic hash of the text.

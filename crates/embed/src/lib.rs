@@ -38,7 +38,10 @@ pub use local::{
     Pooling, DEFAULT_LOCAL_MODEL, MINILM_LOCAL_MODEL, MULTILINGUAL_LOCAL_MODEL,
     MULTILINGUAL_LOCAL_MODEL_Q4,
 };
-pub use openai::{EncodingFormat, OpenAiEmbedConfig, OpenAiEmbedder, DEFAULT_OPENAI_MODEL};
+pub use openai::{
+    EncodingFormat, OpenAiEmbedConfig, OpenAiEmbedder, DEFAULT_OPENAI_MODEL,
+    LOCAL_SERVER_BATCH_SIZE, LOCAL_SERVER_TIMEOUT,
+};
 
 /// What an embedder produces: recorded in the index header so that a query embedded with a
 /// different provider/model/dims can be refused.
@@ -166,7 +169,8 @@ pub enum EmbedError {
     /// The last attempt timed out.
     #[error(
         "the embeddings API at {url} did not answer within {timeout_ms} ms ({attempts} attempt(s)): \
-         raise the timeout, lower batch_size, or check the server's load"
+         raise the timeout (`docent index --embed-timeout SECS`), send fewer inputs per request \
+         (`--embed-batch-size N`), or check the server's load"
     )]
     Timeout {
         /// The request URL.
@@ -348,28 +352,7 @@ pub fn make_embedder(
 ) -> Result<Box<dyn Embedder>, EmbedError> {
     match provider.trim().to_ascii_lowercase().as_str() {
         "openai" => {
-            let mut cfg = OpenAiEmbedConfig {
-                model: model.unwrap_or(DEFAULT_OPENAI_MODEL).to_string(),
-                api_key_env: opts.api_key_env.clone(),
-                dimensions: opts.dimensions,
-                ..OpenAiEmbedConfig::default()
-            };
-            if let Some(url) = &opts.base_url {
-                cfg.base_url = url.clone();
-            }
-            if let Some(b) = opts.batch_size {
-                cfg.batch_size = b;
-            }
-            if let Some(c) = opts.concurrency {
-                cfg.concurrency = c;
-            }
-            if let Some(r) = opts.max_retries {
-                cfg.max_retries = r;
-            }
-            if let Some(t) = opts.timeout {
-                cfg.timeout = t;
-            }
-            cfg.input_type = opts.input_type.clone().filter(|t| !t.is_empty());
+            let cfg = openai_config(model, opts);
             Ok(with_prompt(Box::new(OpenAiEmbedder::new(cfg)?), opts.prompt.as_deref()))
         }
         "local" => {
@@ -389,6 +372,39 @@ pub fn make_embedder(
         "none" => Ok(Box::new(NoneEmbedder)),
         other => Err(EmbedError::UnknownProvider(other.to_string())),
     }
+}
+
+/// The `openai` provider's settings from `opts`: a server on this machine gets
+/// [`LOCAL_SERVER_BATCH_SIZE`] inputs per request and [`LOCAL_SERVER_TIMEOUT`] per request unless
+/// they are given.
+fn openai_config(model: Option<&str>, opts: &EmbedOptions) -> OpenAiEmbedConfig {
+    let mut cfg = OpenAiEmbedConfig {
+        model: model.unwrap_or(DEFAULT_OPENAI_MODEL).to_string(),
+        api_key_env: opts.api_key_env.clone(),
+        dimensions: opts.dimensions,
+        ..OpenAiEmbedConfig::default()
+    };
+    if let Some(url) = &opts.base_url {
+        cfg.base_url = url.clone();
+    }
+    if openai::is_loopback_url(&cfg.base_url) {
+        cfg.batch_size = openai::LOCAL_SERVER_BATCH_SIZE;
+        cfg.timeout = openai::LOCAL_SERVER_TIMEOUT;
+    }
+    if let Some(b) = opts.batch_size {
+        cfg.batch_size = b;
+    }
+    if let Some(c) = opts.concurrency {
+        cfg.concurrency = c;
+    }
+    if let Some(r) = opts.max_retries {
+        cfg.max_retries = r;
+    }
+    if let Some(t) = opts.timeout {
+        cfg.timeout = t;
+    }
+    cfg.input_type = opts.input_type.clone().filter(|t| !t.is_empty());
+    cfg
 }
 
 /// `inner`, putting `prompt` before every input (unchanged when the prompt is empty).

