@@ -492,6 +492,26 @@ fn a_hostile_answer_far_past_the_cap_is_not_parsed_to_its_end() {
 }
 
 #[test]
+fn quotes_and_lists_nested_a_hundred_thousand_deep_render_quickly_and_shallow() {
+    // pulldown-cmark matches every open container again on each following line: one line
+    // opening 64 000 quotes or lists, then 64 000 plain lines, took minutes to render (and the
+    // widget renders again for every streamed chunk). Markers past column 128 are text now.
+    for opener in ["> ", "- ", "1. ", "> - "] {
+        let md = format!("{}a\n{}", opener.repeat(64_000 / opener.len() * 2), "b\n".repeat(64_000));
+        let start = std::time::Instant::now();
+        let r = render_markdown(&md, &opts());
+        let took = start.elapsed();
+        assert_safe(opener, &r);
+        let depth = r.html.matches("<blockquote>").count() + r.html.matches("<li>").count();
+        assert!(depth <= 130, "{opener:?}: {depth} containers");
+        assert!(took < std::time::Duration::from_secs(5), "{opener:?}: {took:?}");
+    }
+    // Ordinary nesting is untouched, and so are the byte offsets of what follows.
+    let r = render_markdown("> > - a [1]\n>   b", &opts());
+    assert!(r.html.starts_with("<blockquote><blockquote><ul><li>a "), "{}", r.html);
+}
+
+#[test]
 fn an_unfinished_code_fence_mid_stream_renders_as_code() {
     let r = render_markdown("Try this:\n\n```python\nprint('hi')\nfor x in", &opts());
     assert_safe("fence", &r);

@@ -100,6 +100,9 @@ impl Block {
 
 /// Split answer Markdown into sentences (see the module docs). Never panics.
 pub fn split(md: &str) -> Vec<Sentence> {
+    // Nesting limited as the renderer limits it (same length, so ranges still hold).
+    let md = crate::render::limit_nesting(md);
+    let md = &*md;
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut out = Vec::new();
@@ -203,7 +206,10 @@ fn citations(text: &str, code: &[Range<usize>]) -> Vec<Cite> {
     let mut from = 0;
     while let Some((s, e, numbers)) = text.get(from..).and_then(find_citation) {
         let (s, e) = (from + s, from + e);
-        if code.iter().any(|r| r.start < e && s < r.end) {
+        // The first code span ending after `s` (they are sorted and disjoint): a scan of all of
+        // them per citation was quadratic in a block of thousands of each.
+        let k = code.partition_point(|r| r.end <= s);
+        if code.get(k).is_some_and(|r| r.start < e) {
             from = s + 1;
             continue;
         }
