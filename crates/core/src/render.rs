@@ -320,69 +320,35 @@ fn normalize_origin(o: &str) -> String {
     o.trim().trim_end_matches('/').to_ascii_lowercase()
 }
 
-/// The column past which a line's block quote or list marker is read as text
+/// Quote and list marker characters a line may open with before the next is read as text
 /// ([`limit_nesting`]).
-const MAX_MARKER_COLUMN: usize = 128;
+const MAX_MARKERS: usize = 128;
 
-/// `md` with every block quote marker (`>`) and list marker (`-`, `*`, `+`, `1.`, `1)`) that
-/// starts past [`MAX_MARKER_COLUMN`] of its line's opening run of markers and spaces turned into
-/// text (its first byte becomes a backslash), so no container is nested deeper than that.
-/// pulldown-cmark matches every open container again on each following line, so one line
-/// opening 100 000 quotes or lists followed by as many plain lines took minutes. The length
-/// stays the same, so byte offsets into the answer (marks, sentence ranges) still hold.
+/// `md` with the quote and list marker characters (`>`, `-`, `*`, `+`, and a number's `.` or
+/// `)`) that open a line, past the first [`MAX_MARKERS`] of them, read as text (the first one
+/// past becomes a backslash, which no parser reads as a marker), so no container is nested
+/// deeper than that. pulldown-cmark matches every open container again on each following
+/// line, so one line opening 100 000 quotes or lists followed by as many plain lines took
+/// minutes. The length stays the same, so byte offsets into the answer (marks, sentence
+/// ranges) still hold.
 pub(crate) fn limit_nesting(md: &str) -> std::borrow::Cow<'_, str> {
-    let b = md.as_bytes();
     let mut out: Option<Vec<u8>> = None;
-    let mut i = 0;
-    while i < b.len() {
-        // At the start of a line: walk its markers and spaces, counting columns as CommonMark
-        // does (a tab goes to the next multiple of 4).
-        let mut col = 0;
-        let mut j = i;
-        loop {
-            match b.get(j) {
-                Some(b' ') => col += 1,
-                Some(b'\t') => col += 4 - col % 4,
-                _ => {
-                    let len = marker_len(&b[j..]);
-                    if len == 0 {
-                        break;
-                    }
-                    if col > MAX_MARKER_COLUMN {
-                        out.get_or_insert_with(|| b.to_vec())[j] = b'\\';
-                        break;
-                    }
-                    col += len;
-                    j += len - 1;
-                }
+    // Markers seen at the start of the current line; None once past its opening run.
+    let mut markers = Some(0);
+    for (i, &c) in md.as_bytes().iter().enumerate() {
+        markers = match (c, markers) {
+            (b'\n', _) => Some(0),
+            (b' ' | b'\t' | b'0'..=b'9', m) => m,
+            (b'>' | b'-' | b'*' | b'+' | b'.' | b')', Some(m)) if m < MAX_MARKERS => Some(m + 1),
+            (b'>' | b'-' | b'*' | b'+' | b'.' | b')', Some(_)) => {
+                out.get_or_insert_with(|| md.as_bytes().to_vec())[i] = b'\\';
+                None
             }
-            j += 1;
-        }
-        i = b[j..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| j + p + 1);
+            _ => None,
+        };
     }
-    match out {
-        // Only an ASCII byte was replaced, by another: still UTF-8.
-        Some(v) => String::from_utf8(v).map_or(std::borrow::Cow::Borrowed(md), Into::into),
-        None => std::borrow::Cow::Borrowed(md),
-    }
-}
-
-/// The length of the block quote or list marker at the start of `b`, or 0.
-fn marker_len(b: &[u8]) -> usize {
-    let ends = |k: usize| matches!(b.get(k), None | Some(b' ' | b'\t' | b'\n' | b'\r'));
-    match b.first() {
-        Some(b'>') => 1,
-        Some(b'-' | b'*' | b'+') if ends(1) => 1,
-        Some(c) if c.is_ascii_digit() => {
-            let digits = b.iter().take(10).take_while(|c| c.is_ascii_digit()).count();
-            if digits <= 9 && matches!(b.get(digits), Some(b'.' | b')')) && ends(digits + 1) {
-                digits + 1
-            } else {
-                0
-            }
-        }
-        _ => 0,
-    }
+    // Only ASCII bytes were replaced, by another: still UTF-8.
+    out.and_then(|v| String::from_utf8(v).ok()).map_or(std::borrow::Cow::Borrowed(md), Into::into)
 }
 
 /// Render model Markdown to safe HTML. See the module docs.

@@ -116,9 +116,11 @@ pub fn claims(s: &Sentence) -> Vec<Claim> {
     let mut out: Vec<Claim> = Vec::new();
     // The claims already made, for de-duplication: a scan of `out` per claim was quadratic, and
     // a hostile answer's one sentence of 30 000 distinct numbers froze the page for seconds.
-    let mut seen: HashSet<(ClaimKind, String), FxBuild> = HashSet::default();
-    let mut add = |kind, text: &str, fold| {
-        if !text.is_empty() && seen.insert((kind, text.to_string())) {
+    // Kept as 64-bit hashes in the set type the word check uses (one copy of its code in the
+    // wasm); two claims sharing a hash would check one of them, once in 2^64.
+    let mut seen = WordSet::default();
+    let mut add = |kind: ClaimKind, text: &str, fold| {
+        if !text.is_empty() && seen.insert(word_hash(text) ^ kind as u64) {
             out.push(Claim { kind, text: text.to_string(), fold });
         }
     };
