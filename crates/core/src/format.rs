@@ -442,13 +442,24 @@ fn align8(v: usize) -> usize {
 // ---------------------------------------------------------------------------------------------
 // Reading
 
+/// A malformed index: the detail for native readers (`docent inspect`, the CLI), one message in
+/// the widget, where the reader can only reload or the site rebuild (the detail strings would
+/// be bytes of every download).
+fn corrupt(detail: impl FnOnce() -> String) -> FormatError {
+    FormatError::Corrupt(if cfg!(target_arch = "wasm32") {
+        "the index file is malformed; rebuild it with `docent index`".into()
+    } else {
+        detail()
+    })
+}
+
 /// Every way a `Center` section can be wrong, in one message.
 fn bad_center() -> FormatError {
-    FormatError::Corrupt(
+    corrupt(|| {
         "the mean vector section is invalid (it needs format version 4, packed vectors and \
          dims finite floats)"
-            .into(),
-    )
+            .into()
+    })
 }
 
 #[inline]
@@ -499,12 +510,12 @@ impl StrList {
         };
         let blob = &bytes[list.blob..list.blob + list.blob_len];
         let text = std::str::from_utf8(blob)
-            .map_err(|_| FormatError::Corrupt(format!("{what} are not valid UTF-8")))?;
+            .map_err(|_| corrupt(|| format!("{what} are not valid UTF-8")))?;
         let mut prev = 0usize;
         for i in 0..=count {
             let o = rd_u32(bytes, list.offsets + i * 4) as usize;
             if o < prev || o > list.blob_len || !text.is_char_boundary(o) || (i == 0 && o != 0) {
-                return Err(FormatError::Corrupt(format!("{what}: bad offset table")));
+                return Err(corrupt(|| format!("{what}: bad offset table")));
             }
             prev = o;
         }
@@ -656,9 +667,7 @@ fn records(
     what: &'static str,
 ) -> Result<(usize, usize), FormatError> {
     if !range.1.is_multiple_of(size) {
-        return Err(FormatError::Corrupt(format!(
-            "{what}: size is not a multiple of its record size"
-        )));
+        return Err(corrupt(|| format!("{what}: size is not a multiple of its record size")));
     }
     Ok((range.0, range.1 / size))
 }
@@ -688,7 +697,7 @@ impl OneFile {
         let (pages, page_count) = records(need(SectionKind::Pages)?, PAGE_RECORD, "pages")?;
         for p in 0..page_count {
             if !(0..3).all(|f| sid_ok(pages + p * PAGE_RECORD + f * 4)) {
-                return Err(FormatError::Corrupt("a page refers to a missing string".into()));
+                return Err(corrupt(|| "a page refers to a missing string".into()));
             }
         }
         let (crumbs, crumb_count) =
@@ -697,7 +706,7 @@ impl OneFile {
             let parent = rd_u32(bytes, crumbs + c * CRUMB_RECORD);
             if (parent != NO_NODE && parent as usize >= c) || !sid_ok(crumbs + c * CRUMB_RECORD + 4)
             {
-                return Err(FormatError::Corrupt("a breadcrumb node is malformed".into()));
+                return Err(corrupt(|| "a breadcrumb node is malformed".into()));
             }
         }
         let (places, place_count) = records(need(SectionKind::Places)?, PLACE_RECORD, "sections")?;
@@ -708,30 +717,28 @@ impl OneFile {
                 || !sid_ok(r + 4)
                 || (node != NO_NODE && node as usize >= crumb_count)
             {
-                return Err(FormatError::Corrupt(
-                    "a section refers to a missing page, string or breadcrumb".into(),
-                ));
+                return Err(corrupt(|| {
+                    "a section refers to a missing page, string or breadcrumb".into()
+                }));
             }
         }
         let (chunks, chunk_count) =
             records(need(SectionKind::Chunks)?, CHUNK_RECORD, "chunk records")?;
         if chunk_count != n {
-            return Err(FormatError::Corrupt("chunk records do not match the chunk count".into()));
+            return Err(corrupt(|| "chunk records do not match the chunk count".into()));
         }
         let text = need(SectionKind::Text)?;
         let text_str = std::str::from_utf8(&bytes[text.0..text.0 + text.1])
-            .map_err(|_| FormatError::Corrupt("chunk text is not valid UTF-8".into()))?;
+            .map_err(|_| corrupt(|| "chunk text is not valid UTF-8".into()))?;
         let mut prev_end = 0usize;
         for i in 0..n {
             let r = chunks + i * CHUNK_RECORD;
             if rd_u32(bytes, r) as usize >= place_count {
-                return Err(FormatError::Corrupt("a chunk refers to a missing section".into()));
+                return Err(corrupt(|| "a chunk refers to a missing section".into()));
             }
             let end = rd_u32(bytes, r + 4) as usize;
             if end < prev_end || !text_str.is_char_boundary(end) {
-                return Err(FormatError::Corrupt(
-                    "a chunk's text lies outside the text section".into(),
-                ));
+                return Err(corrupt(|| "a chunk's text lies outside the text section".into()));
             }
             prev_end = end;
         }
@@ -760,7 +767,7 @@ impl Index {
             return Err(FormatError::NewerVersion { found: version, supported: FORMAT_VERSION });
         }
         if version == 0 {
-            return Err(FormatError::Corrupt("format version 0".into()));
+            return Err(corrupt(|| "format version 0".into()));
         }
         if version < INT8_FORMAT_VERSION {
             return Err(FormatError::OlderVersion {
@@ -773,10 +780,9 @@ impl Index {
             return Err(FormatError::Truncated("file shorter than its recorded length"));
         }
         if (bytes.len() as u64) > total {
-            return Err(FormatError::Corrupt(format!(
-                "{} trailing bytes after the recorded length",
-                bytes.len() as u64 - total
-            )));
+            return Err(corrupt(|| {
+                format!("{} trailing bytes after the recorded length", bytes.len() as u64 - total)
+            }));
         }
         let body_len = bytes.len() - 8;
         let stored = rd_u64(&bytes, body_len);
@@ -796,24 +802,20 @@ impl Index {
             .filter(|&e| e <= body_len)
             .ok_or(FormatError::Truncated("header"))?;
         let header: IndexHeader = crate::header_json::read_header(&bytes[table_end..header_end])
-            .map_err(|e| FormatError::Corrupt(format!("header JSON: {e}")))?;
+            .map_err(|e| corrupt(|| format!("header JSON: {e}")))?;
         let mut sections = Vec::new();
         for i in 0..count {
             let at = FIXED_HEADER + i * SECTION_ENTRY;
             let kind = rd_u32(&bytes, at);
             let off = rd_u64(&bytes, at + 8);
             let len = rd_u64(&bytes, at + 16);
-            let end =
-                off.checked_add(len).ok_or(FormatError::Corrupt("section overflows".into()))?;
+            let end = off.checked_add(len).ok_or(corrupt(|| "section overflows".into()))?;
             if off < header_end as u64 || end > body_len as u64 {
-                return Err(FormatError::Corrupt(format!("section {kind} lies outside the file")));
+                return Err(corrupt(|| format!("section {kind} lies outside the file")));
             }
             if let Some(k) = SectionKind::from_u32(kind) {
                 if sections.iter().any(|(s, _, _)| *s == k) {
-                    return Err(FormatError::Corrupt(format!(
-                        "section {} appears twice",
-                        k.name()
-                    )));
+                    return Err(corrupt(|| format!("section {} appears twice", k.name())));
                 }
                 sections.push((k, off as usize, len as usize));
             }
@@ -821,7 +823,7 @@ impl Index {
         let find =
             |k: SectionKind| sections.iter().find(|(s, _, _)| *s == k).map(|&(_, o, l)| (o, l));
         let need = |k: SectionKind| {
-            find(k).ok_or_else(|| FormatError::Corrupt(format!("missing section: {}", k.name())))
+            find(k).ok_or_else(|| corrupt(|| format!("missing section: {}", k.name())))
         };
 
         let n = header.chunk_count as usize;
@@ -841,37 +843,38 @@ impl Index {
             || clustered != find(SectionKind::Clusters).is_some()
             || (clustered && (dims == 0 || in_entry.iter().any(|&k| find(k).is_some())))
         {
-            return Err(FormatError::Corrupt(
+            return Err(corrupt(|| {
                 "a split index entry is version 8 or 9, has a shard manifest and no chunk records"
-                    .into(),
-            ));
+                    .into()
+            }));
         }
         let layout =
             if split_entry { OneFile::default() } else { OneFile::parse(&bytes, n, need)? };
         let quantization = header.quantization;
         if version == INT8_FORMAT_VERSION && quantization != Quantization::Int8 {
-            return Err(FormatError::Corrupt(format!(
-                "a version 2 file cannot hold {} vectors",
-                quantization.name()
-            )));
+            return Err(corrupt(|| {
+                format!("a version 2 file cannot hold {} vectors", quantization.name())
+            }));
         }
         let vectors = if dims > 0 && !clustered {
             let v = need(SectionKind::Vectors)?;
             let s = need(SectionKind::Scales)?;
             let per = quantization.vector_bytes(dims);
             if Some(v.1) != n.checked_mul(per) || Some(s.1) != n.checked_mul(4) {
-                return Err(FormatError::Corrupt(format!(
-                    "vector section size does not match count × dims ({})",
-                    quantization.name()
-                )));
+                return Err(corrupt(|| {
+                    format!(
+                        "vector section size does not match count × dims ({})",
+                        quantization.name()
+                    )
+                }));
             }
             let packed = &bytes[v.0..v.0 + v.1];
             if quantization == Quantization::Int8 {
                 // Components are -127..=127 (symmetric quantisation); the SIMD kernels rely on it.
                 if packed.contains(&0x80) {
-                    return Err(FormatError::Corrupt(
-                        "a vector component is -128, outside the int8 range -127..=127".into(),
-                    ));
+                    return Err(corrupt(|| {
+                        "a vector component is -128, outside the int8 range -127..=127".into()
+                    }));
                 }
                 Some((Levels::InFile(v.0), s.0))
             } else {
@@ -883,10 +886,12 @@ impl Index {
                         dims,
                         &mut levels,
                     ) {
-                        return Err(FormatError::Corrupt(format!(
-                            "vector {i} holds a code outside the {} range",
-                            quantization.name()
-                        )));
+                        return Err(corrupt(|| {
+                            format!(
+                                "vector {i} holds a code outside the {} range",
+                                quantization.name()
+                            )
+                        }));
                     }
                 }
                 Some((Levels::Unpacked(levels), s.0))
@@ -932,9 +937,7 @@ impl Index {
         let split = if split_entry {
             let doclens = need(SectionKind::DocLens)?;
             if Some(doclens.1) != n.checked_mul(2) {
-                return Err(FormatError::Corrupt(
-                    "the chunk lengths do not match the chunk count".into(),
-                ));
+                return Err(corrupt(|| "the chunk lengths do not match the chunk count".into()));
             }
             // Two byte planes: every low byte, then every high byte.
             let lens = (0..n)
