@@ -43,21 +43,18 @@ pub struct Tuning {
     /// built-in one; 0 = plain RRF).
     #[arg(long, value_name = "S", hide = true)]
     pub score_share: Option<f32>,
-    /// Fuse by min-max normalised scores (weighted sum) instead of reciprocal ranks.
-    #[arg(long, hide = true, conflicts_with_all = ["rrf_k", "score_share"])]
-    pub weighted_fusion: bool,
     /// Weight of the vector list in fusion.
     #[arg(long, value_name = "W", hide = true)]
     pub vector_weight: Option<f32>,
     /// Weight of the lexical list in fusion.
     #[arg(long, value_name = "W", hide = true)]
     pub lexical_weight: Option<f32>,
-    /// Share of a section's next chunks' scores added to its best chunk's.
-    #[arg(long, value_name = "B", hide = true)]
-    pub section_bonus: Option<f32>,
     /// Weight of sections on release-notes pages (1 = no prior).
     #[arg(long, value_name = "W", hide = true)]
     pub release_notes_weight: Option<f32>,
+    /// Weight of outline sections (a heading whose text is only its sub-headings).
+    #[arg(long, value_name = "W", hide = true)]
+    pub outline_weight: Option<f32>,
     /// Chunks each retriever hands to fusion.
     #[arg(long, value_name = "N", hide = true)]
     pub pool: Option<usize>,
@@ -419,27 +416,23 @@ pub fn evaluate(
         nprobe: tuning.nprobe,
         ..SearchOptions::default()
     };
-    if let Fusion::Rrf { k, score_share } = &mut opts.fusion {
-        *k = tuning.rrf_k.unwrap_or(*k);
-        *score_share = tuning.score_share.unwrap_or(*score_share);
-    }
-    if tuning.weighted_fusion {
-        opts.fusion = Fusion::Weighted;
-    }
+    let Fusion::Rrf { k, score_share } = &mut opts.fusion;
+    *k = tuning.rrf_k.unwrap_or(*k);
+    *score_share = tuning.score_share.unwrap_or(*score_share);
     if let Some(w) = tuning.vector_weight {
         opts.vector_weight = w;
     }
     if let Some(w) = tuning.lexical_weight {
         opts.lexical_weight = w;
     }
-    if let Some(b) = tuning.section_bonus {
-        opts.section_bonus = b;
-    }
     if let Some(n) = tuning.pool {
         opts.pool = Some(n);
     }
     if let Some(w) = tuning.release_notes_weight {
         opts.release_notes_weight = w;
+    }
+    if let Some(w) = tuning.outline_weight {
+        opts.outline_weight = w;
     }
     let mut results = Vec::new();
     for (i, q) in questions.iter().enumerate() {

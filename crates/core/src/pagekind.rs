@@ -138,6 +138,29 @@ pub fn asks_about_changes(question: &str) -> bool {
 }
 
 /// Release-notes flags per page, computed on demand for the pages a search meets.
+/// Whether chunk `i` is an outline: a heading with no text of its own, whose indexed text is
+/// only the list of its sub-headings (`- Exclude a page`, `- Exclude part of a page`) that
+/// reading gives such headings ([`crate::source`]). Short and general, an outline sits near
+/// every question on its topic in a model's space and wins over the sub-section that answers.
+/// Read from the index: every line is `- ` and the heading of a later section of the page, in
+/// order. False when the text is not at hand (a split index's unattached shard).
+pub(crate) fn is_outline(index: &Index, i: usize) -> bool {
+    let c = index.chunk_ref(i);
+    let page = index.page_of(i);
+    // Reading lists the sub-headings in page order: each line names a later chunk's heading.
+    let mut j = i + 1;
+    c.text.split('\n').all(|line| {
+        let Some(heading) = line.strip_prefix("- ") else { return false };
+        while j < index.len() && index.page_of(j) == page {
+            j += 1;
+            if index.chunk_ref(j - 1).breadcrumb().last() == Some(&heading) {
+                return true;
+            }
+        }
+        false
+    })
+}
+
 pub(crate) struct PageKinds {
     known: Vec<(u32, bool)>,
 }
@@ -185,6 +208,37 @@ impl PageKinds {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_outline_is_a_heading_whose_text_lists_the_pages_later_headings() {
+        use crate::format::write_index;
+        use crate::model::{Chunk, IndexHeader};
+        let chunk = |url: &str, anchor: &str, crumbs: &[&str], text: &str| Chunk {
+            url: url.into(),
+            anchor: anchor.into(),
+            title: "Site Search".into(),
+            breadcrumb: crumbs.iter().map(|c| c.to_string()).collect(),
+            text: text.into(),
+            ..Default::default()
+        };
+        let hide = "Hide content in search results";
+        let chunks = vec![
+            chunk("s.html", "hide", &[hide], "- Exclude a page\n- Exclude part of a page"),
+            chunk("s.html", "page", &[hide, "Exclude a page"], "Add pagefind: false."),
+            chunk("s.html", "part", &[hide, "Exclude part of a page"], "Use data-pagefind-ignore."),
+            // A real list of the same words on another page is no outline: those are not its
+            // headings, nor is a list that names something else.
+            chunk("t.html", "list", &["Steps"], "- Exclude a page\n- Exclude part of a page"),
+            chunk("t.html", "more", &["Steps", "Exclude a page"], "More."),
+            chunk("t.html", "mixed", &["Tips"], "- Exclude a page\n- Restart the server"),
+        ];
+        let index = crate::format::Index::from_bytes(
+            write_index(&IndexHeader::default(), &chunks, None).unwrap(),
+        )
+        .unwrap();
+        let outlines: Vec<bool> = (0..chunks.len()).map(|i| is_outline(&index, i)).collect();
+        assert_eq!(outlines, [true, false, false, false, false, false]);
+    }
 
     #[test]
     fn versions_are_dotted_numbers_not_parts_of_words_or_section_numbers() {

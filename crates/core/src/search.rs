@@ -25,9 +25,8 @@ pub enum Fusion {
     /// ahead of the rest keeps up to one first place more than its rank alone gives it, so one
     /// list's clear first is not lost to sections both lists put fourth or fifth
     /// (BENCHMARKS.md §2.0.24).
+    /// (A weighted sum of the normalised scores alone lost R@10 on the validation sets, §2.0.24.)
     Rrf { k: f32, score_share: f32 },
-    /// Weighted sum of min-max normalised scores.
-    Weighted,
 }
 
 impl Default for Fusion {
@@ -60,13 +59,12 @@ pub struct SearchOptions {
     /// Weight of the conversation history (previous user turns) in retrieval, relative to the
     /// question (default 1.0: as much as the question, the best of 0.3-2 on the open eval sets).
     pub history_weight: f32,
-    /// A section scores as its best chunk does in each list, plus this share of what each of
-    /// its next [`SECTION_BONUS_CHUNKS`] chunks in that list would score on its own (0 = the
-    /// best chunk alone).
-    pub section_bonus: f32,
     /// Sections on release notes or changelog pages ([`crate::pagekind`]) score this share of
     /// their fused score, unless the question asks about versions or changes (1 = no prior).
     pub release_notes_weight: f32,
+    /// Outline sections (a heading whose text is only its sub-headings,
+    /// [`crate::pagekind::is_outline`]) score this share of their fused score (1 = as any).
+    pub outline_weight: f32,
     /// A split index with vectors by cluster ([`crate::split::vectors`]): score only the
     /// vectors of the `nprobe` clusters nearest the question (those attached), as the widget
     /// does after fetching them. `None` (the default) scores every attached vector: exact
@@ -81,13 +79,15 @@ pub fn pool_size(top_k: usize) -> usize {
     (top_k * 5).max(50)
 }
 
+/// Default [`SearchOptions::outline_weight`]: an outline keeps half its fused score, so the
+/// sub-section that answers goes before it, and it still comes up when nothing under it
+/// matches. 0.25 ranked the same on every set (BENCHMARKS.md §2.0.25).
+pub const OUTLINE_WEIGHT: f32 = 0.5;
+
 /// Default [`SearchOptions::release_notes_weight`]: chosen on python's corpus with its "What's
 /// New" pages added (any of 0.3–0.8 gave the same ranks there), checked on pg's with its
 /// release notes (BENCHMARKS.md §2.0.2).
 pub const RELEASE_NOTES_WEIGHT: f32 = 0.5;
-
-/// Further chunks of a section (per list) that earn [`SearchOptions::section_bonus`].
-pub const SECTION_BONUS_CHUNKS: usize = 2;
 
 impl Default for SearchOptions {
     fn default() -> Self {
@@ -101,8 +101,8 @@ impl Default for SearchOptions {
             url_prefix: None,
             floor: None,
             history_weight: 1.0,
-            section_bonus: 0.0,
             release_notes_weight: RELEASE_NOTES_WEIGHT,
+            outline_weight: OUTLINE_WEIGHT,
             nprobe: None,
             pool: None,
         }
@@ -661,8 +661,7 @@ impl Index {
                     ns.is_none_or(|ns| {
                         let own = self.namespace_of(i);
                         own == ns || own.is_empty()
-                    })
-                        && prefix.is_none_or(|p| self.url_of(i).starts_with(p))
+                    }) && prefix.is_none_or(|p| self.url_of(i).starts_with(p))
                 })
                 .collect(),
         )
@@ -888,8 +887,6 @@ impl Index {
             id: u32,
             score: f32,
             retrievers: Retriever,
-            /// Further chunks of it counted for the bonus, per list (vector, lexical).
-            extra: [usize; 2],
             /// (chunk, best rank of the chunk in either list, cosine, bm25)
             chunks: Vec<(u32, usize, Option<f32>, Option<f32>)>,
         }
@@ -914,7 +911,6 @@ impl Index {
                             id,
                             score: 0.0,
                             retrievers: Retriever::default(),
-                            extra: [0; 2],
                             chunks: Vec::new(),
                         });
                         sections.len() - 1
@@ -924,31 +920,18 @@ impl Index {
                 let first_in_list =
                     if is_vector { !sec.retrievers.vector } else { !sec.retrievers.lexical };
                 let norm = if max > min { (score - min) / (max - min) } else { 1.0 };
+                // A section counts once per list, at its best chunk (a bonus for its further
+                // chunks only lowered MRR, BENCHMARKS.md §2.0.2).
                 if first_in_list {
                     section_rank += 1;
-                    sec.score += weight
-                        * match opts.fusion {
-                            Fusion::Rrf { k, score_share } => {
-                                1.0 / (k + section_rank as f32) + score_share * norm / (k + 1.0)
-                            }
-                            Fusion::Weighted => norm,
-                        };
+                    let Fusion::Rrf { k, score_share } = opts.fusion;
+                    sec.score +=
+                        weight * (1.0 / (k + section_rank as f32) + score_share * norm / (k + 1.0));
                     if is_vector {
                         sec.retrievers.vector = true;
                     } else {
                         sec.retrievers.lexical = true;
                     }
-                } else if opts.section_bonus > 0.0
-                    && sec.extra[!is_vector as usize] < SECTION_BONUS_CHUNKS
-                {
-                    // Another chunk of a section this list already ranked: a small bonus, as if
-                    // it stood at its own rank.
-                    sec.extra[!is_vector as usize] += 1;
-                    sec.score += opts.section_bonus
-                        * match opts.fusion {
-                            Fusion::Rrf { k, .. } => weight / (k + (rank + 1) as f32),
-                            Fusion::Weighted => weight * norm,
-                        };
                 }
                 match sec.chunks.iter_mut().find(|c| c.0 == chunk) {
                     Some(c) => {
@@ -968,14 +951,16 @@ impl Index {
                 }
             }
         }
-        if demote_release_notes && opts.release_notes_weight != 1.0 {
-            let mut kinds = crate::pagekind::PageKinds::new();
-            for sec in sections.iter_mut() {
-                if let Some(c) = sec.chunks.first() {
-                    if kinds.release_notes(self, c.0 as usize) {
-                        sec.score *= opts.release_notes_weight;
-                    }
-                }
+        // Page kinds read from the index: release notes (for other questions) and outlines
+        // score a share of their fused score.
+        let mut kinds = crate::pagekind::PageKinds::new();
+        for sec in sections.iter_mut() {
+            let Some(&(c, ..)) = sec.chunks.first() else { continue };
+            if demote_release_notes && kinds.release_notes(self, c as usize) {
+                sec.score *= opts.release_notes_weight;
+            }
+            if crate::pagekind::is_outline(self, c as usize) {
+                sec.score *= opts.outline_weight;
             }
         }
         let order = best_first(sections.iter().map(|s| (s.score, s.id as usize)));
@@ -1821,6 +1806,37 @@ mod tests {
             &Default::default(),
         );
         assert_eq!(r.outcome(), Outcome::Uncertain, "{r:?}");
+    }
+
+    #[test]
+    fn an_outline_goes_after_the_sub_section_that_answers() {
+        let hide = "Hide content in search results";
+        let chunk = |anchor: &str, crumbs: &[&str], text: &str| Chunk {
+            url: "search.html".into(),
+            anchor: anchor.into(),
+            title: "Site search".into(),
+            breadcrumb: crumbs.iter().map(|c| c.to_string()).collect(),
+            text: text.into(),
+            ..Default::default()
+        };
+        let chunks = vec![
+            chunk("hide", &[hide], "- Exclude a page\n- Exclude part of a page"),
+            chunk("page", &[hide, "Exclude a page"], "Set pagefind: false in the frontmatter."),
+            chunk(
+                "part",
+                &[hide, "Exclude part of a page"],
+                "Mark the element with data-pagefind-ignore and its text is left out.",
+            ),
+        ];
+        let index = Index::from_bytes(write_index(&IndexHeader::default(), &chunks, None).unwrap())
+            .unwrap();
+        let first = |outline_weight: f32| {
+            let opts = SearchOptions { outline_weight, floor: Some(0.0), ..Default::default() };
+            let q = Query { text: "hide part of a page from search results", ..Default::default() };
+            index.search(&q, &opts).hits[0].chunk
+        };
+        assert_eq!(first(1.0), 0, "the outline, short and naming every word, leads unweighted");
+        assert_eq!(first(OUTLINE_WEIGHT), 2);
     }
 
     #[test]
