@@ -137,7 +137,6 @@ pub fn asks_about_changes(question: &str) -> bool {
     }) || words.first().is_some_and(|w| w.starts_with(['v', 'V']) && has_version(w))
 }
 
-/// Release-notes flags per page, computed on demand for the pages a search meets.
 /// Whether chunk `i` is an outline: a heading with no text of its own, whose indexed text is
 /// only the list of its sub-headings (`- Exclude a page`, `- Exclude part of a page`) that
 /// reading gives such headings ([`crate::source`]). Short and general, an outline sits near
@@ -161,6 +160,7 @@ pub(crate) fn is_outline(index: &Index, i: usize) -> bool {
     })
 }
 
+/// Release-notes flags per page, computed on demand for the pages a search meets.
 pub(crate) struct PageKinds {
     known: Vec<(u32, bool)>,
 }
