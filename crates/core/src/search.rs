@@ -46,7 +46,9 @@ pub struct SearchOptions {
     pub vector_weight: f32,
     /// Weight of the lexical list in fusion (default 1.0).
     pub lexical_weight: f32,
-    /// Only chunks in this namespace.
+    /// Only chunks in this namespace, and the shared ones: pages indexed with no namespace (a
+    /// Docusaurus site's blog and unversioned docs beside its versioned ones) belong to every
+    /// namespace.
     pub namespace: Option<String>,
     /// Only chunks whose url starts with this prefix.
     pub url_prefix: Option<String>,
@@ -656,8 +658,10 @@ impl Index {
         Some(
             (0..self.len())
                 .map(|i| {
-                    ns.is_none_or(|ns| self.namespace_of(i) == ns)
-                        && prefix.is_none_or(|p| self.url_of(i).starts_with(p))
+                    ns.is_none_or(|ns| {
+                        let own = self.namespace_of(i);
+                        own == ns || own.is_empty()
+                    }) && prefix.is_none_or(|p| self.url_of(i).starts_with(p))
                 })
                 .collect(),
         )
@@ -1841,6 +1845,16 @@ mod tests {
         let opts = SearchOptions { namespace: Some("v2".into()), ..Default::default() };
         let r = index.search(&Query { text: "install widget", ..Default::default() }, &opts);
         assert_eq!(r.hits.iter().map(|h| h.chunk).collect::<Vec<_>>(), vec![1]);
+        // A page with no namespace (a blog post beside versioned docs) is in every namespace.
+        let index = idx(
+            &[("v1", "install the widget"), ("", "we installed the widget"), ("v2", "other")],
+            None,
+        );
+        let opts = SearchOptions { namespace: Some("v1".into()), ..Default::default() };
+        let r = index.search(&Query { text: "install widget", ..Default::default() }, &opts);
+        let mut found: Vec<_> = r.hits.iter().map(|h| h.chunk).collect();
+        found.sort();
+        assert_eq!(found, vec![0, 1]);
         let opts = SearchOptions { url_prefix: Some("p0".into()), ..Default::default() };
         let r = index.search(&Query { text: "install widget", ..Default::default() }, &opts);
         assert_eq!(r.hits.iter().map(|h| h.chunk).collect::<Vec<_>>(), vec![0]);
