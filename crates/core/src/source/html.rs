@@ -67,9 +67,44 @@ pub(crate) fn sel(s: &str) -> Selector {
     Selector::parse(s).unwrap_or_else(|_| Selector::parse("*").expect("universal selector parses"))
 }
 
+/// Elements nest at most this deep after [`parse_document`] (Blink's HTML parser stops nesting
+/// at 512 too).
+const MAX_DEPTH: usize = 512;
+
+/// Parse a page, with the nodes nested deeper than [`MAX_DEPTH`] lifted, in document order, to be
+/// children of their ancestor at that depth. The walkers here recurse once per level, and a page
+/// nesting 50,000 `<div>`s overflowed the stack and aborted `docent index`. Only machine-made
+/// pages nest that deep; their text is kept, in order, and loses only its structure.
+pub(crate) fn parse_document(content: &str) -> Html {
+    let mut doc = Html::parse_document(content);
+    let mut caps = Vec::new();
+    let mut stack = vec![(doc.tree.root().id(), 0usize)];
+    while let Some((id, depth)) = stack.pop() {
+        let Some(node) = doc.tree.get(id) else { continue };
+        if depth < MAX_DEPTH {
+            stack.extend(node.children().map(|c| (c.id(), depth + 1)));
+        } else if node.children().any(|c| c.has_children()) {
+            caps.push(id);
+        }
+    }
+    for cap in caps {
+        let below: Vec<_> = doc
+            .tree
+            .get(cap)
+            .map(|n| n.descendants().skip(1).map(|d| d.id()).collect())
+            .unwrap_or_default();
+        for id in below {
+            if let Some(mut cap) = doc.tree.get_mut(cap) {
+                cap.append_id(id);
+            }
+        }
+    }
+    doc
+}
+
 /// Parse one HTML page. Returns [`Parsed::Skipped`] for noindex pages and redirect stubs.
 pub fn parse(content: &str, file_stem: &str) -> Parsed {
-    let doc = Html::parse_document(content);
+    let doc = parse_document(content);
 
     for meta in doc.select(&sel("meta")) {
         let name = meta.attr("name").unwrap_or("").to_ascii_lowercase();
@@ -483,6 +518,39 @@ mod tests {
     /// The rendered blocks of a page's sections, one string.
     fn text(p: &Page) -> String {
         p.sections.iter().flat_map(|s| &s.blocks).map(|b| b.render()).collect::<Vec<_>>().join("\n")
+    }
+
+    #[test]
+    fn a_page_nested_deeper_than_the_limit_keeps_its_text_in_order() {
+        // Deep enough to overflow a test thread's stack in the walkers without the limit.
+        let n = 20_000;
+        let html = format!(
+            "<main><h1 id=\"t\">Deep</h1><p>before</p>{}inner text<h2 id=\"h\">Inner</h2>after{}<p>end</p></main>",
+            "<div>".repeat(n),
+            "</div>".repeat(n)
+        );
+        let doc = parse_document(&html);
+        let depth = |id| {
+            let mut d = 0;
+            let mut n = doc.tree.get(id).and_then(|n| n.parent());
+            while let Some(node) = n {
+                d += 1;
+                n = node.parent();
+            }
+            d
+        };
+        let deepest = doc.tree.nodes().map(|n| depth(n.id())).max().unwrap_or(0);
+        assert!(deepest <= MAX_DEPTH + 1, "{deepest}");
+        let p = page(&html);
+        let t = text(&p);
+        let order = ["before", "inner text", "after", "end"].map(|w| t.find(w));
+        assert!(order.iter().all(Option::is_some), "{t}");
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{t}");
+        // A page within the limit keeps its structure.
+        let p = page(
+            "<main><h1 id=\"t\">T</h1><div><div><h2 id=\"h\">H</h2><p>x</p></div></div></main>",
+        );
+        assert_eq!(p.sections.iter().map(|s| s.anchor.as_str()).collect::<Vec<_>>(), ["t", "h"]);
     }
 
     #[test]

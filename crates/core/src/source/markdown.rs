@@ -71,7 +71,10 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
         inline.clear();
     };
 
-    for event in Parser::new_ext(&body, opts) {
+    // Nesting is bounded as in answers (pulldown-cmark re-matches every open container on each
+    // line: one line opening 20,000 lists took seconds, a page of them minutes).
+    let bounded = crate::render::limit_nesting(&body);
+    for event in Parser::new_ext(&bounded, opts) {
         if let Some((_, ref mut buf)) = code {
             match event {
                 Event::Text(t) => buf.push_str(&t),
@@ -1354,6 +1357,23 @@ fn quoted_value(
 mod tests {
     use super::*;
     use crate::source::Block;
+
+    #[test]
+    fn a_line_opening_thousands_of_lists_nests_only_so_deep_and_keeps_its_text() {
+        let src =
+            format!("# Deep\n\n{}deep item\n{}\nafter\n", "- ".repeat(20_000), "line\n".repeat(50));
+        let p = parse(&src, Flavor::GitHub, "x");
+        let text: Vec<String> =
+            p.sections.iter().flat_map(|s| &s.blocks).map(Block::render).collect();
+        let text = text.join("\n");
+        assert!(
+            text.contains("deep item") && text.contains("after"),
+            "{}",
+            &text[..200.min(text.len())]
+        );
+        // Past the 128th marker the rest of the line is text, not 20,000 nested lists.
+        assert!(text.contains("- - - - deep item"), "{}", &text[..200.min(text.len())]);
+    }
 
     #[test]
     fn tabs_labelled_by_the_tabs_values_prop_show_those_labels() {

@@ -2,19 +2,19 @@
 //! chrome dropped, same heading anchors), written as Markdown: headings with `{#anchor}`,
 //! paragraphs, lists, fenced code with its language, pipe tables, links, emphasis, quotes.
 
-use scraper::{ElementRef, Html, Node};
+use scraper::{ElementRef, Node};
 
 use super::CleanPage;
 use crate::source::html::{
-    code_block_text, code_lang, code_text, heading_id, heading_text, parse, sel, skipped,
-    strip_site_suffix, tab_set, ROOTS,
+    code_block_text, code_lang, code_text, heading_id, heading_text, parse, parse_document, sel,
+    skipped, strip_site_suffix, tab_set, ROOTS,
 };
 use crate::source::{fence, normalize_ws, Parsed};
 
 /// Clean one HTML page; `None` when the indexer would skip it (noindex, redirect).
 pub fn clean(content: &str, file_stem: &str) -> Option<CleanPage> {
     let Parsed::Page(page) = parse(content, file_stem) else { return None };
-    let doc = Html::parse_document(content);
+    let doc = parse_document(content);
     let (root, is_body) = ROOTS
         .iter()
         .find_map(|r| doc.select(&sel(r)).next().map(|e| (e, *r == "body")))

@@ -34,7 +34,9 @@ pub fn clean_with(content: &str, flavor: Flavor, path: &str, inc: &dyn Includes)
         .peekable();
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     let mut has_h1 = false;
-    for (event, range) in Parser::new_ext(&body, Options::all()).into_offset_iter() {
+    // Same bytes at the same offsets, nesting bounded as the indexer reads it (markdown.rs).
+    let bounded = crate::render::limit_nesting(&body);
+    for (event, range) in Parser::new_ext(&bounded, Options::all()).into_offset_iter() {
         let Event::Start(Tag::Heading { level, .. }) = event else { continue };
         let level = heading_level(level);
         has_h1 |= level == 1;
