@@ -109,6 +109,14 @@ pub enum ApiError {
     RequestTimeout,
     /// 502 `upstream_error`.
     Upstream(String),
+    /// 502 `upstream_error`: the provider answered 5xx (after the retries). Its `Retry-After`,
+    /// if it sent one, is passed on so clients (OpenAI's SDKs, the widget) wait as asked.
+    UpstreamStatus {
+        /// The provider's status.
+        status: u16,
+        /// Its `Retry-After`, in seconds (at most [`crate::upstream::MAX_RETRY_AFTER_SECS`]).
+        retry_after: Option<u64>,
+    },
     /// 504 `upstream_timeout`: what the server was waiting for.
     UpstreamTimeout(Waited),
     /// 502 `moderation_failed`: moderation gave no usable verdict, so the request is refused.
@@ -160,7 +168,7 @@ impl ApiError {
             BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             OriginNotAllowed => StatusCode::FORBIDDEN,
             RequestTimeout => StatusCode::REQUEST_TIMEOUT,
-            Upstream(_) | ModerationFailed(_) => StatusCode::BAD_GATEWAY,
+            Upstream(_) | UpstreamStatus { .. } | ModerationFailed(_) => StatusCode::BAD_GATEWAY,
             UpstreamTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             NotFound => StatusCode::NOT_FOUND,
             MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
@@ -187,7 +195,7 @@ impl ApiError {
             InvalidRequest(_) => WireCode::InvalidRequest,
             OriginNotAllowed => WireCode::OriginNotAllowed,
             RequestTimeout => WireCode::RequestTimeout,
-            Upstream(_) => WireCode::UpstreamError,
+            Upstream(_) | UpstreamStatus { .. } => WireCode::UpstreamError,
             UpstreamTimeout(_) => WireCode::UpstreamTimeout,
             ModerationFailed(_) => WireCode::ModerationFailed,
             EmbeddingModelMismatch { .. } | EmbeddingPromptMismatch { .. } => {
@@ -213,9 +221,12 @@ impl ApiError {
             }
             RateLimited { .. } => "rate_limit_error",
             OriginNotAllowed => "permission_error",
-            Upstream(_) | UpstreamTimeout(_) | ModerationFailed(_) | Busy { .. } | Internal => {
-                "server_error"
-            }
+            Upstream(_)
+            | UpstreamStatus { .. }
+            | UpstreamTimeout(_)
+            | ModerationFailed(_)
+            | Busy { .. }
+            | Internal => "server_error",
             NotFound => "not_found_error",
             _ => "invalid_request_error",
         }
@@ -241,6 +252,12 @@ impl ApiError {
             OriginNotAllowed => "this origin is not allowed to use this server; add it to [serve] allow_origins".into(),
             RequestTimeout => "the request body did not arrive in time; send it again".into(),
             Upstream(m) => m.clone(),
+            UpstreamStatus { status, retry_after: None } => {
+                format!("the model provider answered HTTP {status}")
+            }
+            UpstreamStatus { status, retry_after: Some(s) } => {
+                format!("the model provider answered HTTP {status}; it asks to retry after {s} s")
+            }
             UpstreamTimeout(what) => format!("the model provider did not answer in time ({}); try again", what.as_str()),
             ModerationFailed(why) => format!("{why}, so the conversation could not be checked and was not answered; try again later"),
             EmbeddingModelMismatch { server, client } => format!(
@@ -280,6 +297,11 @@ impl IntoResponse for ApiError {
             &self
         {
             if let Ok(v) = HeaderValue::from_str(&retry_after.to_string()) {
+                r.headers_mut().insert("retry-after", v);
+            }
+        }
+        if let ApiError::UpstreamStatus { retry_after: Some(s), .. } = &self {
+            if let Ok(v) = HeaderValue::from_str(&s.to_string()) {
                 r.headers_mut().insert("retry-after", v);
             }
         }

@@ -202,12 +202,16 @@ impl Provider {
                         .get("retry-after")
                         .and_then(|v| v.to_str().ok())
                         .and_then(|v| retry_after_secs(v, SystemTime::now()));
-                    let text = read_capped(resp, 4096).await;
+                    // The error body is for the log only: not read past the first-byte budget.
+                    let text = tokio::time::timeout_at(deadline, read_capped(resp, 4096))
+                        .await
+                        .unwrap_or_default();
                     tracing::warn!(provider = %self.name, op = op.as_str(), status = status.as_u16(), body = %self.redact(&text), "upstream refused");
                     let err = match status.as_u16() {
                         429 => ApiError::RateLimited { retry_after: retry_after.unwrap_or(10).max(1), what: "requests for the model provider" },
                         300..=399 => ApiError::Upstream("the model provider answered with a redirect, which docent does not follow; the operator must fix the provider's base_url or endpoint".into()),
                         401 | 403 => ApiError::Upstream("the model provider refused the server's credentials; the operator must check the API key".into()),
+                        s if status.is_server_error() => ApiError::UpstreamStatus { status: s, retry_after },
                         s => ApiError::Upstream(format!("the model provider answered HTTP {s}")),
                     };
                     let retryable = status.as_u16() == 429 || status.is_server_error();

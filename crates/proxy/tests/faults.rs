@@ -640,6 +640,54 @@ async fn an_upstream_retry_after_given_as_an_http_date_is_honoured() {
     assert_eq!(up.chat_calls(), 1, "retried despite the upstream's Retry-After date");
 }
 
+#[tokio::test]
+async fn an_upstream_503_passes_its_retry_after_on_with_the_502() {
+    // A provider that is overloaded says when to come back; the 502 used to drop that, so
+    // clients (OpenAI's SDKs retry 5xx) came back at once.
+    let up = fault_upstream(|req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        vec![json_reply(503, &json!({"error": {"message": "overloaded"}}), "retry-after: 20\r\n")]
+    })
+    .await;
+    let r = app(Arc::new(config(up.addr)))
+        .oneshot(post("/v1/chat/completions", &chat_body("hi", true)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_GATEWAY);
+    assert_eq!(r.headers()["retry-after"], "20");
+    let body = body_json(r).await;
+    assert_eq!(body["error"]["code"], "upstream_error");
+    assert!(body["error"]["message"].as_str().unwrap().contains("503"), "{body}");
+    // 20 s is past the 1.5 s first-byte budget: no retry.
+    assert_eq!(up.chat_calls(), 1);
+}
+
+#[tokio::test]
+async fn an_upstream_error_body_that_never_ends_is_not_waited_for_past_the_budget() {
+    // The error's body is only logged: reading it used to take up to 2 s more, whatever the
+    // first-byte budget said.
+    let up = fault_upstream(|req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let head = "HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{";
+        vec![send(head), Step::Hang]
+    })
+    .await;
+    let mut cfg = config_with(up.addr, "max_retries = 0", "");
+    cfg.providers.get_mut("up").unwrap().first_byte_timeout_ms = 300;
+    let t = Instant::now();
+    let r = app(Arc::new(cfg))
+        .oneshot(post("/v1/chat/completions", &chat_body("hi", true)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_GATEWAY);
+    assert!(r.headers().get("retry-after").is_none());
+    assert!(t.elapsed() < Duration::from_millis(1500), "{:?}", t.elapsed());
+}
+
 // ---------------------------------------------------------------- 7: concurrent streams
 
 #[tokio::test]
