@@ -119,7 +119,8 @@ pub struct IndexArgs {
     #[arg(long, value_name = "N")]
     pub dims: Option<usize>,
     /// How vectors are stored: binary (dims/8 bytes each), int4 (dims/2) or int8 (dims); by
-    /// default binary, int4 for models like e5 whose sign bits lose too much.
+    /// default binary, int4 for models like e5 whose sign bits lose too much (binary again
+    /// when such an index is split with over 8,000 chunks).
     /// Finer codes rank the very best section first a little more often, at 4-8 times the vector
     /// bytes: check with `docent eval --vector-bits` on your own docs.
     #[arg(long, value_name = "Q")]
@@ -1226,9 +1227,13 @@ pub fn build_index_with(
         // can be stored at 4 bits, but 4-bit ones cannot become int8 again.
         // An anisotropic model's vectors will be stored as int4 by default (see below), so its
         // binary codes are not fine enough.
+        // A big split index of such a model stores binary (see the write below): a rebuild of
+        // one keeps its codes.
+        let big_split = prev.is_split() && prev.len() > crate::shards::binary_split_chunks();
         let target = if settings.auto_quantization
             && settings.quantization == Quantization::Binary
             && ph.embedding.anisotropic()
+            && !(big_split && ph.quantization == Quantization::Binary)
         {
             Quantization::Int4
         } else {
@@ -1321,6 +1326,7 @@ pub fn build_index_with(
     // relative to it), the mean vector packed vectors are stored relative to, and how much of
     // the ranking each quantisation keeps (the self-check).
     let mut quantization = settings.quantization;
+    let mut int4_for_anisotropy = false;
     let mut center: Option<Vec<f32>> = None;
     if let Some(vs) = final_vectors.as_deref().filter(|_| dims > 0) {
         // Re-runs with the same model, passage prompt and chunks keep the previous measures (an
@@ -1385,6 +1391,7 @@ pub fn build_index_with(
                 recipe.off_topic_cosine.unwrap_or_default()
             ));
             quantization = Quantization::Int4;
+            int4_for_anisotropy = true;
         }
         if quantization != Quantization::Int8 {
             center = Some(mean);
@@ -1396,7 +1403,7 @@ pub fn build_index_with(
     let namespaces: BTreeSet<String> =
         chunks.iter().map(|c| c.namespace.clone()).filter(|n| !n.is_empty()).collect();
     let languages = languages.finish();
-    let header = IndexHeader {
+    let mut header = IndexHeader {
         provider: provider.clone(),
         model: model.clone(),
         dims: dims as u32,
@@ -1428,13 +1435,31 @@ pub fn build_index_with(
             .filter(|&s| s >= NON_ENGLISH_SHARE),
         language: languages.1.filter(|_| languages.0 >= NON_ENGLISH_SHARE).map(str::to_string),
     };
-    let bytes = docent_core::format::write_index_centered(
-        &header,
-        &chunks,
-        final_vectors.as_deref(),
-        center.as_deref(),
-    )
-    .context("cannot encode the index")?;
+    let encode = |header: &IndexHeader| {
+        docent_core::format::write_index_centered(
+            header,
+            &chunks,
+            final_vectors.as_deref(),
+            center.as_deref(),
+        )
+        .context("cannot encode the index")
+    };
+    let mut bytes = encode(&header)?;
+    if int4_for_anisotropy
+        && chunks.len() > crate::shards::binary_split_chunks()
+        && settings.split.splits(bytes.len())
+    {
+        report.notes.push(format!(
+            "{} chunks, split: vectors stored as binary (relative to the mean vector), so a \
+             question fetches {} clusters' vectors at a quarter of int4's bytes; pass \
+             --quantization int4 to keep int4",
+            chunks.len(),
+            docent_core::split::vectors::DEFAULT_NPROBE
+        ));
+        header.quantization = Quantization::Binary;
+        report.quantization = Some(Quantization::Binary);
+        bytes = encode(&header)?;
+    }
     report.bytes = bytes.len();
     report.split = crate::shards::write(&settings.out, &bytes, settings.split, write_atomic)?;
     report.provider = provider;

@@ -26,7 +26,33 @@ pub enum SplitMode {
 /// `--split auto` splits indexes bigger than this (their text dominates; see BENCHMARKS.md).
 pub const AUTO_SPLIT_BYTES: usize = 2 * 1024 * 1024;
 
+/// Above this many chunks, a split index of an anisotropic model (multilingual-e5) stores its
+/// vectors as binary instead of int4 unless `--quantization` says otherwise: a question fetches
+/// its 16 nearest clusters' vectors, and at int4 those alone took a 10,000-page site's first
+/// answer to 949 KB gz (binary 553; the goal is 600) and the PostgreSQL manual's to 386 KB
+/// (binary 245; goal 400). Probed that way the two rank alike (BENCHMARKS.md §4.5: R@5 0.824
+/// binary, 0.820 int4, MRR 0.673 and 0.695 over eight sets split at 16 clusters); smaller
+/// sites keep int4, which ranks better when every vector is at hand.
+pub const BINARY_SPLIT_CHUNKS: usize = 8_000;
+
+/// [`BINARY_SPLIT_CHUNKS`], or `DOCENT_BINARY_SPLIT_CHUNKS` (tests and benchmarks).
+pub fn binary_split_chunks() -> usize {
+    std::env::var("DOCENT_BINARY_SPLIT_CHUNKS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(BINARY_SPLIT_CHUNKS)
+}
+
 impl SplitMode {
+    /// Whether a one-file index of `bytes` is written split.
+    pub fn splits(self, bytes: usize) -> bool {
+        match self {
+            SplitMode::Never => false,
+            SplitMode::Always => true,
+            SplitMode::Auto => bytes > AUTO_SPLIT_BYTES,
+        }
+    }
+
     /// Parse `never`, `always` or `auto`.
     pub fn parse(s: &str) -> anyhow::Result<SplitMode> {
         Ok(match s {
@@ -88,11 +114,7 @@ pub fn write(
 ) -> anyhow::Result<Option<ShardReport>> {
     let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let stem = stem_of(out);
-    let split = match mode {
-        SplitMode::Never => false,
-        SplitMode::Always => true,
-        SplitMode::Auto => bytes.len() > AUTO_SPLIT_BYTES,
-    };
+    let split = mode.splits(bytes.len());
     let old = existing_shards(dir, &stem);
     if !split {
         write_atomic(out, bytes)?;

