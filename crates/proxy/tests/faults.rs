@@ -597,19 +597,30 @@ async fn an_upstream_that_hangs_after_its_headers_gives_504() {
     assert_eq!(body_json(r).await["error"]["code"], "upstream_timeout");
 }
 
-#[tokio::test]
-async fn an_upstream_retry_after_of_a_day_is_passed_on_capped() {
-    let up = fault_upstream(|req| {
+/// A chat question against an upstream that refuses every chat call with `status` and these
+/// extra header lines (moderation passes); the provider gets `provider_extra`.
+async fn chat_refused(
+    status: u16,
+    headers: String,
+    provider_extra: &str,
+) -> (axum::response::Response, Fault) {
+    let up = fault_upstream(move |req| {
         if req.is_moderation() {
             return moderation_ok(req);
         }
-        vec![json_reply(429, &json!({"error": {"message": "slow down"}}), "retry-after: 86400\r\n")]
+        vec![json_reply(status, &json!({"error": {"message": "not now"}}), &headers)]
     })
     .await;
-    let r = app(Arc::new(config(up.addr)))
+    let r = app(Arc::new(config_with(up.addr, provider_extra, "")))
         .oneshot(post("/v1/chat/completions", &chat_body("hi", true)))
         .await
         .unwrap();
+    (r, up)
+}
+
+#[tokio::test]
+async fn an_upstream_retry_after_of_a_day_is_passed_on_capped() {
+    let (r, _up) = chat_refused(429, "retry-after: 86400\r\n".into(), "").await;
     assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
     let wait: u64 = r.headers()["retry-after"].to_str().unwrap().parse().unwrap();
     assert!((1..=60).contains(&wait), "Retry-After {wait}");
@@ -621,18 +632,7 @@ async fn an_upstream_retry_after_given_as_an_http_date_is_honoured() {
     // once (hammering a provider that asked it to wait) and told the reader 10 s instead.
     let at = std::time::SystemTime::now() + Duration::from_secs(30);
     let date = httpdate::fmt_http_date(at);
-    let up = fault_upstream(move |req| {
-        if req.is_moderation() {
-            return moderation_ok(req);
-        }
-        let h = format!("retry-after: {date}\r\n");
-        vec![json_reply(429, &json!({"error": {"message": "slow down"}}), &h)]
-    })
-    .await;
-    let r = app(Arc::new(config_with(up.addr, "max_retries = 3", "")))
-        .oneshot(post("/v1/chat/completions", &chat_body("hi", true)))
-        .await
-        .unwrap();
+    let (r, up) = chat_refused(429, format!("retry-after: {date}\r\n"), "max_retries = 3").await;
     assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
     let wait: u64 = r.headers()["retry-after"].to_str().unwrap().parse().unwrap();
     assert!((28..=31).contains(&wait), "Retry-After {wait}, the upstream said 30 s");
@@ -644,17 +644,7 @@ async fn an_upstream_retry_after_given_as_an_http_date_is_honoured() {
 async fn an_upstream_503_passes_its_retry_after_on_with_the_502() {
     // A provider that is overloaded says when to come back; the 502 used to drop that, so
     // clients (OpenAI's SDKs retry 5xx) came back at once.
-    let up = fault_upstream(|req| {
-        if req.is_moderation() {
-            return moderation_ok(req);
-        }
-        vec![json_reply(503, &json!({"error": {"message": "overloaded"}}), "retry-after: 20\r\n")]
-    })
-    .await;
-    let r = app(Arc::new(config(up.addr)))
-        .oneshot(post("/v1/chat/completions", &chat_body("hi", true)))
-        .await
-        .unwrap();
+    let (r, up) = chat_refused(503, "retry-after: 20\r\n".into(), "").await;
     assert_eq!(r.status(), StatusCode::BAD_GATEWAY);
     assert_eq!(r.headers()["retry-after"], "20");
     let body = body_json(r).await;
