@@ -73,9 +73,18 @@ pub fn describe_stream_error(code: &str, message: &str) -> String {
     match ErrorCode::parse(code) {
         Some(ErrorCode::ServerShuttingDown) => "The answer service restarted and stopped this answer. The partial answer is kept; ask again in a moment.".into(),
         Some(ErrorCode::UpstreamTimeout) => "The language model went silent mid-answer. The partial answer is kept; try again.".into(),
-        _ => format!("The language model failed mid-answer ({message}). The partial answer is kept; try again."),
+        _ => {
+            // The server's words, but not a page of them (any OpenAI-compatible endpoint can
+            // send an error event).
+            let short: String = message.chars().take(MAX_ERROR_CHARS).collect();
+            let cut = if short.len() < message.len() { "…" } else { "" };
+            format!("The language model failed mid-answer ({short}{cut}). The partial answer is kept; try again.")
+        }
     }
 }
+
+/// The most characters of a server's error message [`describe_stream_error`] shows.
+const MAX_ERROR_CHARS: usize = 200;
 
 /// First letter upper-cased (by the browser: `char::to_uppercase` would link Unicode's upper-case
 /// table into the wasm for this one use). Tested in the browser (tests/logic.rs).
@@ -90,6 +99,15 @@ pub fn capitalise(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_error_message_is_cut() {
+        let long = "x".repeat(100_000);
+        let shown = describe_stream_error("upstream_error", &long);
+        assert!(shown.len() < 400 && shown.contains("x…)"), "{}", shown.len());
+        let short = describe_stream_error("upstream_error", "bad gateway");
+        assert!(short.contains("(bad gateway)"), "{short}");
+    }
 
     #[test]
     fn completion_announcements_count_sources_and_say_the_kind() {
