@@ -66,7 +66,15 @@ pub fn find_files(
         !(SKIP_DIRS.contains(&name.as_ref()) || (name.starts_with('.') && name.len() > 1))
     });
     for entry in walker {
-        let entry = entry.with_context(|| format!("cannot read inside {}", root.display()))?;
+        // A broken link, a link back to a folder above it, an unreadable folder: that entry is
+        // skipped with a warning, and every other page is still indexed.
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                eprintln!("warning: {}: skipped: {e}", root.display());
+                continue;
+            }
+        };
         if !entry.file_type().is_file() {
             continue;
         }
@@ -168,6 +176,21 @@ pub fn docusaurus_site_folder(root: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_loop_or_a_broken_link_is_skipped_and_the_rest_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::create_dir_all(r.join("sub")).unwrap();
+        std::fs::write(r.join("a.md"), "# a").unwrap();
+        std::fs::write(r.join("sub/b.md"), "# b").unwrap();
+        std::os::unix::fs::symlink("..", r.join("sub/loop")).unwrap();
+        std::os::unix::fs::symlink("gone.md", r.join("broken.md")).unwrap();
+        let files = find_files(r, None, None).unwrap();
+        let rels: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+        assert_eq!(rels, vec!["a.md", "sub/b.md"]);
+    }
 
     #[test]
     fn files_are_filtered_by_kind_globs_and_skipped_folders() {
