@@ -176,11 +176,7 @@ impl Bpe {
     /// Token ids of `text` (special-token text is encoded as ordinary text, as the chat API does
     /// with user content).
     pub fn encode(&self, text: &str) -> Vec<u32> {
-        let mut out = Vec::new();
-        for part in bounded_runs(text) {
-            out.extend(self.core().encode_ordinary(part));
-        }
-        out
+        self.core().encode_ordinary(text)
     }
 
     /// Bytes of the given token ids (not necessarily valid UTF-8 when cut mid-character).
@@ -191,52 +187,8 @@ impl Bpe {
 
 impl TokenCounter for Bpe {
     fn count(&self, text: &str) -> usize {
-        bounded_runs(text).map(|part| self.core().encode_ordinary(part).len()).sum()
+        self.core().encode_ordinary(text).len()
     }
-}
-
-/// The longest run of one kind of character (letters, digits, spaces, other) encoded as one
-/// piece ([`bounded_runs`]).
-const MAX_RUN_BYTES: usize = 256;
-
-/// `text` cut inside every run of one kind of character longer than [`MAX_RUN_BYTES`], and
-/// nowhere else. cl100k's pattern makes such a run one piece, and BPE's merges are quadratic in
-/// a piece's length: 64 KiB of letters without a space (a request body, a docs page) took 2 s to
-/// count and 256 KiB 36 s. Text without such runs is encoded exactly as tiktoken does; in a run
-/// the count may differ by a token per cut.
-fn bounded_runs(text: &str) -> impl Iterator<Item = &str> {
-    fn kind(c: char) -> u8 {
-        if c.is_alphabetic() {
-            0
-        } else if c.is_numeric() {
-            1
-        } else if c.is_whitespace() {
-            2
-        } else {
-            3
-        }
-    }
-    let mut start = 0;
-    let mut run = (u8::MAX, 0usize);
-    let mut chars = text.char_indices();
-    std::iter::from_fn(move || {
-        if start >= text.len() {
-            return None;
-        }
-        for (i, c) in chars.by_ref() {
-            let k = kind(c);
-            run = if k == run.0 { (k, run.1 + c.len_utf8()) } else { (k, c.len_utf8()) };
-            if run.1 > MAX_RUN_BYTES && i > start {
-                let part = &text[start..i];
-                start = i;
-                run = (k, c.len_utf8());
-                return Some(part);
-            }
-        }
-        let part = &text[start..];
-        start = text.len();
-        Some(part)
-    })
 }
 
 /// A free upper bound on the cl100k token count: the text's UTF-8 byte length.
