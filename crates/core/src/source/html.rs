@@ -13,7 +13,7 @@ use scraper::node::Element;
 use scraper::{CaseSensitivity, ElementRef, Html, Node, Selector};
 
 /// Content roots, most specific first.
-pub(crate) const ROOTS: &[&str] =
+const ROOTS: &[&str] =
     &[".vp-doc", ".theme-doc-markdown", "main", "article", "[role=main]", "#content", "body"];
 
 /// Elements never indexed.
@@ -104,8 +104,20 @@ pub(crate) fn parse_document(content: &str) -> Html {
 
 /// Parse one HTML page. Returns [`Parsed::Skipped`] for noindex pages and redirect stubs.
 pub fn parse(content: &str, file_stem: &str) -> Parsed {
-    let doc = parse_document(content);
+    page_of(&parse_document(content), file_stem)
+}
 
+/// The content root of a parsed page (the first of [`ROOTS`] it has, else the document), and
+/// whether that is `body` (whose chrome is dropped, [`skipped`]).
+pub(crate) fn content_root(doc: &Html) -> (ElementRef<'_>, bool) {
+    ROOTS
+        .iter()
+        .find_map(|r| doc.select(&sel(r)).next().map(|e| (e, *r == "body")))
+        .unwrap_or_else(|| (doc.root_element(), true))
+}
+
+/// [`parse`] of a page already parsed with [`parse_document`].
+pub(crate) fn page_of(doc: &Html, file_stem: &str) -> Parsed {
     for meta in doc.select(&sel("meta")) {
         let name = meta.attr("name").unwrap_or("").to_ascii_lowercase();
         let equiv = meta.attr("http-equiv").unwrap_or("").to_ascii_lowercase();
@@ -125,11 +137,7 @@ pub fn parse(content: &str, file_stem: &str) -> Parsed {
         .map(|t| strip_site_suffix(&t))
         .filter(|t| !t.is_empty());
 
-    let (root, is_body) = ROOTS
-        .iter()
-        .find_map(|r| doc.select(&sel(r)).next().map(|e| (e, *r == "body")))
-        .unwrap_or_else(|| (doc.root_element(), true));
-
+    let (root, is_body) = content_root(doc);
     let mut w = Walker { b: PageBuilder::new(), inline: String::new(), is_body };
     w.walk(root);
     w.flush();

@@ -6,19 +6,17 @@ use scraper::{ElementRef, Node};
 
 use super::CleanPage;
 use crate::source::html::{
-    code_block_text, code_lang, code_text, heading_id, heading_text, parse, parse_document, sel,
-    skipped, strip_site_suffix, tab_set, ROOTS,
+    code_block_text, code_lang, code_text, content_root, heading_id, heading_text, page_of,
+    parse_document, sel, skipped, strip_site_suffix, tab_set,
 };
 use crate::source::{fence, normalize_ws, Parsed};
 
 /// Clean one HTML page; `None` when the indexer would skip it (noindex, redirect).
 pub fn clean(content: &str, file_stem: &str) -> Option<CleanPage> {
-    let Parsed::Page(page) = parse(content, file_stem) else { return None };
+    // One parse for both: the indexer's reading (anchors, title) and the Markdown written here.
     let doc = parse_document(content);
-    let (root, is_body) = ROOTS
-        .iter()
-        .find_map(|r| doc.select(&sel(r)).next().map(|e| (e, *r == "body")))
-        .unwrap_or_else(|| (doc.root_element(), true));
+    let Parsed::Page(page) = page_of(&doc, file_stem) else { return None };
+    let (root, is_body) = content_root(&doc);
     let mut w = Writer { out: String::new(), is_body, has_h1: false };
     w.blocks(root, "");
     let meta = doc
