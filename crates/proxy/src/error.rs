@@ -272,6 +272,18 @@ impl ApiError {
         }
     }
 
+    /// Seconds for the `Retry-After` header, for the errors that say when to come back.
+    fn retry_after(&self) -> Option<u64> {
+        match self {
+            ApiError::RateLimited { retry_after, .. } | ApiError::Busy { retry_after, .. } => {
+                Some(*retry_after)
+            }
+            ApiError::UpstreamStatus { retry_after, .. } => *retry_after,
+            ApiError::LimitsUnavailable => Some(1),
+            _ => None,
+        }
+    }
+
     /// The JSON body.
     pub fn body(&self) -> serde_json::Value {
         let mut err = json!({"message": self.message(), "type": self.kind(), "code": self.code(), "param": null});
@@ -293,20 +305,8 @@ impl std::error::Error for ApiError {}
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut r = (self.status(), Json(self.body())).into_response();
-        if let ApiError::RateLimited { retry_after, .. } | ApiError::Busy { retry_after, .. } =
-            &self
-        {
-            if let Ok(v) = HeaderValue::from_str(&retry_after.to_string()) {
-                r.headers_mut().insert("retry-after", v);
-            }
-        }
-        if let ApiError::UpstreamStatus { retry_after: Some(s), .. } = &self {
-            if let Ok(v) = HeaderValue::from_str(&s.to_string()) {
-                r.headers_mut().insert("retry-after", v);
-            }
-        }
-        if self == ApiError::LimitsUnavailable {
-            r.headers_mut().insert("retry-after", HeaderValue::from_static("1"));
+        if let Some(s) = self.retry_after() {
+            r.headers_mut().insert("retry-after", HeaderValue::from(s));
         }
         r.extensions_mut().insert(ErrorCode(self.code()));
         r
