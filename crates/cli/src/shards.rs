@@ -37,10 +37,12 @@ pub const BINARY_SPLIT_CHUNKS: usize = 8_000;
 
 /// [`BINARY_SPLIT_CHUNKS`], or `DOCENT_BINARY_SPLIT_CHUNKS` (tests and benchmarks).
 pub fn binary_split_chunks() -> usize {
-    std::env::var("DOCENT_BINARY_SPLIT_CHUNKS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(BINARY_SPLIT_CHUNKS)
+    knob("DOCENT_BINARY_SPLIT_CHUNKS").unwrap_or(BINARY_SPLIT_CHUNKS)
+}
+
+/// A benchmark or test setting from the environment, when set and well formed.
+fn knob<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 
 impl SplitMode {
@@ -129,9 +131,6 @@ pub fn write(
     let mut opts = SplitOptions::default();
     // Benchmark knobs (BENCHMARKS.md §4.5): the centroids' width in the entry, and the largest
     // cluster in quarters of the mean size (0: plain k-means).
-    fn knob<T: std::str::FromStr>(name: &str) -> Option<T> {
-        std::env::var(name).ok().and_then(|v| v.parse().ok())
-    }
     opts.centroid_bits = knob("DOCENT_CENTROID_BITS").unwrap_or(opts.centroid_bits);
     opts.cluster_cap = knob("DOCENT_CLUSTER_CAP").unwrap_or(opts.cluster_cap);
     let s = split_index(&index, &stem, opts)
