@@ -306,11 +306,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn temp(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("docent-jsonl-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir.join("log.jsonl")
+    /// A log file in a folder removed when the returned guard drops.
+    fn temp() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        (dir, path)
     }
 
     /// An "audit" writer whose thread is stopped: the receiver it returns is held, never read.
@@ -339,7 +339,7 @@ mod tests {
 
     #[test]
     fn the_file_stops_at_its_cap_and_takes_lines_again_once_truncated() {
-        let path = temp("cap");
+        let (_dir, path) = temp();
         let metrics = Arc::new(Metrics::default());
         let w = JsonlWriter::open(&path, "feedback", Cap::Bytes(100), metrics.clone()).unwrap();
         let size = || std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
@@ -366,7 +366,7 @@ mod tests {
 
     #[test]
     fn a_line_cap_counts_the_lines_already_there_and_again_after_a_rotation() {
-        let path = temp("lines");
+        let (_dir, path) = temp();
         std::fs::write(&path, "{\"old\":1}\n{\"old\":2}\n").unwrap();
         let metrics = Arc::new(Metrics::default());
         let w = JsonlWriter::open(&path, "analytics", Cap::Lines(3), metrics.clone()).unwrap();
@@ -395,7 +395,7 @@ mod tests {
 
     #[test]
     fn flush_returns_once_every_queued_line_is_on_disk() {
-        let path = temp("flush");
+        let (_dir, path) = temp();
         let w = JsonlWriter::open(&path, "audit", Cap::None, Arc::new(Metrics::default())).unwrap();
         for i in 0..2_000 {
             w.append(&json!({ "n": i, "pad": "x".repeat(200) })).unwrap();
@@ -410,7 +410,7 @@ mod tests {
 
     #[test]
     fn a_stalled_writer_drops_lines_instead_of_queueing_them_without_end() {
-        let path = temp("backlog");
+        let (_dir, path) = temp();
         let metrics = Arc::new(Metrics::default());
         let (w, rx) = stalled_writer(&path, metrics.clone());
         for i in 0..QUEUE_LINES {
