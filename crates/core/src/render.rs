@@ -6,6 +6,9 @@
 //! - Link and image URLs are judged after entity, percent and backslash decoding and removal of
 //!   whitespace and control characters: only `http(s)`, relative and `#fragment` URLs survive.
 //!   A rejected link renders as its plain text.
+//! - A link off the docs site shows its host after it (`<span class="docent-link-host">`) unless
+//!   its text is that host or a URL on it: a model (or a page it quotes) cannot make
+//!   "docs.example.com/login" lead to another host without the reader seeing it.
 //! - Images load only when relative or same-origin with [`RenderOptions::docs_origin`]: a
 //!   Markdown image to an attacker's host would leak the conversation in its URL, so those
 //!   become ordinary links.
@@ -169,6 +172,23 @@ fn classify_normalized(s: &str) -> Option<UrlKind> {
     } else {
         Some(UrlKind::Relative)
     }
+}
+
+/// The authority of an origin from [`classify_url`] (`scheme://authority` or `//authority`).
+fn authority_of(origin: &str) -> &str {
+    &origin[origin.find('/').map_or(0, |i| i + 2).min(origin.len())..]
+}
+
+/// The host (and port) of an origin, without a user name: the part a browser connects to.
+fn host_of(origin: &str) -> &str {
+    let a = authority_of(origin);
+    &a[a.rfind('@').map_or(0, |i| i + 1)..]
+}
+
+/// Whether a link's text is a URL on `host` (user name and all), so the reader already sees where
+/// it leads. Text naming another host, or no URL, does not.
+fn names_host(label: &str, host: &str) -> bool {
+    matches!(classify_url(label), Some(UrlKind::Absolute { origin }) if authority_of(&origin) == host)
 }
 
 fn strip_invisible(s: &str) -> String {
@@ -433,6 +453,8 @@ struct Writer<'o> {
     literal: Vec<usize>,
     cited: Vec<usize>,
     link_depth: usize,
+    /// The host of the external link being written, and where its text starts in `out`.
+    link_host: Option<(String, usize)>,
     raw_depth: usize,
     image: Option<ImageState>,
     table_aligns: Vec<Alignment>,
@@ -458,6 +480,7 @@ impl<'o> Writer<'o> {
             literal: Vec::new(),
             cited: Vec::new(),
             link_depth: 0,
+            link_host: None,
             raw_depth: 0,
             image: None,
             table_aligns: Vec::new(),
@@ -584,12 +607,29 @@ impl<'o> Writer<'o> {
         }
     }
 
+    /// The host an absolute URL off the docs site leads to, or None.
+    fn external_host<'k>(&self, kind: &'k UrlKind) -> Option<&'k str> {
+        match kind {
+            UrlKind::Absolute { origin }
+                if self.docs_origin.as_deref() != Some(origin.as_str()) =>
+            {
+                Some(host_of(origin))
+            }
+            _ => None,
+        }
+    }
+
+    /// After an external link whose text does not name its host: the host.
+    fn show_host(&mut self, host: &str) {
+        self.open("<span class=\"docent-link-host\">", "</span>");
+        self.escaped_text(" (");
+        self.escaped_text(host);
+        self.escaped_text(")");
+        self.close();
+    }
+
     fn link_attrs(&self, url: &str, kind: &UrlKind) -> String {
-        let external = match kind {
-            UrlKind::Absolute { origin } => self.docs_origin.as_deref() != Some(origin.as_str()),
-            _ => false,
-        };
-        if external {
+        if self.external_host(kind).is_some() {
             format!(
                 "<a href=\"{}\" rel=\"nofollow noopener noreferrer\" target=\"_blank\">",
                 escaped(url.trim())
@@ -625,6 +665,9 @@ impl<'o> Writer<'o> {
                     if alt.is_empty() { "image".to_string() } else { format!("image: {alt}") };
                 self.escaped_text(&label);
                 self.close();
+                if let Some(host) = self.external_host(&kind) {
+                    self.show_host(host);
+                }
             }
             _ => self.escaped_text(&alt),
         }
@@ -796,6 +839,8 @@ impl<'o> Writer<'o> {
                     Some(kind) => {
                         let open = self.link_attrs(&dest_url, &kind);
                         self.open(&open, "</a>");
+                        self.link_host =
+                            self.external_host(&kind).map(|h| (h.to_string(), self.out.len()));
                     }
                     None => self.stack.push(None),
                 }
@@ -819,7 +864,17 @@ impl<'o> Writer<'o> {
             }
             TagEnd::Link => {
                 self.link_depth = self.link_depth.saturating_sub(1);
+                // The link's text as written (escaped; a URL's entities are decoded again).
+                let shown = match self.link_host.take() {
+                    Some((h, at)) if !names_host(self.out.get(at..).unwrap_or_default(), &h) => {
+                        Some(h)
+                    }
+                    _ => None,
+                };
                 self.close();
+                if let Some(h) = shown {
+                    self.show_host(&h);
+                }
             }
             TagEnd::TableHead => {
                 self.in_table_head = false;

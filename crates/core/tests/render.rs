@@ -130,6 +130,7 @@ const ALLOWED_TAGS: &[&str] = &[
     "dl",
     "dt",
     "dd",
+    "span",
 ];
 const ALLOWED_ATTRS: &[&str] =
     &["href", "src", "alt", "title", "class", "rel", "target", "start", "align", "loading"];
@@ -444,6 +445,40 @@ fn links_to_other_sites_open_safely_and_docs_links_stay_plain() {
     assert!(r.html.contains("<a href=\"https://docs.example.com/b\">doc</a>"));
     assert!(r.html.contains("<a href=\"c.html\">rel</a>"));
     assert!(r.html.contains("<a href=\"#d\">frag</a>"));
+}
+
+#[test]
+fn a_link_off_the_site_shows_its_host_unless_its_text_names_it() {
+    let host = |h: &str| format!("<span class=\"docent-link-host\"> ({h})</span>");
+    let r = render_markdown(
+        "[https://docs.example.com/login](https://evil.example/login) \
+         [docs.example.com](https://docs.example.com.evil.example/) \
+         [`docs.example.com`](https://user@evil.example/) \
+         [https://docs.example.com@evil.example/](https://docs.example.com@evil.example/) \
+         [the RFC](https://www.rfc-editor.org/rfc/rfc9110) \
+         [https://www.rfc-editor.org/rfc/rfc9110](https://www.rfc-editor.org/rfc/rfc9110) \
+         <https://Other.Example/a> [doc](https://docs.example.com/b) \
+         ![diagram](https://cdn.example/d.png)",
+        &opts(),
+    );
+    assert_safe("hosts", &r);
+    let after = |text: &str| {
+        let at = r.html.find(text).unwrap_or_else(|| panic!("{text} missing in {}", r.html));
+        r.html[at + text.len()..].to_string()
+    };
+    // Text that reads as one site while the link goes to another: the real host follows.
+    assert!(after("https://docs.example.com/login</a>").starts_with(&host("evil.example")));
+    assert!(after(">docs.example.com</a>").starts_with(&host("docs.example.com.evil.example")));
+    assert!(after("docs.example.com</code></a>").starts_with(&host("evil.example")));
+    // A user name is not the host, in the text or the URL.
+    assert!(after("https://docs.example.com@evil.example/</a>").starts_with(&host("evil.example")));
+    // Text that names no host gets it; text naming the link's own host does not.
+    assert!(after("the RFC</a>").starts_with(&host("www.rfc-editor.org")));
+    assert!(!after("rfc-editor.org/rfc/rfc9110</a>").starts_with("<span"));
+    assert!(!after("https://Other.Example/a</a>").starts_with("<span"));
+    // Links on the docs site are left alone; an image from elsewhere is a link with its host.
+    assert!(!after(">doc</a>").starts_with("<span"));
+    assert!(after("image: diagram</a>").starts_with(&host("cdn.example")));
 }
 
 #[test]
