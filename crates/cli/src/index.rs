@@ -1121,8 +1121,22 @@ pub fn build_index_with(
     let (language_every, mut languages) = (language_step(files.len()), LanguageTally::default());
     for (n, (file, namespace, flavor, source)) in files.iter().enumerate() {
         bar.set_message(file.rel.clone());
-        let bytes = std::fs::read(&file.path)
-            .with_context(|| format!("cannot read {}", file.path.display()))?;
+        // A page that cannot be read (removed since the folder was listed, a device error, a
+        // link into /proc) is left out with a warning, like a folder that cannot be listed.
+        let bytes = match std::fs::read(&file.path) {
+            Ok(b) => b,
+            Err(e) => {
+                let w = format!(
+                    "cannot read {} ({e}); it is left out of the index",
+                    file.path.display()
+                );
+                bar.suspend(|| eprintln!("warning: {w}"));
+                report.notes.push(w);
+                report.skipped += 1;
+                bar.inc(1);
+                continue;
+            }
+        };
         let content = String::from_utf8_lossy(&bytes);
         let inc = includes
             .entry(source.path.clone())

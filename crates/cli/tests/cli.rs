@@ -270,6 +270,25 @@ fn bad_input_gives_clear_errors() {
     assert!(err.contains("cannot read index"), "{err}");
 }
 
+/// A page that lists but cannot be read (here a link to /proc/self/mem, which reads as an I/O
+/// error; as root, permissions cannot make one) is left out with a warning naming it, and every
+/// other page is indexed.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_page_that_cannot_be_read_is_left_out_with_a_warning() {
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(src.path().join("a.md"), "# Frobs\n\nFrobnicators turn frobs.\n").unwrap();
+    std::os::unix::fs::symlink("/proc/self/mem", src.path().join("b.md")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o.idx");
+    let run = docent(&["index", src.path().to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    assert!(err.contains("warning: cannot read") && err.contains("b.md"), "{err}");
+    let hit = ok(&["search", out.to_str().unwrap(), "frobnicators", "--json"]);
+    assert!(hit.contains("a.html"), "{hit}");
+}
+
 #[test]
 fn docent_toml_index_section_supplies_settings_and_rejects_typos() {
     let src = md_fixture();
