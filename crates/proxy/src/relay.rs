@@ -120,6 +120,9 @@ pub async fn start(answer: Answer, relay: Relay) -> Result<Response, ApiError> {
             started,
             rid,
             usage: None,
+            est_input: charge.saturating_sub(u64::from(max_out)),
+            out_tokens: 0,
+            done: false,
             completed: false,
             audit,
             provider: provider.clone(),
@@ -153,6 +156,12 @@ struct StreamGuard {
     started: Instant,
     rid: String,
     usage: Option<(u64, u64)>,
+    /// The input part of `charge` (the rest is `max_tokens`), and the answer's tokens relayed so
+    /// far as docent counts them: what the stream is charged when the upstream sends no usage.
+    est_input: u64,
+    out_tokens: u64,
+    /// The upstream ended the answer with `[DONE]`.
+    done: bool,
     completed: bool,
     audit: serde_json::Map<String, Value>,
     provider: Provider,
@@ -169,11 +178,23 @@ impl Drop for StreamGuard {
         m.request_duration("/v1/chat/completions", self.started.elapsed());
         // The upstream's counts: a sum past u64 saturates (a debt of at most a minute), never
         // wraps into a refund.
-        let used = self.usage.map(|(a, b)| a.saturating_add(b)).unwrap_or(0);
-        if let Some((pin, pout)) = self.usage {
-            m.tokens(pin, pout);
-        }
-        if self.usage.is_some() {
+        let used = match self.usage {
+            Some((pin, pout)) => {
+                m.tokens(pin, pout);
+                Some(pin.saturating_add(pout))
+            }
+            // A finished answer without usage (a provider that does not send it, a stream of
+            // only `[DONE]`): the input estimate plus the answer's tokens as relayed, like a
+            // non-streamed answer without usage, rather than the whole `max_tokens`; never more
+            // than the reservation, the bound docent promised without a count. A stream that
+            // did not finish (the client left, the upstream failed) keeps the whole charge: the
+            // provider may have billed more than was relayed.
+            None if self.done => {
+                Some(self.est_input.saturating_add(self.out_tokens).min(self.charge))
+            }
+            None => None,
+        };
+        if let Some(used) = used {
             // The unused part back, or the excess taken when the upstream counted more.
             self.st.limits.settle(self.ip, self.charge, used);
         }
@@ -284,6 +305,7 @@ impl StreamState {
         match kind {
             Kind::Done => {
                 self.guard.completed = true;
+                self.guard.done = true;
                 self.finished = true;
                 if let Some(c) = self.capture.take().filter(|c| !c.text.is_empty()) {
                     let (pin, pout) = self.guard.usage.unwrap_or((0, 0));
@@ -306,6 +328,14 @@ impl StreamState {
                 if cut_short {
                     // Stopped at max_tokens or by a content filter: forwarded, never cached.
                     self.capture = None;
+                }
+                // Counted only up to `max_tokens` (all a stream without usage is charged): an
+                // upstream that ignores it costs no tokenizer time past that.
+                let g = &mut self.guard;
+                if let Some(t) =
+                    content.as_deref().filter(|_| g.out_tokens < g.charge - g.est_input)
+                {
+                    g.out_tokens = g.out_tokens.saturating_add(crate::tokens::count(t) as u64);
                 }
                 if let (Some(c), Some(t)) = (&mut self.capture, content) {
                     if c.text.len() + t.len() > c.limit {

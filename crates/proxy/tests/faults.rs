@@ -920,6 +920,42 @@ async fn usage_over_the_reservation_is_taken_from_the_bucket_afterwards() {
 }
 
 #[tokio::test]
+async fn a_stream_without_usage_is_charged_what_it_relayed_not_all_of_max_tokens() {
+    // A provider that sends no usage chunk (or only `[DONE]`): the stream keeps the input
+    // estimate and the answer's tokens as relayed, and gives the rest of `max_tokens` back, as a
+    // non-streamed answer without usage does. Before, the whole reservation stood.
+    let script = |req: &Seen| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        if req.body.to_string().contains("empty") {
+            return vec![sse_head(), send("data: [DONE]\n\n")];
+        }
+        vec![sse_head(), send(chunk("Hello")), send(chunk(" there.")), send("data: [DONE]\n\n")]
+    };
+    let up = fault_upstream(script).await;
+    let (stores, _redis) = stores();
+    for (n, store) in stores.iter().enumerate() {
+        let mut cfg = token_limited(up.addr, store.as_deref());
+        cfg.limits.max_output_tokens = 4000;
+        let a = app(Arc::new(cfg));
+        // Each reserves 4,000 tokens and more against an 8,000-token bucket: a second one would
+        // be refused if the first kept its reservation.
+        let peer = format!("198.51.100.{}:5000", 40 + n);
+        for q in ["hi", "empty", "hi", "empty", "hi"] {
+            let mut body = chat_body(q, true);
+            body["max_tokens"] = json!(4000);
+            let r =
+                a.clone().oneshot(post_from("/v1/chat/completions", &body, &peer)).await.unwrap();
+            assert_eq!(r.status(), StatusCode::OK, "{q} (store {store:?})");
+            body_text(r).await;
+            // Redis is credited by a background task: give it a moment.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+#[tokio::test]
 async fn the_moderation_endpoint_is_held_to_the_input_and_token_limits() {
     let up = fault_upstream(healthy).await;
     let mut cfg = token_limited(up.addr, None);
