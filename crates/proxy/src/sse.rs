@@ -36,7 +36,8 @@ impl Event {
     }
 }
 
-/// Incremental SSE splitter: handles events split across reads, CRLF, comments, multi-line data.
+/// Incremental SSE splitter: handles events split across reads, lines ended by LF, CRLF or a lone
+/// CR (all three are SSE line ends), comments, multi-line data.
 ///
 /// It runs for every chunk of every stream, so it works on bytes: `memchr` finds line ends, a
 /// `data` line's value is appended to the pending event as bytes, and the event's UTF-8 is
@@ -55,6 +56,8 @@ pub struct Splitter {
     max: usize,
     /// An event grew past `max`: everything from then on is dropped.
     overflowed: bool,
+    /// The last read ended with a CR: an LF starting the next read belongs to it.
+    after_cr: bool,
 }
 
 impl Default for Splitter {
@@ -73,6 +76,7 @@ impl Splitter {
             has_data: false,
             max,
             overflowed: false,
+            after_cr: false,
         }
     }
 
@@ -97,11 +101,24 @@ impl Splitter {
         self.buf.extend_from_slice(bytes);
         let mut out = Vec::new();
         let mut start = 0;
-        let mut from = self.scanned;
-        while let Some(pos) = memchr::memchr(b'\n', &self.buf[from..]) {
+        if std::mem::take(&mut self.after_cr) && self.buf.first() == Some(&b'\n') {
+            // The LF of a CRLF split between two reads: that line has ended already.
+            start = 1;
+        }
+        let mut from = self.scanned.max(start);
+        while let Some(pos) = memchr::memchr2(b'\n', b'\r', &self.buf[from..]) {
             let end = from + pos;
+            let next = match (self.buf[end], self.buf.get(end + 1)) {
+                (b'\r', Some(b'\n')) => end + 2,
+                (b'\r', None) => {
+                    // Ends the line now (no wait for the next read); an LF first in the next
+                    // read is this CR's.
+                    self.after_cr = true;
+                    end + 1
+                }
+                _ => end + 1,
+            };
             let line = &self.buf[start..end];
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
             if line.is_empty() {
                 if self.has_data {
                     out.push(Event { data: lossy_string(std::mem::take(&mut self.data)) });
@@ -126,7 +143,7 @@ impl Splitter {
                     }
                 }
             }
-            start = end + 1;
+            start = next;
             from = start;
         }
         self.buf.drain(..start);
@@ -310,6 +327,25 @@ mod tests {
         let stream: &[u8] = b"data: {\"id\":\"1\",\"x\":\"\xc3\xa9\"}\r\n\r\n: ping\n\ndata: a\ndata: b\n\ndata: [DONE]\n\n";
         let whole = Splitter::default().push(stream);
         assert_eq!(whole.len(), 3);
+        // The same events with lone CRs as line ends, and with the three kinds mixed.
+        let cr: Vec<u8> = stream.iter().map(|&b| if b == b'\n' { b'\r' } else { b }).collect();
+        let cr = String::from_utf8_lossy(&cr).replace("\r\r\r\r", "\r\r").into_bytes();
+        let mixed = b"data: {\"id\":\"1\",\"x\":\"\xc3\xa9\"}\r\r: ping\r\n\ndata: a\rdata: b\n\r\ndata: [DONE]\r\r";
+        for other in [&cr[..], &mixed[..]] {
+            assert_eq!(
+                Splitter::default().push(other),
+                whole,
+                "{:?}",
+                String::from_utf8_lossy(other)
+            );
+            check_splits(other, &whole);
+        }
+        check_splits(stream, &whole);
+    }
+
+    /// Every split of `stream` into three reads gives `whole`, and so does feeding it to the end
+    /// without its last line end (`finish`).
+    fn check_splits(stream: &[u8], whole: &[Event]) {
         for cut in 0..stream.len() {
             for cut2 in cut..stream.len() {
                 let mut s = Splitter::default();
@@ -319,5 +355,9 @@ mod tests {
                 assert_eq!(got, whole, "cut at {cut} and {cut2}");
             }
         }
+        let mut s = Splitter::default();
+        let mut got = s.push(&stream[..stream.len() - 1]);
+        got.extend(s.finish());
+        assert_eq!(got, whole, "the last line end missing");
     }
 }
