@@ -663,7 +663,26 @@ pub fn build_index(settings: &IndexSettings) -> anyhow::Result<IndexReport> {
     };
     let mut report = build_index_with(settings, embedder.as_deref())?;
     report.notes.splice(0..0, note);
+    report.notes.extend(model_folder_note(settings));
     Ok(report)
+}
+
+/// With `--embed local --model FOLDER`: the index names the model by the folder's name only (a
+/// path from the build machine does not belong in a public file), so say what a machine that
+/// searches or serves it needs.
+fn model_folder_note(settings: &IndexSettings) -> Option<String> {
+    let dir = Path::new(settings.model.as_deref()?);
+    if settings.embed != "local" || !dir.is_dir() {
+        return None;
+    }
+    let abs = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let name = abs.file_name()?.to_string_lossy();
+    Some(format!(
+        "the index names its model {name:?}, the folder's name: where it is searched (docent \
+         search, eval, mcp) set DOCENT_MODEL_DIR={}, and point docent serve's local provider \
+         (`path`) at that folder",
+        abs.display()
+    ))
 }
 
 /// Share of the docs' text (by letters) at and above which a build with all-MiniLM-L6-v2 (English
@@ -1613,4 +1632,32 @@ fn write_atomic(out: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     std::fs::rename(&tmp, out)
         .with_context(|| format!("cannot move the new index into place at {}", out.display()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_model_folder_build_says_what_searching_it_needs() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = dir.path().join("my-model");
+        std::fs::create_dir(&model).unwrap();
+        let settings = |embed: &str, model: Option<&Path>| IndexSettings {
+            embed: embed.into(),
+            model: model.map(|m| m.display().to_string()),
+            ..IndexSettings::default()
+        };
+        let note = model_folder_note(&settings("local", Some(&model))).unwrap();
+        assert!(note.contains("\"my-model\"") && note.contains("DOCENT_MODEL_DIR="), "{note}");
+        assert!(note.contains(&std::fs::canonicalize(&model).unwrap().display().to_string()));
+        // A model named by id, or a remote embedder, gets no note.
+        assert_eq!(model_folder_note(&settings("local", None)), None);
+        let id = IndexSettings {
+            model: Some("intfloat/multilingual-e5-small".into()),
+            ..settings("local", None)
+        };
+        assert_eq!(model_folder_note(&id), None);
+        assert_eq!(model_folder_note(&settings("openai", Some(&model))), None);
+    }
 }

@@ -946,6 +946,23 @@ pub fn find_local_model(model: &str) -> Option<PathBuf> {
     local_model_candidates(model).into_iter().find(|p| looks_like_model(p))
 }
 
+/// A failed download of a model named without an organisation (`mymodel`) may be an index built
+/// from a model folder of that name (`--model ./mymodel` records the folder's name): say so.
+fn folder_hint(model: &str, e: EmbedError) -> EmbedError {
+    match e {
+        EmbedError::Download { model: id, reason } if !model.contains('/') => {
+            EmbedError::Download {
+                model: id,
+                reason: format!(
+                    "{reason}. If the index was built from a model folder named {model:?}, set \
+                 DOCENT_MODEL_DIR to that folder"
+                ),
+            }
+        }
+        e => e,
+    }
+}
+
 /// `make_embedder("local", ...)`.
 pub(crate) fn make_local(
     model: Option<&str>,
@@ -990,7 +1007,8 @@ pub(crate) fn make_local(
                         if hub.offline {
                             return Err(not_found());
                         }
-                        crate::hub::download_model(&normalize_model_id(model), &hub)?
+                        crate::hub::download_model(&normalize_model_id(model), &hub)
+                            .map_err(|e| folder_hint(model, e))?
                     }
                     None => return Err(not_found()),
                 },
@@ -1007,6 +1025,17 @@ pub(crate) fn make_local(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_download_of_a_bare_name_says_it_may_be_a_model_folder() {
+        let failed = |id: &str| EmbedError::Download { model: id.into(), reason: "offline".into() };
+        let e = folder_hint("mymodel", failed("sentence-transformers/mymodel")).to_string();
+        assert!(e.contains("model folder named \"mymodel\", set DOCENT_MODEL_DIR"), "{e}");
+        // A hub id with its organisation is a hub model: no hint.
+        let e =
+            folder_hint("intfloat/multilingual-e5-small", failed("intfloat/multilingual-e5-small"));
+        assert!(!e.to_string().contains("model folder named"), "{e}");
+    }
 
     #[test]
     fn a_compact_vocabulary_renumbers_a_batch_onto_its_rows_and_keeps_the_padding_row() {
