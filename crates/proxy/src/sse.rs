@@ -101,9 +101,13 @@ impl Splitter {
         self.buf.extend_from_slice(bytes);
         let mut out = Vec::new();
         let mut start = 0;
-        if std::mem::take(&mut self.after_cr) && self.buf.first() == Some(&b'\n') {
-            // The LF of a CRLF split between two reads: that line has ended already.
-            start = 1;
+        if self.after_cr && !self.buf.is_empty() {
+            // Decided by the first byte that arrives (an empty read decides nothing): the LF of
+            // a CRLF split between two reads belongs to a line that has ended already.
+            self.after_cr = false;
+            if self.buf[0] == b'\n' {
+                start = 1;
+            }
         }
         let mut from = self.scanned.max(start);
         while let Some(pos) = memchr::memchr2(b'\n', b'\r', &self.buf[from..]) {
@@ -341,6 +345,9 @@ mod tests {
             check_splits(other, &whole);
         }
         check_splits(stream, &whole);
+        // CRLF between two data lines of one event, split by an empty read or not.
+        let two = b"data: a\r\ndata: b\r\n\r\n";
+        check_splits(two, &[Event { data: "a\nb".into() }]);
     }
 
     /// Every split of `stream` into three reads gives `whole`, and so does feeding it to the end
@@ -354,6 +361,14 @@ mod tests {
                 got.extend(s.push(&stream[cut2..]));
                 assert_eq!(got, whole, "cut at {cut} and {cut2}");
             }
+        }
+        // An empty read between any two bytes changes nothing (a CR's LF may follow it).
+        for cut in 0..stream.len() {
+            let mut s = Splitter::default();
+            let mut got = s.push(&stream[..cut]);
+            got.extend(s.push(b""));
+            got.extend(s.push(&stream[cut..]));
+            assert_eq!(got, whole, "an empty read at {cut}");
         }
         let mut s = Splitter::default();
         let mut got = s.push(&stream[..stream.len() - 1]);
