@@ -956,6 +956,40 @@ async fn a_stream_without_usage_is_charged_what_it_relayed_not_all_of_max_tokens
 }
 
 #[tokio::test]
+async fn a_long_stream_without_usage_is_charged_the_tokens_it_relayed() {
+    // 2,500 tokens relayed in 50 chunks (12.5 KB, past the proxy's counting batches) with no
+    // usage: each answer costs about 2,500 of the 8,000-token bucket, so two fit and a third
+    // (which reserves 4,000) does not. Charged the input estimate alone, the third would pass;
+    // charged the whole reservation, the second would not.
+    let script = |req: &Seen| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let mut steps = vec![sse_head()];
+        steps.extend((0..50).map(|_| send(chunk(&" word".repeat(50)))));
+        steps.push(send("data: [DONE]\n\n"));
+        steps
+    };
+    let up = fault_upstream(script).await;
+    let (stores, _redis) = stores();
+    for (n, store) in stores.iter().enumerate() {
+        let mut cfg = token_limited(up.addr, store.as_deref());
+        cfg.limits.max_output_tokens = 4000;
+        let a = app(Arc::new(cfg));
+        let peer = format!("198.51.100.{}:5000", 50 + n);
+        for want in [StatusCode::OK, StatusCode::OK, StatusCode::TOO_MANY_REQUESTS] {
+            let mut body = chat_body("hi", true);
+            body["max_tokens"] = json!(4000);
+            let r =
+                a.clone().oneshot(post_from("/v1/chat/completions", &body, &peer)).await.unwrap();
+            assert_eq!(r.status(), want, "store {store:?}");
+            body_text(r).await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+#[tokio::test]
 async fn the_moderation_endpoint_is_held_to_the_input_and_token_limits() {
     let up = fault_upstream(healthy).await;
     let mut cfg = token_limited(up.addr, None);
