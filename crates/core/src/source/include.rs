@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 
-use super::markdown::{frontmatter, split_custom_id};
+use super::markdown::{frontmatter, split_custom_id, starts_statement, statement_unfinished};
 use super::{normalize_ws, Flavor, Slugger};
 
 /// Reads the files a page includes.
@@ -165,8 +165,9 @@ pub fn unwrap_mdx_code_blocks(body: &str) -> String {
 }
 
 /// `import Name from './x.mdx'` → (Name, "./x.mdx") for relative Markdown imports.
-fn partial_import(line: &str) -> Option<(&str, &str)> {
-    let rest = line.strip_prefix("import ")?.trim_start();
+fn partial_import(statement: &str) -> Option<(&str, &str)> {
+    let rest = statement.strip_prefix("import")?;
+    let rest = rest.strip_prefix(char::is_whitespace)?.trim_start();
     let name_end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))?;
     let name = &rest[..name_end];
     let rest = rest[name_end..].trim_start().strip_prefix("from")?.trim_start();
@@ -191,10 +192,23 @@ fn component_use(line: &str) -> Option<&str> {
     (!name.is_empty() && (self_closing || paired)).then_some(name)
 }
 
-fn docusaurus_partials(body: &str, path: &str, inc: &dyn Includes, depth: usize) -> String {
-    let mut imports: HashMap<&str, &str> = HashMap::new();
+/// The `import` statements of an MDX body (outside fences), each on one line: a statement may
+/// span lines and a line may hold several ([`statement_unfinished`]).
+fn import_statements(body: &str) -> Vec<String> {
+    let mut out = Vec::new();
     let mut fence: Option<(char, usize)> = None;
+    let mut open: Option<(String, i32)> = None;
     for line in body.lines() {
+        if let Some((text, depth)) = open.as_mut() {
+            text.push(' ');
+            text.push_str(line.trim());
+            *depth += line.matches(['{', '(', '[']).count() as i32;
+            *depth -= line.matches(['}', ')', ']']).count() as i32;
+            if !statement_unfinished(line, *depth) {
+                out.push(open.take().map(|o| o.0).unwrap_or_default());
+            }
+            continue;
+        }
         if let Some((ch, n)) = fence {
             if fence_closes(line, ch, n) {
                 fence = None;
@@ -205,10 +219,46 @@ fn docusaurus_partials(body: &str, path: &str, inc: &dyn Includes, depth: usize)
             fence = Some((ch, n));
             continue;
         }
-        if let Some((name, spec)) = partial_import(line) {
-            imports.insert(name, spec);
+        if starts_statement(line) {
+            let depth = line.matches(['{', '(', '[']).count() as i32
+                - line.matches(['}', ')', ']']).count() as i32;
+            if statement_unfinished(line, depth) {
+                open = Some((line.trim().to_string(), depth));
+            } else {
+                out.push(line.trim().to_string());
+            }
         }
     }
+    out.extend(open.map(|o| o.0));
+    // One statement per item: `import A from './a'; import B from './b';`.
+    out.iter()
+        .flat_map(|s| s.split(';'))
+        .map(str::trim)
+        .filter(|s| s.starts_with("import"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A JavaScript string literal's text: `\_` is `_` (Prettier escapes `_` in MDX imports).
+fn js_unescape(spec: &str) -> String {
+    let mut out = String::with_capacity(spec.len());
+    let mut chars = spec.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.extend(chars.next()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn docusaurus_partials(body: &str, path: &str, inc: &dyn Includes, depth: usize) -> String {
+    let statements = import_statements(body);
+    let imports: HashMap<&str, String> = statements
+        .iter()
+        .filter_map(|s| partial_import(s))
+        .map(|(name, spec)| (name, js_unescape(spec)))
+        .collect();
     if imports.is_empty() {
         return body.to_string();
     }
@@ -708,6 +758,26 @@ mod tests {
         assert!(out.find("Intro.").unwrap() < out.find("Tags file").unwrap());
         assert!(out.find("Inner text.").unwrap() < out.find("After.").unwrap());
         assert!(files.warnings.borrow().is_empty());
+    }
+
+    #[test]
+    fn imports_that_share_a_line_or_wrap_are_each_inlined() {
+        // As Prettier writes them in MDX: two imports on a line, the second wrapped after its
+        // `import`, and `_` escaped in the path.
+        let files = Files::with(&[
+            ("_ios.md", "iOS steps.\n"),
+            ("_kotlin.md", "Gradle steps.\n"),
+            ("_java.md", "Java steps.\n"),
+        ]);
+        let page = "import Ios from './\\_ios.md'; import\nKotlin from './\\_kotlin.md'; import Java\nfrom './_java.md';\n\n<Ios />\n\n<Kotlin />\n\n<Java />\n";
+        let out = expand(page, Flavor::Docusaurus, "page.md", &files);
+        for text in ["iOS steps.", "Gradle steps.", "Java steps."] {
+            assert!(out.contains(text), "{text}: {out}");
+        }
+        assert!(files.warnings.borrow().is_empty(), "{:?}", files.warnings.borrow());
+        // And none of the statements is left as text.
+        let read = crate::source::markdown::preprocess_mdx(&out);
+        assert!(!read.contains("from") && !read.contains("Kotlin"), "{read}");
     }
 
     #[test]

@@ -21,7 +21,7 @@
 //!   gives an h1 no id (its theme drops it), so an h1 has no anchor there.
 
 use super::include::{expand, Includes, NoIncludes};
-use super::{normalize_ws, Flavor, Page, PageBuilder, Slugger};
+use super::{normalize_ws, Block, Flavor, Page, PageBuilder, Slugger};
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
 /// Parse a Markdown/MDX document into a [`Page`] (includes left out: see [`parse_with`]).
@@ -36,6 +36,14 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
     let file_stem = file.rsplit_once('.').map(|(s, _)| s).unwrap_or(file);
     let (front, body) = frontmatter_raw(source);
     let front_title = front.and_then(|f| frontmatter_value(f, "title"));
+    // MDX (Docusaurus reads .md as MDX too) has no indented code blocks: text indented inside
+    // a JSX element (`<td>` ⏎ ⏎ `        ~5 points in issues`) is text.
+    let format = front.and_then(|f| frontmatter_value(f, "format"));
+    let mdx = match format.as_deref() {
+        Some("md") => false,
+        Some("mdx") => true,
+        _ => flavor == Flavor::Docusaurus || file.to_ascii_lowercase().ends_with(".mdx"),
+    };
     let body = expand(body, flavor, path, inc);
     let body = preprocess(&body, front.unwrap_or(""), flavor);
 
@@ -51,6 +59,7 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
     let mut inline = String::new();
     let mut heading: Option<(u8, String)> = None;
     let mut code: Option<(String, String)> = None;
+    let mut code_indented = false;
     let mut image_depth = 0usize;
     let mut list_depth = 0usize;
     let mut html_block: Option<String> = None;
@@ -80,7 +89,23 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
                 Event::Text(t) => buf.push_str(&t),
                 Event::End(TagEnd::CodeBlock) => {
                     let (lang, text) = code.take().unwrap_or_default();
-                    b.code(&lang, &text);
+                    if code_indented && mdx {
+                        for block in mdx_indented_blocks(&text, flavor) {
+                            match block {
+                                Block::Text(t) if list_depth > 0 => {
+                                    inline.push_str(&t.replace('\n', " "));
+                                    inline.push(' ');
+                                }
+                                Block::Text(t) => b.text(&t),
+                                Block::Code { lang, code } => {
+                                    flush(&mut b, &mut inline);
+                                    b.code(&lang, &code);
+                                }
+                            }
+                        }
+                    } else {
+                        b.code(&lang, &text);
+                    }
                 }
                 _ => {}
             }
@@ -127,6 +152,7 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
             }
             Event::Start(Tag::CodeBlock(kind)) => {
                 flush(&mut b, &mut inline);
+                code_indented = matches!(kind, CodeBlockKind::Indented);
                 let lang = match kind {
                     CodeBlockKind::Fenced(info) => info
                         .split(|c: char| c.is_whitespace() || matches!(c, '{' | ',' | '[' | ':'))
@@ -199,6 +225,83 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
     }
     flush(&mut b, &mut inline);
     b.finish(front_title, file_stem)
+}
+
+/// What CommonMark reads as an indented code block on an MDX page, where it is Markdown
+/// indented inside a JSX element: read again, dedented, as text blocks (inline HTML dropped,
+/// its text kept) and the code blocks it holds (a fence indented inside `<TabItem>`).
+fn mdx_indented_blocks(text: &str, flavor: Flavor) -> Vec<Block> {
+    mdx_indented_at(text, flavor, 0)
+}
+
+fn mdx_indented_at(text: &str, flavor: Flavor, depth: usize) -> Vec<Block> {
+    // Dedented by the least indent (code in a fence keeps its own); text indented deeper still
+    // is read the same way again, a few levels at most.
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let least = text.lines().filter(|l| !l.trim().is_empty()).map(indent).min().unwrap_or(0);
+    let dedented: String =
+        text.lines().map(|l| format!("{}\n", &l[indent(l).min(least)..])).collect();
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    // (language, code, indented)
+    let mut code: Option<(String, String, bool)> = None;
+    let flush = |cur: &mut String, out: &mut Vec<Block>| {
+        let lines: Vec<String> =
+            cur.split('\n').map(normalize_ws).filter(|l| !l.is_empty()).collect();
+        if !lines.is_empty() {
+            out.push(Block::Text(lines.join("\n")));
+        }
+        cur.clear();
+    };
+    let opts = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
+    for event in Parser::new_ext(&dedented, opts) {
+        if let Some((_, buf, _)) = code.as_mut() {
+            match event {
+                Event::Text(t) => buf.push_str(&t),
+                Event::End(TagEnd::CodeBlock) => {
+                    let (lang, code, indented) = code.take().unwrap_or_default();
+                    if indented && depth < 4 {
+                        out.extend(mdx_indented_at(&code, flavor, depth + 1));
+                    } else {
+                        out.push(Block::Code { lang, code });
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
+        match event {
+            Event::Start(Tag::CodeBlock(kind)) => {
+                flush(&mut cur, &mut out);
+                code = Some(match kind {
+                    CodeBlockKind::Fenced(info) => {
+                        (fence_lang(&info).to_string(), String::new(), false)
+                    }
+                    CodeBlockKind::Indented => (String::new(), String::new(), true),
+                });
+            }
+            Event::Text(t) => cur.push_str(&t),
+            Event::Code(t) => {
+                cur.push('`');
+                cur.push_str(&t);
+                cur.push('`');
+            }
+            Event::Html(t) | Event::InlineHtml(t) => {
+                cur.push(' ');
+                cur.push_str(&html_text(&t, flavor).join("\n"));
+                cur.push(' ');
+            }
+            Event::SoftBreak => cur.push(' '),
+            Event::HardBreak
+            | Event::End(
+                TagEnd::Paragraph | TagEnd::Heading(_) | TagEnd::Item | TagEnd::TableRow,
+            ) => cur.push('\n'),
+            Event::End(TagEnd::TableCell) => cur.push_str(" | "),
+            _ => {}
+        }
+    }
+    flush(&mut cur, &mut out);
+    out
 }
 
 /// Elements whose content a reader never sees as text.
@@ -607,18 +710,13 @@ pub fn preprocess(body: &str, front: &str, flavor: Flavor) -> String {
         }
         if in_statement {
             statement_depth += bracket_balance(line);
-            if statement_depth <= 0 && !line.trim_end().ends_with(',') {
-                in_statement = false;
-            }
+            in_statement = statement_unfinished(line, statement_depth);
             out.push('\n');
             continue;
         }
-        if !line.starts_with(' ')
-            && !line.starts_with('\t')
-            && (line.starts_with("import ") || line.starts_with("export "))
-        {
+        if starts_statement(line) {
             statement_depth = bracket_balance(line);
-            in_statement = statement_depth > 0;
+            in_statement = statement_unfinished(line, statement_depth);
             out.push('\n');
             continue;
         }
@@ -963,6 +1061,27 @@ pub(crate) fn fence_open(trimmed: &str) -> Option<(char, usize)> {
     }
 }
 
+/// Whether `line` opens an MDX `import`/`export` statement (at the start of the line).
+pub(crate) fn starts_statement(line: &str) -> bool {
+    line.starts_with("import ") || line.starts_with("export ")
+}
+
+/// Whether an `import`/`export` statement whose last line is `line` (`depth` brackets open so
+/// far) goes on to the next line: brackets still open, a trailing comma or `=`, or a line that
+/// stops mid-statement. Prettier wraps two imports on one line as
+/// `import A from './_a.md'; import` + `B from './_b.md';`.
+pub(crate) fn statement_unfinished(line: &str, depth: i32) -> bool {
+    let t = line.trim_end();
+    if depth > 0 || t.ends_with(',') || t.ends_with('=') {
+        return true;
+    }
+    let last = t.rsplit(';').next().unwrap_or("").trim();
+    let last_word = last.rsplit(char::is_whitespace).next().unwrap_or("");
+    // `… import`, `import A`, `import A from`: no module named yet.
+    (last.starts_with("import") && !last.contains(['\'', '"']))
+        || matches!(last_word, "from" | "export" | "as" | "default")
+}
+
 fn bracket_balance(line: &str) -> i32 {
     line.chars().fold(0, |acc, c| match c {
         '{' | '(' | '[' => acc + 1,
@@ -1238,8 +1357,17 @@ fn is_escaped(chars: &[char], i: usize) -> bool {
 /// Attributes whose string value a component shows as text (a card's `title` and
 /// `description`, a badge's `text`), in the order they are read out. Links, icons, ids and
 /// styling (`href`, `icon`, `type`…) are not text.
-const TEXT_ATTRS: [&str; 8] =
-    ["title", "label", "text", "heading", "subtitle", "description", "summary", "caption"];
+const TEXT_ATTRS: [&str; 9] = [
+    "title",
+    "label",
+    "text",
+    "heading",
+    "header",
+    "subtitle",
+    "description",
+    "summary",
+    "caption",
+];
 
 /// The tabs named by `<Tabs values={[{label: 'Apple', value: 'apple'}, …]}>`, Docusaurus' older
 /// way of labelling tabs: (value, label) pairs, in order.
@@ -1644,6 +1772,43 @@ mod tests {
             all.contains("After.") && !all.contains("gone") && !all.contains("multi-line"),
             "{all}"
         );
+    }
+
+    #[test]
+    fn mdx_has_no_indented_code_blocks_but_markdown_pages_do() {
+        // typescript-eslint's contributor tiers: a JSX table whose cells hold indented Markdown.
+        let src = "# Tiers\n\n<table>\n  <tr>\n    <td>\n        ~5 points in issues\n\n        ~15 points in [total](#pointing)\n        <br />2 of 4 active months\n    </td>\n  </tr>\n</table>\n";
+        for (flavor, path) in [(Flavor::Docusaurus, "tiers.md"), (Flavor::GitHub, "tiers.mdx")] {
+            let p = parse(src, flavor, path);
+            let all = all_text(&p);
+            assert!(
+                p.sections.iter().all(|s| s.blocks.iter().all(|b| matches!(b, Block::Text(_)))),
+                "{all}"
+            );
+            assert!(all.contains("~15 points in total"), "{all}");
+            assert!(all.contains("2 of 4 active months") && !all.contains("<br"), "{all}");
+        }
+        // Ionic's cards: the title in `header`, the text in an indented `<p>`.
+        let src = "# Start\n\n<DocsCards>\n  <DocsCard header=\"Get Started\" href=\"/a\">\n\n      <p>Build your first app.</p>\n\n  </DocsCard>\n</DocsCards>\n";
+        let all = all_text(&parse(src, Flavor::Docusaurus, "index.md"));
+        assert!(all.contains("Get Started") && all.contains("Build your first app."), "{all}");
+        assert!(!all.contains("```") && !all.contains("<p>"), "{all}");
+        // Starlight's tabs and asides indent their Markdown: a fence stays code (its own
+        // indentation kept), emphasis stays inline.
+        let src = "# Setup\n\n<Tabs>\n  <TabItem label=\"npm\">\n\n    ```sh\n    npx astro add\n      --yes\n    ```\n\n  </TabItem>\n</Tabs>\n\n<Aside>\n\n    A *custom* title.\n\n</Aside>\n";
+        let p = parse(src, Flavor::GitHub, "setup.mdx");
+        let blocks = &p.sections[0].blocks;
+        let code = Block::Code { lang: "sh".into(), code: "npx astro add\n  --yes".into() };
+        assert!(blocks.contains(&code), "{blocks:?}");
+        assert!(blocks.contains(&Block::Text("A custom title.".into())), "{blocks:?}");
+        // A Markdown page's indented code stays code.
+        let md = "# A\n\nText.\n\n    let x = 1;\n";
+        let p = parse(md, Flavor::GitHub, "a.md");
+        let code = |p: &Page| p.sections[0].blocks.iter().any(|b| matches!(b, Block::Code { .. }));
+        assert!(code(&p), "{:?}", p.sections);
+        // So does a Docusaurus page that asks to be read as Markdown (`format: md`).
+        let p = parse(&format!("---\nformat: md\n---\n{md}"), Flavor::Docusaurus, "a.md");
+        assert!(code(&p), "{:?}", p.sections);
     }
 
     #[test]
