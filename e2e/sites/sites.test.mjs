@@ -431,6 +431,10 @@ test('docusaurus: built and sources index read partials, mdx-code-block, tabs an
     assert.match(text, /Declare the zorblax tags/, `${label}: the partial's text is on the importing page`);
     assert.match(text, /`\{\/\* truncate \*\/\}`/, `${label}: the MDX comment in inline code`);
     assert.match(text, /The Features tour shows/, `${label}: {frontMatter.title}`);
+    // Routed as Docusaurus routes them (every link is checked against the built site above):
+    // number prefixes dropped, a doc named like its folder at the folder's URL.
+    assert.match(pageText(chunks, '/docs/guides/setup'), /frobnitz cache is removed/, `${label}: 02-guides/3-setup.md`);
+    assert.match(pageText(chunks, '/docs/reference/'), /snargleblaster options live here/, `${label}: reference/reference.md`);
   }
   // The sources keep every tab with its label (the built HTML hides the inactive tab panels).
   const devText = pageText(dev, '/docs/features');

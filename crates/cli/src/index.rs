@@ -31,8 +31,8 @@ use docent_core::source::include::Includes;
 use docent_core::source::markdown::frontmatter;
 use docent_core::source::safety::check_slug;
 use docent_core::source::{
-    is_docusaurus_partial, page_url_with_slug, parse_page_with, Flavor, Parsed, SourceKind,
-    UrlStyle,
+    docusaurus_route, is_docusaurus_partial, page_url_with_slug, parse_page_with, Flavor, Parsed,
+    SourceKind, UrlStyle,
 };
 use docent_core::Index;
 use docent_embed::{EmbedOptions, Embedder};
@@ -1064,9 +1064,14 @@ pub fn page_url_checked(
     content: &str,
 ) -> (String, Option<String>) {
     let style = if settings.clean_urls { UrlStyle::Clean } else { UrlStyle::Html };
+    // Docusaurus routes `01-intro.md` at `intro` and `guide/guide.md` at `guide/`.
+    let rel = match (file.kind, flavor) {
+        (SourceKind::Markdown, Flavor::Docusaurus) => docusaurus_route(&file.rel),
+        _ => file.rel.clone(),
+    };
     let slug = match (file.kind, flavor) {
         (SourceKind::Markdown, Flavor::Docusaurus | Flavor::GitHub) => {
-            frontmatter(content).0.route_slug(&file.rel)
+            frontmatter(content).0.route_slug(&rel)
         }
         _ => None,
     };
@@ -1079,7 +1084,7 @@ pub fn page_url_checked(
         ))
     });
     let base = source.base_url.as_deref().or(settings.base_url.as_deref());
-    let mut url = page_url_with_slug(&file.rel, slug.as_deref(), base, style);
+    let mut url = page_url_with_slug(&rel, slug.as_deref(), base, style);
     if file.kind == SourceKind::Html {
         // The form the site links (`/docs/features` or `/docs/features/`), from the page's own
         // canonical link when it names this page.

@@ -733,6 +733,11 @@ fn docusaurus_slug_and_id_frontmatter_set_the_page_url_and_vitepress_ignores_the
         "---\nid: expect\ntitle: Expect\n---\n\nThe flibbertigibbet matcher.\n",
     );
     w("guide/index.md", "---\nid: overview\n---\n# Guide\n\nThe snorkelwhacker overview.\n");
+    // Number prefixes are not in Docusaurus' routes (a version-like name keeps its digits), and
+    // a doc named like its folder is the folder's page.
+    w("02-tutorial/3-taking-photos.md", "# Photos\n\nThe gribblethorpe camera.\n");
+    w("updating/9-0.md", "# Nine\n\nThe plumbuckle upgrade.\n");
+    w("style-guide/style-guide.md", "# Style\n\nThe wobbleshank rules.\n");
     let out_dir = tempfile::tempdir().unwrap();
     let url_of = |flavor: &str, query: &str| -> String {
         let idx = out_dir.path().join(format!("{flavor}.idx"));
@@ -777,6 +782,17 @@ fn docusaurus_slug_and_id_frontmatter_set_the_page_url_and_vitepress_ignores_the
         url_of("docusaurus", "snorkelwhacker"),
         "https://example.com/docs/guide/",
         "a category index keeps its folder's URL whatever its id"
+    );
+    assert_eq!(
+        url_of("docusaurus", "gribblethorpe"),
+        "https://example.com/docs/tutorial/taking-photos"
+    );
+    assert_eq!(url_of("docusaurus", "plumbuckle"), "https://example.com/docs/updating/9-0");
+    assert_eq!(url_of("docusaurus", "wobbleshank"), "https://example.com/docs/style-guide/");
+    assert_eq!(
+        url_of("vitepress", "gribblethorpe"),
+        "https://example.com/docs/02-tutorial/3-taking-photos#photos",
+        "VitePress keeps the file's path"
     );
     assert_eq!(
         url_of("vitepress", "zorblatt engine"),

@@ -224,7 +224,17 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
         b.code(&lang, &text);
     }
     flush(&mut b, &mut inline);
-    b.finish(front_title, file_stem)
+    // Without a title or an h1, a page is named after its file, as Docusaurus (its id) and
+    // MkDocs do: typescript-eslint's rule pages open with `## Options` or `## Examples`. An
+    // `index`/`README` file's name says nothing: its first heading it is.
+    let name = match flavor {
+        Flavor::Docusaurus => super::without_number_prefix(file_stem),
+        _ => file_stem,
+    };
+    if !name.eq_ignore_ascii_case("index") && !name.eq_ignore_ascii_case("readme") {
+        b.name_over_heading();
+    }
+    b.finish(front_title, name)
 }
 
 /// What CommonMark reads as an indented code block on an MDX page, where it is Markdown
@@ -304,8 +314,9 @@ fn mdx_indented_at(text: &str, flavor: Flavor, depth: usize) -> Vec<Block> {
     out
 }
 
-/// Elements whose content a reader never sees as text.
-const HIDDEN_ELEMENTS: [&str; 5] = ["script", "style", "svg", "math", "textarea"];
+/// Elements whose content a reader never sees as text (`<head>`: an MDX page's own title and
+/// meta tags, which Docusaurus moves into the document's head).
+const HIDDEN_ELEMENTS: [&str; 6] = ["script", "style", "svg", "math", "textarea", "head"];
 
 /// Elements that start a line of their own (their opening and closing tags break the text):
 /// the HTML reader's block elements, and those it reads on their own (headings, code, list
@@ -1280,6 +1291,15 @@ impl JsxState<'_> {
             (chars[1..end].iter().collect::<String>(), end + 1)
         };
         let inner = inner.trim();
+        if !vue {
+            // A string literal shows as its text: `is{' '}` (JSX's way to keep a space).
+            let literal = ['\'', '"', '`'].iter().find_map(|&q| {
+                inner.strip_prefix(q)?.strip_suffix(q).filter(|t| !t.contains([q, '\\', '$']))
+            });
+            if let Some(text) = literal {
+                return Some((len, text.to_string()));
+            }
+        }
         let path: Vec<&str> = inner.split('.').collect();
         let ident = |s: &str| {
             s.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
@@ -1772,6 +1792,43 @@ mod tests {
             all.contains("After.") && !all.contains("gone") && !all.contains("multi-line"),
             "{all}"
         );
+    }
+
+    #[test]
+    fn jsx_string_expressions_are_their_text_and_head_is_not_text() {
+        let src = "# A\n\nThe range supported is{' '}\n<code>{pkg.range}</code> and{\" \"}more.\n";
+        let all = all_text(&parse(src, Flavor::Docusaurus, "a"));
+        assert_eq!(all, "The range supported is and more.");
+        // Nor is an MDX page's `<head>` text.
+        let src = "<head>\n  <title>Ionic Item: Input Item</title>\n  <meta name=\"description\" content=\"x\" />\n</head>\n\n# Item\n\nItems are elements.\n";
+        assert_eq!(all_text(&parse(src, Flavor::Docusaurus, "item")), "Items are elements.");
+    }
+
+    #[test]
+    fn a_page_without_title_or_h1_is_named_after_its_file() {
+        let src = "## Options\n\nText.\n\n## Examples\n\nMore.\n";
+        assert_eq!(
+            parse_with(src, Flavor::Docusaurus, "rules/no-floating-promises.mdx", &NoIncludes)
+                .title,
+            "no-floating-promises"
+        );
+        // Docusaurus' id has no number prefix.
+        assert_eq!(
+            parse_with(src, Flavor::Docusaurus, "guide/02-setup.md", &NoIncludes).title,
+            "setup"
+        );
+        assert_eq!(
+            parse_with(src, Flavor::VitePress, "guide/routing.md", &NoIncludes).title,
+            "routing"
+        );
+        // An index file's name says nothing: its first heading names it.
+        assert_eq!(
+            parse_with(src, Flavor::VitePress, "guide/index.md", &NoIncludes).title,
+            "Options"
+        );
+        // A title or an h1 still wins.
+        let h1 = format!("## Intro\n\n# Real title\n\n{src}");
+        assert_eq!(parse_with(&h1, Flavor::Docusaurus, "a.md", &NoIncludes).title, "Real title");
     }
 
     #[test]

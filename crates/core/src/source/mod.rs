@@ -217,6 +217,54 @@ pub fn page_url(rel_path: &str, base_url: Option<&str>, style: UrlStyle) -> Stri
     }
 }
 
+/// A Docusaurus doc's file path (relative to the docs folder) as the site routes it: the
+/// number prefix Docusaurus' default parser drops (`01-intro`, `2 - setup`, `3_api`) gone from
+/// every folder and from the file name (a version or date stays: `9-0`, `2021-11-notes`), and a
+/// category index (`README`, or a file named like its folder: `style-guide/style-guide.md`)
+/// renamed `index`, so [`page_url`] gives its folder's URL. The extension is kept.
+pub fn docusaurus_route(rel_path: &str) -> String {
+    let rel = rel_path.replace('\\', "/");
+    let mut parts: Vec<String> = rel.split('/').map(str::to_string).collect();
+    let Some(file) = parts.pop() else { return rel };
+    let (stem, ext) = match file.rsplit_once('.') {
+        Some((s, e)) => (s.to_string(), format!(".{e}")),
+        None => (file.clone(), String::new()),
+    };
+    for p in parts.iter_mut() {
+        *p = without_number_prefix(p).to_string();
+    }
+    let stem = without_number_prefix(&stem);
+    let folder = parts.last().map(String::as_str);
+    let index =
+        stem.eq_ignore_ascii_case("readme") || folder.is_some_and(|f| f.eq_ignore_ascii_case(stem));
+    parts.push(format!("{}{ext}", if index { "index" } else { stem }));
+    parts.join("/")
+}
+
+/// `name` without a Docusaurus number prefix: digits, then `-`, `_` or `.` (spaces around
+/// them allowed), then the rest, which must not start with one of those; a name that starts
+/// like a version or date (`9-0`, `1.2`, `2021-11-…`) keeps its digits.
+pub(crate) fn without_number_prefix(name: &str) -> &str {
+    let digits = name.len() - name.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 {
+        return name;
+    }
+    let rest = &name[digits..];
+    let sep = |c: char| matches!(c, '-' | '_' | '.');
+    if rest.starts_with(sep) && rest[1..].starts_with(|c: char| c.is_ascii_digit()) {
+        return name;
+    }
+    let after = rest.trim_start_matches(' ');
+    if !after.starts_with(sep) {
+        return name;
+    }
+    let suffix = after.trim_start_matches(|c: char| sep(c)).trim_start_matches(' ');
+    if suffix.is_empty() || suffix.starts_with(|c: char| sep(c) || c.is_whitespace()) {
+        return name;
+    }
+    suffix
+}
+
 /// [`page_url`] for a page whose frontmatter has a Docusaurus `slug` (`None`: plain
 /// [`page_url`]). Docusaurus' rules, relative to the docs' base route (the `base_url`):
 /// - an absolute slug (`/custom/path`) is the page's path under the base route (`/` = the base
@@ -342,6 +390,9 @@ pub(crate) struct PageBuilder {
     stack: Vec<(u8, String)>,
     first_h1: Option<String>,
     first_heading: Option<String>,
+    /// A page with neither a title nor an h1 is named after its file, not its first heading
+    /// (a Markdown page whose first `## Examples` names one section, not the page).
+    name_over_heading: bool,
 }
 
 impl PageBuilder {
@@ -414,8 +465,17 @@ impl PageBuilder {
         });
     }
 
+    /// Name the page after its file (`finish`'s `fallback`) rather than its first heading when
+    /// it has neither a title nor an h1.
+    pub(crate) fn name_over_heading(&mut self) {
+        self.name_over_heading = true;
+    }
+
     /// Finish: the title is `title` if given, else the first h1, else the first heading, else `fallback`.
     pub(crate) fn finish(mut self, title: Option<String>, fallback: &str) -> Page {
+        if self.name_over_heading && !fallback.is_empty() {
+            self.first_heading = None;
+        }
         let title = title
             .filter(|t| !t.trim().is_empty())
             .or(self.first_h1.take())
@@ -461,6 +521,27 @@ fn give_empty_headings_their_children(sections: &mut [Section]) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn docusaurus_routes_drop_number_prefixes_and_name_category_indexes() {
+        for (file, route) in [
+            ("react/your-first-app/2-taking-photos.md", "react/your-first-app/taking-photos.md"),
+            ("01-guides/02 - setup.mdx", "guides/setup.mdx"),
+            ("3_api/10.cli.md", "api/cli.md"),
+            ("updating/9-0.md", "updating/9-0.md"),
+            ("blog/2021-11-03-notes.md", "blog/2021-11-03-notes.md"),
+            ("1-.md", "1-.md"),
+            ("42.md", "42.md"),
+            ("style-guide/style-guide.md", "style-guide/index.md"),
+            ("02-Releases/releases.md", "Releases/index.md"),
+            ("introduction/README.md", "introduction/index.md"),
+            ("README.md", "index.md"),
+            ("guide/index.md", "guide/index.md"),
+            ("intro.md", "intro.md"),
+        ] {
+            assert_eq!(super::docusaurus_route(file), route, "{file}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -85,14 +85,19 @@ pub fn slugify_vitepress(text: &str) -> String {
     s.to_lowercase()
 }
 
-/// github-slugger (used by Docusaurus): keeps letters, numbers, marks, `_`, `-` and spaces.
+/// github-slugger (used by Docusaurus): keeps letters, numbers, marks (every combining mark,
+/// even an emoji's invisible variation selector: `🗑️ Delete` → `️-delete`), `_`, `-` and spaces.
 pub fn slugify_github(text: &str) -> String {
     let lower = text.to_lowercase();
     let mut out = String::with_capacity(lower.len());
     for c in lower.chars() {
         if c == ' ' {
             out.push('-');
-        } else if c.is_alphanumeric() || c == '_' || c == '-' || is_combining_mark(c) {
+        } else if c.is_alphanumeric()
+            || c == '_'
+            || c == '-'
+            || unicode_normalization::char::is_combining_mark(c)
+        {
             out.push(c);
         }
     }
@@ -200,6 +205,12 @@ mod tests {
         assert_eq!(slugify_github("2. Install"), "2-install");
         assert_eq!(slugify_github("Café au lait"), "café-au-lait");
         assert_eq!(slugify_github("Emoji 🎉 party"), "emoji--party");
+        // The emoji goes, its variation selector (a mark) stays, as github-slugger 1.5 keeps it.
+        assert_eq!(
+            slugify_github("🗑️ `setAccessibilityFocus()`"),
+            "\u{fe0f}-setaccessibilityfocus"
+        );
+        assert_eq!(slugify_github("e\u{301}te\u{20DD}"), "e\u{301}te\u{20DD}");
     }
 
     #[test]

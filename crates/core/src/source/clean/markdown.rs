@@ -71,7 +71,10 @@ pub fn clean_with(content: &str, flavor: Flavor, path: &str, inc: &dyn Includes)
             markdown = format!("{}\n\n{markdown}", home.join("\n\n")).trim().to_string();
         }
     }
-    if !has_h1 {
+    // The page opens with its `# Title` (llms files and llms-full.txt start a page there),
+    // also when its h1 comes later (text before it, or an h1 further down the page).
+    let opens_with_h1 = has_h1 && markdown.starts_with("# ");
+    if !opens_with_h1 {
         markdown = format!("# {}\n\n{markdown}", page.title);
     }
     let description = fm
@@ -211,8 +214,18 @@ mod tests {
     #[test]
     fn a_page_without_h1_gets_its_title_as_h1_and_a_first_sentence_description() {
         let p = clean("## Setup\n\nFirst do this. Then that.\n", Flavor::Docusaurus, "setup-page");
-        assert!(p.markdown.starts_with("# Setup\n\n## Setup {#setup}"), "{}", p.markdown);
+        // Named after its file, as Docusaurus names it (its id), not after its first section.
+        assert!(p.markdown.starts_with("# setup-page\n\n## Setup {#setup}"), "{}", p.markdown);
         assert_eq!(p.description, "First do this.");
+    }
+
+    #[test]
+    fn a_page_whose_h1_is_not_first_still_opens_with_its_title() {
+        let p = clean("&nbsp;\n\n# Usage\n\nText.\n", Flavor::Docusaurus, "usage");
+        assert!(p.markdown.starts_with("# Usage\n\n"), "{}", p.markdown);
+        let p =
+            clean("Launches an alert.\n\n# Reference\n\n## alert()\n", Flavor::Docusaurus, "alert");
+        assert!(p.markdown.starts_with(&format!("# {}\n\nLaunches", p.title)), "{}", p.markdown);
     }
 
     #[test]
