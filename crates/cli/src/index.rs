@@ -976,12 +976,58 @@ pub struct SourceIncludes {
     root: PathBuf,
     canonical_root: Option<PathBuf>,
     warned: std::cell::RefCell<HashSet<String>>,
+    /// How many warnings of each kind ([`warning_kind`]) were given: past
+    /// [`WARNINGS_PER_KIND`] they are counted, and the count is printed once at the end.
+    kinds: std::cell::RefCell<HashMap<String, usize>>,
     /// Say nothing: a second reading of pages (the language sample) whose warnings the build
     /// prints once already.
     quiet: bool,
     /// Where the source folder is under its Docusaurus site's root (`@site/`), when the site's
     /// config is in it or up to two folders above it.
     site_folder: Option<String>,
+}
+
+/// Warnings of one kind printed before the rest are only counted: a site whose 440 pages each
+/// import a playground from outside the docs folder gets five lines and a count, not 440.
+const WARNINGS_PER_KIND: usize = 5;
+
+/// What a warning says without the page and the file it names: the part after the page's
+/// `path: `, quoted names and paths replaced by `…`.
+fn warning_kind(message: &str) -> String {
+    let rest = message.split_once(": ").map_or(message, |(_, r)| r);
+    let mut out = String::with_capacity(rest.len());
+    let mut quoted = false;
+    for c in rest.chars() {
+        match c {
+            '"' if quoted => {
+                quoted = false;
+                out.push_str("…\"");
+            }
+            '"' => {
+                quoted = true;
+                out.push('"');
+            }
+            _ if quoted => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+impl Drop for SourceIncludes {
+    fn drop(&mut self) {
+        let kinds = self.kinds.borrow();
+        let mut more: Vec<(&String, &usize)> =
+            kinds.iter().filter(|(_, &n)| n > WARNINGS_PER_KIND).collect();
+        more.sort();
+        for (kind, n) in more {
+            eprintln!(
+                "warning: {}: {} more like the above not shown: {kind}",
+                self.root.display(),
+                n - WARNINGS_PER_KIND
+            );
+        }
+    }
 }
 
 /// Largest included file read, in bytes (a bigger one is a warning).
@@ -996,13 +1042,16 @@ impl SourceIncludes {
             site_folder: canonical_root.as_deref().and_then(crate::walk::docusaurus_site_folder),
             canonical_root,
             warned: Default::default(),
+            kinds: Default::default(),
             quiet: false,
         }
     }
 
     /// Like [`SourceIncludes::new`], without warnings.
     fn quiet(root: &Path) -> SourceIncludes {
-        SourceIncludes { quiet: true, ..SourceIncludes::new(root) }
+        let mut inc = SourceIncludes::new(root);
+        inc.quiet = true;
+        inc
     }
 }
 
@@ -1029,7 +1078,13 @@ impl Includes for SourceIncludes {
     }
 
     fn warn(&self, message: String) {
-        if !self.quiet && self.warned.borrow_mut().insert(message.clone()) {
+        if self.quiet || !self.warned.borrow_mut().insert(message.clone()) {
+            return;
+        }
+        let mut kinds = self.kinds.borrow_mut();
+        let seen = kinds.entry(warning_kind(&message)).or_default();
+        *seen += 1;
+        if *seen <= WARNINGS_PER_KIND {
             eprintln!("warning: {}: {message}", self.root.display());
         }
     }
@@ -1644,6 +1699,19 @@ fn write_atomic(out: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn warnings_of_one_kind_share_a_kind_whatever_page_and_file_they_name() {
+        let a = super::warning_kind(
+            "api/a.md: import \"@site/static/usage/v9/a/index.md\" leaves the source folder; not inlined",
+        );
+        let b = super::warning_kind(
+            "b.md: import \"@site/static/usage/v9/b/index.md\" leaves the source folder; not inlined",
+        );
+        assert_eq!(a, b);
+        assert_eq!(a, "import \"…\" leaves the source folder; not inlined");
+        assert_ne!(a, super::warning_kind("b.md: imports nest deeper than 8 at x.md; not inlined"));
+    }
+
     use super::*;
 
     #[test]
