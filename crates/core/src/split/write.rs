@@ -245,6 +245,18 @@ fn cluster_vectors(
     let (n, dims) = (index.len(), index.dims());
     let levels = index.all_vectors().unwrap_or_default();
     let scales = index.all_scales();
+    // Vectors stored relative to a mean vector are clustered as the vectors they stand for
+    // (mean + residual), the space the question's vector is probed in: clustered on their
+    // residuals, Material for MkDocs' int4 e5 index found the right section in the top five
+    // for 0.725 of its questions at 16 probes, 0.875 with every cluster scored.
+    let whole: Vec<i8>;
+    let levels = match index.center() {
+        Some(center) if dims > 0 => {
+            whole = whole_levels(levels, scales, center, dims);
+            &whole[..]
+        }
+        _ => levels,
+    };
     let (assign, centroids) =
         vectors::balanced_kmeans(levels, dims, vectors::cluster_count(n), opts.cluster_cap, 10);
     let per = index.header().quantization.vector_bytes(dims);
@@ -280,6 +292,22 @@ fn cluster_vectors(
         coarse.levels.extend_from_slice(&l);
     }
     Ok(coarse)
+}
+
+/// The int8 levels of `center + scale × levels` for every stored vector (`scales` as stored:
+/// little-endian f32s).
+fn whole_levels(levels: &[i8], scales: &[u8], center: &[f32], dims: usize) -> Vec<i8> {
+    let mut out = Vec::with_capacity(levels.len());
+    let (mut v, mut q) = (vec![0f32; dims], Vec::with_capacity(dims));
+    for (l, s) in levels.chunks_exact(dims).zip(scales.chunks_exact(4)) {
+        let s = f32::from_le_bytes([s[0], s[1], s[2], s[3]]);
+        for ((x, &c), &l) in v.iter_mut().zip(center).zip(l) {
+            *x = c + s * f32::from(l);
+        }
+        crate::vector::quantize(&v, &mut q);
+        out.extend_from_slice(&q);
+    }
+    out
 }
 
 #[cfg(test)]
