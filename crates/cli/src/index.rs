@@ -528,6 +528,15 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
                 .map(|(_, u)| u.to_string()),
         })
         .collect();
+    let vitepress_possible = matches!(
+        args.site.flavor.as_deref().or(section.flavor.as_deref()),
+        None | Some("auto") | Some("vitepress")
+    );
+    let sources = if vitepress_possible {
+        sources.into_iter().map(in_vitepress_src_dir).collect()
+    } else {
+        sources
+    };
     let Some(out) = args.out.clone().or(section.out.clone()) else {
         bail!("no output file: pass --out FILE (e.g. --out public/docent.idx) or set out in docent.toml's [index] section");
     };
@@ -934,6 +943,48 @@ pub fn resolve_recipe(
     Ok(r)
 }
 
+/// A source folder that is a VitePress root whose config sets `srcDir` (`srcDir: 'src'`):
+/// the pages are in that folder, and their URLs and includes are relative to it.
+fn in_vitepress_src_dir(mut src: SourceSpec) -> SourceSpec {
+    let Some(cfg) = crate::vitepress::find(&src.path) else { return src };
+    let (Some(dir), Ok(here)) = (&cfg.src_dir, src.path.canonicalize()) else { return src };
+    if here == cfg.root && cfg.src_folder().is_dir() {
+        eprintln!(
+            "note: {}: the VitePress config's srcDir is {dir:?}: pages are read from {}",
+            src.path.display(),
+            src.path.join(dir).display()
+        );
+        src.path = src.path.join(dir);
+    }
+    src
+}
+
+/// The VitePress `srcExclude` globs that apply to the files of source folder `root`, matched
+/// against its files' paths relative to it: the config's, moved from the site's `srcDir` to
+/// `root` when `root` is a folder inside it.
+fn vitepress_excludes(root: &Path) -> anyhow::Result<Option<(globset::GlobSet, String)>> {
+    let Some(cfg) = crate::vitepress::find(root) else { return Ok(None) };
+    let (Ok(here), Ok(src)) = (root.canonicalize(), cfg.src_folder().canonicalize()) else {
+        return Ok(None);
+    };
+    let Ok(inside) = here.strip_prefix(&src) else { return Ok(None) };
+    let prefix = inside.to_string_lossy().replace('\\', "/");
+    let prefix = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
+    let mut b = globset::GlobSetBuilder::new();
+    for p in &cfg.src_exclude {
+        match globset::Glob::new(p.trim_start_matches("./")) {
+            Ok(g) => {
+                b.add(g);
+            }
+            Err(e) => eprintln!(
+                "warning: {}: the VitePress config's srcExclude {p:?} is not a glob docent reads ({e}); pass --exclude instead",
+                root.display()
+            ),
+        }
+    }
+    Ok(Some((b.build()?, prefix)))
+}
+
 /// The files of every source (after --include/--exclude), each with its namespace (from the
 /// source or --namespace-dir), its Markdown flavor and its source. An empty source is an error
 /// that says what to check.
@@ -953,7 +1004,23 @@ pub fn list_files(
             );
         }
         let flavor = settings.flavor.unwrap_or_else(|| detect_flavor(&src.path));
-        let found = pages_of(&src.path, flavor, found);
+        let mut found = pages_of(&src.path, flavor, found);
+        // VitePress makes no page of what its config's srcExclude names.
+        if flavor == Flavor::VitePress {
+            if let Some((globs, prefix)) = vitepress_excludes(&src.path)? {
+                let before = found.len();
+                found.retain(|f| {
+                    f.kind != SourceKind::Markdown || !globs.is_match(format!("{prefix}{}", f.rel))
+                });
+                if found.len() < before {
+                    eprintln!(
+                        "note: {}: {} files left out, as the VitePress config's srcExclude says",
+                        src.path.display(),
+                        before - found.len()
+                    );
+                }
+            }
+        }
         // Docusaurus makes no page of `_` files and folders: they are partials, inlined where
         // pages import them.
         let partials = flavor == Flavor::Docusaurus;
@@ -1107,6 +1174,23 @@ pub fn page_url(
     page_url_checked(settings, source, file, flavor, content).0
 }
 
+/// A VitePress page's path for [`page_url_with_slug`], which gives a `README.md` its folder's
+/// URL (Docsify's and GitHub's way): a README stands as the `.html` page VitePress makes of it.
+fn vitepress_readme(rel: &str) -> String {
+    let (dir, file) = rel.rsplit_once(['/', '\\']).map_or(("", rel), |(d, f)| (d, f));
+    match file.rsplit_once('.') {
+        Some((stem, _)) if stem.eq_ignore_ascii_case("readme") => {
+            let page = format!("{stem}.html");
+            if dir.is_empty() {
+                page
+            } else {
+                format!("{dir}/{page}")
+            }
+        }
+        _ => rel.to_string(),
+    }
+}
+
 /// [`page_url`], plus a warning naming the file when its `slug:` was refused: a slug is a path
 /// on the site, and one a browser would read as a link to another scheme or host
 /// (`https:/attacker.example/`, `//host`, `javascript:`) is ignored, the page keeping its
@@ -1122,6 +1206,9 @@ pub fn page_url_checked(
     // Docusaurus routes `01-intro.md` at `intro` and `guide/guide.md` at `guide/`.
     let rel = match (file.kind, flavor) {
         (SourceKind::Markdown, Flavor::Docusaurus) => docusaurus_route(&file.rel),
+        // VitePress makes a page of `README.md` like any other file (`README.html`): only
+        // `index.md` is its folder's page.
+        (SourceKind::Markdown, Flavor::VitePress) => vitepress_readme(&file.rel),
         _ => file.rel.clone(),
     };
     let slug = match (file.kind, flavor) {

@@ -38,6 +38,7 @@ pub mod query;
 pub mod report;
 pub mod rewrite;
 pub mod shards;
+pub mod vitepress;
 pub mod walk;
 
 use clap::{Parser, Subcommand};

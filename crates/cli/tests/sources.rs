@@ -122,3 +122,53 @@ fn vitepress_includes_and_snippets_are_read_relative_to_the_page() {
     assert!(!err.status.success());
     assert!(String::from_utf8_lossy(&err.stderr).contains("no page \"nope.html\""));
 }
+
+#[test]
+fn a_vitepress_config_s_src_dir_and_src_exclude_say_which_files_are_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    write(
+        r,
+        ".vitepress/config.mts",
+        "import { defineConfig } from 'vitepress'\nexport default defineConfig({\n  srcDir: 'src',\n  srcExclude: ['**/generated/*', 'AGENTS.md'],\n})\n",
+    );
+    write(r, "README.md", "# The repository\n\nNot a page: outside srcDir.\n");
+    write(r, "src/guide/start.md", "# Start\n\nThe gloopwidget starts here.\n");
+    write(r, "src/guide/generated/cli.md", "# CLI\n\nThe gloopwidget flags, generated.\n");
+    write(r, "src/AGENTS.md", "# Agents\n\nThe gloopwidget agents.\n");
+    write(r, "src/dist/old.md", "# Old\n\nThe gloopwidget of a build.\n");
+    // VitePress makes README.md a page of its own, not its folder's.
+    write(r, "src/components/README.md", "# Components\n\nThe gloopwidget parts.\n");
+    let out = tempfile::tempdir().unwrap();
+    let idx = out.path().join("v.idx");
+    let (_, stderr) = ok(&[
+        "index",
+        r.to_str().unwrap(),
+        "--out",
+        idx.to_str().unwrap(),
+        "--embed",
+        "none",
+        "--base-url",
+        "https://example.com",
+        "--clean-urls",
+    ]);
+    assert!(stderr.contains("srcDir is \"src\""), "{stderr}");
+    assert!(stderr.contains("3 files left out"), "{stderr}");
+    let (sections, _) = ok(&["inspect", idx.to_str().unwrap(), "--sections"]);
+    let pages: Vec<&str> = sections.lines().map(|l| l.split('#').next().unwrap()).collect();
+    assert!(pages.contains(&"https://example.com/guide/start"), "{sections}");
+    assert!(pages.contains(&"https://example.com/components/README"), "{sections}");
+    for gone in ["generated", "AGENTS", "dist", "repository", "/src/"] {
+        assert!(!sections.contains(gone), "{gone}: {sections}");
+    }
+    // Pointed at the srcDir itself, the same files are pages.
+    let (_, stderr) = ok(&[
+        "index",
+        r.join("src").to_str().unwrap(),
+        "--out",
+        idx.to_str().unwrap(),
+        "--embed",
+        "none",
+    ]);
+    assert!(stderr.contains("3 files left out"), "{stderr}");
+}
