@@ -22,7 +22,7 @@
 
 use super::include::{expand, Includes, NoIncludes};
 use super::{normalize_ws, Block, Flavor, Page, PageBuilder, Slugger};
-use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{BlockQuoteKind, CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
 /// Parse a Markdown/MDX document into a [`Page`] (includes left out: see [`parse_with`]).
 pub fn parse(source: &str, flavor: Flavor, file_stem: &str) -> Page {
@@ -83,7 +83,10 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
     // Nesting is bounded as in answers (pulldown-cmark re-matches every open container on each
     // line: one line opening 20,000 lists took seconds, a page of them minutes).
     let bounded = crate::render::limit_nesting(&body);
+    // The last event closed an inline element (`</span>`).
+    let mut closed_inline = false;
     for event in Parser::new_ext(&bounded, opts) {
+        let after_close = std::mem::take(&mut closed_inline);
         if let Some((_, ref mut buf)) = code {
             match event {
                 Event::Text(t) => buf.push_str(&t),
@@ -198,6 +201,19 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
                     inline.push(' ');
                 }
             }
+            // A GitHub alert (`> [!WARNING]`, which VitePress renders too) opens with its label,
+            // as a `::: warning` container does.
+            Event::Start(Tag::BlockQuote(Some(kind))) => {
+                flush(&mut b, &mut inline);
+                let kind = match kind {
+                    BlockQuoteKind::Note => "note",
+                    BlockQuoteKind::Tip => "tip",
+                    BlockQuoteKind::Important => "important",
+                    BlockQuoteKind::Warning => "warning",
+                    BlockQuoteKind::Caution => "caution",
+                };
+                b.text(&admonition_label(kind, ""));
+            }
             Event::End(TagEnd::Item)
             | Event::End(TagEnd::TableRow)
             | Event::End(TagEnd::TableHead)
@@ -216,7 +232,17 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
             Event::SoftBreak => inline.push(' '),
             Event::HardBreak => inline.push('\n'),
             Event::TaskListMarker(done) => inline.push_str(if done { "[x] " } else { "[ ] " }),
-            // Inline HTML tags are dropped; the text between them stays.
+            // Inline HTML tags are dropped; the text between them stays. Two elements side by
+            // side (`<span class="options-api">the data option</span><span
+            // class="composition-api">reactivity APIs</span>`, one shown at a time by the site's
+            // CSS) are two runs of words, not one glued word.
+            Event::InlineHtml(t) => {
+                if t.starts_with("</") {
+                    closed_inline = true;
+                } else if after_close && t.starts_with('<') {
+                    inline.push(' ');
+                }
+            }
             _ => {}
         }
     }
@@ -1802,6 +1828,21 @@ mod tests {
         // Nor is an MDX page's `<head>` text.
         let src = "<head>\n  <title>Ionic Item: Input Item</title>\n  <meta name=\"description\" content=\"x\" />\n</head>\n\n# Item\n\nItems are elements.\n";
         assert_eq!(all_text(&parse(src, Flavor::Docusaurus, "item")), "Items are elements.");
+    }
+
+    #[test]
+    fn inline_elements_side_by_side_do_not_glue_their_words() {
+        let src = "# A\n\nDeclare it with <span class=\"options-api\">the data option</span><span class=\"composition-api\">reactivity APIs</span>. A <b>bold</b>word stays.\n";
+        let all = all_text(&parse(src, Flavor::VitePress, "a"));
+        assert_eq!(all, "Declare it with the data option reactivity APIs. A boldword stays.");
+    }
+
+    #[test]
+    fn a_github_alert_keeps_its_label_as_a_container_does() {
+        let src = "# A\n\n> [!WARNING]\n> Back up the store first.\n\n::: warning\nBack up.\n:::\n";
+        let p = parse(src, Flavor::VitePress, "a");
+        let texts: Vec<String> = p.sections[0].blocks.iter().map(|b| b.render()).collect();
+        assert_eq!(texts, ["Warning:", "Back up the store first.", "Warning:", "Back up."]);
     }
 
     #[test]
