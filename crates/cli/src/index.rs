@@ -331,6 +331,8 @@ pub struct IndexReport {
     pub pages: usize,
     /// Pages skipped (noindex, redirects) or empty.
     pub skipped: usize,
+    /// The first pages skipped (their source-relative paths) and why, for the report.
+    pub skipped_pages: Vec<(String, &'static str)>,
     /// Chunks written.
     pub chunks: usize,
     /// Sum of the chunks' cl100k tokens.
@@ -409,7 +411,18 @@ impl SelfCheck {
     }
 }
 
+/// Skipped pages the report names; the rest are counted.
+const SKIPPED_NAMED: usize = 5;
+
 impl IndexReport {
+    /// Page `rel` was left out, for `why`.
+    fn skip(&mut self, rel: &str, why: &'static str) {
+        self.skipped += 1;
+        if self.skipped_pages.len() < SKIPPED_NAMED {
+            self.skipped_pages.push((rel.to_string(), why));
+        }
+    }
+
     /// The human summary printed at the end of `docent index`.
     pub fn summary(&self) -> String {
         let embed = if self.provider == "none" || self.provider.is_empty() {
@@ -429,6 +442,13 @@ impl IndexReport {
             self.chunks,
             self.tokens,
         );
+        if !self.skipped_pages.is_empty() {
+            let named: Vec<String> =
+                self.skipped_pages.iter().map(|(p, why)| format!("{p} ({why})")).collect();
+            let more = self.skipped - self.skipped_pages.len();
+            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+            s.push_str(&format!("  skipped  {}{more}\n", named.join(", ")));
+        }
         if self.had_previous {
             s.push_str(&format!(
                 "  changes  {} added, {} updated, {} removed, {} reused\n",
@@ -1298,7 +1318,7 @@ pub fn build_index_with(
                 );
                 bar.suspend(|| eprintln!("warning: {w}"));
                 report.notes.push(w);
-                report.skipped += 1;
+                report.skip(&file.rel, "cannot be read");
                 bar.inc(1);
                 continue;
             }
@@ -1309,8 +1329,8 @@ pub fn build_index_with(
             .or_insert_with(|| SourceIncludes::new(&source.path));
         let page = match parse_page_with(file.kind, &content, *flavor, &file.rel, inc)? {
             Parsed::Page(p) => p,
-            Parsed::Skipped(_) => {
-                report.skipped += 1;
+            Parsed::Skipped(why) => {
+                report.skip(&file.rel, why);
                 bar.inc(1);
                 continue;
             }
@@ -1335,7 +1355,7 @@ pub fn build_index_with(
             checker.check_page(site, &file.rel, &page_chunks);
         }
         if page_chunks.is_empty() {
-            report.skipped += 1;
+            report.skip(&file.rel, "no text");
         } else {
             pages.insert((namespace.clone(), url));
             chunks.extend(page_chunks);

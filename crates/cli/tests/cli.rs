@@ -101,6 +101,8 @@ fn rust_book_pages_are_indexed_searched_and_inspected() {
     let idx_s = idx.to_str().unwrap();
     let summary = ok(&["index", src.path().to_str().unwrap(), "--out", idx_s, "--quiet"]);
     assert!(summary.contains("4 indexed, 1 skipped"), "{summary}");
+    // The page left out is named, with why.
+    assert!(summary.contains("skipped  print.html (noindex)"), "{summary}");
     assert!(summary.contains("chunks"), "{summary}");
 
     let json = ok(&[
