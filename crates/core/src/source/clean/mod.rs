@@ -30,9 +30,9 @@ pub fn clean_page(
     file_stem: &str,
 ) -> Result<Option<CleanPage>, SourceError> {
     match kind {
-        SourceKind::Markdown => Ok(Some(markdown::clean(content, flavor, file_stem))),
+        SourceKind::Markdown => Ok(Some(safe(markdown::clean(content, flavor, file_stem)))),
         #[cfg(feature = "html")]
-        SourceKind::Html => Ok(html::clean(content, file_stem)),
+        SourceKind::Html => Ok(html::clean(content, file_stem).map(safe)),
         #[cfg(not(feature = "html"))]
         SourceKind::Html => {
             let _ = file_stem;
@@ -51,12 +51,25 @@ pub fn clean_page_with(
     inc: &dyn super::include::Includes,
 ) -> Result<Option<CleanPage>, SourceError> {
     match kind {
-        SourceKind::Markdown => Ok(Some(markdown::clean_with(content, flavor, path, inc))),
+        SourceKind::Markdown => Ok(Some(safe(markdown::clean_with(content, flavor, path, inc)))),
         _ => {
             let file = path.rsplit('/').next().unwrap_or(path);
             let stem = file.rsplit_once('.').map(|(s, _)| s).unwrap_or(file);
             clean_page(kind, content, flavor, stem)
         }
+    }
+}
+
+/// The page without terminal escapes and unpaired bidi controls, as the index keeps its text:
+/// a page's Markdown is served to agents and read in terminals (a `.ansi` snippet's colour
+/// codes, a heading that moves the cursor).
+fn safe(p: CleanPage) -> CleanPage {
+    use super::safety::{strip_unpaired_bidi, without_terminal_escapes};
+    let clean = |s: &str| strip_unpaired_bidi(&without_terminal_escapes(s)).into_owned();
+    CleanPage {
+        title: clean(&p.title),
+        description: clean(&p.description),
+        markdown: clean(&p.markdown),
     }
 }
 
@@ -96,4 +109,18 @@ pub(crate) fn one_line(text: &str) -> String {
     let cut: String = s.chars().take(MAX_DESCRIPTION_CHARS - 1).collect();
     let cut = cut.rsplit_once(' ').map(|(a, _)| a).unwrap_or(&cut);
     format!("{cut}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_s_markdown_has_no_terminal_escapes() {
+        // A VitePress `<<< ./snippets/output.ansi` block, a title that moves the cursor.
+        let src = "# Run \u{1b}[2J\n\n```ansi\n\u{1b}[32m✓\u{1b}[0m 3 tests passed\n```\n";
+        let p = clean_page(SourceKind::Markdown, src, Flavor::VitePress, "run").unwrap().unwrap();
+        assert!(!p.markdown.contains('\u{1b}') && !p.title.contains('\u{1b}'), "{p:?}");
+        assert!(p.markdown.contains("✓ 3 tests passed"), "{}", p.markdown);
+    }
 }
