@@ -63,11 +63,14 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
     let mut image_depth = 0usize;
     let mut list_depth = 0usize;
     let mut html_block: Option<String> = None;
+    // A VitePress home page without a `title` is named by its hero (vueuse's was "index").
+    let mut front_title = front_title;
     if flavor == Flavor::VitePress {
         // A `layout: home` page shows its hero and features first.
         let home = super::home::home_text(front.unwrap_or(""));
         if !home.is_empty() {
             b.text(&home.join("\n"));
+            front_title = front_title.or_else(|| home.first().cloned());
         }
     }
 
@@ -2038,6 +2041,9 @@ mod tests {
             p.sections[0].blocks,
             vec![Block::Text("Pinia\nType safe.\nLight: About 1.5kb.".into())]
         );
+        // Without a `title`, the hero's name names the page (not the file, "index").
+        let untitled = src.replace("title: Pinia\n", "");
+        assert_eq!(parse(&untitled, Flavor::VitePress, "index").title, "Pinia");
         // Docusaurus has no such layout.
         assert!(parse(src, Flavor::Docusaurus, "index")
             .sections
