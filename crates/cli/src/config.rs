@@ -63,6 +63,9 @@ pub struct IndexSection {
     /// Skip files matching any of these globs.
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// A folder above the sources that pages may include files from, relative to the config
+    /// file.
+    pub include_root: Option<PathBuf>,
     /// Markdown anchor rules: `vitepress`, `docusaurus` (github), `docsify`, or `auto`.
     pub flavor: Option<String>,
     /// Max cl100k tokens per chunk.
@@ -104,6 +107,7 @@ pub fn load_index_section(path: &Path) -> anyhow::Result<Option<IndexSection>> {
     let base = path.parent().unwrap_or(Path::new("."));
     section.out = section.out.map(|p| base.join(p));
     section.previous = section.previous.map(|p| base.join(p));
+    section.include_root = section.include_root.map(|p| base.join(p));
     section.sources = section
         .sources
         .into_iter()

@@ -75,6 +75,11 @@ pub struct SiteArgs {
     /// Skip files matching this glob (repeatable).
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
+    /// A folder above the sources that pages may include files from (VitePress `<<<` snippets
+    /// and `@include`s such as `@/../../packages/x/src/a.ts` in a monorepo). By default a page
+    /// reads nothing outside its source folder.
+    #[arg(long, value_name = "DIR")]
+    pub include_root: Option<PathBuf>,
     /// Markdown anchor rules: vitepress, docusaurus (= github), docsify, auto (default).
     #[arg(long, value_name = "NAME")]
     pub flavor: Option<String>,
@@ -268,6 +273,8 @@ pub struct IndexSettings {
     pub include: Vec<String>,
     /// Exclude globs.
     pub exclude: Vec<String>,
+    /// Where includes may be read from besides the source folder (`--include-root`).
+    pub include_root: Option<PathBuf>,
     /// Markdown anchor flavor; None = detect per source folder.
     pub flavor: Option<Flavor>,
     /// Chunk sizes.
@@ -308,6 +315,7 @@ impl Default for IndexSettings {
             previous: None,
             include: Vec::new(),
             exclude: Vec::new(),
+            include_root: None,
             flavor: None,
             chunk: ChunkOptions::default(),
             embed_options: EmbedOptions::default(),
@@ -631,6 +639,7 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
         } else {
             args.site.exclude.clone()
         },
+        include_root: args.site.include_root.clone().or(section.include_root.clone()),
         flavor,
         chunk,
         embed_options,
@@ -1072,6 +1081,8 @@ pub struct SourceIncludes {
     /// Where the source folder is under its Docusaurus site's root (`@site/`), when the site's
     /// config is in it or up to two folders above it.
     site_folder: Option<String>,
+    /// The folder (canonical) files may be read from: the source folder, or `--include-root`.
+    allowed: Option<PathBuf>,
 }
 
 /// Warnings of one kind printed before the rest are only counted: a site whose 440 pages each
@@ -1131,7 +1142,29 @@ impl SourceIncludes {
             warned: Default::default(),
             kinds: Default::default(),
             quiet: false,
+            allowed: root.canonicalize().ok(),
         }
+    }
+
+    /// Includes may also be read from anywhere under `dir` (`--include-root`), a folder that
+    /// holds the source folder; an error that says so when it does not.
+    pub fn with_include_root(mut self, dir: Option<&Path>) -> anyhow::Result<SourceIncludes> {
+        let Some(dir) = dir else { return Ok(self) };
+        let allowed = dir.canonicalize().with_context(|| {
+            format!(
+                "--include-root {}: no such folder; pass a folder that holds the sources",
+                dir.display()
+            )
+        })?;
+        if !self.canonical_root.as_ref().is_some_and(|r| r.starts_with(&allowed)) {
+            bail!(
+                "--include-root {} does not hold the source folder {}; pass a folder above it (e.g. the repository's root)",
+                dir.display(),
+                self.root.display()
+            );
+        }
+        self.allowed = Some(allowed);
+        Ok(self)
     }
 
     /// Like [`SourceIncludes::new`], without warnings.
@@ -1146,10 +1179,13 @@ impl Includes for SourceIncludes {
     fn read(&self, path: &str) -> Option<String> {
         let file = self.root.join(path);
         let real = file.canonicalize().ok()?;
-        // A symlink must not lead out of the source folder either.
-        if let Some(root) = &self.canonical_root {
-            if !real.starts_with(root) {
-                self.warn(format!("{path} links outside {}; not read", self.root.display()));
+        // Nothing outside the source folder (or `--include-root`), a symlink's target included.
+        if let Some(allowed) = &self.allowed {
+            if !real.starts_with(allowed) {
+                self.warn(format!(
+                    "{path} is outside {}; not read (pass --include-root with a folder above the sources to allow it)",
+                    allowed.display()
+                ));
                 return None;
             }
         }
@@ -1178,6 +1214,10 @@ impl Includes for SourceIncludes {
 
     fn site_folder(&self) -> Option<&str> {
         self.site_folder.as_deref()
+    }
+
+    fn may_leave(&self) -> bool {
+        self.allowed != self.canonical_root
     }
 }
 
@@ -1324,9 +1364,12 @@ pub fn build_index_with(
             }
         };
         let content = String::from_utf8_lossy(&bytes);
-        let inc = includes
-            .entry(source.path.clone())
-            .or_insert_with(|| SourceIncludes::new(&source.path));
+        if !includes.contains_key(&source.path) {
+            let inc = SourceIncludes::new(&source.path)
+                .with_include_root(settings.include_root.as_deref())?;
+            includes.insert(source.path.clone(), inc);
+        }
+        let inc = &includes[&source.path];
         let page = match parse_page_with(file.kind, &content, *flavor, &file.rel, inc)? {
             Parsed::Page(p) => p,
             Parsed::Skipped(why) => {

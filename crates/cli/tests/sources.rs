@@ -172,3 +172,55 @@ fn a_vitepress_config_s_src_dir_and_src_exclude_say_which_files_are_pages() {
     ]);
     assert!(stderr.contains("3 files left out"), "{stderr}");
 }
+
+#[test]
+fn include_root_lets_a_monorepo_page_read_snippets_above_its_source_folder() {
+    // apps/docs is the VitePress site; the code it shows lives in packages/.
+    let dir = tempfile::tempdir().unwrap();
+    let r = &dir.path().join("repo");
+    write(r, "apps/docs/.vitepress/config.mjs", "export default {}\n");
+    write(
+        r,
+        "apps/docs/guide/structs.md",
+        "# Structs\n\nAn example:\n\n<<< @/../../packages/sway/lib.sw#struct{rust}\n\n<<< @/../../../outside.txt\n",
+    );
+    write(
+        r,
+        "packages/sway/lib.sw",
+        "// #region struct\npub struct Employee { wibblefrob: u8 }\n// #endregion struct\n",
+    );
+    // Outside the include root: never read.
+    write(dir.path(), "outside.txt", "zanzibarsecret\n");
+    let docs = r.join("apps/docs");
+    let out = tempfile::tempdir().unwrap();
+    let idx = out.path().join("m.idx");
+    let page = |extra: &[&str]| {
+        let mut args = vec!["index", docs.to_str().unwrap(), "--out", idx.to_str().unwrap()];
+        args.extend(extra);
+        let (_, stderr) = ok(&args);
+        let (page, _) = ok(&["inspect", idx.to_str().unwrap(), "--page", "guide/structs.html"]);
+        (page, stderr)
+    };
+    let (without, stderr) = page(&[]);
+    assert!(!without.contains("wibblefrob"), "{without}");
+    assert!(
+        stderr.contains("leaves the source folder") && stderr.contains("--include-root"),
+        "{stderr}"
+    );
+    let (with, stderr) = page(&["--include-root", r.to_str().unwrap()]);
+    assert!(with.contains("```rust\npub struct Employee { wibblefrob: u8 }\n```"), "{with}");
+    assert!(!with.contains("zanzibarsecret"), "{with}");
+    assert!(stderr.contains("is outside"), "{stderr}");
+    // A root that does not hold the sources is an error that says what to pass.
+    let other = tempfile::tempdir().unwrap();
+    let err = docent(&[
+        "index",
+        docs.to_str().unwrap(),
+        "--out",
+        idx.to_str().unwrap(),
+        "--include-root",
+        other.path().to_str().unwrap(),
+    ]);
+    assert!(!err.status.success());
+    assert!(String::from_utf8_lossy(&err.stderr).contains("does not hold the source folder"));
+}

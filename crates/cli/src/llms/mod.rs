@@ -84,9 +84,12 @@ pub fn write_llms(args: LlmsArgs) -> anyhow::Result<LlmsReport> {
         let bytes = std::fs::read(&file.path)
             .with_context(|| format!("cannot read {}", file.path.display()))?;
         let content = String::from_utf8_lossy(&bytes);
-        let inc = includes
-            .entry(source.path.clone())
-            .or_insert_with(|| SourceIncludes::new(&source.path));
+        if !includes.contains_key(&source.path) {
+            let inc = SourceIncludes::new(&source.path)
+                .with_include_root(settings.include_root.as_deref())?;
+            includes.insert(source.path.clone(), inc);
+        }
+        let inc = &includes[&source.path];
         let Some(page) = clean_page_with(file.kind, &content, flavor, &file.rel, inc)? else {
             report.skipped += 1;
             continue;

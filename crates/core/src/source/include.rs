@@ -35,6 +35,12 @@ pub trait Includes {
     fn site_folder(&self) -> Option<&str> {
         None
     }
+
+    /// Whether paths above the source folder (`../x`, relative to it) may be asked for:
+    /// the reader allows a folder above it (`--include-root`) and refuses what leaves that.
+    fn may_leave(&self) -> bool {
+        false
+    }
 }
 
 /// No files to include: every include is left out (silently).
@@ -80,6 +86,39 @@ pub fn resolve_path(from: &str, rel: &str) -> Option<String> {
         return None;
     }
     Some(parts.join("/"))
+}
+
+/// [`resolve_path`], or for a reader that allows it ([`Includes::may_leave`]) a path above the
+/// source folder, written relative to it (`../../packages/x/src/a.ts`).
+fn resolve_for(inc: &dyn Includes, from: &str, rel: &str) -> Option<String> {
+    if let Some(p) = resolve_path(from, rel) {
+        return Some(p);
+    }
+    if !inc.may_leave() {
+        return None;
+    }
+    let from = from.replace('\\', "/");
+    let rel = rel.trim().replace('\\', "/");
+    let (mut parts, rest): (Vec<&str>, &str) = if let Some(r) = rel.strip_prefix('@') {
+        (Vec::new(), r.trim_start_matches('/'))
+    } else if rel.starts_with('/') || rel.contains(':') {
+        return None;
+    } else {
+        let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
+        (dir.split('/').filter(|p| !p.is_empty() && *p != ".").collect(), rel.as_str())
+    };
+    let mut up = 0usize;
+    for p in rest.split('/') {
+        match p {
+            "" | "." => {}
+            ".." if parts.is_empty() => up += 1,
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    (!parts.is_empty()).then(|| format!("{}{}", "../".repeat(up), parts.join("/")))
 }
 
 /// The body of page `path` (frontmatter already split off) with its includes inlined (see the
@@ -456,8 +495,8 @@ fn read_include(spec: &str, from: &str, inc: &dyn Includes, depth: usize) -> Opt
         Some(i) => (&spec[..i], Some(&spec[i + 1..])),
         None => (spec, None),
     };
-    let Some(target) = resolve_path(from, file) else {
-        inc.warn(format!("{from}: @include {file:?} leaves the source folder; not included"));
+    let Some(target) = resolve_for(inc, from, file) else {
+        inc.warn(format!("{from}: @include {file:?} leaves the source folder; not included (--include-root allows a folder above it)"));
         return None;
     };
     if depth >= MAX_DEPTH {
@@ -630,8 +669,8 @@ fn parse_snippet(spec: &str) -> SnippetSpec<'_> {
 
 fn snippet(spec: &str, from: &str, inc: &dyn Includes) -> Option<String> {
     let sp = parse_snippet(spec);
-    let Some(target) = resolve_path(from, sp.file) else {
-        inc.warn(format!("{from}: snippet {:?} leaves the source folder; not included", sp.file));
+    let Some(target) = resolve_for(inc, from, sp.file) else {
+        inc.warn(format!("{from}: snippet {:?} leaves the source folder; not included (--include-root allows a folder above it)", sp.file));
         return None;
     };
     let Some(text) = inc.read(&target) else {
@@ -733,6 +772,23 @@ mod tests {
         assert_eq!(resolve_path("g/a.md", "../../secret"), None);
         assert_eq!(resolve_path("a.md", "/etc/passwd"), None);
         assert_eq!(resolve_path("a.md", "C:\\x"), None);
+        // A reader that allows a folder above the sources (`--include-root`) is asked for
+        // paths above, relative to the source folder; the others never are.
+        struct Above;
+        impl Includes for Above {
+            fn read(&self, _: &str) -> Option<String> {
+                None
+            }
+            fn may_leave(&self) -> bool {
+                true
+            }
+        }
+        let up = |from, rel| resolve_for(&Above, from, rel);
+        assert_eq!(up("g/a.md", "@/../../pkg/x.ts").as_deref(), Some("../../pkg/x.ts"));
+        assert_eq!(up("g/a.md", "../../x.ts").as_deref(), Some("../x.ts"));
+        assert_eq!(up("g/a.md", "./x.ts").as_deref(), Some("g/x.ts"));
+        assert_eq!(up("a.md", "/etc/passwd"), None);
+        assert_eq!(resolve_for(&NoIncludes, "g/a.md", "../../x.ts"), None);
     }
 
     #[test]
