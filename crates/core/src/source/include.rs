@@ -60,43 +60,16 @@ const MAX_DEPTH: usize = 8;
 /// `..` resolved, `@/x` (VitePress' source root) from the root. `None` when it leaves the source
 /// folder or is absolute.
 pub fn resolve_path(from: &str, rel: &str) -> Option<String> {
-    let from = from.replace('\\', "/");
-    let rel = rel.trim().replace('\\', "/");
-    let (mut parts, rest): (Vec<&str>, &str) = if let Some(r) = rel.strip_prefix('@') {
-        (Vec::new(), r.trim_start_matches('/'))
-    } else if rel.starts_with('/') || rel.contains(':') {
-        return None;
-    } else {
-        let dir: Vec<&str> = match from.rsplit_once('/') {
-            Some((d, _)) => d.split('/').filter(|p| !p.is_empty() && *p != ".").collect(),
-            None => Vec::new(),
-        };
-        (dir, rel.as_str())
-    };
-    for p in rest.split('/') {
-        match p {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            p => parts.push(p),
-        }
-    }
-    if parts.is_empty() {
-        return None;
-    }
-    Some(parts.join("/"))
+    resolve(from, rel, false)
 }
 
 /// [`resolve_path`], or for a reader that allows it ([`Includes::may_leave`]) a path above the
 /// source folder, written relative to it (`../../packages/x/src/a.ts`).
 fn resolve_for(inc: &dyn Includes, from: &str, rel: &str) -> Option<String> {
-    if let Some(p) = resolve_path(from, rel) {
-        return Some(p);
-    }
-    if !inc.may_leave() {
-        return None;
-    }
+    resolve(from, rel, inc.may_leave())
+}
+
+fn resolve(from: &str, rel: &str, may_leave: bool) -> Option<String> {
     let from = from.replace('\\', "/");
     let rel = rel.trim().replace('\\', "/");
     let (mut parts, rest): (Vec<&str>, &str) = if let Some(r) = rel.strip_prefix('@') {
@@ -107,13 +80,14 @@ fn resolve_for(inc: &dyn Includes, from: &str, rel: &str) -> Option<String> {
         let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
         (dir.split('/').filter(|p| !p.is_empty() && *p != ".").collect(), rel.as_str())
     };
+    // Folders above the source folder (only when `may_leave`).
     let mut up = 0usize;
     for p in rest.split('/') {
         match p {
             "" | "." => {}
-            ".." if parts.is_empty() => up += 1,
+            ".." if parts.is_empty() && may_leave => up += 1,
             ".." => {
-                parts.pop();
+                parts.pop()?;
             }
             p => parts.push(p),
         }
