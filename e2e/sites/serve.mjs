@@ -36,4 +36,9 @@ const server = http.createServer((req, res) => {
   if (fs.existsSync(body)) fs.createReadStream(body).pipe(res);
   else res.end('not found');
 });
+// Idle connections are never closed by the server: the tests' synchronous `docent inspect` runs
+// block Node's event loop, so the client's own keep-alive timer could not retire a socket before
+// this server's 5 s timeout closed it, and the next fetch on that socket failed ("fetch failed",
+// intermittently on a loaded machine). The client closes idle sockets itself.
+server.keepAliveTimeout = 0;
 server.listen(port, '127.0.0.1', () => console.log(`listening http://127.0.0.1:${server.address().port}`));
