@@ -280,6 +280,8 @@ fn mdx_indented_at(text: &str, flavor: Flavor, depth: usize) -> Vec<Block> {
     let least = text.lines().filter(|l| !l.trim().is_empty()).map(indent).min().unwrap_or(0);
     let dedented: String =
         text.lines().map(|l| format!("{}\n", &l[indent(l).min(least)..])).collect();
+    // Nesting bounded as in the page's own parse (a hostile page's thousands of list markers).
+    let dedented = crate::render::limit_nesting(&dedented);
     let mut out = Vec::new();
     let mut cur = String::new();
     // (language, code, indented)
@@ -1115,11 +1117,21 @@ pub(crate) fn statement_unfinished(line: &str, depth: i32) -> bool {
     if depth > 0 || t.ends_with(',') || t.ends_with('=') {
         return true;
     }
+    // The last statement on the line stops before its module: `… import`, `import A`,
+    // `import A from`, `import * as A`. Only that shape: a line of prose that happens to start
+    // with "import" or "export" ("import your data into it") goes on no further.
     let last = t.rsplit(';').next().unwrap_or("").trim();
-    let last_word = last.rsplit(char::is_whitespace).next().unwrap_or("");
-    // `… import`, `import A`, `import A from`: no module named yet.
-    (last.starts_with("import") && !last.contains(['\'', '"']))
-        || matches!(last_word, "from" | "export" | "as" | "default")
+    let ident = |w: &str| {
+        w.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+            && w.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+    };
+    match last.split_whitespace().collect::<Vec<_>>().as_slice() {
+        ["import"] | ["import", "*"] | ["import", "*", "as"] => true,
+        ["import", name] | ["import", name, "from"] | ["import", "*", "as", name] => ident(name),
+        ["import", "*", "as", name, "from"] => ident(name),
+        ["export" | "import", .., "from"] => true,
+        _ => false,
+    }
 }
 
 fn bracket_balance(line: &str) -> i32 {
@@ -1838,6 +1850,25 @@ mod tests {
         let src = "# A\n\nDeclare it with <span class=\"options-api\">the data option</span><span class=\"composition-api\">reactivity APIs</span>. A <b>bold</b>word stays.\n";
         let all = all_text(&parse(src, Flavor::VitePress, "a"));
         assert_eq!(all, "Declare it with the data option reactivity APIs. A boldword stays.");
+    }
+
+    #[test]
+    fn only_a_statement_cut_before_its_module_goes_on_to_the_next_line() {
+        for (line, goes_on) in [
+            ("import A from './_a.md'; import", true),
+            ("import Kotlin", true),
+            ("import Kotlin from", true),
+            ("import * as K from", true),
+            ("export { a, b } from", true),
+            ("import {", true),
+            ("import A from './a.md';", false),
+            ("import your data into the app", false),
+            ("export the settings as", false),
+            ("export default Page;", false),
+        ] {
+            let depth = bracket_balance(line);
+            assert_eq!(statement_unfinished(line, depth), goes_on, "{line}");
+        }
     }
 
     #[test]
