@@ -196,3 +196,20 @@ fn llms_with_a_missing_source_gives_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("does not exist") && !err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn a_page_with_nothing_under_its_title_is_no_llms_page() {
+    // vuejs/docs' component-only pages (`<TeamPage />`), a Docusaurus category page.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("docs");
+    std::fs::create_dir_all(src.join(".vitepress")).unwrap();
+    std::fs::write(src.join(".vitepress/config.mjs"), "export default {}\n").unwrap();
+    std::fs::write(src.join("team.md"), "---\ntitle: Team\n---\n\n<TeamPage />\n").unwrap();
+    std::fs::write(src.join("guide.md"), "# Guide\n\nThe quuxer guide.\n").unwrap();
+    let out = dir.path().join("out");
+    let report = ok(&["llms", src.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(report.contains("1 pages skipped"), "{report}");
+    let list = read(&out.join("llms.txt"));
+    assert!(list.contains("guide") && !list.contains("team"), "{list}");
+    assert!(!out.join("team.md").exists());
+}
