@@ -17,7 +17,9 @@
 
 use std::collections::HashMap;
 
-use super::markdown::{frontmatter, split_custom_id, starts_statement, statement_unfinished};
+use super::markdown::{
+    bracket_balance, frontmatter, split_custom_id, starts_statement, statement_unfinished,
+};
 use super::{normalize_ws, Flavor, Slugger};
 
 /// Reads the files a page includes.
@@ -215,8 +217,7 @@ fn import_statements(body: &str) -> Vec<String> {
         if let Some((text, depth)) = open.as_mut() {
             text.push(' ');
             text.push_str(line.trim());
-            *depth += line.matches(['{', '(', '[']).count() as i32;
-            *depth -= line.matches(['}', ')', ']']).count() as i32;
+            *depth += bracket_balance(line);
             if !statement_unfinished(line, *depth) {
                 out.push(open.take().map(|o| o.0).unwrap_or_default());
             }
@@ -233,8 +234,7 @@ fn import_statements(body: &str) -> Vec<String> {
             continue;
         }
         if starts_statement(line) {
-            let depth = line.matches(['{', '(', '[']).count() as i32
-                - line.matches(['}', ')', ']']).count() as i32;
+            let depth = bracket_balance(line);
             if statement_unfinished(line, depth) {
                 open = Some((line.trim().to_string(), depth));
             } else {

@@ -96,7 +96,7 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
                 Event::End(TagEnd::CodeBlock) => {
                     let (lang, text) = code.take().unwrap_or_default();
                     if code_indented && mdx {
-                        for block in mdx_indented_blocks(&text, flavor) {
+                        for block in mdx_indented_at(&text, flavor, 0) {
                             match block {
                                 Block::Text(t) if list_depth > 0 => {
                                     inline.push_str(&t.replace('\n', " "));
@@ -268,11 +268,8 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
 
 /// What CommonMark reads as an indented code block on an MDX page, where it is Markdown
 /// indented inside a JSX element: read again, dedented, as text blocks (inline HTML dropped,
-/// its text kept) and the code blocks it holds (a fence indented inside `<TabItem>`).
-fn mdx_indented_blocks(text: &str, flavor: Flavor) -> Vec<Block> {
-    mdx_indented_at(text, flavor, 0)
-}
-
+/// its text kept) and the code blocks it holds (a fence indented inside `<TabItem>`). `depth`:
+/// how many times this text was read so already (0 for the page's own block).
 fn mdx_indented_at(text: &str, flavor: Flavor, depth: usize) -> Vec<Block> {
     // Dedented by the least indent (code in a fence keeps its own); text indented deeper still
     // is read the same way again, a few levels at most.
@@ -1134,7 +1131,8 @@ pub(crate) fn statement_unfinished(line: &str, depth: i32) -> bool {
     }
 }
 
-fn bracket_balance(line: &str) -> i32 {
+/// Brackets a line opens minus those it closes.
+pub(crate) fn bracket_balance(line: &str) -> i32 {
     line.chars().fold(0, |acc, c| match c {
         '{' | '(' | '[' => acc + 1,
         '}' | ')' | ']' => acc - 1,
