@@ -252,7 +252,7 @@ fn cluster_vectors(
     let whole: Vec<i8>;
     let levels = match index.center() {
         Some(center) if dims > 0 => {
-            whole = whole_levels(levels, scales, center, dims);
+            whole = whole_levels(index, center);
             &whole[..]
         }
         _ => levels,
@@ -294,15 +294,14 @@ fn cluster_vectors(
     Ok(coarse)
 }
 
-/// The int8 levels of `center + scale × levels` for every stored vector (`scales` as stored:
-/// little-endian f32s).
-fn whole_levels(levels: &[i8], scales: &[u8], center: &[f32], dims: usize) -> Vec<i8> {
-    let mut out = Vec::with_capacity(levels.len());
+/// The int8 levels of `center + scale × levels` for every stored vector of `index`.
+fn whole_levels(index: &Index, center: &[f32]) -> Vec<i8> {
+    let dims = center.len();
+    let mut out = Vec::with_capacity(index.len() * dims);
     let (mut v, mut q) = (vec![0f32; dims], Vec::with_capacity(dims));
-    for (l, s) in levels.chunks_exact(dims).zip(scales.chunks_exact(4)) {
-        let s = f32::from_le_bytes([s[0], s[1], s[2], s[3]]);
-        for ((x, &c), &l) in v.iter_mut().zip(center).zip(l) {
-            *x = c + s * f32::from(l);
+    for (levels, scale) in (0..index.len()).filter_map(|i| index.quantized(i)) {
+        for ((x, &c), &l) in v.iter_mut().zip(center).zip(levels) {
+            *x = c + scale * f32::from(l);
         }
         crate::vector::quantize(&v, &mut q);
         out.extend_from_slice(&q);
