@@ -1081,8 +1081,9 @@ pub struct SourceIncludes {
     /// Where the source folder is under its Docusaurus site's root (`@site/`), when the site's
     /// config is in it or up to two folders above it.
     site_folder: Option<String>,
-    /// The folder (canonical) files may be read from: the source folder, or `--include-root`.
-    allowed: Option<PathBuf>,
+    /// `--include-root` (canonical): a folder above the source folder that files may also be
+    /// read from.
+    include_root: Option<PathBuf>,
 }
 
 /// Warnings of one kind printed before the rest are only counted: a site whose 440 pages each
@@ -1142,8 +1143,22 @@ impl SourceIncludes {
             warned: Default::default(),
             kinds: Default::default(),
             quiet: false,
-            allowed: root.canonicalize().ok(),
+            include_root: None,
         }
+    }
+
+    /// The includes of `source`'s pages, made once per source folder (with `--include-root`).
+    pub fn of<'a>(
+        made: &'a mut HashMap<PathBuf, SourceIncludes>,
+        source: &SourceSpec,
+        settings: &IndexSettings,
+    ) -> anyhow::Result<&'a SourceIncludes> {
+        if !made.contains_key(&source.path) {
+            let inc = SourceIncludes::new(&source.path)
+                .with_include_root(settings.include_root.as_deref())?;
+            made.insert(source.path.clone(), inc);
+        }
+        Ok(&made[&source.path])
     }
 
     /// Includes may also be read from anywhere under `dir` (`--include-root`), a folder that
@@ -1163,7 +1178,7 @@ impl SourceIncludes {
                 self.root.display()
             );
         }
-        self.allowed = Some(allowed);
+        self.include_root = Some(allowed);
         Ok(self)
     }
 
@@ -1180,7 +1195,7 @@ impl Includes for SourceIncludes {
         let file = self.root.join(path);
         let real = file.canonicalize().ok()?;
         // Nothing outside the source folder (or `--include-root`), a symlink's target included.
-        if let Some(allowed) = &self.allowed {
+        if let Some(allowed) = self.include_root.as_ref().or(self.canonical_root.as_ref()) {
             if !real.starts_with(allowed) {
                 self.warn(format!(
                     "{path} is outside {}; not read (pass --include-root with a folder above the sources to allow it)",
@@ -1217,7 +1232,7 @@ impl Includes for SourceIncludes {
     }
 
     fn may_leave(&self) -> bool {
-        self.allowed != self.canonical_root
+        self.include_root.is_some()
     }
 }
 
@@ -1364,12 +1379,7 @@ pub fn build_index_with(
             }
         };
         let content = String::from_utf8_lossy(&bytes);
-        if !includes.contains_key(&source.path) {
-            let inc = SourceIncludes::new(&source.path)
-                .with_include_root(settings.include_root.as_deref())?;
-            includes.insert(source.path.clone(), inc);
-        }
-        let inc = &includes[&source.path];
+        let inc = SourceIncludes::of(&mut includes, source, settings)?;
         let page = match parse_page_with(file.kind, &content, *flavor, &file.rel, inc)? {
             Parsed::Page(p) => p,
             Parsed::Skipped(why) => {

@@ -94,12 +94,7 @@ pub fn write_llms(args: LlmsArgs) -> anyhow::Result<LlmsReport> {
             }
         };
         let content = String::from_utf8_lossy(&bytes);
-        if !includes.contains_key(&source.path) {
-            let inc = SourceIncludes::new(&source.path)
-                .with_include_root(settings.include_root.as_deref())?;
-            includes.insert(source.path.clone(), inc);
-        }
-        let inc = &includes[&source.path];
+        let inc = SourceIncludes::of(&mut includes, source, &settings)?;
         let Some(page) = clean_page_with(file.kind, &content, flavor, &file.rel, inc)? else {
             report.skipped += 1;
             continue;
