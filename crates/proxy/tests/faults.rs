@@ -943,16 +943,21 @@ async fn a_stream_without_usage_is_charged_what_it_relayed_not_all_of_max_tokens
         // be refused if the first kept its reservation.
         let peer = format!("198.51.100.{}:5000", 40 + n);
         for q in ["hi", "empty", "hi", "empty", "hi"] {
-            let mut body = chat_body(q, true);
-            body["max_tokens"] = json!(4000);
-            let r =
-                a.clone().oneshot(post_from("/v1/chat/completions", &body, &peer)).await.unwrap();
-            assert_eq!(r.status(), StatusCode::OK, "{q} (store {store:?})");
-            body_text(r).await;
-            // Redis is credited by a background task: give it a moment.
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert_eq!(ask_4000(&a, &peer, q).await, StatusCode::OK, "{q} (store {store:?})");
         }
     }
+}
+
+/// A streamed question from `peer` that reserves 4,000 output tokens, read to its end: its
+/// status. Then a moment, as Redis is credited by a background task.
+async fn ask_4000(a: &axum::Router, peer: &str, q: &str) -> StatusCode {
+    let mut body = chat_body(q, true);
+    body["max_tokens"] = json!(4000);
+    let r = a.clone().oneshot(post_from("/v1/chat/completions", &body, peer)).await.unwrap();
+    let status = r.status();
+    body_text(r).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    status
 }
 
 #[tokio::test]
@@ -978,13 +983,7 @@ async fn a_long_stream_without_usage_is_charged_the_tokens_it_relayed() {
         let a = app(Arc::new(cfg));
         let peer = format!("198.51.100.{}:5000", 50 + n);
         for want in [StatusCode::OK, StatusCode::OK, StatusCode::TOO_MANY_REQUESTS] {
-            let mut body = chat_body("hi", true);
-            body["max_tokens"] = json!(4000);
-            let r =
-                a.clone().oneshot(post_from("/v1/chat/completions", &body, &peer)).await.unwrap();
-            assert_eq!(r.status(), want, "store {store:?}");
-            body_text(r).await;
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert_eq!(ask_4000(&a, &peer, "hi").await, want, "store {store:?}");
         }
     }
 }
