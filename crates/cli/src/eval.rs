@@ -58,8 +58,9 @@ pub struct Tuning {
     /// Chunks each retriever hands to fusion.
     #[arg(long, value_name = "N", hide = true)]
     pub pool: Option<usize>,
-    /// For a split index with vectors by cluster: score only the vectors of the N clusters
-    /// nearest each question, as the widget does (default: every vector, exact).
+    /// For a split index with vectors by cluster: score only the vectors of the clusters
+    /// nearest each question that N probes buy (1.5 × N clusters' worth of chunks), as the
+    /// widget does with 16 (default: every vector, exact).
     #[arg(long, value_name = "N")]
     pub nprobe: Option<usize>,
     /// Score the top 10 chunks instead of the top 10 sections (each section's best chunks

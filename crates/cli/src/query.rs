@@ -101,8 +101,9 @@ pub struct SearchArgs {
     /// Only URLs starting with this prefix.
     #[arg(long, value_name = "PREFIX")]
     pub url_prefix: Option<String>,
-    /// For a split index with vectors by cluster: score only the vectors of the N clusters
-    /// nearest the question, as the widget does (default: every vector, exact).
+    /// For a split index with vectors by cluster: score only the vectors of the clusters
+    /// nearest the question that N probes buy (1.5 × N clusters' worth of chunks), as the
+    /// widget does with 16 (default: every vector, exact).
     #[arg(long, value_name = "N")]
     pub nprobe: Option<usize>,
     /// Retriever(s) to run.
@@ -192,7 +193,7 @@ pub fn embed_texts(e: &dyn Embedder, texts: &[String]) -> anyhow::Result<Vec<Vec
 
 /// The shards a browser fetches for one question, by name, on stderr as one JSON line:
 /// `{"postings": [...], "vectors": [...], "texts": [...]}` (empty for a one-file index); the
-/// vector shards of the `nprobe` nearest clusters (the widget's default when None).
+/// vector shards `nprobe` probes fetch (the widget's default when None).
 fn print_shards(
     path: &Path,
     question: &str,

@@ -388,7 +388,9 @@ fn a_probed_search_fetches_and_scores_only_the_nearest_clusters() {
     let q = "vacuum trigger on a replica";
     let v = embed(q);
     let refs = lazy.shards_for_vector(&v, None, 1.0, 2);
-    assert_eq!(refs.len(), 2);
+    // Two probes' worth of chunks: one cluster at least, at most four, never all of them.
+    let clusters = lazy.clusters().unwrap().counts.len();
+    assert!((1..=4).contains(&refs.len()) && refs.len() < clusters, "{} of {clusters}", refs.len());
     assert!(refs.iter().all(|r| r.kind == ShardKind::Vectors && r.name.starts_with("index-v-")));
     for r in &refs {
         lazy.attach(r, shard(&s, &r.name)).unwrap();
@@ -403,7 +405,7 @@ fn a_probed_search_fetches_and_scores_only_the_nearest_clusters() {
     };
     let probed = vector_hits(&lazy, q, &vector_only);
     assert!(!probed.is_empty());
-    // Only chunks of the two clusters fetched have a vector score.
+    // Only chunks of the clusters fetched have a vector score.
     let fetched: Vec<usize> = (0..full.len()).filter(|&i| lazy.quantized(i).is_some()).collect();
     assert!(fetched.len() < full.len());
     for (chunk, _, _) in &probed {
@@ -411,7 +413,7 @@ fn a_probed_search_fetches_and_scores_only_the_nearest_clusters() {
     }
     let attached = SearchOptions { nprobe: None, ..vector_only.clone() };
     assert_eq!(vector_hits(&lazy, q, &attached), probed, "the probed clusters are the attached");
-    // Natively every cluster is attached: with nprobe the same two are scored.
+    // Natively every cluster is attached: with nprobe the same ones are scored.
     let whole = Index::from_bytes(s.entry.clone()).unwrap();
     whole.attach_all(|name| Ok::<_, String>(shard(&s, name).to_vec())).unwrap();
     assert_eq!(vector_hits(&whole, q, &vector_only), probed);

@@ -1,10 +1,11 @@
 //! Vectors fetched by cluster (an inverted file, "IVF"): the entry of a split index with
 //! vectors (format version 9) keeps a coarse quantiser, the `Clusters` section, and each
 //! cluster's chunk numbers and packed vectors are in a vector shard. A question scores its
-//! vector against the centroids, fetches the nearest `nprobe` clusters' shards and scores
-//! exactly the vectors in them; chunks in clusters not fetched have no vector score (a vector
-//! miss). Native readers attach every shard, so their results are the one-file index's.
-//! Writer and reader side by side, as in [`crate::format`].
+//! vector against the centroids, fetches the nearest clusters' shards (`nprobe` clusters'
+//! worth of chunks, [`Coarse::probed`]) and scores exactly the vectors in them; chunks in
+//! clusters not fetched have no vector score (a vector miss). Native readers attach every
+//! shard, so their results are the one-file index's. Writer and reader side by side, as in
+//! [`crate::format`].
 //!
 //! The clusters come from spherical k-means over the stored vectors' levels (the vectors
 //! relative to the mean vector when the index has one): deterministic, so an unchanged index
@@ -115,10 +116,23 @@ impl Coarse {
         Ok(Coarse { bits, hashes, counts, scales, levels })
     }
 
-    /// The `nprobe` clusters a question with int8 levels `qq` scores, so fetches first.
+    /// The clusters a question with int8 levels `qq` scores, so fetches first: the nearest,
+    /// until they hold as many chunks as `1.5 × nprobe` clusters of the mean size, at most
+    /// `2 × nprobe` of them. Counting chunks, not clusters, keeps a question whose nearest
+    /// clusters are big from fetching more than one whose nearest are small. At 16 probes, 1.5
+    /// lost one validation question and found four more; 1 lost questions on five sets
+    /// (BENCHMARKS.md §4.5).
     pub fn probed(&self, qq: &[i8], dims: usize, nprobe: usize) -> Vec<usize> {
+        let total: usize = self.counts.iter().map(|&c| c as usize).sum();
+        let budget = 3 * nprobe * total / (2 * self.counts.len().max(1));
+        let mut have = 0;
         let mut ids = self.nearest(qq, dims);
-        ids.truncate(nprobe);
+        ids.truncate(nprobe * 2);
+        ids.retain(|&j| {
+            let take = have < budget;
+            have += self.counts[j] as usize;
+            take
+        });
         ids
     }
 
@@ -367,6 +381,32 @@ mod tests {
             assert!(Coarse::parse(&b[..b.len() - 1], 7, dims).is_err());
             assert!(Coarse::parse(&b, 7, dims + 9).is_err());
         }
+    }
+
+    #[test]
+    fn a_probe_fetches_the_chunks_nprobe_clusters_of_the_mean_size_hold() {
+        // Six clusters, nearest first in number order (centroid j has j in its first slot less).
+        let dims = 4;
+        let levels: Vec<i8> = (0..6).flat_map(|j| [100 - 10 * j, 0, 0, 0]).collect();
+        let coarse = |counts: Vec<u32>| Coarse {
+            bits: 8,
+            hashes: (0..6).collect(),
+            counts,
+            scales: vec![1.0; 6],
+            levels: levels.clone(),
+        };
+        let q = [1, 0, 0, 0];
+        assert_eq!(coarse(vec![2; 6]).nearest(&q, dims), [0, 1, 2, 3, 4, 5]);
+        // Clusters of the mean size: two probes buy three clusters' chunks.
+        assert_eq!(coarse(vec![2; 6]).probed(&q, dims, 2), [0, 1, 2]);
+        // Big nearest clusters: two probes buy 1.5 × 2 × 3 = 9 chunks, which fewer hold.
+        assert_eq!(coarse(vec![5, 5, 2, 2, 2, 2]).probed(&q, dims, 2), [0, 1]);
+        assert_eq!(coarse(vec![9, 3, 2, 2, 1, 1]).probed(&q, dims, 2), [0]);
+        // Small nearest clusters: more of them, up to twice nprobe.
+        assert_eq!(coarse(vec![1, 1, 1, 1, 7, 7]).probed(&q, dims, 2), [0, 1, 2, 3]);
+        assert_eq!(coarse(vec![1, 1, 1, 1, 1, 13]).probed(&q, dims, 1), [0, 1]);
+        // Every cluster's worth of probes scores them all.
+        assert_eq!(coarse(vec![1, 1, 1, 1, 1, 13]).probed(&q, dims, 6), [0, 1, 2, 3, 4, 5]);
     }
 
     #[test]
