@@ -71,15 +71,16 @@ fn the_data_types_chapter_yields_a_scalar_types_chunk_and_no_chrome() {
         .expect("a chunk anchored at #scalar-types");
     assert_eq!(scalar.link(), "ch03-02-data-types.html#scalar-types");
     assert_eq!(scalar.breadcrumb, vec!["Data Types", "Scalar Types"]);
-    // The h5 "Integer Overflow" stays inside its h4 section.
-    let integer = chunks
+    // The h5 "Integer Overflow" is a section of its own, under its h4: a citation lands on it.
+    let overflow = chunks
         .iter()
-        .filter(|c| c.anchor == "integer-types")
-        .map(|c| c.text.clone())
-        .collect::<Vec<_>>()
-        .join("\n");
-    assert!(integer.contains("Integer Overflow"), "{integer}");
-    assert!(chunks.iter().all(|c| c.anchor != "integer-overflow"));
+        .find(|c| c.anchor == "integer-overflow")
+        .expect("a chunk anchored at #integer-overflow");
+    assert_eq!(
+        overflow.breadcrumb,
+        vec!["Data Types", "Scalar Types", "Integer Types", "Integer Overflow"]
+    );
+    assert!(overflow.text.contains("wrapping"), "{}", overflow.text);
     // Text before the first sub-heading is anchored at the page's top heading.
     assert_eq!(chunks[0].anchor, "data-types");
     assert!(chunks[0].text.starts_with("Every value in Rust"), "{}", chunks[0].text);

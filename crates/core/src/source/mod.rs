@@ -46,7 +46,7 @@ pub struct Section {
 /// One block of section content.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Block {
-    /// A paragraph, list item, table row, admonition, or minor (h5/h6) heading as plain text.
+    /// A paragraph, list item, table row or admonition as plain text.
     Text(String),
     /// A code block, kept whole (split only when alone it exceeds the chunk limit).
     Code {
@@ -405,12 +405,6 @@ impl PageBuilder {
         let text =
             safety::strip_unpaired_bidi(&normalize_ws(&safety::without_terminal_escapes(text)))
                 .into_owned();
-        if level >= 5 {
-            if !text.is_empty() {
-                self.text(&text);
-            }
-            return;
-        }
         if level == 1 && self.first_h1.is_none() && !text.is_empty() {
             self.first_h1 = Some(text.clone());
         }
@@ -497,7 +491,7 @@ impl PageBuilder {
     }
 }
 
-/// A heading (h2–h4) with no text of its own, directly followed by its sub-headings, gets their
+/// A heading (h2–h6) with no text of its own, directly followed by its sub-headings, gets their
 /// headings as its text, so a question about its topic can land on it.
 fn give_empty_headings_their_children(sections: &mut [Section]) {
     for i in 0..sections.len() {
@@ -673,20 +667,29 @@ mod tests {
     }
 
     #[test]
-    fn builder_tracks_breadcrumbs_and_demotes_h5() {
+    fn builder_tracks_breadcrumbs_to_the_sixth_level() {
         let mut b = PageBuilder::new();
         b.text("intro");
         b.heading(1, "Guide", "guide");
         b.heading(2, "Install", "install");
         b.heading(3, "Linux", "linux");
-        b.heading(5, "Note", "note");
+        b.heading(4, "Options", "options");
+        b.heading(5, "jobs", "jobs");
+        b.text("How many.");
+        b.heading(6, "Default", "default");
+        b.text("One per core.");
         b.heading(2, "Use", "use");
         let p = b.finish(None, "x");
         assert_eq!(p.title, "Guide");
         assert_eq!(p.sections[0].breadcrumb, vec!["Guide"]);
         assert_eq!(p.sections[3].breadcrumb, vec!["Guide", "Install", "Linux"]);
-        assert_eq!(p.sections[3].blocks, vec![Block::Text("Note".into())]);
-        assert_eq!(p.sections[4].breadcrumb, vec!["Guide", "Use"]);
+        // Generators give h5 and h6 an anchor as any heading: a citation lands on them.
+        assert_eq!(p.sections[5].anchor, "jobs");
+        assert_eq!(p.sections[5].breadcrumb, vec!["Guide", "Install", "Linux", "Options", "jobs"]);
+        assert_eq!(p.sections[5].blocks, vec![Block::Text("How many.".into())]);
+        assert_eq!(p.sections[6].level, 6);
+        assert_eq!(p.sections[6].blocks, vec![Block::Text("One per core.".into())]);
+        assert_eq!(p.sections[7].breadcrumb, vec!["Guide", "Use"]);
     }
 
     #[test]

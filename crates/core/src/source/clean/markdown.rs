@@ -40,9 +40,6 @@ pub fn clean_with(content: &str, flavor: Flavor, path: &str, inc: &dyn Includes)
         let Event::Start(Tag::Heading { level, .. }) = event else { continue };
         let level = heading_level(level);
         has_h1 |= level == 1;
-        if level > 4 {
-            continue;
-        }
         let Some(&(l, anchor)) = anchors.peek() else { continue };
         if l != level {
             continue;
