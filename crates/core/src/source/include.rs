@@ -5,7 +5,9 @@
 //!   code); a relative import of a `.md`/`.mdx` partial (`import Tags from './_tags.mdx'`, or
 //!   from the site's root: `'@site/docs/_tags.mdx'`, when the file is in the source folder) is
 //!   inlined where its component stands alone on a line (`<Tags />`), the partial's headings
-//!   keeping the ids Docusaurus gives them (each partial has its own slugger).
+//!   keeping the ids Docusaurus gives them (each partial has its own slugger). A file imported as
+//!   text (`'!!raw-loader!./x.js'`, `'./x.js?raw'`) and shown in `<CodeBlock>{Src}</CodeBlock>`
+//!   becomes that fenced code block.
 //! - VitePress: `<!--@include: ./part.md-->` (with `{3,10}` line ranges and `#region`s) and
 //!   `<<< ./file.ts#region{1,3 ts} [title]` code snippets, relative to the page or to the source
 //!   folder (`@/`).
@@ -179,8 +181,8 @@ pub fn unwrap_mdx_code_blocks(body: &str) -> String {
     out
 }
 
-/// `import Name from './x.mdx'` → (Name, "./x.mdx") for relative Markdown imports.
-fn partial_import(statement: &str) -> Option<(&str, &str)> {
+/// `import Name from 'spec'` → (Name, spec): a default import's name and module.
+fn default_import(statement: &str) -> Option<(&str, &str)> {
     let rest = statement.strip_prefix("import")?;
     let rest = rest.strip_prefix(char::is_whitespace)?.trim_start();
     let name_end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))?;
@@ -189,10 +191,83 @@ fn partial_import(statement: &str) -> Option<(&str, &str)> {
     let q = rest.chars().next().filter(|c| *c == '\'' || *c == '"')?;
     let rest = &rest[1..];
     let spec = &rest[..rest.find(q)?];
+    (!name.is_empty()).then_some((name, spec))
+}
+
+/// A module in the site: relative to the page, or from the site's root (`@site/`).
+fn is_local(spec: &str) -> bool {
+    spec.starts_with("./") || spec.starts_with("../") || spec.starts_with("@site/")
+}
+
+/// `import Name from './x.mdx'` → (Name, "./x.mdx") for relative Markdown imports.
+fn partial_import(statement: &str) -> Option<(&str, &str)> {
+    let (name, spec) = default_import(statement)?;
     let lower = spec.to_ascii_lowercase();
     let markdown = lower.ends_with(".md") || lower.ends_with(".mdx");
-    let local = spec.starts_with("./") || spec.starts_with("../") || spec.starts_with("@site/");
-    (!name.is_empty() && markdown && local).then_some((name, spec))
+    (markdown && is_local(spec)).then_some((name, spec))
+}
+
+/// A file imported as its text, to be shown in a `<CodeBlock>`: through webpack's raw-loader
+/// (`import Src from '!!raw-loader!./x.js'`, Docusaurus' documented way) or a `?raw` query
+/// (`'./x.js?raw'`, `'!!../src/x.ts?raw'`) → (Src, "./x.js"). Webpack's inline `!`/`!!`/`-!`
+/// prefix and loader chain are read past.
+fn raw_import(statement: &str) -> Option<(&str, &str)> {
+    let (name, spec) = default_import(statement)?;
+    let rest = spec.trim_start_matches(['!', '-']);
+    let (loaders, file) = rest.rsplit_once('!').unwrap_or(("", rest));
+    let file = match file.strip_suffix("?raw") {
+        Some(file) => file,
+        None if loaders.split('!').any(|l| l == "raw-loader") => file,
+        None => return None,
+    };
+    is_local(file).then_some((name, file))
+}
+
+/// `<CodeBlock language="jsx" title="x.js">{Src}</CodeBlock>` or `<Code code={Src} lang="js" />`
+/// on one line → (its attributes, Src); `{Src}` alone on a line → (None, Src), the element's
+/// opening tag being on a line above.
+fn raw_code_use(line: &str) -> Option<(Option<&str>, &str)> {
+    let t = line.trim();
+    if let Some(name) = jsx_name_expression(t) {
+        return Some((None, name));
+    }
+    let open = t.strip_prefix('<')?;
+    let tag_end = open.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))?;
+    // Starlight's `<Code code={Src} lang="ts" />`.
+    if let Some(attrs) = open[tag_end..].strip_suffix("/>") {
+        let at = attrs.find(" code={")?;
+        let expr = &attrs[at + " code=".len()..];
+        return Some((Some(attrs), jsx_name_expression(&expr[..=expr.find('}')?])?));
+    }
+    let tag = &open[..tag_end];
+    let body = open.strip_suffix('>')?.strip_suffix(tag)?.strip_suffix("</")?;
+    let (attrs, expr) = body[tag_end..].rsplit_once('>')?;
+    Some((Some(attrs), jsx_name_expression(expr.trim())?))
+}
+
+/// `{Name}` → Name.
+fn jsx_name_expression(e: &str) -> Option<&str> {
+    let n = e.strip_prefix('{')?.strip_suffix('}')?.trim();
+    let ok = !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+    ok.then_some(n)
+}
+
+/// An attribute's string value in JSX attributes: `language="jsx"` → "jsx".
+fn attr_value<'a>(attrs: &'a str, name: &str) -> Option<&'a str> {
+    let mut rest = attrs;
+    while let Some(at) = rest.find(name) {
+        let before = rest[..at].chars().next_back();
+        let after = rest[at + name.len()..].trim_start().strip_prefix('=');
+        rest = &rest[at + name.len()..];
+        if before.is_some_and(|c| !c.is_whitespace()) {
+            continue;
+        }
+        let Some(v) = after.map(str::trim_start) else { continue };
+        let v = v.strip_prefix('{').unwrap_or(v);
+        let q = v.chars().next().filter(|c| matches!(c, '"' | '\'' | '`'))?;
+        return v[1..].find(q).map(|end| &v[1..1 + end]);
+    }
+    None
 }
 
 /// `<Name />`, `<Name prop="x" />` or `<Name></Name>` alone on a line → Name.
@@ -272,12 +347,20 @@ fn docusaurus_partials(body: &str, path: &str, inc: &dyn Includes, depth: usize)
         .filter_map(|s| partial_import(s))
         .map(|(name, spec)| (name, js_unescape(spec)))
         .collect();
-    if imports.is_empty() {
+    let raws: HashMap<&str, String> = statements
+        .iter()
+        .filter_map(|s| raw_import(s))
+        .map(|(name, spec)| (name, js_unescape(spec)))
+        .collect();
+    if imports.is_empty() && raws.is_empty() {
         return body.to_string();
     }
     let mut out = String::with_capacity(body.len());
     let mut fence: Option<(char, usize)> = None;
+    // The attributes of a code element whose opening tag stands on a line of its own.
+    let mut open_attrs = "";
     for line in body.lines() {
+        let indent = &line[..line.len() - line.trim_start().len()];
         if let Some((ch, n)) = fence {
             if fence_closes(line, ch, n) {
                 fence = None;
@@ -285,7 +368,6 @@ fn docusaurus_partials(body: &str, path: &str, inc: &dyn Includes, depth: usize)
         } else if let Some((ch, n, _)) = fence_open(line) {
             fence = Some((ch, n));
         } else if let Some(spec) = component_use(line).and_then(|n| imports.get(n)) {
-            let indent = &line[..line.len() - line.trim_start().len()];
             if let Some(text) = read_partial(spec, path, inc, depth) {
                 out.push('\n');
                 for l in text.lines() {
@@ -300,11 +382,56 @@ fn docusaurus_partials(body: &str, path: &str, inc: &dyn Includes, depth: usize)
                 out.push('\n');
             }
             continue;
+        } else if let Some((attrs, spec)) =
+            raw_code_use(line).and_then(|(a, n)| Some((a, raws.get(n)?)))
+        {
+            let attrs = attrs.unwrap_or(open_attrs);
+            out.push('\n');
+            out.push_str(&raw_code(spec, attrs, path, inc).unwrap_or_default());
+            out.push('\n');
+            continue;
+        } else if !raws.is_empty() {
+            let t = line.trim();
+            // An opening tag (its attributes may go on over lines: those are not read).
+            if t.starts_with('<') && !t.starts_with("</") && !t.ends_with("/>") {
+                open_attrs = line;
+            }
         }
         out.push_str(line);
         out.push('\n');
     }
     out
+}
+
+/// A file imported as text, as the fenced code block its `<CodeBlock>` shows: the language from
+/// `language=` or `lang=` (else the file's extension), the title from `title=`.
+fn raw_code(spec: &str, attrs: &str, from: &str, inc: &dyn Includes) -> Option<String> {
+    let target = match spec.strip_prefix("@site/") {
+        Some(in_site) => site_path(in_site, inc.site_folder()),
+        None => resolve_for(inc, from, spec),
+    };
+    let Some(target) = target else {
+        inc.warn(format!("{from}: code import {spec:?} is not in the source folder; not shown (--include-root allows a folder above it)"));
+        return None;
+    };
+    let Some(text) = inc.read(&target) else {
+        inc.warn(format!("{from}: imported code {target} not found; the page is read without it"));
+        return None;
+    };
+    let code = text.replace("\r\n", "\n");
+    let ext = target.rsplit('/').next().and_then(|f| f.rsplit_once('.')).map(|(_, e)| e);
+    let lang = attr_value(attrs, "language").or_else(|| attr_value(attrs, "lang"));
+    let lang = lang.or(ext).unwrap_or("");
+    let lang: String = lang.chars().filter(|c| !c.is_whitespace() && *c != '`').collect();
+    let mut ticks = String::from("```");
+    while code.contains(ticks.as_str()) {
+        ticks.push('`');
+    }
+    let title = match attr_value(attrs, "title") {
+        Some(t) if !t.contains('"') => format!(" title=\"{}\"", normalize_ws(t)),
+        _ => String::new(),
+    };
+    Some(format!("{ticks}{lang}{title}\n{}\n{ticks}\n", code.trim_end_matches('\n')))
 }
 
 /// `@site/<in_site>` as a source-relative path, given where the source folder is in the site
@@ -823,6 +950,46 @@ mod tests {
         let w = files.warnings.borrow();
         assert_eq!(w.len(), 1);
         assert!(w[0].contains("a/_gone.mdx") && w[0].contains("a/page.md"), "{w:?}");
+    }
+
+    #[test]
+    fn a_file_imported_as_text_is_the_code_block_its_codeblock_shows() {
+        let files = Files::with(&[
+            ("guide/hello.js", "export default function Hello() {\n  return 'hi';\n}\n"),
+            ("guide/demo/App.tsx", "const a = 1;\n// ```inside```\n"),
+            ("examples/cfg.yml", "jobs: 4\n"),
+            ("types.ts", "type A = 1;\n"),
+        ]);
+        let page = "import CodeBlock from '@theme/CodeBlock';\nimport Hello from '!!raw-loader!./hello.js';\nimport App from './demo/App.tsx?raw';\nimport Cfg from '!!raw-loader!@site/examples/cfg.yml';\nimport Gone from '!!raw-loader!./gone.js';\nimport Types from '!!../types.ts?raw';\n\n## Hello\n\n<CodeBlock language=\"jsx\" title=\"/src/components/Hello.js\">{Hello}</CodeBlock>\n\n<CodeBlock\n  language=\"tsx\">\n</CodeBlock>\n\n<CodeBlock language=\"tsx\">\n  {App}\n</CodeBlock>\n\n<CodeBlock>{Cfg}</CodeBlock>\n\n<CodeBlock>{Gone}</CodeBlock>\n\n<CodeBlock language=\"ts\">{Types}</CodeBlock>\n\n<Code code={Types} lang=\"typescript\" title=\"types.ts\" />\n\nAfter.\n";
+        let files = Files { site_folder: Some(""), ..files };
+        let out = expand(page, Flavor::Docusaurus, "guide/page.mdx", &files);
+        assert!(out.contains("```jsx title=\"/src/components/Hello.js\"\nexport default function Hello() {\n  return 'hi';\n}\n```\n"), "{out}");
+        // A fence longer than any run of backticks in the file; the language from `language=`.
+        assert!(out.contains("````tsx\nconst a = 1;\n// ```inside```\n````\n"), "{out}");
+        // No `language=`: the file's extension.
+        assert!(out.contains("```yml\njobs: 4\n```\n"), "{out}");
+        assert!(out.contains("```ts\ntype A = 1;\n```\n"), "{out}");
+        // Starlight's `<Code>` component.
+        assert!(out.contains("```typescript title=\"types.ts\"\ntype A = 1;\n```\n"), "{out}");
+        assert!(!out.contains("{Hello}") && !out.contains("{App}") && !out.contains("{Gone}"));
+        let w = files.warnings.borrow();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("guide/gone.js") && w[0].contains("guide/page.mdx"), "{w:?}");
+        drop(w);
+        // Read as the page: the code is a code block under its heading, the page goes on.
+        let p =
+            crate::source::markdown::parse_with(page, Flavor::Docusaurus, "guide/page.mdx", &files);
+        let hello = p.sections.iter().find(|s| s.anchor == "hello").unwrap();
+        let code: Vec<&str> = hello
+            .blocks
+            .iter()
+            .filter_map(|b| match b {
+                crate::source::Block::Code { lang, .. } => Some(lang.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(code, ["jsx", "tsx", "yml", "ts", "typescript"], "{:?}", hello.blocks);
+        assert!(hello.blocks.iter().any(|b| b.render().contains("After.")), "{:?}", hello.blocks);
     }
 
     #[test]
