@@ -428,7 +428,8 @@ fn raw_code(spec: &str, attrs: &str, from: &str, inc: &dyn Includes) -> Option<S
         ticks.push('`');
     }
     let title = match attr_value(attrs, "title") {
-        Some(t) if !t.contains('"') => format!(" title=\"{}\"", normalize_ws(t)),
+        // A backtick in a backtick fence's info string unmakes the fence.
+        Some(t) if !t.contains(['"', '`']) => format!(" title=\"{}\"", normalize_ws(t)),
         _ => String::new(),
     };
     Some(format!("{ticks}{lang}{title}\n{}\n{ticks}\n", code.trim_end_matches('\n')))
@@ -960,7 +961,7 @@ mod tests {
             ("examples/cfg.yml", "jobs: 4\n"),
             ("types.ts", "type A = 1;\n"),
         ]);
-        let page = "import CodeBlock from '@theme/CodeBlock';\nimport Hello from '!!raw-loader!./hello.js';\nimport App from './demo/App.tsx?raw';\nimport Cfg from '!!raw-loader!@site/examples/cfg.yml';\nimport Gone from '!!raw-loader!./gone.js';\nimport Types from '!!../types.ts?raw';\n\n## Hello\n\n<CodeBlock language=\"jsx\" title=\"/src/components/Hello.js\">{Hello}</CodeBlock>\n\n<CodeBlock\n  language=\"tsx\">\n</CodeBlock>\n\n<CodeBlock language=\"tsx\">\n  {App}\n</CodeBlock>\n\n<CodeBlock>{Cfg}</CodeBlock>\n\n<CodeBlock>{Gone}</CodeBlock>\n\n<CodeBlock language=\"ts\">{Types}</CodeBlock>\n\n<Code code={Types} lang=\"typescript\" title=\"types.ts\" />\n\nAfter.\n";
+        let page = "import CodeBlock from '@theme/CodeBlock';\nimport Hello from '!!raw-loader!./hello.js';\nimport App from './demo/App.tsx?raw';\nimport Cfg from '!!raw-loader!@site/examples/cfg.yml';\nimport Gone from '!!raw-loader!./gone.js';\nimport Types from '!!../types.ts?raw';\n\n## Hello\n\n<CodeBlock language=\"jsx\" title=\"/src/components/Hello.js\">{Hello}</CodeBlock>\n\n<CodeBlock\n  language=\"tsx\">\n</CodeBlock>\n\n<CodeBlock language=\"tsx\">\n  {App}\n</CodeBlock>\n\n<CodeBlock>{Cfg}</CodeBlock>\n\n<CodeBlock>{Gone}</CodeBlock>\n\n<CodeBlock language=\"ts\">{Types}</CodeBlock>\n\n<Code code={Types} lang=\"typescript\" title=\"types.ts\" />\n\n<CodeBlock title=\"a`b\">{Hello}</CodeBlock>\n\nAfter.\n";
         let files = Files { site_folder: Some(""), ..files };
         let out = expand(page, Flavor::Docusaurus, "guide/page.mdx", &files);
         assert!(out.contains("```jsx title=\"/src/components/Hello.js\"\nexport default function Hello() {\n  return 'hi';\n}\n```\n"), "{out}");
@@ -971,6 +972,8 @@ mod tests {
         assert!(out.contains("```ts\ntype A = 1;\n```\n"), "{out}");
         // Starlight's `<Code>` component.
         assert!(out.contains("```typescript title=\"types.ts\"\ntype A = 1;\n```\n"), "{out}");
+        // A title that would unmake the fence is left out.
+        assert!(out.contains("```js\nexport default"), "{out}");
         assert!(!out.contains("{Hello}") && !out.contains("{App}") && !out.contains("{Gone}"));
         let w = files.warnings.borrow();
         assert_eq!(w.len(), 1, "{w:?}");
@@ -988,7 +991,7 @@ mod tests {
                 _ => None,
             })
             .collect();
-        assert_eq!(code, ["jsx", "tsx", "yml", "ts", "typescript"], "{:?}", hello.blocks);
+        assert_eq!(code, ["jsx", "tsx", "yml", "ts", "typescript", "js"], "{:?}", hello.blocks);
         assert!(hello.blocks.iter().any(|b| b.render().contains("After.")), "{:?}", hello.blocks);
     }
 
