@@ -777,8 +777,19 @@ test('a split index with vectors fetches only the nearest clusters\' vectors', a
   const turn = await lastTurnSettled();
   assert.equal(await turn.locator(tid('docent-error')).count(), 0, await turn.innerText());
   assert.ok(await turn.locator(`${tid('docent-answer')} a.docent-cite`).count() > 0, 'cited');
-  const fetched = new Set(requests.slice(before).filter((u) => /\/vsplit\/index-v-/.test(u)));
-  assert.ok(fetched.size >= 1 && fetched.size <= 16,
+  const fetched = new Set(requests.slice(before).filter((u) => /\/vsplit\/index-v-/.test(u))
+    .map((u) => u.split('/').pop()));
+  // Exactly the clusters the native reader probes for the question (`docent search --shards`:
+  // 16 probes' worth of chunks, Coarse::probed), never all of them.
+  const { spawnSync } = await import('node:child_process');
+  const native = spawnSync(process.env.DOCENT_E2E_DOCENT, ['search', `${dir}/index.bin`,
+    'How do I turn on the answer cache?', '--shards', '--nprobe', '16',
+    '--embed-base-url', `${UPSTREAM}/v1`], { encoding: 'utf8', env: { ...process.env, OPENAI_API_KEY: 'e2e-double' } });
+  const line = native.stderr.split('\n').filter((l) => l.startsWith('{"postings"')).pop();
+  assert.ok(line, `docent search --shards: ${native.stderr}`);
+  const probed = JSON.parse(line).vectors;
+  assert.ok(probed.length >= 1 && probed.length < vectorShards.length, `probed ${probed.length}`);
+  assert.deepEqual([...fetched].sort(), [...probed].sort(),
     `fetched ${fetched.size} of ${vectorShards.length} vector shards: the nearest clusters only`);
   // The proxy embedded the question with the index's model, and the sources sent to the model
   // are the cache sections.
