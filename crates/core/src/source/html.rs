@@ -182,6 +182,11 @@ pub(crate) fn skipped(e: &Element, is_body: bool) -> bool {
     if !matches!(name, "div" | "section" | "form" | "span" | "ul" | "ol" | "li") {
         return false;
     }
+    // A document section is content whatever its title: Sphinx wraps every section in
+    // `<section id="the-module-search-path">` (`<div class="section">` before docutils 0.17).
+    if name == "section" || e.classes().any(|c| c == "section") {
+        return false;
+    }
     if let Some(id) = e.id() {
         let id = id.to_ascii_lowercase();
         if id.contains("search") || id.contains("sidebar") {
@@ -198,9 +203,19 @@ struct Walker {
 }
 
 impl Walker {
+    /// A list item: its marker (`- `, `3. `) then its content, the marker starting the item's
+    /// first paragraph.
+    fn list_item(&mut self, li: ElementRef<'_>, marker: &str) {
+        self.flush();
+        self.inline.push_str(marker);
+        self.walk(li);
+        self.flush();
+    }
+
     fn flush(&mut self) {
         let t = self.inline.trim();
-        if !t.is_empty() {
+        // A list item's marker with nothing after it yet (an empty item) is not text.
+        if !t.is_empty() && !is_list_marker(t) {
             let text: Vec<String> =
                 t.split('\n').map(normalize_ws).filter(|l| !l.is_empty()).collect();
             self.b.text(&text.join("\n"));
@@ -262,10 +277,33 @@ impl Walker {
             }
             "br" => self.inline.push('\n'),
             "img" => {}
-            "li" => {
+            "li" => self.list_item(el, "- "),
+            "ol" => {
+                // Numbered as a browser numbers it: from `start`, an item's `value` resetting.
                 self.flush();
-                self.inline.push_str("- ");
-                self.walk(el);
+                let mut n: i64 = e.attr("start").and_then(|s| s.trim().parse().ok()).unwrap_or(1);
+                for child in el.children() {
+                    match child.value() {
+                        Node::Element(c) if c.name() == "li" => {
+                            if skipped(c, self.is_body) {
+                                continue;
+                            }
+                            let Some(li) = ElementRef::wrap(child) else { continue };
+                            if let Some(v) = c.attr("value").and_then(|s| s.trim().parse().ok()) {
+                                n = v;
+                            }
+                            self.list_item(li, &format!("{n}. "));
+                            n = n.saturating_add(1);
+                        }
+                        Node::Element(c) if !skipped(c, self.is_body) => {
+                            if let Some(cel) = ElementRef::wrap(child) {
+                                self.element(cel, c);
+                            }
+                        }
+                        Node::Text(t) => self.inline.push_str(t),
+                        _ => {}
+                    }
+                }
                 self.flush();
             }
             "tr" => {
@@ -298,13 +336,25 @@ impl Walker {
                 }
             }
             _ if super::elements::is_block(name) => {
-                self.flush();
+                // A list item's marker stays to start the item's first paragraph
+                // (`<li><p>Text</p></li>`, as Sphinx and mdBook write loose lists).
+                if !is_list_marker(self.inline.trim()) {
+                    self.flush();
+                }
                 self.walk(el);
                 self.flush();
             }
             _ => self.walk(el),
         }
     }
+}
+
+/// A list item's marker alone: `-`, or `3.`.
+fn is_list_marker(t: &str) -> bool {
+    t == "-"
+        || t.strip_suffix('.').is_some_and(|n| {
+            !n.is_empty() && n.len() <= 20 && n.bytes().all(|b| b.is_ascii_digit() || b == b'-')
+        })
 }
 
 /// Heading text without permalink anchors (VitePress `.header-anchor`, Docusaurus `.hash-link`).
@@ -340,17 +390,31 @@ pub(crate) fn heading_id(el: ElementRef<'_>) -> String {
             return id.to_string();
         }
     }
-    for a in el.descendent_elements() {
-        if let Some(href) = a.value().attr("href") {
-            if let Some(frag) = href.strip_prefix('#') {
-                if !frag.is_empty() {
-                    return frag.to_string();
-                }
-            }
-        }
+    let fragment = |a: &ElementRef<'_>| {
+        let frag = a.value().attr("href")?.strip_prefix('#')?;
+        (!frag.is_empty()).then(|| frag.to_string())
+    };
+    // The heading's permalink (Sphinx's `headerlink` ¶, VitePress' `header-anchor`...) names it;
+    // other links in a heading point elsewhere: docutils' "back to the contents" link
+    // (`toc-backref`, `#id14`), a cross-reference (`#list`).
+    let permalink = |a: &ElementRef<'_>| {
+        let v = a.value();
+        v.classes().any(|c| PERMALINK_CLASSES.contains(&c))
+            || matches!(a.text().collect::<String>().trim(), "¶" | "#" | "§" | "🔗")
+    };
+    if let Some(frag) = el.descendent_elements().filter(permalink).find_map(|a| fragment(&a)) {
+        return frag;
     }
-    section_id(el).unwrap_or_default()
+    if let Some(id) = section_id(el) {
+        return id;
+    }
+    let backref = |a: &ElementRef<'_>| a.value().classes().any(|c| c == "toc-backref");
+    el.descendent_elements().filter(|a| !backref(a)).find_map(|a| fragment(&a)).unwrap_or_default()
 }
+
+/// Classes of a heading's own permalink.
+const PERMALINK_CLASSES: &[&str] =
+    &["headerlink", "header-anchor", "hash-link", "anchor", "permalink", "anchorjs-link"];
 
 /// The id of the section element this heading is the title of, as DocBook writes them
 /// (PostgreSQL's manual: `<div class="sect2" id="X"><div class="titlepage"><div><div><h3>`), or
@@ -489,7 +553,19 @@ pub(crate) fn code_lang(pre: ElementRef<'_>) -> String {
             }
         }
     }
-    String::new()
+    // Sphinx: `<div class="highlight-python3 notranslate"><div class="highlight"><pre>`.
+    pre.ancestors()
+        .filter_map(ElementRef::wrap)
+        .take(3)
+        .flat_map(|a| {
+            a.value()
+                .classes()
+                .filter_map(|c| c.strip_prefix("highlight-"))
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .find(|l| !matches!(l.as_str(), "default" | "none" | "text"))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -514,6 +590,75 @@ mod tests {
         // A heading that is not the first heading of an id'd section gets no borrowed id.
         assert_eq!(anchors.iter().filter(|a| **a == "CONTINUOUS-ARCHIVING").count(), 1);
     }
+    #[test]
+    fn sphinx_sections_keep_their_text_anchor_and_code_language_whatever_their_title() {
+        // As Sphinx 7 / docutils 0.18+ write them (python3-doc): a section whose id holds
+        // "search", a heading with a "back to the contents" link before its permalink, a
+        // heading with a cross-reference, a code block's language on its wrapper div.
+        let html = r##"<html><head><title>Modules</title></head><body><div class="body" role="main">
+            <section id="modules"><h1>Modules<a class="headerlink" href="#modules">¶</a></h1>
+            <section id="the-module-search-path"><h2><a class="toc-backref" href="#id14" role="doc-backlink">The Module Search Path</a><a class="headerlink" href="#the-module-search-path" title="Link to this heading">¶</a></h2>
+            <p>The interpreter first searches for a built-in module.</p>
+            <div class="highlight-python3 notranslate"><div class="highlight"><pre><span></span>import sys</pre></div></div>
+            </section>
+            <div class="section" id="searching-sys-path"><h2>Searching sys.path</h2><p>Old docutils.</p></div>
+            <section id="sequence-types-list-tuple-range"><h2>Sequence Types — <a class="reference internal" href="#list" title="list"><code>list</code></a><a class="headerlink" href="#sequence-types-list-tuple-range">¶</a></h2>
+            <p>Three basic sequence types.</p></section>
+            </section><div id="searchbox" role="search"><h3>Quick search</h3><form><input name="q"></form></div>
+            </div></body></html>"##;
+        let p = page(html);
+        let anchors: Vec<&str> = p.sections.iter().map(|s| s.anchor.as_str()).collect();
+        assert_eq!(
+            anchors,
+            [
+                "modules",
+                "the-module-search-path",
+                "searching-sys-path",
+                "sequence-types-list-tuple-range"
+            ],
+            "{:?}",
+            p.sections
+        );
+        let search = &p.sections[1];
+        assert_eq!(search.heading, "The Module Search Path");
+        assert_eq!(
+            search.blocks[0],
+            Block::Text("The interpreter first searches for a built-in module.".into())
+        );
+        assert_eq!(
+            search.blocks[1],
+            Block::Code { lang: "python3".into(), code: "import sys".into() }
+        );
+        assert_eq!(p.sections[2].blocks, [Block::Text("Old docutils.".into())]);
+        let all: String =
+            p.sections.iter().flat_map(|s| s.blocks.iter().map(|b| b.render())).collect();
+        assert!(!all.contains("Quick search"), "{all}");
+    }
+
+    #[test]
+    fn list_items_start_their_first_paragraph_and_numbered_lists_keep_their_numbers() {
+        let html = r#"<html><body><main><h1 id="t">T</h1>
+            <ul><li><p>Loose item.</p><p>Second paragraph.</p></li><li>Tight item.</li><li></li></ul>
+            <ol start="3"><li><p>Third.</p></li><li>Fourth.<ol><li>Nested one.</li></ol></li><li value="9">Ninth.</li><li>Tenth.</li></ol>
+            </main></body></html>"#;
+        let p = page(html);
+        let texts: Vec<String> = p.sections[0].blocks.iter().map(|b| b.render()).collect();
+        assert_eq!(
+            texts,
+            [
+                "- Loose item.",
+                "Second paragraph.",
+                "- Tight item.",
+                "3. Third.",
+                "4. Fourth.",
+                "1. Nested one.",
+                "9. Ninth.",
+                "10. Tenth."
+            ],
+            "{texts:?}"
+        );
+    }
+
     use crate::source::{Block, Page};
 
     fn page(html: &str) -> Page {

@@ -40,25 +40,6 @@ fn strip_pilcrow(t: &str) -> String {
 
 /// The code block's language: `language-*` (most generators), else Sphinx's `highlight-*` on
 /// an ancestor div.
-fn lang(pre: ElementRef<'_>) -> String {
-    let l = code_lang(pre);
-    if !l.is_empty() {
-        return l;
-    }
-    pre.ancestors()
-        .filter_map(ElementRef::wrap)
-        .take(3)
-        .flat_map(|a| {
-            a.value()
-                .classes()
-                .filter_map(|c| c.strip_prefix("highlight-"))
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        })
-        .find(|l| !matches!(l.as_str(), "default" | "none" | "text"))
-        .unwrap_or_default()
-}
-
 struct Writer {
     out: String,
     is_body: bool,
@@ -137,7 +118,7 @@ impl Writer {
                 };
                 self.block(prefix, &line);
             }
-            "pre" => self.block(prefix, &fence(&lang(el), &code_block_text(el))),
+            "pre" => self.block(prefix, &fence(&code_lang(el), &code_block_text(el))),
             "ul" | "ol" => self.list(el, prefix, name == "ol"),
             "table" => {
                 let t = self.table(el);
