@@ -422,6 +422,49 @@ impl SelfCheck {
 /// Skipped pages the report names; the rest are counted.
 const SKIPPED_NAMED: usize = 5;
 
+/// Where one page's chunks are in the list being built.
+struct PageSpan {
+    rel: String,
+    namespace: String,
+    url: String,
+    /// [`page_text_hash`] of its chunks.
+    text: u64,
+    chunks: std::ops::Range<usize>,
+}
+
+/// A hash of what a page's chunks say and where (anchors, headings, text), not of its URL.
+fn page_text_hash(chunks: &[Chunk]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for c in chunks {
+        (&c.anchor, &c.breadcrumb, &c.text).hash(&mut h);
+    }
+    h.finish()
+}
+
+/// The pages (indexes into `spans`) that are copies of another page of their namespace: the
+/// same text under the same headings. mdBook writes its first chapter twice (`index.html` and
+/// `intro.html`), which gave every answer from it two identical sources. Of a set of copies the
+/// one kept is the first whose file is not an `index` page (the sidebar links to the chapter's
+/// own URL), else the first.
+fn copies(spans: &[PageSpan]) -> Vec<usize> {
+    let is_index = |s: &PageSpan| {
+        let file = s.rel.rsplit('/').next().unwrap_or(&s.rel);
+        file.split('.').next() == Some("index")
+    };
+    let mut groups: HashMap<(&str, u64), Vec<usize>> = HashMap::new();
+    for (i, s) in spans.iter().enumerate() {
+        groups.entry((s.namespace.as_str(), s.text)).or_default().push(i);
+    }
+    let mut out = Vec::new();
+    for group in groups.values().filter(|g| g.len() > 1) {
+        let keep = group.iter().copied().find(|&i| !is_index(&spans[i])).unwrap_or(group[0]);
+        out.extend(group.iter().copied().filter(|&i| i != keep));
+    }
+    out.sort_unstable();
+    out
+}
+
 impl IndexReport {
     /// Page `rel` was left out, for `why`.
     fn skip(&mut self, rel: &str, why: &'static str) {
@@ -1356,6 +1399,8 @@ pub fn build_index_with(
     let bar = progress(settings.progress, files.len() as u64, "chunking");
     let mut chunks: Vec<Chunk> = Vec::new();
     let mut pages: HashSet<(String, String)> = HashSet::new();
+    // Each page's chunks in `chunks`, to leave out a page that is a copy of another.
+    let mut spans: Vec<PageSpan> = Vec::new();
     let mut includes: HashMap<PathBuf, SourceIncludes> = HashMap::new();
     // The header's language figures: the pages `language_sample` would read, tallied as they are
     // parsed here instead of reading them again.
@@ -1410,12 +1455,28 @@ pub fn build_index_with(
         if page_chunks.is_empty() {
             report.skip(&file.rel, "no text");
         } else {
+            spans.push(PageSpan {
+                rel: file.rel.clone(),
+                namespace: namespace.clone(),
+                url: url.clone(),
+                text: page_text_hash(&page_chunks),
+                chunks: chunks.len()..chunks.len() + page_chunks.len(),
+            });
             pages.insert((namespace.clone(), url));
             chunks.extend(page_chunks);
         }
         bar.inc(1);
     }
     bar.finish_and_clear();
+    let mut copied = vec![false; chunks.len()];
+    for copy in copies(&spans) {
+        let s = &spans[copy];
+        report.skip(&s.rel, "the same text as another page");
+        pages.remove(&(s.namespace.clone(), s.url.clone()));
+        copied[s.chunks.clone()].iter_mut().for_each(|c| *c = true);
+    }
+    let mut copied = copied.into_iter();
+    chunks.retain(|_| !copied.next().unwrap_or(false));
     if let Some(checker) = &anchors {
         checker.finish()?;
         report.notes.push(format!(

@@ -292,6 +292,27 @@ fn a_page_that_cannot_be_read_is_left_out_with_a_warning() {
 }
 
 #[test]
+fn a_page_that_copies_another_is_indexed_once_under_the_chapter_url() {
+    // mdBook writes its first chapter twice: index.html and the chapter's own file.
+    let src = tempfile::tempdir().unwrap();
+    let chapter = "<html><head><title>Intro - Book</title></head><body><main><h1 id=\"intro\">Intro</h1><p>Frobnicators turn frobs.</p></main></body></html>";
+    std::fs::write(src.path().join("index.html"), chapter).unwrap();
+    std::fs::write(src.path().join("intro.html"), chapter).unwrap();
+    std::fs::write(
+        src.path().join("next.html"),
+        "<html><body><main><h1 id=\"next\">Next</h1><p>Frobs come in kinds.</p></main></body></html>",
+    )
+    .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o.idx");
+    let summary = ok(&["index", src.path().to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(summary.contains("2 indexed, 1 skipped"), "{summary}");
+    assert!(summary.contains("index.html (the same text as another page)"), "{summary}");
+    let hit = ok(&["search", out.to_str().unwrap(), "frobnicators", "--json"]);
+    assert!(hit.contains("intro.html") && !hit.contains("index.html"), "{hit}");
+}
+
+#[test]
 fn docent_toml_index_section_supplies_settings_and_rejects_typos() {
     let src = md_fixture();
     let dir = tempfile::tempdir().unwrap();
