@@ -160,8 +160,17 @@ pub(crate) fn strip_site_suffix(t: &str) -> String {
     t.to_string()
 }
 
+/// Class tokens of an `<aside>` that is part of the page's text, not the site's chrome:
+/// docutils' footnotes and topic boxes (`<aside class="footnote-list">`, since docutils 0.18),
+/// Starlight's and other themes' callouts.
+const CONTENT_ASIDES: &[&str] =
+    &["footnote-list", "footnote", "topic", "starlight-aside", "admonition", "callout"];
+
 pub(crate) fn skipped(e: &Element, is_body: bool) -> bool {
     let name = e.name();
+    if name == "aside" && e.classes().any(|c| CONTENT_ASIDES.contains(&c)) {
+        return false;
+    }
     if SKIP_TAGS.contains(&name) || (is_body && name == "header") {
         return true;
     }
@@ -603,7 +612,10 @@ mod tests {
             </section>
             <div class="section" id="searching-sys-path"><h2>Searching sys.path</h2><p>Old docutils.</p></div>
             <section id="sequence-types-list-tuple-range"><h2>Sequence Types — <a class="reference internal" href="#list" title="list"><code>list</code></a><a class="headerlink" href="#sequence-types-list-tuple-range">¶</a></h2>
-            <p>Three basic sequence types.</p></section>
+            <p>Three basic sequence types.<a class="footnote-reference brackets" href="#id3" id="id1" role="doc-noteref">1</a></p>
+            <aside class="topic"><p class="topic-title">Abstract</p><p>Lists, tuples and ranges.</p></aside>
+            <aside class="footnote-list brackets"><aside class="footnote brackets" id="id3" role="doc-footnote"><span class="label">1</span><p>Ranges are immutable.</p></aside></aside>
+            <aside class="related"><p>Theme chrome.</p></aside></section>
             </section><div id="searchbox" role="search"><h3>Quick search</h3><form><input name="q"></form></div>
             </div></body></html>"##;
         let p = page(html);
@@ -632,7 +644,12 @@ mod tests {
         assert_eq!(p.sections[2].blocks, [Block::Text("Old docutils.".into())]);
         let all: String =
             p.sections.iter().flat_map(|s| s.blocks.iter().map(|b| b.render())).collect();
-        assert!(!all.contains("Quick search"), "{all}");
+        assert!(!all.contains("Quick search") && !all.contains("Theme chrome"), "{all}");
+        // docutils' topic boxes and footnotes are text of their section.
+        let seq: String = p.sections[3].blocks.iter().map(|b| b.render()).collect();
+        for t in ["Abstract", "Lists, tuples and ranges.", "Ranges are immutable."] {
+            assert!(seq.contains(t), "{t}: {seq}");
+        }
     }
 
     #[test]
