@@ -75,6 +75,17 @@ pub fn postings_shard_of(term: &str, count: usize) -> usize {
     (xxhash_rust::xxh3::xxh3_64(term.as_bytes()) % count.max(1) as u64) as usize
 }
 
+/// The shard numbers in `ids` (each below `count`, the number of shards of their kind) in
+/// ascending order, each once. A mark per shard instead of a sort and dedup: the widget's wasm
+/// then carries no `usize` sort (and these lists are at most a few hundred shards).
+fn ascending_once(ids: &[usize], count: usize) -> Vec<usize> {
+    let mut marked = vec![false; count];
+    for &k in ids {
+        marked[k] = true;
+    }
+    (0..count).filter(|&k| marked[k]).collect()
+}
+
 impl Manifest {
     /// Encode as a `Shards` section.
     pub fn encode(&self) -> Vec<u8> {
@@ -317,14 +328,13 @@ impl Index {
     pub fn shards_for_query(&self, texts: &[&str]) -> Vec<ShardRef> {
         let Some(sp) = &self.split else { return Vec::new() };
         let count = sp.postings.len();
-        let mut ids: Vec<usize> = texts
+        let ids: Vec<usize> = texts
             .iter()
             .flat_map(|t| crate::lexical::tokenize(t))
             .map(|term| postings_shard_of(&term, count))
             .filter(|&k| sp.postings[k].get().is_none())
             .collect();
-        ids.sort_unstable();
-        ids.dedup();
+        let ids = ascending_once(&ids, count);
         ids.into_iter().map(|k| sp.shard_ref(ShardKind::Postings, k)).collect()
     }
 
@@ -332,14 +342,13 @@ impl Index {
     /// index.
     pub fn shards_for_chunks(&self, chunks: &[usize]) -> Vec<ShardRef> {
         let Some(sp) = &self.split else { return Vec::new() };
-        let mut ids: Vec<usize> = chunks
+        let ids: Vec<usize> = chunks
             .iter()
             .filter(|&&i| i < self.len())
             .map(|&i| sp.manifest.text_shard_of(i))
             .filter(|&k| sp.texts[k].get().is_none())
             .collect();
-        ids.sort_unstable();
-        ids.dedup();
+        let ids = ascending_once(&ids, sp.texts.len());
         ids.into_iter().map(|k| sp.shard_ref(ShardKind::Text, k)).collect()
     }
 
@@ -361,7 +370,8 @@ impl Index {
         };
         let mut ids = coarse.probed(&qq, self.dims(), nprobe);
         ids.retain(|&k| shards[k].get().is_none());
-        ids.sort_unstable();
+        // `probed` names each cluster once.
+        let ids = ascending_once(&ids, shards.len());
         ids.into_iter().map(|k| sp.shard_ref(ShardKind::Vectors, k)).collect()
     }
 
@@ -448,6 +458,17 @@ pub fn read_path(path: &std::path::Path) -> Result<Index, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shard_numbers_come_ascending_and_once_as_a_sort_and_dedup_gave_them() {
+        let ids = [5, 0, 5, 3, 9, 3, 0];
+        let mut sorted = ids.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(ascending_once(&ids, 10), sorted);
+        assert_eq!(ascending_once(&[], 4), Vec::<usize>::new());
+        assert_eq!(ascending_once(&[], 0), Vec::<usize>::new());
+    }
 
     #[test]
     fn a_manifest_round_trips_and_refuses_what_does_not_fit() {
