@@ -233,6 +233,10 @@ impl Walker {
     }
 
     fn walk(&mut self, el: ElementRef<'_>) {
+        // An `<ol>`'s items are numbered as a browser numbers them: from `start`, an item's
+        // `value` resetting the count.
+        let mut number: Option<i64> = (el.value().name() == "ol")
+            .then(|| el.value().attr("start").and_then(|s| s.trim().parse().ok()).unwrap_or(1));
         for child in el.children() {
             match child.value() {
                 Node::Text(t) => self.inline.push_str(t),
@@ -241,7 +245,15 @@ impl Walker {
                         continue;
                     }
                     let Some(cel) = ElementRef::wrap(child) else { continue };
-                    self.element(cel, e);
+                    if let (Some(n), "li") = (number.as_mut(), e.name()) {
+                        if let Some(v) = e.attr("value").and_then(|s| s.trim().parse().ok()) {
+                            *n = v;
+                        }
+                        self.list_item(cel, &format!("{n}. "));
+                        *n = n.saturating_add(1);
+                    } else {
+                        self.element(cel, e);
+                    }
                 }
                 _ => {}
             }
@@ -287,34 +299,6 @@ impl Walker {
             "br" => self.inline.push('\n'),
             "img" => {}
             "li" => self.list_item(el, "- "),
-            "ol" => {
-                // Numbered as a browser numbers it: from `start`, an item's `value` resetting.
-                self.flush();
-                let mut n: i64 = e.attr("start").and_then(|s| s.trim().parse().ok()).unwrap_or(1);
-                for child in el.children() {
-                    match child.value() {
-                        Node::Element(c) if c.name() == "li" => {
-                            if skipped(c, self.is_body) {
-                                continue;
-                            }
-                            let Some(li) = ElementRef::wrap(child) else { continue };
-                            if let Some(v) = c.attr("value").and_then(|s| s.trim().parse().ok()) {
-                                n = v;
-                            }
-                            self.list_item(li, &format!("{n}. "));
-                            n = n.saturating_add(1);
-                        }
-                        Node::Element(c) if !skipped(c, self.is_body) => {
-                            if let Some(cel) = ElementRef::wrap(child) {
-                                self.element(cel, c);
-                            }
-                        }
-                        Node::Text(t) => self.inline.push_str(t),
-                        _ => {}
-                    }
-                }
-                self.flush();
-            }
             "tr" => {
                 self.flush();
                 let cells: Vec<String> = el
