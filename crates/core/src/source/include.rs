@@ -406,11 +406,7 @@ fn docusaurus_partials(body: &str, path: &str, inc: &dyn Includes, depth: usize)
 /// A file imported as text, as the fenced code block its `<CodeBlock>` shows: the language from
 /// `language=` or `lang=` (else the file's extension), the title from `title=`.
 fn raw_code(spec: &str, attrs: &str, from: &str, inc: &dyn Includes) -> Option<String> {
-    let target = match spec.strip_prefix("@site/") {
-        Some(in_site) => site_path(in_site, inc.site_folder()),
-        None => resolve_for(inc, from, spec),
-    };
-    let Some(target) = target else {
+    let Some(target) = module_path(spec, from, inc, inc.may_leave()) else {
         inc.warn(format!("{from}: code import {spec:?} is not in the source folder; not shown (--include-root allows a folder above it)"));
         return None;
     };
@@ -418,21 +414,24 @@ fn raw_code(spec: &str, attrs: &str, from: &str, inc: &dyn Includes) -> Option<S
         inc.warn(format!("{from}: imported code {target} not found; the page is read without it"));
         return None;
     };
-    let code = text.replace("\r\n", "\n");
-    let ext = target.rsplit('/').next().and_then(|f| f.rsplit_once('.')).map(|(_, e)| e);
     let lang = attr_value(attrs, "language").or_else(|| attr_value(attrs, "lang"));
-    let lang = lang.or(ext).unwrap_or("");
+    let lang = lang.or(extension(&target)).unwrap_or("");
     let lang: String = lang.chars().filter(|c| !c.is_whitespace() && *c != '`').collect();
-    let mut ticks = String::from("```");
-    while code.contains(ticks.as_str()) {
-        ticks.push('`');
-    }
     let title = match attr_value(attrs, "title") {
         // A backtick in a backtick fence's info string unmakes the fence.
         Some(t) if !t.contains(['"', '`']) => format!(" title=\"{}\"", normalize_ws(t)),
         _ => String::new(),
     };
-    Some(format!("{ticks}{lang}{title}\n{}\n{ticks}\n", code.trim_end_matches('\n')))
+    Some(fenced(&text.replace("\r\n", "\n"), &format!("{lang}{title}")))
+}
+
+/// An imported module's file as a source-relative path: from the site's root (`@site/`,
+/// [`site_path`]) or relative to page `from`, above the source folder only when `may_leave`.
+fn module_path(spec: &str, from: &str, inc: &dyn Includes, may_leave: bool) -> Option<String> {
+    match spec.strip_prefix("@site/") {
+        Some(in_site) => site_path(in_site, inc.site_folder()),
+        None => resolve(from, spec, may_leave),
+    }
 }
 
 /// `@site/<in_site>` as a source-relative path, given where the source folder is in the site
@@ -450,11 +449,7 @@ fn site_path(in_site: &str, site_folder: Option<&str>) -> Option<String> {
 
 /// A Docusaurus partial, expanded, its headings given the ids its own slugger makes.
 fn read_partial(spec: &str, from: &str, inc: &dyn Includes, depth: usize) -> Option<String> {
-    let target = match spec.strip_prefix("@site/") {
-        Some(in_site) => site_path(in_site, inc.site_folder()),
-        None => resolve_path(from, spec),
-    };
-    let Some(target) = target else {
+    let Some(target) = module_path(spec, from, inc, false) else {
         let why = if spec.starts_with("@site/") && inc.site_folder().is_none() {
             "names the Docusaurus site's root, which was not found above the source folder"
         } else {
@@ -788,17 +783,26 @@ fn snippet(spec: &str, from: &str, inc: &dyn Includes) -> Option<String> {
             )),
         }
     }
-    let ext = target.rsplit('/').next().and_then(|f| f.rsplit_once('.')).map(|(_, e)| e);
-    let lang = sp.lang.or(ext).unwrap_or("");
-    let mut ticks = String::from("```");
-    while code.contains(ticks.as_str()) {
-        ticks.push('`');
-    }
+    let lang = sp.lang.or(extension(&target)).unwrap_or("");
     // The title (a code-group tab's label) defaults to the file name, as in VitePress.
     let name = sp.file.rsplit('/').next().unwrap_or(sp.file);
     let title = sp.title.unwrap_or(name);
     let title = if title.is_empty() { String::new() } else { format!(" [{title}]") };
-    Some(format!("{ticks}{lang}{title}\n{}\n{ticks}\n", code.trim_end_matches('\n')))
+    Some(fenced(&code, &format!("{lang}{title}")))
+}
+
+/// A file's extension: `src/a.ts` → `ts`.
+fn extension(path: &str) -> Option<&str> {
+    path.rsplit('/').next().and_then(|f| f.rsplit_once('.')).map(|(_, e)| e)
+}
+
+/// `code` in a backtick fence longer than any run of backticks in it, with this info string.
+fn fenced(code: &str, info: &str) -> String {
+    let mut ticks = String::from("```");
+    while code.contains(ticks.as_str()) {
+        ticks.push('`');
+    }
+    format!("{ticks}{info}\n{}\n{ticks}\n", code.trim_end_matches('\n'))
 }
 
 #[cfg(test)]
