@@ -324,7 +324,21 @@ impl std::io::Write for LogCapture {
     }
 }
 
+/// Captures what the proxy logs on this thread (`#[tokio::test]` runs the
+/// app on the test's own thread).
+///
+/// tracing caches, once per process, whether a log line is wanted, asking
+/// the subscriber of the first thread that reaches it. A sibling test with no
+/// subscriber would cache "never" and blind every capture after it, so a
+/// global subscriber that wants everything (and writes nothing) is installed
+/// first: every thread then caches "wanted", and this thread's own
+/// subscriber decides what is written.
 fn capture_logs() -> (Arc<Mutex<Vec<u8>>>, tracing::subscriber::DefaultGuard) {
+    static WANT_EVERYTHING: std::sync::Once = std::sync::Once::new();
+    WANT_EVERYTHING.call_once(|| {
+        // Fails only if a global subscriber exists, which then decides.
+        let _ = tracing::subscriber::set_global_default(tracing_subscriber::registry());
+    });
     let buf = Arc::new(Mutex::new(Vec::new()));
     let b = buf.clone();
     let sub = tracing_subscriber::fmt()
@@ -332,7 +346,9 @@ fn capture_logs() -> (Arc<Mutex<Vec<u8>>>, tracing::subscriber::DefaultGuard) {
         .with_ansi(false)
         .with_writer(move || LogCapture(b.clone()))
         .finish();
-    (buf, tracing::subscriber::set_default(sub))
+    let guard = tracing::subscriber::set_default(sub);
+    tracing::callsite::rebuild_interest_cache();
+    (buf, guard)
 }
 
 fn logged(buf: &Arc<Mutex<Vec<u8>>>) -> String {
