@@ -166,9 +166,15 @@ pub(crate) fn strip_site_suffix(t: &str) -> String {
 const CONTENT_ASIDES: &[&str] =
     &["footnote-list", "footnote", "topic", "starlight-aside", "admonition", "callout"];
 
-pub(crate) fn skipped(e: &Element, is_body: bool) -> bool {
+/// Whether element `el` is left out of the page's text: chrome (navigation, sidebars, search
+/// widgets, permalinks, buttons), hidden elements, scripts and styles.
+pub(crate) fn skipped(el: ElementRef<'_>, is_body: bool) -> bool {
+    let e = el.value();
     let name = e.name();
     if name == "aside" && e.classes().any(|c| CONTENT_ASIDES.contains(&c)) {
+        return false;
+    }
+    if docutils_sidebar(el) {
         return false;
     }
     if SKIP_TAGS.contains(&name) || (is_body && name == "header") {
@@ -203,6 +209,18 @@ pub(crate) fn skipped(e: &Element, is_body: bool) -> bool {
         }
     }
     e.classes().any(|c| c.to_ascii_lowercase().contains("search"))
+}
+
+/// A sidebar box of the text (reStructuredText's `.. sidebar:: Title`): docutils writes it as
+/// `<aside class="sidebar">` (`<div class="sidebar">` before 0.18) opening with its
+/// `<p class="sidebar-title">`, where a theme's navigation sidebar has no such title.
+fn docutils_sidebar(el: ElementRef<'_>) -> bool {
+    matches!(el.value().name(), "aside" | "div")
+        && el.value().classes().any(|c| c == "sidebar")
+        && el
+            .child_elements()
+            .next()
+            .is_some_and(|c| c.value().classes().any(|k| k == "sidebar-title"))
 }
 
 struct Walker {
@@ -241,10 +259,10 @@ impl Walker {
             match child.value() {
                 Node::Text(t) => self.inline.push_str(t),
                 Node::Element(e) => {
-                    if skipped(e, self.is_body) {
+                    let Some(cel) = ElementRef::wrap(child) else { continue };
+                    if skipped(cel, self.is_body) {
                         continue;
                     }
-                    let Some(cel) = ElementRef::wrap(child) else { continue };
                     if let (Some(n), "li") = (number.as_mut(), e.name()) {
                         if let Some(v) = e.attr("value").and_then(|s| s.trim().parse().ok()) {
                             *n = v;
@@ -304,7 +322,7 @@ impl Walker {
                 let cells: Vec<String> = el
                     .child_elements()
                     .filter(|c| {
-                        matches!(c.value().name(), "td" | "th") && !skipped(c.value(), self.is_body)
+                        matches!(c.value().name(), "td" | "th") && !skipped(*c, self.is_body)
                     })
                     .map(|c| {
                         let mut sub = Walker {
@@ -357,11 +375,8 @@ pub(crate) fn heading_text(el: ElementRef<'_>) -> String {
         for child in el.children() {
             match child.value() {
                 Node::Text(t) => out.push_str(t),
-                Node::Element(e) => {
-                    if skipped(e, false) {
-                        continue;
-                    }
-                    if let Some(c) = ElementRef::wrap(child) {
+                Node::Element(_) => {
+                    if let Some(c) = ElementRef::wrap(child).filter(|c| !skipped(*c, false)) {
                         rec(c, out);
                     }
                 }
@@ -599,9 +614,12 @@ mod tests {
             <p>Three basic sequence types.<a class="footnote-reference brackets" href="#id3" id="id1" role="doc-noteref">1</a></p>
             <aside class="topic"><p class="topic-title">Abstract</p><p>Lists, tuples and ranges.</p></aside>
             <aside class="footnote-list brackets"><aside class="footnote brackets" id="id3" role="doc-footnote"><span class="label">1</span><p>Ranges are immutable.</p></aside></aside>
-            <aside class="related"><p>Theme chrome.</p></aside></section>
+            <aside class="related"><p>Theme chrome.</p></aside>
+            <aside class="sidebar"><p class="sidebar-title">Tuples</p><p>Pack values with commas.</p></aside>
+            <div class="sidebar"><p class="sidebar-title">Ranges</p><p>Old docutils sidebar.</p></div>
+            <aside class="sidebar"><ul><li>Theme navigation.</li></ul></aside></section>
             </section><div id="searchbox" role="search"><h3>Quick search</h3><form><input name="q"></form></div>
-            </div></body></html>"##;
+            </div><div class="sphinxsidebar"><p class="sidebar-title">Not a box</p><p>Contents.</p></div></body></html>"##;
         let p = page(html);
         let anchors: Vec<&str> = p.sections.iter().map(|s| s.anchor.as_str()).collect();
         assert_eq!(
@@ -628,10 +646,19 @@ mod tests {
         assert_eq!(p.sections[2].blocks, [Block::Text("Old docutils.".into())]);
         let all: String =
             p.sections.iter().flat_map(|s| s.blocks.iter().map(|b| b.render())).collect();
-        assert!(!all.contains("Quick search") && !all.contains("Theme chrome"), "{all}");
-        // docutils' topic boxes and footnotes are text of their section.
+        for chrome in ["Quick search", "Theme chrome", "Theme navigation", "Not a box"] {
+            assert!(!all.contains(chrome), "{chrome}: {all}");
+        }
+        // docutils' topic boxes, footnotes and sidebars are text of their section.
         let seq: String = p.sections[3].blocks.iter().map(|b| b.render()).collect();
-        for t in ["Abstract", "Lists, tuples and ranges.", "Ranges are immutable."] {
+        for t in [
+            "Abstract",
+            "Lists, tuples and ranges.",
+            "Ranges are immutable.",
+            "Tuples",
+            "Pack values with commas.",
+            "Old docutils sidebar.",
+        ] {
             assert!(seq.contains(t), "{t}: {seq}");
         }
     }

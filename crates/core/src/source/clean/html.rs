@@ -71,10 +71,10 @@ impl Writer {
             match child.value() {
                 Node::Text(t) => para.push_str(t),
                 Node::Element(e) => {
-                    if skipped(e, self.is_body) {
+                    let Some(c) = ElementRef::wrap(child) else { continue };
+                    if skipped(c, self.is_body) {
                         continue;
                     }
-                    let Some(c) = ElementRef::wrap(child) else { continue };
                     let tabs =
                         (e.name() == "div" || e.name().contains('-')).then(|| tab_set(c)).flatten();
                     if let Some(tabs) = tabs {
@@ -147,7 +147,7 @@ impl Writer {
     fn list(&mut self, el: ElementRef<'_>, prefix: &str, ordered: bool) {
         let mut items = Vec::new();
         for (i, li) in el.child_elements().filter(|c| c.value().name() == "li").enumerate() {
-            if skipped(li.value(), self.is_body) {
+            if skipped(li, self.is_body) {
                 continue;
             }
             let marker = if ordered { format!("{}. ", i + 1) } else { "- ".to_string() };
@@ -195,7 +195,7 @@ impl Writer {
     /// Inline Markdown of `el` (links, code, emphasis, images, line breaks).
     fn inline(&self, el: ElementRef<'_>) -> String {
         let e = el.value();
-        if skipped(e, self.is_body) {
+        if skipped(el, self.is_body) {
             return String::new();
         }
         let inner = || {
