@@ -27,7 +27,7 @@
 //!   per code line), so an override cannot reorder a citation or anything after its run.
 
 use crate::cite::{find_citation, source_label, Mark, Source};
-use crate::source::safety::{strip_unpaired_bidi, without_bidi_controls};
+use crate::source::safety::{is_bidi_control, strip_unpaired_bidi, without_bidi_controls};
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
 /// How to render.
@@ -186,9 +186,13 @@ fn host_of(origin: &str) -> &str {
 }
 
 /// Whether a link's text is a URL on `host` (user name and all), so the reader already sees where
-/// it leads. Text naming another host, or no URL, does not.
+/// it leads. Text naming another host, or no URL, does not; nor does text that carries bidi
+/// controls or direction marks: an override shows `…/moc.elpmaxe.scod//:sptth` as
+/// "https://docs.example.com/…" while the URL it spells is on another host.
 fn names_host(label: &str, host: &str) -> bool {
-    matches!(classify_url(label), Some(UrlKind::Absolute { origin }) if authority_of(&origin) == host)
+    let reorders = |c: char| is_bidi_control(c) || matches!(c, '\u{200e}' | '\u{200f}' | '\u{61c}');
+    !label.chars().any(reorders)
+        && matches!(classify_url(label), Some(UrlKind::Absolute { origin }) if authority_of(&origin) == host)
 }
 
 fn strip_invisible(s: &str) -> String {
@@ -560,8 +564,14 @@ impl<'o> Writer<'o> {
         let mut done = 0;
         let mut from = 0;
         while let Some((start, end, numbers)) = find_citation(&text[from..]) {
+            if self.truncated {
+                return;
+            }
             let (start, end) = (from + start, from + end);
-            if literal.iter().any(|&p| p >= start && p < end) {
+            // `literal` is in text order: one binary search per candidate, not a scan (a
+            // paragraph of `\[1\]`s made this quadratic).
+            let i = literal.partition_point(|&p| p < start);
+            if literal.get(i).is_some_and(|&p| p < end) {
                 from = start + 1;
                 continue;
             }
@@ -833,9 +843,13 @@ impl<'o> Writer<'o> {
             Tag::Strikethrough => self.open("<del>", "</del>"),
             Tag::Superscript => self.open("<sup>", "</sup>"),
             Tag::Subscript => self.open("<sub>", "</sub>"),
-            Tag::Link { dest_url, .. } => {
+            Tag::Link { link_type, dest_url, .. } => {
                 self.link_depth += 1;
-                match classify_url(&dest_url) {
+                // An email autolink (`<a@b.example>`) names no page: its bare address would be
+                // read as a relative path on the site. It stays text.
+                let url =
+                    (link_type != pulldown_cmark::LinkType::Email).then(|| classify_url(&dest_url));
+                match url.flatten() {
                     Some(kind) => {
                         let open = self.link_attrs(&dest_url, &kind);
                         self.open(&open, "</a>");

@@ -482,6 +482,49 @@ fn a_link_off_the_site_shows_its_host_unless_its_text_names_it() {
 }
 
 #[test]
+fn bidi_controls_in_a_links_text_never_hide_its_host() {
+    // U+202E shows "https://evil.io/nigol/moc.elpmaxe.scod//:sptth" as
+    // "https://docs.example.com/login/oi.live//:sptth": the text spells a URL on the link's own
+    // host, and reads as the docs site. The host is shown after it.
+    let host = "<span class=\"docent-link-host\"> (evil.io)</span>";
+    for text in [
+        "\u{202e}https://evil.io/nigol/moc.elpmaxe.scod//:sptth\u{202c}",
+        "https://evil.io/\u{2067}nigol/moc.elpmaxe.scod\u{2069}",
+        "https://evil.io/\u{200f}login",
+    ] {
+        let r = render_markdown(&format!("[{text}](https://evil.io/)"), &opts());
+        assert_safe(text, &r);
+        assert!(r.html.contains(&format!("</a>{host}")), "{text:?}: {}", r.html);
+    }
+    // Plain text naming the link's own host still needs no host after it.
+    let r = render_markdown("[https://evil.io/x](https://evil.io/x)", &opts());
+    assert!(!r.html.contains("docent-link-host"), "{}", r.html);
+}
+
+#[test]
+fn an_email_autolink_is_text_not_a_link_to_a_page() {
+    let r = render_markdown("Write to <help@docs.example.com>.", &opts());
+    assert_safe("email", &r);
+    assert_eq!(r.html, "<p>Write to help@docs.example.com.</p>");
+}
+
+#[test]
+fn a_long_paragraph_of_escaped_citations_stays_text_and_real_ones_link() {
+    // Every `\[1\]` is literal text and the `[1]` after them a citation: the lookup of the
+    // literal positions must not skip or misplace one (it is a binary search now).
+    let md = format!("{}see [1] and \\[1\\] then [1]", "\\[1\\] ".repeat(5_000));
+    let r = render_markdown(&md, &opts());
+    assert_safe("escaped", &r);
+    assert_eq!(
+        r.html.matches("class=\"docent-cite\"").count(),
+        2,
+        "{}",
+        &r.html[r.html.len() - 400..]
+    );
+    assert_eq!(r.html.matches("[1]").count(), 5_003);
+}
+
+#[test]
 fn a_huge_table_is_cut_at_the_cap_and_stays_well_formed() {
     let mut md = String::from("|a|b|c|d|e|\n|-|-|-|-|-|\n");
     while md.len() < 10_000 {
