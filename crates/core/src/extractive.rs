@@ -206,6 +206,13 @@ pub fn answer_from(
         .map(|(s, i)| (score_desc_key(s), candidates[i].rank, candidates[i].position, i))
         .collect();
     scored.sort_unstable();
+    // The best-ranked section leads: its best unit is quoted first, so the answer opens where
+    // search (which also weighs the vectors, the title and the whole section) put the answer,
+    // not on a lower section's sentence that happens to repeat more of the question's words.
+    if let Some(p) = scored.iter().position(|k| candidates[k.3].rank == 0) {
+        let first = scored.remove(p);
+        scored.insert(0, first);
+    }
     let mut chosen: Vec<usize> = Vec::new();
     let mut counted = 0;
     let mut seen_text: Vec<String> = Vec::new();

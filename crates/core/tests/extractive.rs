@@ -361,13 +361,15 @@ fn the_answer_leads_with_its_section_title_and_carries_no_label_of_its_own() {
     let r = result(vec![hit(2, 3.0), hit(0, 2.0)]);
     let ex = answer_from(&chunks, &r, "Where does the target-dir key put compiled artifacts?", 2);
     let md = &ex.markdown;
-    // The best sentence comes from the second-ranked section: its source leads.
+    // The best-ranked section leads, under its title; the second-ranked one's best sentence
+    // (more of the question's words) follows under its own.
+    assert!(md.starts_with("**Environment variables › Cargo** [1]\n\n"), "{md}");
     assert!(
-        md.starts_with("**Configuration › build.target-dir** [1]\n\nThe target-dir key sets"),
+        md.contains("**Configuration › build.target-dir** [2]\n\nThe target-dir key sets"),
         "{md}"
     );
     assert!(!md.contains(EXCERPTS_LABEL) && !md.contains("excerpts"), "{md}");
-    assert_eq!(ex.sources[0].url, "config.html#build-target-dir");
+    assert_eq!(ex.sources[1].url, "config.html#build-target-dir");
 }
 
 #[test]
@@ -406,4 +408,19 @@ fn a_code_fence_from_hostile_docs_stays_code_in_an_excerpt() {
     let html = render(&ex);
     assert!(!html.contains("href=\"https://evil.example"), "{html}");
     assert!(chunks.iter().all(|c| !c.text.contains("```a`b")), "{:?}", chunks[0].text);
+}
+
+#[test]
+fn the_best_ranked_section_leads_the_answer() {
+    // Search ranked the jobs section first (say, by meaning); a lower section repeats more of
+    // the question's words. The answer still opens on the section search put first.
+    let chunks = corpus();
+    let r = result(vec![hit(1, 3.0), hit(2, 2.0), hit(0, 1.0)]);
+    let ex = answer_from(&chunks, &r, "how many parallel builds run at once with cargo?", 3);
+    assert_eq!(ex.sources[0].url, "config.html#build-jobs", "{ex:?}");
+    assert!(ex.markdown.starts_with("**Configuration › build.jobs** [1]"), "{}", ex.markdown);
+    // When the best section shares no word with the question, the order is by words alone.
+    let r = result(vec![hit(3, 3.0), hit(2, 2.0)]);
+    let ex = answer_from(&chunks, &r, "where does CARGO_HOME keep the registry cache", 2);
+    assert_eq!(ex.sources[0].url, "env.html", "{ex:?}");
 }
