@@ -15,6 +15,7 @@
 //! | `FLAKY500` / `FLAKY429` | the FIRST request with this exact last message fails (500, or 429 with `Retry-After: 0`), later ones succeed |
 //! | `STALLFIRST` | waits 30 s before answering (first-byte timeout tests) |
 //! | `STALLMID` | a few chunks, then 30 s of silence, then the rest (idle timeout / keep-alive tests) |
+//! | `STALLPING` | like `STALLMID`, but the 30 s carry an SSE comment (`: ping`) every 200 ms: no chunk |
 //! | `HOLD` | 30 chunks, 1 s apart (many-open-streams load test) |
 //!
 //! A system message containing "standalone search query" (the rewrite task) gets a short rewrite:
@@ -274,6 +275,8 @@ enum Plan {
         pieces: Vec<String>,
         delay: Duration,
         stall_after: Option<usize>,
+        /// During the stall, send an SSE comment (`: ping`) every 200 ms.
+        ping: bool,
         error_after: Option<usize>,
     },
 }
@@ -430,6 +433,7 @@ async fn chat(
                 pieces: vec![t],
                 delay: Duration::ZERO,
                 stall_after: None,
+                ping: false,
                 error_after: None,
             },
         )
@@ -449,6 +453,7 @@ async fn chat(
                 pieces: split_chunks(text, 6),
                 delay: Duration::from_millis(st.opts.delay_ms),
                 stall_after: None,
+                ping: false,
                 error_after: None,
             },
         )
@@ -460,6 +465,7 @@ async fn chat(
                 pieces: p,
                 delay: Duration::from_millis(100),
                 stall_after: None,
+                ping: false,
                 error_after: None,
             },
         )
@@ -471,6 +477,7 @@ async fn chat(
                 pieces: p,
                 delay: Duration::from_secs(1),
                 stall_after: None,
+                ping: false,
                 error_after: None,
             },
         )
@@ -482,7 +489,20 @@ async fn chat(
                 pieces: p,
                 delay: Duration::from_millis(st.opts.delay_ms),
                 stall_after: None,
+                ping: false,
                 error_after: Some(5),
+            },
+        )
+    } else if last_user.contains("STALLPING") {
+        let p = split_chunks(DEFAULT_ANSWER, 4);
+        (
+            DEFAULT_ANSWER.to_string(),
+            Plan::Chunks {
+                pieces: p,
+                delay: Duration::from_millis(st.opts.delay_ms),
+                stall_after: Some(3),
+                ping: true,
+                error_after: None,
             },
         )
     } else if last_user.contains("STALLMID") {
@@ -493,6 +513,7 @@ async fn chat(
                 pieces: p,
                 delay: Duration::from_millis(st.opts.delay_ms),
                 stall_after: Some(3),
+                ping: false,
                 error_after: None,
             },
         )
@@ -504,6 +525,7 @@ async fn chat(
                 pieces: p,
                 delay: Duration::from_millis(st.opts.delay_ms),
                 stall_after: None,
+                ping: false,
                 error_after: None,
             },
         )
@@ -532,7 +554,7 @@ async fn chat(
         .into_response();
     }
 
-    let Plan::Chunks { pieces, delay, stall_after, error_after } = plan;
+    let Plan::Chunks { pieces, delay, stall_after, ping, error_after } = plan;
     let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(4);
     let st2 = st.clone();
     tokio::spawn(async move {
@@ -552,10 +574,25 @@ async fn chat(
                 tokio::time::sleep(delay).await;
             }
             if stall_after == Some(i) {
-                // Silence, but notice a disconnect while waiting.
-                tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_secs(30)) => {}
-                    _ = tx.closed() => { ok = false; break; }
+                // Silence (or only comments), but notice a disconnect while waiting.
+                let until = tokio::time::Instant::now() + Duration::from_secs(30);
+                loop {
+                    let step =
+                        if ping { Duration::from_millis(200) } else { Duration::from_secs(30) };
+                    tokio::select! {
+                        _ = tokio::time::sleep_until(until.min(tokio::time::Instant::now() + step)) => {}
+                        _ = tx.closed() => { ok = false; break; }
+                    }
+                    if tokio::time::Instant::now() >= until {
+                        break;
+                    }
+                    if ping && !send(": ping\n\n".to_string()).await {
+                        ok = false;
+                        break;
+                    }
+                }
+                if !ok {
+                    break;
                 }
             }
             if error_after == Some(i) {

@@ -151,6 +151,18 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
 
     async move {
         let is_api = path.starts_with("/v1/") || route == "/mcp";
+        // Armed until the response is ready: a client that hangs up first drops this future,
+        // and the lines below would never run.
+        let mut abandoned = Abandoned {
+            st: &st,
+            rid: &rid,
+            route,
+            ip,
+            origin: origin.as_deref(),
+            started,
+            audit: is_api,
+            armed: true,
+        };
         // 1. Origin allowlist: refused before anything else happens (no upstream call). MCP
         // clients are not browsers: /mcp needs no Origin even with require_origin.
         let origin_ok = match &origin {
@@ -191,6 +203,7 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
             next.run(req).await
         };
 
+        abandoned.armed = false;
         // CORS + request id headers.
         let h = resp.headers_mut();
         if let (Some(o), true) = (&origin, origin_ok) {
@@ -249,11 +262,54 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
     .await
 }
 
+/// A request whose client went away before its response was ready (nginx's status 499):
+/// hyper drops the handler, so only a drop can log it, count it and write its audit line. A
+/// charge taken for it is kept, as for a stream the client leaves (the upstream may have billed).
+struct Abandoned<'a> {
+    st: &'a AppState,
+    rid: &'a str,
+    route: &'static str,
+    ip: IpAddr,
+    origin: Option<&'a str>,
+    started: Instant,
+    /// An API route: it gets an audit line.
+    audit: bool,
+    armed: bool,
+}
+
+/// The status logged for a request the client closed before its response (nginx's).
+const CLIENT_CLOSED: u16 = 499;
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let ms = self.started.elapsed().as_secs_f64() * 1000.0;
+        self.st.metrics.client_disconnect();
+        self.st.metrics.request_done(self.route, CLIENT_CLOSED);
+        self.st.metrics.request_duration(self.route, self.started.elapsed());
+        tracing::info!(request_id = %self.rid, route = self.route, client_ip = %self.ip, duration_ms = ms, "client went away before the response; upstream request cancelled");
+        if let (Some(audit), true) = (&self.st.audit, self.audit) {
+            let rec = serde_json::json!({
+                "ts": now_secs(), "request_id": self.rid, "route": self.route,
+                "status": CLIENT_CLOSED, "client_ip": self.ip.to_string(), "origin": self.origin,
+                "duration_ms": ms, "error_code": "client_closed_request", "completed": false,
+            });
+            let _ = audit.append(&rec);
+        }
+    }
+}
+
 /// The request body, at most `max_body_bytes` (413 `body_too_large` beyond), all of it within
 /// `body_timeout_ms` (a client trickling its body byte by byte gets 408 instead of holding the
 /// connection). A body that breaks off (bad chunked encoding, a reset) is 400, not 413.
 pub async fn read_body(st: &AppState, body: Body) -> Result<axum::body::Bytes, ApiError> {
     let limit = st.cfg.limits.max_body_bytes;
+    // A declared length over the limit is refused before any of it is waited for.
+    if axum::body::HttpBody::size_hint(&body).lower() > limit as u64 {
+        return Err(ApiError::BodyTooLarge { limit });
+    }
     let within = Duration::from_millis(st.cfg.serve.body_timeout_ms);
     match tokio::time::timeout(within, axum::body::to_bytes(body, limit)).await {
         Ok(Ok(b)) => Ok(b),

@@ -247,7 +247,7 @@ pub async fn moderate(st: &AppState, texts: &[String]) -> Result<(), ApiError> {
     };
     let refuse = |why: &'static str| {
         st.metrics.upstream_error("moderation", "answer");
-        tracing::warn!(answer = %p.redact(&String::from_utf8_lossy(&bytes)), why, "unusable moderation answer; refusing the request");
+        tracing::warn!(answer = %p.described(&String::from_utf8_lossy(&bytes)), why, "unusable moderation answer; refusing the request");
         Err(ApiError::ModerationFailed(why))
     };
     let Ok(v) = serde_json::from_slice::<Value>(&bytes) else {
@@ -465,7 +465,7 @@ pub async fn chat(
         let v = serde_json::from_slice::<Value>(&bytes).ok().filter(is_completion).ok_or_else(|| {
             // A 200 that is an error object or no completion: its text only in the log.
             st.metrics.upstream_error("chat", "answer");
-            tracing::warn!(request_id = %rid, provider = %provider.name, answer = %provider.redact(&String::from_utf8_lossy(&bytes)), "upstream answer is not a chat completion");
+            tracing::warn!(request_id = %rid, provider = %provider.name, answer = %provider.described(&String::from_utf8_lossy(&bytes)), "upstream answer is not a chat completion");
             ApiError::Upstream("the model provider sent an unreadable answer".into())
         })?;
         let (pin, pout) = usage_of(&v);

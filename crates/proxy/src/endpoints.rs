@@ -153,7 +153,7 @@ pub async fn embeddings(
             // the browser.
             let unusable = |why: &'static str| {
                 st.metrics.upstream_error("embeddings", "answer");
-                tracing::warn!(answer = %p.redact(&String::from_utf8_lossy(&bytes)), why, "unusable embeddings answer");
+                tracing::warn!(answer = %p.described(&String::from_utf8_lossy(&bytes)), why, "unusable embeddings answer");
                 refund(ApiError::Upstream(format!("the embeddings provider {why}")))
             };
             let Ok(mut v) = serde_json::from_slice::<Value>(&bytes) else {
@@ -243,7 +243,7 @@ pub async fn moderations(
     let Some(v) = serde_json::from_slice::<Value>(&bytes).ok().filter(results) else {
         st.limits.refund(ip, tokens as u64);
         st.metrics.upstream_error("moderation", "answer");
-        tracing::warn!(answer = %p.redact(&String::from_utf8_lossy(&bytes)), "unusable moderation answer");
+        tracing::warn!(answer = %p.described(&String::from_utf8_lossy(&bytes)), "unusable moderation answer");
         return Err(ApiError::Upstream("the moderation provider sent an unreadable answer".into()));
     };
     Ok(Json(v).into_response())

@@ -104,6 +104,7 @@ pub async fn start(answer: Answer, relay: Relay) -> Result<Response, ApiError> {
         keepalive: Duration::from_secs(st.cfg.serve.keepalive_secs),
         idle: Duration::from_millis(provider.cfg.idle_timeout_ms),
         last: Instant::now(),
+        sent: Instant::now(),
         deadline: started + Duration::from_secs(st.cfg.serve.max_stream_secs),
         cut: st.shutdown.subscribe(),
         capture: cache.map(|(key, model)| Capture {
@@ -125,6 +126,7 @@ pub async fn start(answer: Answer, relay: Relay) -> Result<Response, ApiError> {
             uncounted: String::new(),
             done: false,
             completed: false,
+            error: None,
             audit,
             provider: provider.clone(),
             cut: false,
@@ -168,7 +170,11 @@ struct StreamGuard {
     uncounted: String,
     /// The upstream ended the answer with `[DONE]`.
     done: bool,
+    /// The stream ran to its end on the server's side ([DONE] or docent's error event): not
+    /// a client that went away.
     completed: bool,
+    /// The error event docent ended the stream with, if any (for the audit line).
+    error: Option<ErrorCode>,
     audit: serde_json::Map<String, Value>,
     provider: Provider,
     /// Ended by the server at shutdown (not by the client, not by the upstream).
@@ -247,9 +253,12 @@ impl Drop for StreamGuard {
             let mut rec = json!({
                 "ts": crate::app::timestamp(), "request_id": self.rid, "route": "/v1/chat/completions", "status": 200,
                 "client_ip": self.ip.to_string(), "duration_ms": self.started.elapsed().as_secs_f64() * 1000.0,
-                "completed": self.completed,
+                "completed": self.completed && self.error.is_none(),
                 "tokens_in": self.usage.map(|u| u.0), "tokens_out": self.usage.map(|u| u.1),
             });
+            if let Some(code) = self.error {
+                rec["error_code"] = json!(code.as_str());
+            }
             for (k, v) in std::mem::take(&mut self.audit) {
                 rec[k] = v;
             }
@@ -293,7 +302,7 @@ impl StreamFault {
 
     fn log(self, st: &AppState, provider: &Provider, rid: &str, ev: Option<&Event>) {
         st.metrics.upstream_error("chat", "stream");
-        let upstream_text = ev.map(|e| provider.redact(&e.data)).unwrap_or_default();
+        let upstream_text = ev.map(|e| provider.described(&e.data)).unwrap_or_default();
         tracing::warn!(request_id = %rid, provider = %provider.name, fault = ?self, upstream = %upstream_text, "upstream stream fault");
     }
 }
@@ -309,7 +318,11 @@ struct StreamState {
     client_usage: bool,
     keepalive: Duration,
     idle: Duration,
+    /// When the upstream last sent part of an event (SSE comments do not count: an upstream
+    /// that only pings is silent).
     last: Instant,
+    /// When the client was last sent a frame (the keep-alive is due `keepalive` after it).
+    sent: Instant,
     /// When the stream must end however it is going (`[serve] max_stream_secs` after the
     /// request arrived).
     deadline: Instant,
@@ -398,6 +411,7 @@ impl StreamState {
     fn end(&mut self, code: ErrorCode, message: &str) {
         self.finished = true;
         self.guard.completed = true;
+        self.guard.error = Some(code);
         self.queue.push_back(Self::error_frame(code, message));
     }
 
@@ -417,6 +431,7 @@ impl StreamState {
                 }
             }
             if let Some(f) = self.queue.pop_front() {
+                self.sent = Instant::now();
                 return Some(f);
             }
             if self.finished {
@@ -429,6 +444,7 @@ impl StreamState {
                 if !self.finished {
                     // Upstream closed without [DONE]: tell the client instead of pretending it completed.
                     self.guard.st.metrics.upstream_error("chat", "stream");
+                    tracing::warn!(request_id = %self.guard.rid, provider = %self.guard.provider.name, "upstream stream ended without [DONE]");
                     self.end(ErrorCode::UpstreamError, "the model provider ended the stream early");
                 }
                 continue;
@@ -445,10 +461,16 @@ impl StreamState {
             let silent = self.last.elapsed();
             if silent >= self.idle {
                 self.guard.st.metrics.upstream_error("chat", "timeout");
+                tracing::warn!(request_id = %self.guard.rid, provider = %self.guard.provider.name, silent_ms = silent.as_millis() as u64, "upstream went silent mid-stream");
                 self.end(ErrorCode::UpstreamTimeout, "the model provider went silent mid-answer");
                 continue;
             }
-            let wait = self.keepalive.min(self.idle - silent).min(self.deadline - now);
+            let quiet = self.sent.elapsed();
+            if quiet >= self.keepalive {
+                self.sent = Instant::now();
+                return Some(Bytes::from_static(b": keep-alive\n\n"));
+            }
+            let wait = (self.keepalive - quiet).min(self.idle - silent).min(self.deadline - now);
             let next = tokio::select! {
                 biased;
                 _ = self.cut.wait_for(|c| *c) => None,
@@ -464,19 +486,19 @@ impl StreamState {
                 continue;
             };
             match next {
-                Err(_) => {
-                    if self.last.elapsed() < self.idle && Instant::now() < self.deadline {
-                        return Some(Bytes::from_static(b": keep-alive\n\n"));
-                    }
-                }
+                // Waited: the loop sends the keep-alive or ends the stream, whichever is due.
+                Err(_) => {}
                 Ok(None) => self.ended = true,
                 Ok(Some(Err(e))) => {
                     tracing::warn!(request_id = %self.guard.rid, error = %self.guard.provider.redact(&e.to_string()), "upstream stream failed");
                     self.ended = true;
                 }
                 Ok(Some(Ok(b))) => {
-                    self.last = Instant::now();
-                    for ev in self.splitter.push(&b) {
+                    let events = self.splitter.push(&b);
+                    if !events.is_empty() || self.splitter.pending() {
+                        self.last = Instant::now();
+                    }
+                    for ev in events {
                         self.accept(ev);
                     }
                     if self.splitter.overflowed() {

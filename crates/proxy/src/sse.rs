@@ -58,6 +58,9 @@ pub struct Splitter {
     overflowed: bool,
     /// The last read ended with a CR: an LF starting the next read belongs to it.
     after_cr: bool,
+    /// No byte of the stream has been looked at yet: a UTF-8 byte order mark there is skipped
+    /// (the SSE rules say so; an upstream that sends one would otherwise lose its first event).
+    at_start: bool,
 }
 
 impl Default for Splitter {
@@ -77,7 +80,14 @@ impl Splitter {
             max,
             overflowed: false,
             after_cr: false,
+            at_start: true,
         }
+    }
+
+    /// Part of an event has arrived (a data line, or a line not ended yet): the upstream is
+    /// sending, not silent. A comment line (`: ping`) leaves nothing pending.
+    pub fn pending(&self) -> bool {
+        self.has_data || !self.buf.is_empty()
     }
 
     /// An event or line was longer than the limit: the stream must end (with an error).
@@ -100,6 +110,16 @@ impl Splitter {
         }
         self.buf.extend_from_slice(bytes);
         let mut out = Vec::new();
+        if self.at_start {
+            const BOM: &[u8] = b"\xEF\xBB\xBF";
+            if self.buf.len() < BOM.len() && BOM.starts_with(&self.buf) {
+                return out; // maybe a BOM: wait for the rest of it
+            }
+            self.at_start = false;
+            if self.buf.starts_with(BOM) {
+                self.buf.drain(..BOM.len());
+            }
+        }
         let mut start = 0;
         if self.after_cr && !self.buf.is_empty() {
             // Decided by the first byte that arrives (an empty read decides nothing): the LF of
@@ -251,6 +271,31 @@ mod tests {
         assert_eq!(e.len(), 1);
         assert_eq!(e[0].data.len(), n);
         assert_eq!((s.scanned, s.buf.len()), (0, 0));
+    }
+
+    #[test]
+    fn a_byte_order_mark_opening_the_stream_is_skipped_even_split_across_reads() {
+        let mut s = Splitter::default();
+        let e = s.push(b"\xEF\xBB\xBFdata: {\"a\":1}\n\n");
+        assert_eq!(e, vec![Event { data: "{\"a\":1}".into() }]);
+        let mut s = Splitter::default();
+        assert!(s.push(b"\xEF").is_empty());
+        assert!(s.push(b"\xBB").is_empty());
+        assert_eq!(s.push(b"\xBFdata: x\n\n"), vec![Event { data: "x".into() }]);
+        // Only at the start: later the bytes are data, as any other.
+        let e = s.push(b"data: \xEF\xBB\xBFy\n\n");
+        assert_eq!(e, vec![Event { data: "\u{feff}y".into() }]);
+    }
+
+    #[test]
+    fn comments_leave_nothing_pending_and_part_of_an_event_does() {
+        let mut s = Splitter::default();
+        assert!(s.push(b": ping\n\n").is_empty());
+        assert!(!s.pending(), "a comment is silence");
+        assert!(s.push(b"data: {\"a\"").is_empty());
+        assert!(s.pending());
+        assert_eq!(s.push(b"}\n\n").len(), 1);
+        assert!(!s.pending());
     }
 
     #[test]

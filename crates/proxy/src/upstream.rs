@@ -134,6 +134,15 @@ impl Provider {
         self.redactor.redact(text)
     }
 
+    /// What a warning says of an upstream's answer: its shape (an error's `type` and `code`,
+    /// its size), never its words, which may quote the reader's messages ("invalid input:
+    /// …"): the logs hold no message content at the default level. The words themselves,
+    /// keys removed, go to a debug line of their own (`RUST_LOG=docent_proxy=debug`).
+    pub fn described(&self, text: &str) -> String {
+        tracing::debug!(provider = %self.name, text = %self.redact(text), "upstream text");
+        shape_of(text)
+    }
+
     /// The URL for `op` with `model` (Azure puts the deployment in the path).
     pub fn url(&self, op: Op, model: &str) -> String {
         match self.cfg.kind {
@@ -206,7 +215,7 @@ impl Provider {
                     let text = tokio::time::timeout_at(deadline, read_capped(resp, 4096))
                         .await
                         .unwrap_or_default();
-                    tracing::warn!(provider = %self.name, op = op.as_str(), status = status.as_u16(), body = %self.redact(&text), "upstream refused");
+                    tracing::warn!(provider = %self.name, op = op.as_str(), status = status.as_u16(), body = %self.described(&text), "upstream refused");
                     let err = match status.as_u16() {
                         429 => ApiError::RateLimited { retry_after: retry_after.unwrap_or(10).max(1), what: "requests for the model provider" },
                         300..=399 => ApiError::Upstream("the model provider answered with a redirect, which docent does not follow; the operator must fix the provider's base_url or endpoint".into()),
@@ -344,6 +353,37 @@ async fn read_capped(resp: reqwest::Response, max: usize) -> String {
     }
     buf.truncate(max);
     String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// An upstream answer's shape for the log: JSON error `type`/`code` when they are identifiers
+/// (`invalid_request_error`, `model_not_found`), its kind and size; no free text.
+pub fn shape_of(text: &str) -> String {
+    let n = text.len();
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(o)) => {
+            let err = o.get("error");
+            let ident = |k: &str| {
+                err.and_then(|e| e.get(k))
+                    .and_then(serde_json::Value::as_str)
+                    .filter(|s| !s.is_empty() && s.len() <= 64)
+                    .filter(|s| s.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b)))
+            };
+            let mut d = format!("a JSON object of {n} bytes");
+            if err.is_some() {
+                d = format!("a JSON error of {n} bytes");
+            }
+            for k in ["type", "code"] {
+                if let Some(v) = ident(k) {
+                    d.push_str(&format!(", {k} {v}"));
+                }
+            }
+            d
+        }
+        Ok(_) => format!("JSON of {n} bytes"),
+        Err(_) if text.trim_start().starts_with('<') => format!("HTML or XML of {n} bytes"),
+        Err(_) if text.is_empty() => "nothing".to_string(),
+        Err(_) => format!("{n} bytes of text"),
+    }
 }
 
 #[cfg(test)]

@@ -334,6 +334,13 @@ impl std::io::Write for LogCapture {
 /// first: every thread then caches "wanted", and this thread's own
 /// subscriber decides what is written.
 fn capture_logs() -> (Arc<Mutex<Vec<u8>>>, tracing::subscriber::DefaultGuard) {
+    capture_logs_at(tracing::Level::TRACE)
+}
+
+/// [`capture_logs`] of the lines at `level` and above (INFO: what a server logs by default).
+fn capture_logs_at(
+    level: tracing::Level,
+) -> (Arc<Mutex<Vec<u8>>>, tracing::subscriber::DefaultGuard) {
     static WANT_EVERYTHING: std::sync::Once = std::sync::Once::new();
     WANT_EVERYTHING.call_once(|| {
         // Fails only if a global subscriber exists, which then decides.
@@ -342,7 +349,7 @@ fn capture_logs() -> (Arc<Mutex<Vec<u8>>>, tracing::subscriber::DefaultGuard) {
     let buf = Arc::new(Mutex::new(Vec::new()));
     let b = buf.clone();
     let sub = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
+        .with_max_level(level)
         .with_ansi(false)
         .with_writer(move || LogCapture(b.clone()))
         .finish();
@@ -384,6 +391,35 @@ async fn an_upstream_error_body_echoing_the_key_is_logged_without_it() {
         assert!(!logs.contains(secret), "{secret} reached the log: {logs}");
         assert!(!client.contains(secret), "{secret} reached the client: {client}");
     }
+}
+
+#[tokio::test]
+async fn an_upstream_error_quoting_the_readers_message_is_logged_without_it() {
+    // docs/privacy.md: the logs hold no message content. An upstream that quotes the request
+    // in its error ("invalid input: …") is logged by its shape at the default level; its
+    // words only at debug.
+    let up = fault_upstream(|req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let msg = "invalid input: my medical condition is XYZ-4471";
+        vec![json_reply(400, &json!({"error": {"message": msg, "type": "invalid_request_error", "code": "bad_input"}}), "")]
+    })
+    .await;
+    let cfg = config_with(up.addr, "", "");
+    let (logs, _guard) = capture_logs_at(tracing::Level::INFO);
+    let r = app(Arc::new(cfg))
+        .oneshot(post(
+            "/v1/chat/completions",
+            &chat_body("my medical condition is XYZ-4471", false),
+        ))
+        .await
+        .unwrap();
+    assert!(r.status().is_client_error() || r.status().is_server_error());
+    let logs = logged(&logs);
+    assert!(logs.contains("upstream refused"), "the refusal is logged: {logs}");
+    assert!(logs.contains("invalid_request_error") && logs.contains("bad_input"), "{logs}");
+    assert!(!logs.contains("XYZ-4471"), "the reader's words reached the log: {logs}");
 }
 
 #[tokio::test]
@@ -1119,6 +1155,23 @@ async fn a_body_that_trickles_in_gets_408_after_the_body_timeout() {
         .expect("the connection stays open");
     assert!(text.starts_with("HTTP/1.1 408"), "{text}");
     assert!(text.contains("request_timeout"), "{text}");
+}
+
+#[tokio::test]
+async fn a_declared_length_over_the_limit_is_413_at_once_not_a_wait_for_the_body() {
+    // `Content-Length: 99999999999` with no body was answered 408 after body_timeout_ms.
+    let up = fault_upstream(healthy).await;
+    let mut cfg = config(up.addr);
+    cfg.serve.body_timeout_ms = 3_000;
+    let p = start_proxy(cfg).await;
+    let mut sock = tokio::net::TcpStream::connect(p.addr).await.unwrap();
+    sock.write_all(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: 99999999999\r\nconnection: close\r\n\r\n{").await.unwrap();
+    let text = read_until_closed(&mut sock, Duration::from_secs(5))
+        .await
+        .expect("the connection stays open");
+    assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+    assert!(text.contains("body_too_large"), "{text}");
+    assert_eq!(up.chat_calls(), 0);
 }
 
 #[tokio::test]

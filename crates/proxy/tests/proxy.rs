@@ -924,6 +924,62 @@ async fn a_silent_upstream_mid_stream_gets_keepalives_then_an_upstream_timeout_e
 }
 
 #[tokio::test]
+async fn an_upstream_that_only_pings_mid_stream_is_silent_and_the_client_gets_keepalives() {
+    // SSE comments are not chunks: an upstream sending only `: ping` every 200 ms kept the
+    // idle timer from firing and held the client without a keep-alive until max_stream_secs.
+    let up = start_double(0).await;
+    let p = start_proxy(config(up)).await;
+    let t = Instant::now();
+    let text = stream_chat(p.addr, &chat_body(user("STALLPING"), true)).await.text().await.unwrap();
+    assert!(text.contains(": keep-alive\n\n"), "{text}");
+    assert!(!text.contains("ping"), "the upstream's comments are not relayed: {text}");
+    let f = frames(&text);
+    let last: Value = serde_json::from_str(f.last().unwrap()).unwrap();
+    assert_eq!(last["error"]["code"], "upstream_timeout", "{text}");
+    assert!(t.elapsed() < Duration::from_secs(6), "{:?}", t.elapsed());
+}
+
+#[tokio::test]
+async fn a_client_that_leaves_before_the_first_byte_is_logged_counted_and_audited() {
+    // hyper drops the handler when the client hangs up: the request left no log line, no
+    // audit line and no count, though it was charged.
+    let up = start_double(0).await;
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.jsonl");
+    let text = config_text(up, "").replace(
+        "keepalive_secs = 1",
+        &format!("keepalive_secs = 1\naudit_log = \"{}\"", audit.display()),
+    );
+    let cfg = Config::from_toml_str(&text).unwrap();
+    cfg.validate().unwrap();
+    let p = start_proxy(cfg).await;
+    let gone = client()
+        .post(format!("http://{}/v1/chat/completions", p.addr))
+        .header("origin", "https://docs.example.com")
+        .timeout(Duration::from_millis(300))
+        .json(&chat_body(user("STALLFIRST"), true))
+        .send()
+        .await;
+    assert!(gone.is_err(), "the client gave up first");
+    let t = Instant::now();
+    let line = loop {
+        let text = std::fs::read_to_string(&audit).unwrap_or_default();
+        if let Some(l) = text.lines().find(|l| l.contains("client_closed_request")) {
+            break l.to_string();
+        }
+        assert!(t.elapsed() < Duration::from_secs(5), "no audit line: {text:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let rec: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(rec["status"], 499, "{line}");
+    assert_eq!(rec["completed"], false, "{line}");
+    assert_eq!(rec["route"], "/v1/chat/completions", "{line}");
+    let m = reqwest::get(format!("http://{}/metrics", p.addr)).await.unwrap().text().await.unwrap();
+    assert!(m.contains("docent_client_disconnects_total 1"), "{m}");
+    assert!(m.contains("status=\"499\""), "{m}");
+}
+
+#[tokio::test]
 async fn a_client_disconnect_mid_stream_cancels_the_upstream_request() {
     let up = start_double(0).await;
     let p = start_proxy(config(up)).await;
@@ -1020,15 +1076,24 @@ async fn feedback_goes_to_its_jsonl_file_and_the_audit_log_never_holds_the_key()
         .await
         .unwrap();
     let _ = body_text(r).await;
-    let r =
-        a.oneshot(post("/v1/chat/completions", &chat_body(user("hello"), false))).await.unwrap();
+    let r = a
+        .clone()
+        .oneshot(post("/v1/chat/completions", &chat_body(user("hello"), false)))
+        .await
+        .unwrap();
+    let _ = body_text(r).await;
+    // A stream the upstream broke after the 200: not completed, with the error it ended on.
+    let r = a
+        .oneshot(post("/v1/chat/completions", &chat_body(user("MIDSTREAM_ERROR"), true)))
+        .await
+        .unwrap();
     let _ = body_text(r).await;
     assert_eq!(chat_requests(up).await[0]["auth"], "Bearer sk-test-very-secret-key");
     let t = Instant::now();
     let (fb, audit) = loop {
         let fb = std::fs::read_to_string(dir.join("feedback.jsonl")).unwrap_or_default();
         let audit = std::fs::read_to_string(dir.join("audit.jsonl")).unwrap_or_default();
-        if !fb.is_empty() && audit.lines().count() >= 3 {
+        if !fb.is_empty() && audit.lines().count() >= 4 {
             break (fb, audit);
         }
         assert!(t.elapsed() < Duration::from_secs(3), "files not written: {fb:?} {audit:?}");
@@ -1040,6 +1105,13 @@ async fn feedback_goes_to_its_jsonl_file_and_the_audit_log_never_holds_the_key()
     assert!(!audit.contains("sk-test"), "{audit}");
     assert!(!audit.contains("hello"), "no content in the audit log by default: {audit}");
     assert!(audit.lines().any(|l| l.contains("\"completed\":true")), "{audit}");
+    let broken: Vec<Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["error_code"] == "upstream_error")
+        .collect();
+    assert_eq!(broken.len(), 1, "{audit}");
+    assert_eq!(broken[0]["completed"], false, "{audit}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
