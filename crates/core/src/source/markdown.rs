@@ -705,10 +705,11 @@ pub fn preprocess(body: &str, front: &str, flavor: Flavor) -> String {
         if let Some((ch, n)) = fence_open(trimmed) {
             let info = trimmed[n..].trim();
             if containers.last() == Some(&Container::CodeGroup) {
-                // The tab's title: `[title]` in the info, else the language.
+                // The tab's title: `[title]` in the info, else the language. Greedy, as
+                // VitePress' `/\[(.*)\]/`: `[src/pages/[id].vue]` is the whole path.
                 let title = info
                     .find('[')
-                    .and_then(|a| info[a + 1..].find(']').map(|b| &info[a + 1..a + 1 + b]))
+                    .and_then(|a| info[a + 1..].rfind(']').map(|b| &info[a + 1..a + 1 + b]))
                     .map(str::trim)
                     .filter(|t| !t.is_empty())
                     .unwrap_or_else(|| {
@@ -1049,6 +1050,12 @@ fn push_unless_markup(
             if kind == "code-group" || kind == "tabs" {
                 let c = if kind == "tabs" { Container::Tabs } else { Container::CodeGroup };
                 containers.push(c);
+                out.push('\n');
+                return;
+            }
+            if jsx.flavor == Flavor::VitePress && (kind == "v-pre" || kind == "raw") {
+                // VitePress' `::: v-pre` and `::: raw` wrap content without a box or a title.
+                containers.push(Container::Admonition);
                 out.push('\n');
                 return;
             }
@@ -2134,6 +2141,21 @@ mod tests {
         assert_eq!(texts[2], "ts");
         assert_eq!(texts[4], "Tip:");
         assert!(!texts.iter().any(|t| t.contains("Code-group")), "{texts:?}");
+    }
+
+    #[test]
+    fn a_code_group_title_with_brackets_and_vitepress_v_pre_containers() {
+        let src = "# A\n\n::: code-group\n\n```vue [src/pages/users/[id].vue]\n<template />\n```\n\n:::\n\n::: v-pre\nShown as {{ written }}.\n:::\n\n::: raw\nRaw part.\n:::\n";
+        let page = parse(src, Flavor::VitePress, "x");
+        let text = page
+            .sections
+            .iter()
+            .flat_map(|s| s.blocks.iter().map(|b| b.render()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(text.contains("src/pages/users/[id].vue"), "{text}");
+        assert!(!text.contains("V-pre") && !text.contains("Raw:"), "{text}");
+        assert!(text.contains("Raw part."), "{text}");
     }
 
     #[test]

@@ -54,8 +54,29 @@ fn is_combining_mark(c: char) -> bool {
     matches!(c as u32, 0x0300..=0x036F)
 }
 
-/// VitePress's `slugify` (from `@mdit-vue/shared`).
+/// `text` without emoji shortcodes standing as words (`Emoji :tada:` → `Emoji `): VitePress
+/// renders them as emoji tokens, which its anchor leaves out (`getTokensText` skips them). A
+/// colon pair inside a word (`foo:bar:`) is not a shortcode.
+fn without_shortcodes(text: &str) -> std::borrow::Cow<'_, str> {
+    let is_name = |w: &str| {
+        w.len() > 2
+            && w.starts_with(':')
+            && w.ends_with(':')
+            && w[1..w.len() - 1]
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_+-".contains(&b))
+    };
+    if !text.split(char::is_whitespace).any(is_name) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let kept: Vec<&str> = text.split(char::is_whitespace).filter(|w| !is_name(w)).collect();
+    std::borrow::Cow::Owned(kept.join(" "))
+}
+
+/// VitePress's `slugify` (from `@mdit-vue/shared`), over the heading's text as VitePress reads
+/// it (emoji shortcodes left out).
 pub fn slugify_vitepress(text: &str) -> String {
+    let text = without_shortcodes(text);
     // rSpecial = /[\s~`!@#$%^&*()\-_+=[\]{}|\\;:"'“”‘’<>,.?/]+/g
     fn special(c: char) -> bool {
         c.is_whitespace() || "~`!@#$%^&*()-_+=[]{}|\\;:\"'“”‘’<>,.?/".contains(c)
@@ -195,6 +216,9 @@ mod tests {
         assert_eq!(slugify_vitepress("2. Install"), "_2-install");
         assert_eq!(slugify_vitepress("foo_bar & baz"), "foo-bar-baz");
         assert_eq!(slugify_vitepress("设置 选项"), "设置-选项");
+        assert_eq!(slugify_vitepress("Emoji :tada:"), "emoji");
+        assert_eq!(slugify_vitepress(":rocket: Deploy :+1: now"), "deploy-now");
+        assert_eq!(slugify_vitepress("foo:bar: and :Not:"), "foo-bar-and-not");
     }
 
     #[test]
