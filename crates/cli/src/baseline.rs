@@ -350,6 +350,8 @@ pub fn evaluate(
             confidence: 1.0,
             signals: Default::default(),
             answerable: !q.gold.is_empty(),
+            // The baseline gives no offline answer.
+            excerpt_first: false,
             top: ranked
                 .iter()
                 .take(3)

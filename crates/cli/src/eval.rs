@@ -201,6 +201,9 @@ pub struct QuestionResult {
     pub signals: docent_core::search::Signals,
     /// Whether the question is answerable (non-empty gold).
     pub answerable: bool,
+    /// Whether the offline answer (excerpts, no chat model) opens on a gold section: its
+    /// first source is one.
+    pub excerpt_first: bool,
     /// Top hits (links).
     pub top: Vec<String>,
 }
@@ -222,6 +225,8 @@ pub struct Metrics {
     pub mrr: f64,
     /// Share of answerable questions with a gold page among the first 5 distinct pages.
     pub page_recall_at_5: f64,
+    /// Share of answerable questions whose offline answer (excerpts) opens on a gold section.
+    pub excerpt_first: f64,
     /// Unanswerable questions.
     pub unanswerable: usize,
     /// Unanswerable questions where the search abstained.
@@ -475,6 +480,7 @@ pub fn evaluate(
             confidence: r.confidence,
             signals: r.signals,
             answerable: !q.gold.is_empty(),
+            excerpt_first: !q.gold.is_empty() && excerpt_opens_on_gold(index, &r, q),
             top: top.collect(),
         });
     }
@@ -510,6 +516,22 @@ pub fn kind_of(q: &EvalQuestion) -> String {
     })
 }
 
+/// Sentences of an offline answer, as the widget quotes by default (`extractive_sentences`).
+const EXCERPT_SENTENCES: usize = 4;
+
+/// Whether the offline answer to `q` from `r` opens on one of its gold sections.
+fn excerpt_opens_on_gold(
+    index: &Index,
+    r: &docent_core::search::SearchResult,
+    q: &EvalQuestion,
+) -> bool {
+    let ex = docent_core::extractive::answer(index, r, &q.question, EXCERPT_SENTENCES);
+    let Some(first) = ex.sources.first() else { return false };
+    let ns = first.chunks.first().map(|&c| index.chunk_ref(c as usize).namespace).unwrap_or("");
+    let (url, anchor) = first.url.split_once('#').unwrap_or((first.url.as_str(), ""));
+    q.gold.iter().any(|g| gold_matches(g, ns, url, anchor))
+}
+
 /// The report's metrics over every question, and per kind.
 pub fn summarize(results: &[QuestionResult]) -> (Metrics, BTreeMap<String, Metrics>) {
     let mut kinds: Vec<&str> = results.iter().map(|r| r.kind.as_str()).collect();
@@ -526,6 +548,7 @@ pub fn summarize(results: &[QuestionResult]) -> (Metrics, BTreeMap<String, Metri
 pub fn metrics<'a>(rs: impl Iterator<Item = &'a QuestionResult>) -> Metrics {
     let mut m = Metrics::default();
     let (mut r1, mut r5, mut r10, mut rr, mut p5) = (0usize, 0usize, 0usize, 0f64, 0usize);
+    let mut first = 0usize;
     for r in rs {
         m.n += 1;
         if r.answerable {
@@ -539,6 +562,7 @@ pub fn metrics<'a>(rs: impl Iterator<Item = &'a QuestionResult>) -> Metrics {
             if r.page_rank.is_some_and(|k| k <= 5) {
                 p5 += 1;
             }
+            first += usize::from(r.excerpt_first);
             if let Some(k) = r.rank {
                 if k <= 1 {
                     r1 += 1;
@@ -568,6 +592,7 @@ pub fn metrics<'a>(rs: impl Iterator<Item = &'a QuestionResult>) -> Metrics {
         m.recall_at_10 = r10 as f64 / a;
         m.mrr = rr / a;
         m.page_recall_at_5 = p5 as f64 / a;
+        m.excerpt_first = first as f64 / a;
     }
     m
 }
@@ -1046,6 +1071,7 @@ mod tests {
             confidence: conf,
             signals: Default::default(),
             answerable,
+            excerpt_first: false,
             top: vec![],
         }
     }
