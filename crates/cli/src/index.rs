@@ -214,6 +214,9 @@ pub struct SourceSpec {
     pub namespace: String,
     /// Where its pages are published, over the settings' `base_url` (`--source-url`).
     pub base_url: Option<String>,
+    /// The VitePress `rewrites` of the site whose source folder (`srcDir`) this is: a page's
+    /// URL is its rewritten path's.
+    pub rewrites: Vec<(String, String)>,
 }
 
 /// `--namespace-dir DIR=NAME`: pages under `dir` (a folder of a source, `/`-separated, no
@@ -597,6 +600,7 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
                 .iter()
                 .find(|(src, _)| *src == folder(path))
                 .map(|(_, u)| u.to_string()),
+            rewrites: Vec::new(),
         })
         .collect();
     let vitepress_possible = matches!(
@@ -1017,16 +1021,35 @@ pub fn resolve_recipe(
 
 /// A source folder that is a VitePress root whose config sets `srcDir` (`srcDir: 'src'`):
 /// the pages are in that folder, and their URLs and includes are relative to it.
+/// It also takes the config's `rewrites` when the folder is the site's source folder.
 fn in_vitepress_src_dir(mut src: SourceSpec) -> SourceSpec {
     let Some(cfg) = crate::vitepress::find(&src.path) else { return src };
-    let (Some(dir), Ok(here)) = (&cfg.src_dir, src.path.canonicalize()) else { return src };
-    if here == cfg.root && cfg.src_folder().is_dir() {
-        eprintln!(
-            "note: {}: the VitePress config's srcDir is {dir:?}: pages are read from {}",
-            src.path.display(),
-            src.path.join(dir).display()
-        );
-        src.path = src.path.join(dir);
+    let Ok(here) = src.path.canonicalize() else { return src };
+    if let Some(dir) = &cfg.src_dir {
+        if here == cfg.root && cfg.src_folder().is_dir() {
+            eprintln!(
+                "note: {}: the VitePress config's srcDir is {dir:?}: pages are read from {}",
+                src.path.display(),
+                src.path.join(dir).display()
+            );
+            src.path = src.path.join(dir);
+        }
+    }
+    if !cfg.rewrites.is_empty() {
+        let source_folder = src.path.canonicalize().ok();
+        if source_folder.is_some() && source_folder == cfg.src_folder().canonicalize().ok() {
+            eprintln!(
+                "note: {}: the VitePress config's rewrites ({} rules) give pages their URLs",
+                src.path.display(),
+                cfg.rewrites.len()
+            );
+            src.rewrites = cfg.rewrites;
+        } else {
+            eprintln!(
+                "note: {}: the VitePress config has rewrites, applied only when the site's source folder is indexed: pages here keep their files' URLs",
+                src.path.display()
+            );
+        }
     }
     src
 }
@@ -1326,7 +1349,10 @@ pub fn page_url_checked(
         (SourceKind::Markdown, Flavor::Docusaurus) => docusaurus_route(&file.rel),
         // VitePress makes a page of `README.md` like any other file (`README.html`): only
         // `index.md` is its folder's page.
-        (SourceKind::Markdown, Flavor::VitePress) => vitepress_readme(&file.rel),
+        (SourceKind::Markdown, Flavor::VitePress) => {
+            let rel = file.rel.replace('\\', "/");
+            vitepress_readme(&crate::vitepress::rewrite(&source.rewrites, &rel).unwrap_or(rel))
+        }
         _ => file.rel.clone(),
     };
     let slug = match (file.kind, flavor) {

@@ -1,8 +1,9 @@
 //! What docent reads of a VitePress site's `.vitepress/config.*`: `srcDir` (where the pages
-//! are) and `srcExclude` (Markdown files that are not pages), when the config writes them as
-//! plain strings, as sites do (`srcDir: 'src'`, `srcExclude: ['**/guide/examples/*']`). The
-//! config is JavaScript: anything computed is not read, and the site's pages are then taken as
-//! the folder's (the `--exclude` option says the rest).
+//! are), `srcExclude` (Markdown files that are not pages) and `rewrites` (pages served at
+//! another path than their file's), when the config writes them as plain strings, as sites do
+//! (`srcDir: 'src'`, `srcExclude: ['**/guide/examples/*']`, `rewrites: { 'en/:rest*':
+//! ':rest*' }`). The config is JavaScript: anything computed is not read, and the site's pages
+//! are then taken as the folder's (the `--exclude` option says the rest).
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +17,8 @@ pub struct SiteConfig {
     /// `srcExclude` globs, relative to the source folder (`srcDir`), plus VitePress' own
     /// `**/node_modules/**` and `**/dist/**`.
     pub src_exclude: Vec<String>,
+    /// `rewrites`: (from, to) path patterns relative to the source folder, in order.
+    pub rewrites: Vec<(String, String)>,
 }
 
 impl SiteConfig {
@@ -39,7 +42,8 @@ pub fn find(folder: &Path) -> Option<SiteConfig> {
             if let Ok(text) = std::fs::read_to_string(&file) {
                 let (src_dir, mut src_exclude) = parse(&text);
                 src_exclude.extend(["**/node_modules/**".to_string(), "**/dist/**".to_string()]);
-                return Some(SiteConfig { root: d, src_dir, src_exclude });
+                let rewrites = parse_rewrites(&text);
+                return Some(SiteConfig { root: d, src_dir, src_exclude, rewrites });
             }
         }
         dir = d.parent().map(Path::to_path_buf);
@@ -63,6 +67,132 @@ pub fn parse(config: &str) -> (Option<String>, Vec<String>) {
         }
     }
     (src_dir, exclude)
+}
+
+/// `rewrites` from a config's text, when it is an object of string literals (`{ 'from': 'to',
+/// … }`); a function or anything computed gives none.
+pub fn parse_rewrites(config: &str) -> Vec<(String, String)> {
+    let code = without_comments(config);
+    let Some(mut rest) = value_after(&code, "rewrites").and_then(|v| v.strip_prefix('{')) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    loop {
+        rest = rest.trim_start();
+        let Some((from, after)) = string_literal(rest) else { break };
+        let Some(after) = after.trim_start().strip_prefix(':') else { break };
+        let Some((to, after)) = string_literal(after.trim_start()) else { break };
+        out.push((
+            from.trim_start_matches("./").to_string(),
+            to.trim_start_matches("./").to_string(),
+        ));
+        rest = after.trim_start().trim_start_matches(',');
+    }
+    out
+}
+
+/// The path `rel` (a page's file, relative to the source folder, `/`-separated) is served at
+/// under the first rewrite that matches it, as VitePress (path-to-regexp) reads the patterns:
+/// a literal segment, `:name` (one segment, with literal text around it: `:page.md`),
+/// `:name*` (any number of segments), `:name+` (at least one), `(.*)` (the rest). None when
+/// no rule matches.
+pub fn rewrite(rules: &[(String, String)], rel: &str) -> Option<String> {
+    let path: Vec<&str> = rel.split('/').collect();
+    rules.iter().find_map(|(from, to)| {
+        let pattern: Vec<&str> = from.split('/').collect();
+        let mut params = Vec::new();
+        matches(&pattern, &path, &mut params).then(|| fill(to, &params))
+    })
+}
+
+/// One segment of a rewrite pattern.
+enum Seg<'a> {
+    /// Text, a parameter's name, text: `:page.md` is ("", "page", ".md").
+    One(&'a str, &'a str, &'a str),
+    /// `:name*` (may be empty) or `:name+`, `(.*)` (named "0").
+    Many(&'a str, bool),
+    Literal(&'a str),
+}
+
+fn seg(s: &str) -> Seg<'_> {
+    if s == "(.*)" {
+        return Seg::Many("0", true);
+    }
+    if let Some(name) = s.strip_prefix(':') {
+        if let Some(n) = name.strip_suffix('*').filter(|n| is_name(n)) {
+            return Seg::Many(n, true);
+        }
+        if let Some(n) = name.strip_suffix('+').filter(|n| is_name(n)) {
+            return Seg::Many(n, false);
+        }
+    }
+    match s.find(':') {
+        Some(at) => {
+            let name_len = s[at + 1..]
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(s.len() - at - 1);
+            let name = &s[at + 1..at + 1 + name_len];
+            if name.is_empty() {
+                Seg::Literal(s)
+            } else {
+                Seg::One(&s[..at], name, &s[at + 1 + name_len..])
+            }
+        }
+        None => Seg::Literal(s),
+    }
+}
+
+fn is_name(n: &str) -> bool {
+    !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// Whether `path` matches `pattern`, its parameters pushed to `params` (backtracking over the
+/// segments a `*`/`+` takes).
+fn matches(pattern: &[&str], path: &[&str], params: &mut Vec<(String, String)>) -> bool {
+    let Some((first, rest)) = pattern.split_first() else { return path.is_empty() };
+    match seg(first) {
+        Seg::Literal(l) => path.first() == Some(&l) && matches(rest, &path[1..], params),
+        Seg::One(pre, name, post) => {
+            let Some(s) = path.first() else { return false };
+            let ok = s.len() > pre.len() + post.len() && s.starts_with(pre) && s.ends_with(post);
+            if !ok {
+                return false;
+            }
+            params.push((name.to_string(), s[pre.len()..s.len() - post.len()].to_string()));
+            if matches(rest, &path[1..], params) {
+                return true;
+            }
+            params.pop();
+            false
+        }
+        Seg::Many(name, may_be_empty) => {
+            let least = usize::from(!may_be_empty);
+            for take in (least..=path.len()).rev() {
+                params.push((name.to_string(), path[..take].join("/")));
+                if matches(rest, &path[take..], params) {
+                    return true;
+                }
+                params.pop();
+            }
+            false
+        }
+    }
+}
+
+/// `to` with its parameters filled in; an empty `:name*` leaves no empty segment.
+fn fill(to: &str, params: &[(String, String)]) -> String {
+    let value =
+        |n: &str| params.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str()).unwrap_or("");
+    let segs: Vec<String> = to
+        .split('/')
+        .map(|s| match seg(s) {
+            Seg::Many(n, _) => value(n).to_string(),
+            Seg::One(pre, n, post) => format!("{pre}{}{post}", value(n)),
+            Seg::Literal(l) => l.to_string(),
+        })
+        .filter(|s| !s.is_empty())
+        .collect();
+    segs.join("/")
 }
 
 /// The config without `//` and `/* */` comments (outside strings).
@@ -163,6 +293,36 @@ export default defineConfig({
         let (dir, exclude) = parse(config);
         assert_eq!(dir.as_deref(), Some("src"));
         assert_eq!(exclude, ["**/guide/examples/*", "**/guide/cli-generated.md", "AGENTS.md"]);
+    }
+
+    #[test]
+    fn rewrites_written_as_strings_are_read_and_applied_like_vitepress() {
+        let config = r#"export default defineConfig({
+  rewrites: {
+    // the default locale at the root
+    'en/:rest*': ':rest*',
+    "packages/pkg-a/src/index.md": 'pkg-a/index.md',
+    'packages/:pkg/src/:slug*': ':pkg/:slug*',
+    'api/(.*)': 'reference/(.*)',
+    'old/:page.md': 'new/:page.md',
+  },
+  srcDir: 'docs',
+})"#;
+        let rules = parse_rewrites(config);
+        assert_eq!(rules.len(), 5, "{rules:?}");
+        assert_eq!(parse(config).0.as_deref(), Some("docs"));
+        let r = |p: &str| rewrite(&rules, p);
+        assert_eq!(r("en/guide/getting-started.md").as_deref(), Some("guide/getting-started.md"));
+        assert_eq!(r("en/index.md").as_deref(), Some("index.md"));
+        assert_eq!(r("packages/pkg-a/src/index.md").as_deref(), Some("pkg-a/index.md"));
+        assert_eq!(r("packages/pkg-b/src/foo/bar.md").as_deref(), Some("pkg-b/foo/bar.md"));
+        assert_eq!(r("api/x/y.md").as_deref(), Some("reference/x/y.md"));
+        assert_eq!(r("old/intro.md").as_deref(), Some("new/intro.md"));
+        assert_eq!(r("fr/guide/a.md"), None);
+        assert_eq!(r("old/a/intro.md"), None, "one segment only");
+        // A function, or no rewrites: none.
+        assert!(parse_rewrites("export default { rewrites(id) { return id } }").is_empty());
+        assert!(parse_rewrites("export default { srcDir: 'x' }").is_empty());
     }
 
     #[test]

@@ -637,7 +637,7 @@ fn check_vendored_gold_as(set: &str, corpus: &str, flavor: Option<docent_core::s
         sources: vec![SourceSpec {
             path: eval.join("corpora").join(corpus).join("docs"),
             namespace: corpus.to_string(),
-            base_url: None,
+            ..SourceSpec::default()
         }],
         out: out.path().join("set.idx"),
         embed: "none".into(),

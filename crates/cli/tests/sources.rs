@@ -174,6 +174,40 @@ fn a_vitepress_config_s_src_dir_and_src_exclude_say_which_files_are_pages() {
 }
 
 #[test]
+fn a_vitepress_config_s_rewrites_give_pages_the_urls_the_site_serves() {
+    // VitePress's own docs keep English under en/ and serve it at the root.
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    write(
+        r,
+        ".vitepress/config.ts",
+        "export default {\n  rewrites: {\n    'en/:rest*': ':rest*'\n  }\n}\n",
+    );
+    write(r, "en/guide/start.md", "# Start\n\nThe gloopwidget starts here.\n");
+    write(r, "en/index.md", "# Home\n\nThe gloopwidget home.\n");
+    write(r, "fr/guide/start.md", "# Démarrer\n\nLe gloopwidget démarre ici.\n");
+    let out = tempfile::tempdir().unwrap();
+    let idx = out.path().join("v.idx");
+    let (_, stderr) = ok(&[
+        "index",
+        r.to_str().unwrap(),
+        "--out",
+        idx.to_str().unwrap(),
+        "--embed",
+        "none",
+        "--base-url",
+        "https://example.com",
+        "--clean-urls",
+    ]);
+    assert!(stderr.contains("rewrites (1 rules)"), "{stderr}");
+    let (sections, _) = ok(&["inspect", idx.to_str().unwrap(), "--sections"]);
+    let pages: Vec<&str> = sections.lines().map(|l| l.split(['#', '\t']).next().unwrap()).collect();
+    assert!(pages.contains(&"https://example.com/guide/start"), "{sections}");
+    assert!(pages.contains(&"https://example.com/fr/guide/start"), "{sections}");
+    assert!(!sections.contains("/en/"), "{sections}");
+}
+
+#[test]
 fn include_root_lets_a_monorepo_page_read_snippets_above_its_source_folder() {
     // apps/docs is the VitePress site; the code it shows lives in packages/.
     let dir = tempfile::tempdir().unwrap();
