@@ -493,7 +493,7 @@ async fn chat(
                 error_after: Some(5),
             },
         )
-    } else if last_user.contains("STALLPING") {
+    } else if last_user.contains("STALLMID") || last_user.contains("STALLPING") {
         let p = split_chunks(DEFAULT_ANSWER, 4);
         (
             DEFAULT_ANSWER.to_string(),
@@ -501,19 +501,7 @@ async fn chat(
                 pieces: p,
                 delay: Duration::from_millis(st.opts.delay_ms),
                 stall_after: Some(3),
-                ping: true,
-                error_after: None,
-            },
-        )
-    } else if last_user.contains("STALLMID") {
-        let p = split_chunks(DEFAULT_ANSWER, 4);
-        (
-            DEFAULT_ANSWER.to_string(),
-            Plan::Chunks {
-                pieces: p,
-                delay: Duration::from_millis(st.opts.delay_ms),
-                stall_after: Some(3),
-                ping: false,
+                ping: last_user.contains("STALLPING"),
                 error_after: None,
             },
         )
