@@ -211,9 +211,10 @@ pub fn question_record(body: &Value) -> Result<Value, ApiError> {
     };
     let confidence = match obj.get("confidence") {
         None | Some(Value::Null) => None,
-        Some(v) => match v.as_f64().filter(|c| c.is_finite()) {
-            Some(c) => Some((c * 1000.0).round() / 1000.0),
-            None => return Err(bad("event \"confidence\" must be a number".into())),
+        // 0..1 (a rounding error past either end is let through, clamped).
+        Some(v) => match v.as_f64().filter(|c| (-1e-6..=1.0 + 1e-6).contains(c)) {
+            Some(c) => Some((c.clamp(0.0, 1.0) * 1000.0).round() / 1000.0),
+            None => return Err(bad("event \"confidence\" must be a number from 0 to 1".into())),
         },
     };
     Ok(json!({
@@ -292,6 +293,14 @@ mod tests {
             (
                 json!({"type": "question", "question": "q", "outcome": "answered", "confidence": "x"}),
                 "number",
+            ),
+            (
+                json!({"type": "question", "question": "q", "outcome": "answered", "confidence": -3}),
+                "from 0 to 1",
+            ),
+            (
+                json!({"type": "question", "question": "q", "outcome": "answered", "confidence": 1e9}),
+                "from 0 to 1",
             ),
         ] {
             let e = question_record(&body).unwrap_err().to_string();
