@@ -480,6 +480,7 @@ impl PageBuilder {
             safety::strip_unpaired_bidi(&safety::without_terminal_escapes(&title)).into_owned();
         let mut sections = self.sections;
         give_empty_headings_their_children(&mut sections);
+        carry_empty_headings_to_the_next(&mut sections);
         if sections.first().map(|s| s.blocks.is_empty()).unwrap_or(false) {
             sections.remove(0);
         } else if let Some(pre) = sections.first_mut() {
@@ -510,6 +511,34 @@ fn give_empty_headings_their_children(sections: &mut [Section]) {
         if !names.is_empty() {
             sections[i].blocks.push(Block::Text(names.join("\n")));
         }
+    }
+}
+
+/// Headings (h2–h6) with no text of their own and no sub-headings, directly followed by a
+/// sibling heading that has text, are that text's too: API pages head one description with
+/// several signatures (`### parse(code)`, `### parseExpression(code)`, then what both do).
+/// Their titles become the first line of the sibling's text, so a question naming one lands
+/// on the description; the citation opens the sibling, where the text is. Empty headings with
+/// no such sibling (a list of link headings ending the page) stay as they are.
+fn carry_empty_headings_to_the_next(sections: &mut [Section]) {
+    let mut i = 0;
+    while i < sections.len() {
+        let level = sections[i].level;
+        let empty = |s: &Section| s.blocks.is_empty() && !s.heading.is_empty();
+        if level < 2 || !empty(&sections[i]) {
+            i += 1;
+            continue;
+        }
+        // The run of empty siblings starting here.
+        let mut j = i;
+        while j < sections.len() && sections[j].level == level && empty(&sections[j]) {
+            j += 1;
+        }
+        if j < sections.len() && sections[j].level == level && !sections[j].blocks.is_empty() {
+            let titles: Vec<String> = sections[i..j].iter().map(|s| s.heading.clone()).collect();
+            sections[j].blocks.insert(0, Block::Text(titles.join("\n")));
+        }
+        i = j.max(i + 1);
     }
 }
 
@@ -709,9 +738,36 @@ mod tests {
         let p = b.finish(None, "x");
         let deploying = p.sections.iter().find(|s| s.anchor == "deploying").unwrap();
         assert_eq!(deploying.blocks, vec![Block::Text("- GitHub Pages\n- Netlify".into())]);
-        // An h1 right before its h2s and a heading with no sub-headings stay empty.
+        // An h1 right before its h2s and a heading with no sub-headings stay empty; the latter's
+        // title is the first line of the sibling after it (below).
         assert!(p.sections.iter().all(|s| s.anchor != "guide" || s.blocks.is_empty()));
         assert!(p.sections.iter().find(|s| s.anchor == "empty").unwrap().blocks.is_empty());
+    }
+
+    #[test]
+    fn empty_signature_headings_are_the_next_siblings_text_too() {
+        let mut b = PageBuilder::new();
+        b.heading(1, "Parser", "parser");
+        b.heading(3, "parse(code)", "parse");
+        b.heading(3, "parseExpression(code)", "parseexpression");
+        b.text("Parse a program, or one expression.");
+        b.heading(3, "Options", "options");
+        b.text("None.");
+        b.heading(2, "Link one", "link-one");
+        b.heading(2, "Link two", "link-two");
+        let p = b.finish(None, "x");
+        let sec = |a: &str| p.sections.iter().find(|s| s.anchor == a).unwrap();
+        assert_eq!(
+            sec("parseexpression").blocks,
+            vec![
+                Block::Text("parse(code)".into()),
+                Block::Text("Parse a program, or one expression.".into())
+            ]
+        );
+        assert!(sec("parse").blocks.is_empty());
+        assert_eq!(sec("options").blocks, vec![Block::Text("None.".into())]);
+        // A run of empty headings ending the page carries nowhere.
+        assert!(sec("link-one").blocks.is_empty() && sec("link-two").blocks.is_empty());
     }
 
     #[test]
