@@ -28,6 +28,26 @@ fn write(root: &Path, rel: &str, text: &str) {
 }
 
 /// A Docusaurus site: `docusaurus.config.js` next to `docs/`.
+/// Index `site` lexically at https://example.com with clean URLs: the build's stderr, and
+/// `inspect --sections` of the index.
+fn index_site_sections(site: &Path) -> (String, String) {
+    let out = tempfile::tempdir().unwrap();
+    let idx = out.path().join("v.idx");
+    let (_, stderr) = ok(&[
+        "index",
+        site.to_str().unwrap(),
+        "--out",
+        idx.to_str().unwrap(),
+        "--embed",
+        "none",
+        "--base-url",
+        "https://example.com",
+        "--clean-urls",
+    ]);
+    let (sections, _) = ok(&["inspect", idx.to_str().unwrap(), "--sections"]);
+    (stderr, sections)
+}
+
 fn docusaurus_site() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let r = dir.path();
@@ -139,22 +159,9 @@ fn a_vitepress_config_s_src_dir_and_src_exclude_say_which_files_are_pages() {
     write(r, "src/dist/old.md", "# Old\n\nThe gloopwidget of a build.\n");
     // VitePress makes README.md a page of its own, not its folder's.
     write(r, "src/components/README.md", "# Components\n\nThe gloopwidget parts.\n");
-    let out = tempfile::tempdir().unwrap();
-    let idx = out.path().join("v.idx");
-    let (_, stderr) = ok(&[
-        "index",
-        r.to_str().unwrap(),
-        "--out",
-        idx.to_str().unwrap(),
-        "--embed",
-        "none",
-        "--base-url",
-        "https://example.com",
-        "--clean-urls",
-    ]);
+    let (stderr, sections) = index_site_sections(r);
     assert!(stderr.contains("srcDir is \"src\""), "{stderr}");
     assert!(stderr.contains("3 files left out"), "{stderr}");
-    let (sections, _) = ok(&["inspect", idx.to_str().unwrap(), "--sections"]);
     let pages: Vec<&str> = sections.lines().map(|l| l.split('#').next().unwrap()).collect();
     assert!(pages.contains(&"https://example.com/guide/start"), "{sections}");
     assert!(pages.contains(&"https://example.com/components/README"), "{sections}");
@@ -162,14 +169,7 @@ fn a_vitepress_config_s_src_dir_and_src_exclude_say_which_files_are_pages() {
         assert!(!sections.contains(gone), "{gone}: {sections}");
     }
     // Pointed at the srcDir itself, the same files are pages.
-    let (_, stderr) = ok(&[
-        "index",
-        r.join("src").to_str().unwrap(),
-        "--out",
-        idx.to_str().unwrap(),
-        "--embed",
-        "none",
-    ]);
+    let (stderr, _) = index_site_sections(&r.join("src"));
     assert!(stderr.contains("3 files left out"), "{stderr}");
 }
 
@@ -186,21 +186,8 @@ fn a_vitepress_config_s_rewrites_give_pages_the_urls_the_site_serves() {
     write(r, "en/guide/start.md", "# Start\n\nThe gloopwidget starts here.\n");
     write(r, "en/index.md", "# Home\n\nThe gloopwidget home.\n");
     write(r, "fr/guide/start.md", "# Démarrer\n\nLe gloopwidget démarre ici.\n");
-    let out = tempfile::tempdir().unwrap();
-    let idx = out.path().join("v.idx");
-    let (_, stderr) = ok(&[
-        "index",
-        r.to_str().unwrap(),
-        "--out",
-        idx.to_str().unwrap(),
-        "--embed",
-        "none",
-        "--base-url",
-        "https://example.com",
-        "--clean-urls",
-    ]);
+    let (stderr, sections) = index_site_sections(r);
     assert!(stderr.contains("rewrites (1 rules)"), "{stderr}");
-    let (sections, _) = ok(&["inspect", idx.to_str().unwrap(), "--sections"]);
     let pages: Vec<&str> = sections.lines().map(|l| l.split(['#', '\t']).next().unwrap()).collect();
     assert!(pages.contains(&"https://example.com/guide/start"), "{sections}");
     assert!(pages.contains(&"https://example.com/fr/guide/start"), "{sections}");
