@@ -195,6 +195,18 @@ fn names_host(label: &str, host: &str) -> bool {
         && matches!(classify_url(label), Some(UrlKind::Absolute { origin }) if authority_of(&origin) == host)
 }
 
+/// The citation number a reference link's label is (`[1]`, `[see][2]`, `[3][]`), if it is one.
+fn citation_reference(link_type: pulldown_cmark::LinkType, id: &str) -> Option<usize> {
+    use pulldown_cmark::LinkType::{Collapsed, Reference, Shortcut};
+    let id = id.trim();
+    (matches!(link_type, Shortcut | Collapsed | Reference)
+        && !id.is_empty()
+        && id.len() <= 4
+        && id.bytes().all(|b| b.is_ascii_digit()))
+    .then(|| id.parse().ok())
+    .flatten()
+}
+
 fn strip_invisible(s: &str) -> String {
     s.chars()
         .filter(|&c| {
@@ -457,6 +469,10 @@ struct Writer<'o> {
     literal: Vec<usize>,
     cited: Vec<usize>,
     link_depth: usize,
+    /// Inside a reference link whose label is a citation number (`[1]` with a definition
+    /// `[1]: url` somewhere in the answer): the citation it stands for, and whether its text
+    /// is only that number (shortcut and collapsed links), which is then not written.
+    cite_link: Option<(usize, bool)>,
     /// The host of the external link being written, and where its text starts in `out`.
     link_host: Option<(String, usize)>,
     raw_depth: usize,
@@ -484,6 +500,7 @@ impl<'o> Writer<'o> {
             literal: Vec::new(),
             cited: Vec::new(),
             link_depth: 0,
+            cite_link: None,
             link_host: None,
             raw_depth: 0,
             image: None,
@@ -704,6 +721,7 @@ impl<'o> Writer<'o> {
             return;
         }
         match event {
+            Event::Text(_) | Event::Code(_) if matches!(self.cite_link, Some((_, true))) => {}
             Event::Text(t) => {
                 if self.raw_depth > 0 {
                     self.escaped_text(&t);
@@ -843,7 +861,15 @@ impl<'o> Writer<'o> {
             Tag::Strikethrough => self.open("<del>", "</del>"),
             Tag::Superscript => self.open("<sup>", "</sup>"),
             Tag::Subscript => self.open("<sub>", "</sub>"),
-            Tag::Link { link_type, dest_url, .. } => {
+            Tag::Link { link_type, dest_url, id, .. } => {
+                // A definition `[1]: https://elsewhere` would turn every later `[1]` into a
+                // link there, and the citation would be gone: a reference to a number stays
+                // the citation, whatever its definition says.
+                if let Some(n) = citation_reference(link_type, &id) {
+                    self.cite_link = Some((n, link_type != pulldown_cmark::LinkType::Reference));
+                    self.stack.push(None);
+                    return;
+                }
                 self.link_depth += 1;
                 // An email autolink (`<a@b.example>`) names no page: its bare address would be
                 // read as a relative path on the site. It stays text.
@@ -875,6 +901,11 @@ impl<'o> Writer<'o> {
             TagEnd::CodeBlock | TagEnd::HtmlBlock => {
                 self.raw_depth = self.raw_depth.saturating_sub(1);
                 self.close();
+            }
+            TagEnd::Link if self.cite_link.is_some() => {
+                let (n, _) = self.cite_link.take().expect("checked");
+                self.close();
+                self.citation(n);
             }
             TagEnd::Link => {
                 self.link_depth = self.link_depth.saturating_sub(1);

@@ -502,6 +502,28 @@ fn bidi_controls_in_a_links_text_never_hide_its_host() {
 }
 
 #[test]
+fn a_definition_for_a_citation_number_never_turns_the_citation_into_its_link() {
+    // `[1]: https://evil.example` made every `[1]` a link there (host shown, citation gone).
+    for md in [
+        "Install it [1].\n\n[1]: https://evil.example/x",
+        "Install it [1][].\n\n[1]: https://evil.example/x",
+        "Install it [1].\n\n[1]: /logout",
+    ] {
+        let r = render_markdown(md, &opts());
+        assert_safe(md, &r);
+        assert!(!r.html.contains("evil.example") && !r.html.contains("logout"), "{md}: {}", r.html);
+        assert_eq!(r.html.matches("class=\"docent-cite\"").count(), 1, "{md}: {}", r.html);
+    }
+    // `[the docs][1]`: its words stay, as text, followed by the citation.
+    let r = render_markdown("See [the docs][1].\n\n[1]: https://evil.example/x", &opts());
+    assert!(r.html.starts_with("<p>See the docs<a class=\"docent-cite\""), "{}", r.html);
+    assert!(!r.html.contains("evil.example"), "{}", r.html);
+    // A named reference is an ordinary link still.
+    let r = render_markdown("See [the docs][d].\n\n[d]: https://docs.example.com/x", &opts());
+    assert!(r.html.contains("<a href=\"https://docs.example.com/x\">the docs</a>"), "{}", r.html);
+}
+
+#[test]
 fn an_email_autolink_is_text_not_a_link_to_a_page() {
     let r = render_markdown("Write to <help@docs.example.com>.", &opts());
     assert_safe("email", &r);
