@@ -151,9 +151,9 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
 
     async move {
         let is_api = path.starts_with("/v1/") || route == "/mcp";
-        // Armed until the response is ready: a client that hangs up first drops this future,
+        // Pending until the response is ready: a client that hangs up first drops this future,
         // and the lines below would never run.
-        let mut abandoned = Abandoned {
+        let mut in_flight = InFlight {
             st: &st,
             rid: &rid,
             route,
@@ -161,7 +161,7 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
             origin: origin.as_deref(),
             started,
             audit: is_api,
-            armed: true,
+            pending: true,
         };
         // 1. Origin allowlist: refused before anything else happens (no upstream call). MCP
         // clients are not browsers: /mcp needs no Origin even with require_origin.
@@ -178,12 +178,14 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
             // CORS preflight.
             let mut r = StatusCode::NO_CONTENT.into_response();
             let h = r.headers_mut();
-            h.insert("access-control-allow-methods", HeaderValue::from_static("GET, POST, OPTIONS"));
-            let allow_headers = req
-                .headers()
-                .get("access-control-request-headers")
-                .cloned()
-                .unwrap_or_else(|| HeaderValue::from_static("content-type, authorization, x-request-id"));
+            h.insert(
+                "access-control-allow-methods",
+                HeaderValue::from_static("GET, POST, OPTIONS"),
+            );
+            let allow_headers =
+                req.headers().get("access-control-request-headers").cloned().unwrap_or_else(|| {
+                    HeaderValue::from_static("content-type, authorization, x-request-id")
+                });
             h.insert("access-control-allow-headers", allow_headers);
             h.insert("access-control-max-age", HeaderValue::from_static("600"));
             r
@@ -203,13 +205,16 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
             next.run(req).await
         };
 
-        abandoned.armed = false;
+        in_flight.pending = false;
         // CORS + request id headers.
         let h = resp.headers_mut();
         if let (Some(o), true) = (&origin, origin_ok) {
             if let Ok(v) = HeaderValue::from_str(o) {
                 h.insert("access-control-allow-origin", v);
-                h.insert("access-control-expose-headers", HeaderValue::from_static(docent_core::wire::EXPOSED_HEADERS));
+                h.insert(
+                    "access-control-expose-headers",
+                    HeaderValue::from_static(docent_core::wire::EXPOSED_HEADERS),
+                );
             }
         }
         h.append(header::VARY, HeaderValue::from_static("Origin"));
@@ -245,10 +250,7 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
             end: SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default(),
         });
         if let (Some(audit), true) = (&st.audit, is_api && !streaming) {
-            let mut rec = serde_json::json!({
-                "ts": now_secs(), "request_id": rid, "route": route, "status": status,
-                "client_ip": ip.to_string(), "origin": origin, "duration_ms": ms, "error_code": code,
-            });
+            let mut rec = in_flight.audit_record(status, ms, code);
             if let Some(extra) = resp.extensions().get::<AuditInfo>() {
                 for (k, v) in &extra.0 {
                     rec[k] = v.clone();
@@ -262,10 +264,11 @@ async fn guard(State(st): State<Arc<AppState>>, mut req: Request, next: Next) ->
     .await
 }
 
-/// A request whose client went away before its response was ready (nginx's status 499):
-/// hyper drops the handler, so only a drop can log it, count it and write its audit line. A
-/// charge taken for it is kept, as for a stream the client leaves (the upstream may have billed).
-struct Abandoned<'a> {
+/// A request being answered: what its audit line says of it. Dropped while still pending, its
+/// client went away before the response was ready (nginx's status 499): hyper drops the
+/// handler, so only the drop can log it, count it and write its audit line. A charge taken for
+/// it is kept, as for a stream the client leaves (the upstream may have billed).
+struct InFlight<'a> {
     st: &'a AppState,
     rid: &'a str,
     route: &'static str,
@@ -274,15 +277,27 @@ struct Abandoned<'a> {
     started: Instant,
     /// An API route: it gets an audit line.
     audit: bool,
-    armed: bool,
+    /// No response yet.
+    pending: bool,
+}
+
+impl InFlight<'_> {
+    /// The audit line's fields every request has.
+    fn audit_record(&self, status: u16, ms: f64, code: Option<&str>) -> serde_json::Value {
+        serde_json::json!({
+            "ts": now_secs(), "request_id": self.rid, "route": self.route, "status": status,
+            "client_ip": self.ip.to_string(), "origin": self.origin, "duration_ms": ms,
+            "error_code": code,
+        })
+    }
 }
 
 /// The status logged for a request the client closed before its response (nginx's).
 const CLIENT_CLOSED: u16 = 499;
 
-impl Drop for Abandoned<'_> {
+impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        if !self.armed {
+        if !self.pending {
             return;
         }
         let ms = self.started.elapsed().as_secs_f64() * 1000.0;
@@ -291,11 +306,8 @@ impl Drop for Abandoned<'_> {
         self.st.metrics.request_duration(self.route, self.started.elapsed());
         tracing::info!(request_id = %self.rid, route = self.route, client_ip = %self.ip, duration_ms = ms, "client went away before the response; upstream request cancelled");
         if let (Some(audit), true) = (&self.st.audit, self.audit) {
-            let rec = serde_json::json!({
-                "ts": now_secs(), "request_id": self.rid, "route": self.route,
-                "status": CLIENT_CLOSED, "client_ip": self.ip.to_string(), "origin": self.origin,
-                "duration_ms": ms, "error_code": "client_closed_request", "completed": false,
-            });
+            let mut rec = self.audit_record(CLIENT_CLOSED, ms, Some("client_closed_request"));
+            rec["completed"] = serde_json::json!(false);
             let _ = audit.append(&rec);
         }
     }

@@ -357,7 +357,7 @@ async fn read_capped(resp: reqwest::Response, max: usize) -> String {
 
 /// An upstream answer's shape for the log: JSON error `type`/`code` when they are identifiers
 /// (`invalid_request_error`, `model_not_found`), its kind and size; no free text.
-pub fn shape_of(text: &str) -> String {
+fn shape_of(text: &str) -> String {
     let n = text.len();
     match serde_json::from_str::<serde_json::Value>(text) {
         Ok(serde_json::Value::Object(o)) => {
@@ -368,10 +368,8 @@ pub fn shape_of(text: &str) -> String {
                     .filter(|s| !s.is_empty() && s.len() <= 64)
                     .filter(|s| s.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b)))
             };
-            let mut d = format!("a JSON object of {n} bytes");
-            if err.is_some() {
-                d = format!("a JSON error of {n} bytes");
-            }
+            let kind = if err.is_some() { "error" } else { "object" };
+            let mut d = format!("a JSON {kind} of {n} bytes");
             for k in ["type", "code"] {
                 if let Some(v) = ident(k) {
                     d.push_str(&format!(", {k} {v}"));
