@@ -521,15 +521,15 @@ fn give_empty_headings_their_children(sections: &mut [Section]) {
 /// on the description; the citation opens the sibling, where the text is. Empty headings with
 /// no such sibling (a list of link headings ending the page) stay as they are.
 fn carry_empty_headings_to_the_next(sections: &mut [Section]) {
+    let empty = |s: &Section| s.blocks.is_empty() && !s.heading.is_empty();
     let mut i = 0;
     while i < sections.len() {
         let level = sections[i].level;
-        let empty = |s: &Section| s.blocks.is_empty() && !s.heading.is_empty();
         if level < 2 || !empty(&sections[i]) {
             i += 1;
             continue;
         }
-        // The run of empty siblings starting here.
+        // The run of empty siblings starting here (at least this one).
         let mut j = i;
         while j < sections.len() && sections[j].level == level && empty(&sections[j]) {
             j += 1;
@@ -538,7 +538,7 @@ fn carry_empty_headings_to_the_next(sections: &mut [Section]) {
             let titles: Vec<String> = sections[i..j].iter().map(|s| s.heading.clone()).collect();
             sections[j].blocks.insert(0, Block::Text(titles.join("\n")));
         }
-        i = j.max(i + 1);
+        i = j;
     }
 }
 
