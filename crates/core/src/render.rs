@@ -207,6 +207,16 @@ fn citation_reference(link_type: pulldown_cmark::LinkType, id: &str) -> Option<u
     .flatten()
 }
 
+/// The number of a citation marker written alone (`[1]`, ` [ 12 ] `, invisible characters
+/// ignored), if `text` is one.
+fn as_citation_marker(text: &str) -> Option<usize> {
+    let t = strip_invisible(text);
+    let inner = t.trim().strip_prefix('[')?.strip_suffix(']')?.trim();
+    (!inner.is_empty() && inner.len() <= 4 && inner.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| inner.parse().ok())
+        .flatten()
+}
+
 fn strip_invisible(s: &str) -> String {
     s.chars()
         .filter(|&c| {
@@ -475,6 +485,8 @@ struct Writer<'o> {
     cite_link: Option<(usize, bool)>,
     /// The host of the external link being written, and where its text starts in `out`.
     link_host: Option<(String, usize)>,
+    /// The link being written: where its `<a` starts in `out` and where its text starts.
+    link_at: Option<(usize, usize)>,
     raw_depth: usize,
     image: Option<ImageState>,
     table_aligns: Vec<Alignment>,
@@ -502,6 +514,7 @@ impl<'o> Writer<'o> {
             link_depth: 0,
             cite_link: None,
             link_host: None,
+            link_at: None,
             raw_depth: 0,
             image: None,
             table_aligns: Vec::new(),
@@ -878,7 +891,9 @@ impl<'o> Writer<'o> {
                 match url.flatten() {
                     Some(kind) => {
                         let open = self.link_attrs(&dest_url, &kind);
+                        let at = self.out.len();
                         self.open(&open, "</a>");
+                        self.link_at = (!self.truncated).then_some((at, self.out.len()));
                         self.link_host =
                             self.external_host(&kind).map(|h| (h.to_string(), self.out.len()));
                     }
@@ -909,6 +924,9 @@ impl<'o> Writer<'o> {
             }
             TagEnd::Link => {
                 self.link_depth = self.link_depth.saturating_sub(1);
+                if self.link_as_citation() {
+                    return;
+                }
                 // The link's text as written (escaped; a URL's entities are decoded again).
                 let shown = match self.link_host.take() {
                     Some((h, at)) if !names_host(self.out.get(at..).unwrap_or_default(), &h) => {
@@ -939,6 +957,28 @@ impl<'o> Writer<'o> {
             TagEnd::Image => {}
             _ => self.close(),
         }
+    }
+
+    /// A link whose whole text is a citation marker (`[[1]](/logout)`) would read as the
+    /// citation while it leads elsewhere: it is written as the citation it names (or as plain
+    /// text when there is no such source), its URL dropped. True when it was.
+    fn link_as_citation(&mut self) -> bool {
+        let Some((at, text_at)) = self.link_at.take() else { return false };
+        if self.truncated || !matches!(self.stack.last(), Some(Some("</a>"))) {
+            return false;
+        }
+        let Some(text) = self.out.get(text_at..) else { return false };
+        let Some(n) = as_citation_marker(text) else { return false };
+        self.stack.pop();
+        self.closing_len -= "</a>".len();
+        self.out.truncate(at);
+        self.link_host = None;
+        if self.opts.sources.iter().any(|s| s.n == n) {
+            self.citation(n);
+        } else {
+            self.escaped_text(&format!("[{n}]"));
+        }
+        true
     }
 
     fn finish(mut self) -> Rendered {

@@ -524,6 +524,30 @@ fn a_definition_for_a_citation_number_never_turns_the_citation_into_its_link() {
 }
 
 #[test]
+fn a_link_whose_text_is_a_citation_marker_is_that_citation_not_its_link() {
+    // `[[1]](/logout)` showed an ordinary link reading "[1]": a reader takes it for the
+    // citation and lands on a path the answer chose.
+    for md in [
+        "Install it [[1]](/logout).",
+        "Install it [[1]](https://evil.example/x).",
+        "Install it [ [1] ](/logout).",
+        "Install it [\\[1\\]](/logout).",
+    ] {
+        let r = render_markdown(md, &opts());
+        assert_safe(md, &r);
+        assert!(!r.html.contains("logout") && !r.html.contains("evil.example"), "{md}: {}", r.html);
+        assert_eq!(r.html.matches("class=\"docent-cite\"").count(), 1, "{md}: {}", r.html);
+        assert_eq!(r.cited, vec![1], "{md}");
+    }
+    // A number with no source: plain text, no link.
+    let r = render_markdown("See [[9]](/logout).", &opts());
+    assert_eq!(r.html, "<p>See [9].</p>");
+    // Words around the number keep the link (it does not read as a citation).
+    let r = render_markdown("See [step [1]](/guide/x).", &opts());
+    assert!(r.html.contains("<a href=\"/guide/x\">step [1]</a>"), "{}", r.html);
+}
+
+#[test]
 fn an_email_autolink_is_text_not_a_link_to_a_page() {
     let r = render_markdown("Write to <help@docs.example.com>.", &opts());
     assert_safe("email", &r);
