@@ -14,6 +14,10 @@ use serde::Deserialize;
 /// The longest `[serve] max_stream_secs` (a day). Durations are added to the clock, which
 /// panics past its range: a bound keeps a typo from taking every stream down.
 pub const MAX_STREAM_SECS: u64 = 86_400;
+/// The range of `[serve] max_header_bytes`: a browser's request with a few cookies needs a
+/// few KiB; hyper holds at most ~400 KiB per connection whatever is set.
+pub const MIN_HEADER_BYTES: usize = 4 * 1024;
+pub const MAX_HEADER_BYTES: usize = 256 * 1024;
 /// The longest `[cache] ttl_secs` (a year), for the same reason.
 pub const MAX_CACHE_TTL_SECS: u64 = 365 * 86_400;
 
@@ -87,6 +91,9 @@ pub struct ServeConfig {
     pub header_timeout_ms: u64,
     /// A client must send the whole request body within this time (408 otherwise).
     pub body_timeout_ms: u64,
+    /// Most bytes of a request's start line and headers together; more is answered 431 and
+    /// the connection closed. Default 32768 (what nginx's default buffers take).
+    pub max_header_bytes: usize,
     /// Most client connections open at once; more wait in the listen backlog.
     pub max_connections: usize,
     /// A client whose socket takes no byte of a response for this long (it stopped reading)
@@ -121,6 +128,7 @@ impl Default for ServeConfig {
             shutdown_grace_secs: 30,
             header_timeout_ms: 10_000,
             body_timeout_ms: 10_000,
+            max_header_bytes: 32 * 1024,
             max_connections: 12_000,
             send_timeout_ms: 30_000,
             max_stream_secs: 600,
@@ -620,6 +628,9 @@ impl Config {
                 return bad(format!("[serve] {name} = 0 would cut every client off; use a positive number of milliseconds (default 10000)"));
             }
         }
+        if !(MIN_HEADER_BYTES..=MAX_HEADER_BYTES).contains(&self.serve.max_header_bytes) {
+            return bad(format!("[serve] max_header_bytes = {} is out of range; use {MIN_HEADER_BYTES}-{MAX_HEADER_BYTES} (default 32768; raise it only if your site's cookies reach the proxy and are larger)", self.serve.max_header_bytes));
+        }
         if self.serve.send_timeout_ms == 0 {
             return bad("[serve] send_timeout_ms = 0 would cut every client off; use a positive number of milliseconds (default 30000)".into());
         }
@@ -973,5 +984,9 @@ mod tests {
         assert!(c.validate().unwrap_err().to_string().contains("log_max_mb"));
         let c = Config::from_toml_str("[serve]\nmax_stream_secs = 0\n").unwrap();
         assert!(c.validate().unwrap_err().to_string().contains("max_stream_secs"));
+        for n in [100, 10 << 20] {
+            let c = Config::from_toml_str(&format!("[serve]\nmax_header_bytes = {n}\n")).unwrap();
+            assert!(c.validate().unwrap_err().to_string().contains("4096-262144"), "{n}");
+        }
     }
 }

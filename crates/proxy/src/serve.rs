@@ -279,6 +279,7 @@ async fn serve_connections(
     let slots = Arc::new(tokio::sync::Semaphore::new(serve_cfg.max_connections));
     let header_timeout = Duration::from_millis(serve_cfg.header_timeout_ms);
     let send_timeout = Duration::from_millis(serve_cfg.send_timeout_ms);
+    let max_header_bytes = serve_cfg.max_header_bytes;
     let (close_tx, close_rx) = tokio::sync::watch::channel(false);
     // Every connection task holds a sender; `recv` returns None once all have ended.
     let (alive_tx, mut alive_rx) = tokio::sync::mpsc::channel::<()>(1);
@@ -324,7 +325,10 @@ async fn serve_connections(
             let _permit = permit;
             let _alive = alive;
             let mut builder = http1::Builder::new();
-            builder.timer(TokioTimer::new()).header_read_timeout(header_timeout);
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .max_header_size(max_header_bytes);
             let stall = Arc::new(Stall::new());
             let io = TokioIo::new(Watched { io: tcp, stall: stall.clone() });
             let conn = builder.serve_connection(io, TowerToHyperService::new(svc));

@@ -1143,6 +1143,31 @@ async fn slow_headers_and_silent_sockets_are_closed_after_the_header_timeout() {
 }
 
 #[tokio::test]
+async fn headers_past_max_header_bytes_get_431_and_the_connection_closes() {
+    // hyper's own bound is ~400 KiB per connection: 150 clients sending headers slowly held
+    // 15 MB more than a normal request needs.
+    let up = fault_upstream(healthy).await;
+    let mut cfg = config(up.addr);
+    cfg.serve.max_header_bytes = 8 * 1024;
+    let p = start_proxy(cfg).await;
+    let mut sock = tokio::net::TcpStream::connect(p.addr).await.unwrap();
+    let big =
+        format!("GET /healthz HTTP/1.1\r\nHost: x\r\ncookie: {}\r\n\r\n", "a".repeat(9 * 1024));
+    sock.write_all(big.as_bytes()).await.unwrap();
+    let text = read_until_closed(&mut sock, Duration::from_secs(5)).await.expect("closed");
+    assert!(text.starts_with("HTTP/1.1 431"), "{text}");
+    // Under the bound, a request with a large cookie is served.
+    let mut sock = tokio::net::TcpStream::connect(p.addr).await.unwrap();
+    let ok = format!(
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nconnection: close\r\ncookie: {}\r\n\r\n",
+        "a".repeat(6 * 1024)
+    );
+    sock.write_all(ok.as_bytes()).await.unwrap();
+    let text = read_until_closed(&mut sock, Duration::from_secs(5)).await.expect("closed");
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+}
+
+#[tokio::test]
 async fn a_body_that_trickles_in_gets_408_after_the_body_timeout() {
     let up = fault_upstream(healthy).await;
     let mut cfg = config(up.addr);
