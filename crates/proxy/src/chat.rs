@@ -483,6 +483,13 @@ pub async fn chat(
         }
         audit.insert("tokens_in".into(), json!(pin));
         audit.insert("tokens_out".into(), json!(pout));
+        let bytes = match provider.scrub_answer(&String::from_utf8_lossy(&bytes)) {
+            Some(clean) => {
+                tracing::warn!(request_id = %rid, provider = %provider.name, "the upstream's answer held an API key; replaced before it reached the client");
+                Bytes::from(clean)
+            }
+            None => bytes,
+        };
         let mut r =
             (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], bytes).into_response();
         r.extensions_mut().insert(AuditInfo(audit));

@@ -39,6 +39,19 @@ impl Redactor {
         )
     }
 
+    /// `text` with every configured secret value replaced, or None when it holds none. Only
+    /// exact values: an answer's hashes and tokens that merely look like keys are its content.
+    pub fn scrub(&self, text: &str) -> Option<String> {
+        let mut found = None::<String>;
+        for secret in &self.secrets {
+            let s = found.as_deref().unwrap_or(text);
+            if memchr::memmem::find(s.as_bytes(), secret.as_bytes()).is_some() {
+                found = Some(s.replace(secret.as_str(), MASK));
+            }
+        }
+        found
+    }
+
     /// `text` without secrets or key-shaped words, at most 500 characters.
     pub fn redact(&self, text: &str) -> String {
         let mut s = text.to_string();

@@ -114,6 +114,7 @@ pub async fn start(answer: Answer, relay: Relay) -> Result<Response, ApiError> {
             limit: max_out as usize * MAX_CACHED_BYTES_PER_TOKEN,
         }),
         store: None,
+        scrubbed: false,
         guard: StreamGuard {
             st: st.clone(),
             ip,
@@ -332,6 +333,8 @@ struct StreamState {
     capture: Option<Capture>,
     /// A completed answer to put in the cache before `[DONE]` is sent.
     store: Option<(String, crate::cache::Cached)>,
+    /// A key was replaced in the answer (warned once per stream).
+    scrubbed: bool,
     guard: StreamGuard,
 }
 
@@ -352,6 +355,16 @@ impl StreamState {
         if self.finished {
             return;
         }
+        let ev = match self.guard.provider.scrub_answer(&ev.data) {
+            Some(data) => {
+                if !self.scrubbed {
+                    self.scrubbed = true;
+                    tracing::warn!(request_id = %self.guard.rid, provider = %self.guard.provider.name, "the upstream's answer held an API key; replaced before it reached the client");
+                }
+                Event { data }
+            }
+            None => ev,
+        };
         let (kind, content) = ev.decode();
         match kind {
             Kind::Done => {

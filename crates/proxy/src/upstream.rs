@@ -129,6 +129,13 @@ impl Provider {
         self
     }
 
+    /// An answer from this upstream with every configured key replaced, or None when it holds
+    /// none. A provider (or a gateway before it) that echoes the request's `Authorization`
+    /// header into the answer would hand the key to every reader.
+    pub fn scrub_answer(&self, text: &str) -> Option<String> {
+        self.redactor.scrub(text)
+    }
+
     /// Text from this upstream, safe to log: no configured key, nothing shaped like one.
     pub fn redact(&self, text: &str) -> String {
         self.redactor.redact(text)

@@ -456,6 +456,43 @@ async fn an_upstream_error_mid_stream_never_reaches_the_client_verbatim() {
 }
 
 #[tokio::test]
+async fn an_upstream_answer_echoing_the_key_reaches_the_client_without_it() {
+    // A gateway that echoes the request's headers into the answer handed the key to readers.
+    let key = "sk-proj-echoedsecret0987";
+    std::env::set_var("DOCENT_FAULT_TEST_KEY_ECHO", key);
+    let up = fault_upstream(move |req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        let echo = format!("You sent Authorization: Bearer {key}.");
+        if req.stream() {
+            vec![sse_head(), send(chunk("Hello. ")), send(chunk(&echo)), send("data: [DONE]\n\n")]
+        } else {
+            vec![json_reply(200, &json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": echo}, "finish_reason": "stop"}]}), "")]
+        }
+    })
+    .await;
+    let cfg = config_with(up.addr, "api_key_env = \"DOCENT_FAULT_TEST_KEY_ECHO\"", "");
+    let a = app(Arc::new(cfg));
+    for stream in [true, false] {
+        let (logs, _guard) = capture_logs();
+        let r = a
+            .clone()
+            .oneshot(post("/v1/chat/completions", &chat_body("hi", stream)))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        let text = body_text(r).await;
+        assert!(
+            !text.contains("echoedsecret"),
+            "stream {stream}: the key reached the client: {text}"
+        );
+        assert!(text.contains("Bearer [redacted]"), "stream {stream}: {text}");
+        assert!(logged(&logs).contains("held an API key"), "stream {stream}");
+    }
+}
+
+#[tokio::test]
 async fn an_upstream_error_event_before_any_content_is_a_502_without_its_text() {
     let up = fault_upstream(|req| {
         if req.is_moderation() {
