@@ -388,7 +388,11 @@ impl StreamState {
             Kind::Malformed => self.fail(StreamFault::Malformed, Some(&ev)),
             Kind::Chunk { usage, only_usage, cut_short } => {
                 if let Some((pin, pout)) = usage.filter(|&(a, b)| a > 0 || b > 0) {
-                    self.guard.usage = Some((pin, pout));
+                    if crate::tokens::plausible_usage((pin, pout)) {
+                        self.guard.usage = Some((pin, pout));
+                    } else {
+                        tracing::warn!(request_id = %self.guard.rid, provider = %self.guard.provider.name, prompt_tokens = pin, completion_tokens = pout, "upstream usage counts are not believable; charged an estimate instead");
+                    }
                 }
                 if cut_short {
                     // Stopped at max_tokens or by a content filter: forwarded, never cached.

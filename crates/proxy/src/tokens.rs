@@ -3,6 +3,17 @@
 //! cl100k never produces more tokens than UTF-8 bytes, so when the byte length is under the
 //! limit the exact count is skipped (keeps the hot path well under a millisecond).
 
+/// The most tokens an upstream's `usage` may count on either side of one answer: more than any
+/// model's context window today (10M). A count past it (an upstream bug, `u64::MAX`) is
+/// treated as no count at all, so it neither charges a reader's rate limit for ever nor
+/// takes `docent_tokens_total` out of any sane range.
+pub const MAX_USAGE_TOKENS: u64 = 1 << 24;
+
+/// Whether an upstream's `(prompt, completion)` usage counts are believable.
+pub fn plausible_usage((pin, pout): (u64, u64)) -> bool {
+    pin <= MAX_USAGE_TOKENS && pout <= MAX_USAGE_TOKENS
+}
+
 /// Exact cl100k token count of `text` (docent-core's fast counter: the same pieces and BPE as
 /// tiktoken-rs, without its backtracking regex, with per-piece memoisation).
 pub fn count(text: &str) -> usize {
