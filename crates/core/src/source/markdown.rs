@@ -1194,6 +1194,10 @@ struct JsxState<'a> {
     quote: Option<char>,
     /// The tag read so far.
     tag: String,
+    /// Inside a JavaScript function written as an expression (`{() => { … }}`, a render
+    /// function's children such as `<BrowserOnly>`'s), over as many lines as it takes: code the
+    /// site runs, never text. `brace` and `quote` track it as they do a tag.
+    in_expr: bool,
     /// The tag opened after text on its line: its label is read inline, not as a block.
     inline: bool,
     /// The line being read is an ATX heading: its tags show nothing, as site generators leave
@@ -1212,6 +1216,7 @@ struct JsxState<'a> {
 impl JsxState<'_> {
     fn strip<'l>(&mut self, line: &'l str) -> std::borrow::Cow<'l, str> {
         if !self.in_tag
+            && !self.in_expr
             && self.code_run == 0
             && !line.contains('<')
             && !line.contains('{')
@@ -1219,6 +1224,13 @@ impl JsxState<'_> {
         {
             // No tag or code span starts or continues on this line: nothing to strip.
             return std::borrow::Cow::Borrowed(line);
+        }
+        if self.in_expr && self.heading {
+            // An expression that never closed (a page MDX would refuse): it ends at the next
+            // heading rather than take the rest of the page.
+            self.in_expr = false;
+            self.brace = 0;
+            self.quote = None;
         }
         if self.code_run > 0 && line.trim().is_empty() {
             // A code span does not cross a paragraph break: the backticks were text.
@@ -1246,6 +1258,24 @@ impl JsxState<'_> {
         }
         while i < chars.len() {
             let c = chars[i];
+            if self.in_expr {
+                match (self.quote, c) {
+                    (Some(q), _) if c == q => self.quote = None,
+                    (Some(_), _) => {}
+                    (None, '"') | (None, '\'') | (None, '`') => self.quote = Some(c),
+                    (None, '{') => self.brace += 1,
+                    (None, '}') => {
+                        self.brace -= 1;
+                        if self.brace <= 0 {
+                            self.in_expr = false;
+                            self.brace = 0;
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+                continue;
+            }
             if self.in_tag {
                 self.tag.push(c);
                 match (self.quote, c) {
@@ -1289,6 +1319,14 @@ impl JsxState<'_> {
                 out.extend(&chars[i..]);
                 break;
             }
+            if c == '{' && self.flavor == Flavor::Docusaurus && is_function_expression(&chars[i..])
+            {
+                self.in_expr = true;
+                self.brace = 1;
+                self.quote = None;
+                i += 1;
+                continue;
+            }
             if c == '{' {
                 if let Some((len, value)) = self.expression(&chars[i..]) {
                     out.push_str(&value);
@@ -1297,7 +1335,8 @@ impl JsxState<'_> {
                 }
             }
             let jsx_element = |chars: &[char]| {
-                self.flavor == Flavor::Docusaurus && has_expression_attribute(chars, i)
+                self.flavor == Flavor::Docusaurus
+                    && (has_expression_attribute(chars, i) || opens_unclosed_element(chars, i))
             };
             if c == '<'
                 && !is_escaped(&chars, i)
@@ -1412,6 +1451,61 @@ fn has_expression_attribute(chars: &[char], i: usize) -> bool {
         }
     }
     false
+}
+
+/// Is `chars[i]` (a `<`) the start of an HTML element whose tag goes on over the next lines
+/// (`<img` ⏎ `src={require('./x.png').default}` ⏎ `/>`)? MDX reads it as JSX, whatever its
+/// attributes; a Markdown parser sees a line of text (only block elements open HTML blocks).
+fn opens_unclosed_element(chars: &[char], i: usize) -> bool {
+    if !chars.get(i + 1).is_some_and(|c| c.is_ascii_lowercase()) {
+        return false;
+    }
+    let mut k = i + 1;
+    while chars.get(k).is_some_and(|c| c.is_ascii_alphanumeric() || *c == '-') {
+        k += 1;
+    }
+    if chars.get(k).is_some_and(|c| !c.is_whitespace()) {
+        return false;
+    }
+    let mut depth = 0i32;
+    let mut quote = None;
+    for &c in &chars[k..] {
+        match (quote, c) {
+            (Some(q), _) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '{') => depth += 1,
+            (None, '}') => depth -= 1,
+            (None, '>' | '<') if depth <= 0 => return false,
+            _ => {}
+        }
+    }
+    true
+}
+
+/// Does `chars` (from a `{`) open a function (`{() => {`, `{(props) => (`, `{function () {`,
+/// `{x => …}`)? In MDX that is code a component calls, never text.
+fn is_function_expression(chars: &[char]) -> bool {
+    let rest: String = chars.iter().skip(1).take(200).collect();
+    let rest = rest.trim_start();
+    if rest.starts_with("function")
+        && rest[8..].starts_with(|c: char| c.is_whitespace() || c == '(')
+    {
+        return true;
+    }
+    let head = if rest.starts_with('(') {
+        match rest.find(')') {
+            Some(end) => &rest[end + 1..],
+            None => return false,
+        }
+    } else {
+        let ident = rest.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'));
+        match ident {
+            Some(n) if n > 0 => &rest[n..],
+            _ => return false,
+        }
+    };
+    head.trim_start().starts_with("=>")
 }
 
 /// Is `chars[i]` escaped by a backslash (an odd run of them before it)? `\<name>` is the
@@ -2119,6 +2213,28 @@ mod tests {
         let src = "# A\n\n- <ins style={{background: '#f0f8ff'}} className=\"box\" /> aliceblue (<code>#f0f8ff</code>)\n- <span style={{color: 'red'}}>red</span> text\n- a <b>bold</b> word, x<y and <a href=\"/x\">link</a>\n";
         let p = parse(src, Flavor::Docusaurus, "x");
         assert_eq!(all_text(&p), "- aliceblue (#f0f8ff)\n- red text\n- a bold word, x<y and link");
+    }
+
+    #[test]
+    fn an_html_element_whose_tag_spans_lines_is_dropped_in_mdx() {
+        // Seen on algolia/docsearch: `<img` alone on a line, its `src={require(…)}` below.
+        let src = "# A\n\nBefore.\n\n<img\n  src={require('./x.png').default}\n  alt=\"A diagram\"\n  style={{width: 300}}\n/>\n\nAfter the image.\n\n<div\n  className=\"row\">\n  Inside the div.\n</div>\n\nThe <a\n  href=\"/x\">link</a> stays text.\n";
+        let p = parse(src, Flavor::Docusaurus, "x");
+        assert_eq!(
+            all_text(&p),
+            "Before.\nAfter the image.\nInside the div.\nThe link stays text."
+        );
+    }
+
+    #[test]
+    fn render_function_children_are_code_not_text_in_mdx() {
+        let src = "# A\n\n<BrowserOnly fallback={<div>Loading...</div>}>\n  {() => {\n    const Lib = require('lib').default;\n    return <Lib {...props} text=\"}\" />;\n  }}\n</BrowserOnly>\n\nAfter.\n\n<Comp>{(x) => (\n  <b>{x}</b>\n)}</Comp> and {function () { return 1; }} then.\n\nA {props.name} and `{() => 1}` in code.\n";
+        let p = parse(src, Flavor::Docusaurus, "x");
+        assert_eq!(all_text(&p), "After.\nand then.\nA and `{() => 1}` in code.");
+        // One that never closes ends at the next heading.
+        let src = "# A\n\n{() => {\n  broken\n\n## B\n\nKept.\n";
+        let p = parse(src, Flavor::Docusaurus, "x");
+        assert_eq!(all_text(&p), "Kept.");
     }
 
     #[test]
