@@ -555,13 +555,21 @@ fn vitepress_includes(body: &str, path: &str, inc: &dyn Includes, depth: usize) 
             rest = after;
             continue;
         };
+        let directive = &rest[start..start + 4 + end + 3];
         out.push_str(&rest[..start]);
         rest = &after[end + 3..];
         if spec.is_empty() {
             continue;
         }
-        if let Some(text) = read_include(spec, path, inc, depth) {
-            out.push_str(&text);
+        // Inside a code span the directive is most likely the syntax being documented.
+        let line_start = out.rfind('\n').map_or(0, |i| i + 1);
+        let in_code = out[line_start..].matches('`').count() % 2 == 1;
+        match read_include(spec, path, inc, depth, in_code) {
+            Included::Text(text) => out.push_str(&text),
+            Included::Nothing => {}
+            // VitePress 1 leaves the directive as written (an escape hatch for documenting
+            // the syntax); VitePress 2 fails the build.
+            Included::Missing => out.push_str(directive),
         }
     }
     out.push_str(rest);
@@ -586,7 +594,17 @@ fn split_range(spec: &str) -> (&str, Option<LineRange>) {
     (spec, None)
 }
 
-fn read_include(spec: &str, from: &str, inc: &dyn Includes, depth: usize) -> Option<String> {
+/// What an include directive becomes.
+enum Included {
+    Text(String),
+    /// Nothing (a warning said why).
+    Nothing,
+    /// Its file does not exist: the directive stays as written.
+    Missing,
+}
+
+/// `quiet`: a missing file is not warned about (the directive is in a code span).
+fn read_include(spec: &str, from: &str, inc: &dyn Includes, depth: usize, quiet: bool) -> Included {
     let (spec, range) = split_range(spec);
     let (file, region) = match spec.find('#') {
         Some(i) => (&spec[..i], Some(&spec[i + 1..])),
@@ -594,17 +612,19 @@ fn read_include(spec: &str, from: &str, inc: &dyn Includes, depth: usize) -> Opt
     };
     let Some(target) = resolve_for(inc, from, file) else {
         inc.warn(format!("{from}: @include {file:?} leaves the source folder; not included (--include-root allows a folder above it)"));
-        return None;
+        return Included::Nothing;
     };
     if depth >= MAX_DEPTH {
         inc.warn(format!(
             "{from}: includes nest deeper than {MAX_DEPTH} at {target}; not included"
         ));
-        return None;
+        return Included::Nothing;
     }
     let Some(text) = inc.read(&target) else {
-        inc.warn(format!("{from}: included file {target} not found; the page is read without it"));
-        return None;
+        if !quiet {
+            inc.warn(format!("{from}: included file {target} not found; the directive is kept as text, as VitePress 1 does (VitePress 2 fails the build)"));
+        }
+        return Included::Missing;
     };
     // VitePress' order: the region, then the line range of what is left.
     let mut text = text.replace("\r\n", "\n");
@@ -625,8 +645,7 @@ fn read_include(spec: &str, from: &str, inc: &dyn Includes, depth: usize) -> Opt
     // Frontmatter is dropped from a whole included Markdown file only.
     let whole_md = region.is_none() && range.is_none() && target.ends_with(".md");
     let body = if whole_md { frontmatter(&text).1 } else { text.as_str() };
-    let body = vitepress_includes(body, &target, inc, depth + 1);
-    Some(body)
+    Included::Text(vitepress_includes(body, &target, inc, depth + 1))
 }
 
 /// A region marker line (`// #region name`, `<!-- #region name -->`, `# region name`, ...):
@@ -1024,11 +1043,29 @@ mod tests {
             out.contains("## Usage\n\nUse it.") && !out.contains("top") && !out.contains("#region"),
             "{out}"
         );
-        assert!(!out.contains("@include"), "{out}");
+        assert!(!out.contains("basics.md") && !out.contains("regions.md"), "{out}");
         assert!(out.contains("<!-- a comment -->"), "{out}");
+        // A missing file leaves the directive as written (VitePress 1), with a warning.
+        assert!(out.contains("<!--@include: ./parts/none.md-->"), "{out}");
         let w = files.warnings.borrow();
         assert_eq!(w.len(), 1);
         assert!(w[0].contains("guide/parts/none.md"), "{w:?}");
+    }
+
+    #[test]
+    fn an_include_written_in_a_code_span_to_show_the_syntax_is_text_without_a_warning() {
+        // docent's own docs/sources.md documents the directive this way: every build warned.
+        let files = Files::with(&[]);
+        let page = "# G
+
+`<!--@include: ./part.md-->` is replaced by the file.
+";
+        let out = expand(page, Flavor::VitePress, "sources.md", &files);
+        assert!(out.contains("`<!--@include: ./part.md-->` is replaced"), "{out}");
+        assert!(files.warnings.borrow().is_empty());
+        let p = crate::source::markdown::parse_with(page, Flavor::VitePress, "sources.md", &files);
+        let text: Vec<String> = p.sections[0].blocks.iter().map(|b| b.render()).collect();
+        assert_eq!(text, vec!["`<!--@include: ./part.md-->` is replaced by the file."]);
     }
 
     #[test]
