@@ -1816,6 +1816,15 @@ pub fn build_index_with(
 }
 
 fn load_previous(path: &Path, explicit: bool) -> anyhow::Result<Index> {
+    let meta = std::fs::metadata(path)
+        .with_context(|| format!("cannot read the previous index {}", path.display()))?;
+    if !meta.is_file() || meta.len() > MAX_PREVIOUS_BYTES {
+        bail!(
+            "{} is not an index file (not a regular file, or over {} GiB)",
+            path.display(),
+            MAX_PREVIOUS_BYTES >> 30
+        );
+    }
     let bytes = std::fs::read(path).with_context(|| {
         if explicit {
             format!("cannot read the previous index {} (--previous)", path.display())
@@ -1919,6 +1928,7 @@ fn check_writable(out: &Path) -> anyhow::Result<()> {
             out.display()
         );
     }
+    check_replaceable(out)?;
     let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     if !dir.exists() {
         bail!(
@@ -1935,6 +1945,36 @@ fn check_writable(out: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// An existing `--out` is replaced only when it is a docent index (or empty): a typo that names
+/// a page of the docs, notes or a device (`/dev/null` as a dry run) must not be lost to it.
+fn check_replaceable(out: &Path) -> anyhow::Result<()> {
+    let Ok(meta) = std::fs::metadata(out) else { return Ok(()) };
+    if !meta.is_file() {
+        bail!(
+            "--out {} exists and is not a regular file (a device, pipe or socket); docent writes the index as a new file in its place, so give a file path such as public/docent.idx",
+            out.display()
+        );
+    }
+    if meta.len() == 0 {
+        return Ok(());
+    }
+    let mut head = [0u8; 8];
+    let n = std::fs::File::open(out)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .with_context(|| format!("cannot read {}", out.display()))?;
+    if head[..n] != docent_core::format::MAGIC[..n.min(8)] || n < 8 {
+        bail!(
+            "--out {} exists and is not a docent index; docent never overwrites other files: choose another --out, or delete the file first if it is not needed",
+            out.display()
+        );
+    }
+    Ok(())
+}
+
+/// The largest file read as a previous index: far more than any docs site needs (a 100,000-
+/// chunk index is ~60 MB), and a bound on what a wrong path costs.
+const MAX_PREVIOUS_BYTES: u64 = 4 << 30;
+
 fn write_atomic(out: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = out
@@ -1942,10 +1982,18 @@ fn write_atomic(out: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_else(|| "docent.idx".into());
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, out)
-        .with_context(|| format!("cannot move the new index into place at {}", out.display()))?;
-    Ok(())
+    let written = std::fs::write(&tmp, bytes)
+        .with_context(|| format!("cannot write {}", tmp.display()))
+        .and_then(|()| {
+            std::fs::rename(&tmp, out).with_context(|| {
+                format!("cannot move the new index into place at {}", out.display())
+            })
+        });
+    if written.is_err() {
+        // A full disk or a bad path leaves no half-written temporary file behind.
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 #[cfg(test)]

@@ -1522,3 +1522,44 @@ fn a_missing_include_is_warned_about_once_though_the_language_sample_reads_the_p
     assert!(o.status.success(), "{stderr}");
     assert_eq!(stderr.matches("missing.md").count(), 1, "{stderr}");
 }
+
+#[test]
+fn an_existing_out_that_is_not_an_index_is_never_overwritten() {
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("docs");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::write(src.join("a.md"), "# A\n\nAlpha text about widgets.\n").unwrap();
+    let s = src.to_str().unwrap();
+    // A page of the docs named as --out by mistake: refused, the page intact.
+    let page = src.join("a.md");
+    let err = fails(&["index", s, "--out", page.to_str().unwrap(), "--embed", "none", "-q"]);
+    assert!(err.contains("is not a docent index") && err.contains("another --out"), "{err}");
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), "# A\n\nAlpha text about widgets.\n");
+    // A FIFO (as /dev/null is a device): refused, never replaced by a file.
+    let fifo = d.path().join("pipe");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let err = fails(&["index", s, "--out", fifo.to_str().unwrap(), "--embed", "none", "-q"]);
+    assert!(err.contains("not a regular file"), "{err}");
+    assert!(!std::fs::metadata(&fifo).unwrap().is_file());
+    // An empty file, and an index, are replaced.
+    let out = d.path().join("docent.idx");
+    std::fs::write(&out, b"").unwrap();
+    ok(&["index", s, "--out", out.to_str().unwrap(), "--embed", "none", "-q"]);
+    ok(&["index", s, "--out", out.to_str().unwrap(), "--embed", "none", "-q"]);
+    // A path whose folder is missing leaves no temporary file behind.
+    let _ = fails(&[
+        "index",
+        s,
+        "--out",
+        d.path().join("nope/x.idx").to_str().unwrap(),
+        "--embed",
+        "none",
+        "-q",
+    ]);
+    let litter: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+        .collect();
+    assert!(litter.is_empty(), "{litter:?}");
+}
