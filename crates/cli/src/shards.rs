@@ -139,8 +139,12 @@ pub fn write(
         ShardReport { shards: s.shards.len(), entry_bytes: s.entry.len(), ..Default::default() };
     for (name, data) in &s.shards {
         let path = dir.join(name);
-        // Same name, same content: leave it (and its timestamp) alone.
-        if std::fs::metadata(&path).is_ok_and(|m| m.len() == data.len() as u64) {
+        // Same content: leave it (and its timestamp) alone. Compared byte for byte, not by
+        // name and length: a shard damaged on disk keeps both, and "rebuild it" (what a reader
+        // of a damaged shard is told) must repair it.
+        let same = std::fs::metadata(&path).is_ok_and(|m| m.len() == data.len() as u64)
+            && std::fs::read(&path).is_ok_and(|old| old == *data);
+        if same {
             continue;
         }
         write_atomic(&path, data)?;

@@ -146,6 +146,27 @@ fn a_rebuild_rewrites_only_changed_shards_and_removes_stale_ones() {
 }
 
 #[test]
+fn a_shard_damaged_on_disk_is_repaired_by_a_rebuild() {
+    // The reader of a damaged shard is told to rebuild; the rebuild skipped every shard whose
+    // name and length matched, so the damage stayed.
+    let d = tmp("damaged");
+    let src = site(&d);
+    let out = d.join("index.bin");
+    let (s, o) = (src.to_str().unwrap(), out.to_str().unwrap());
+    ok(docent(&["index", s, "--out", o, "--split", "always", "-q"]));
+    let shard = d.join(&shards(&d)[0]);
+    let mut bytes = std::fs::read(&shard).unwrap();
+    let good = bytes.clone();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x55;
+    std::fs::write(&shard, &bytes).unwrap();
+    let again = ok(docent(&["index", s, "--out", o, "--split", "always", "-q"]));
+    assert!(again.contains("(1 written"), "{again}");
+    assert_eq!(std::fs::read(&shard).unwrap(), good);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn a_missing_shard_says_to_keep_the_folder_together() {
     let d = tmp("missing");
     let src = site(&d);
