@@ -213,3 +213,31 @@ fn a_page_with_nothing_under_its_title_is_no_llms_page() {
     assert!(list.contains("guide") && !list.contains("team"), "{list}");
     assert!(!out.join("team.md").exists());
 }
+
+#[test]
+fn llms_files_never_overwrite_the_pages_they_are_made_from() {
+    // `--out` on the sources with --clean-urls gave each page's copy the page's own name: 17
+    // of docent's docs pages were replaced by their generated copies.
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("docs");
+    std::fs::create_dir(&src).unwrap();
+    let page = "---\ntitle: Guide\n---\n\n# Guide\n\nSome text about gizmos.\n";
+    std::fs::write(src.join("guide.md"), page).unwrap();
+    let s = src.to_str().unwrap();
+    let out = docent(&[
+        "llms",
+        s,
+        "--out",
+        s,
+        "--clean-urls",
+        "--base-url",
+        "/",
+        "--flavor",
+        "vitepress",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("would overwrite") && err.contains("guide.md"), "{err}");
+    assert_eq!(std::fs::read_to_string(src.join("guide.md")).unwrap(), page);
+    assert!(!src.join("llms.txt").exists(), "nothing is written when one file would clash");
+}

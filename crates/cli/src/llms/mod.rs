@@ -80,7 +80,11 @@ pub fn write_llms(args: LlmsArgs) -> anyhow::Result<LlmsReport> {
     let mut docs = Vec::new();
     let mut report = LlmsReport::default();
     let mut includes: std::collections::HashMap<PathBuf, SourceIncludes> = Default::default();
+    let mut inputs = std::collections::HashSet::new();
     for (file, namespace, flavor, source) in list_files(&settings)? {
+        if let Ok(real) = std::fs::canonicalize(&file.path) {
+            inputs.insert(real);
+        }
         // Left out with a warning, as the index does.
         let bytes = match std::fs::read(&file.path) {
             Ok(b) => b,
@@ -124,13 +128,34 @@ pub fn write_llms(args: LlmsArgs) -> anyhow::Result<LlmsReport> {
             args.out.display()
         )
     })?;
-    for d in &docs {
-        write(&args.out.join(md_path(d, settings.base_url.as_deref())), &compose::page_md(d))?;
-    }
+    let pages: Vec<(PathBuf, String)> = docs
+        .iter()
+        .map(|d| (args.out.join(md_path(d, settings.base_url.as_deref())), compose::page_md(d)))
+        .collect();
     let txt = llms_txt(&site, &docs);
     let full = llms_full(&site, &docs);
-    write(&args.out.join("llms.txt"), &txt)?;
-    write(&args.out.join("llms-full.txt"), &full)?;
+    let files: Vec<(PathBuf, &str)> = pages
+        .iter()
+        .map(|(p, t)| (p.clone(), t.as_str()))
+        .chain([
+            (args.out.join("llms.txt"), txt.as_str()),
+            (args.out.join("llms-full.txt"), full.as_str()),
+        ])
+        .collect();
+    // Checked before anything is written: `--out` on the sources themselves (with
+    // --clean-urls a page's copy has the page's own name) would replace the pages read.
+    for (path, _) in &files {
+        if std::fs::canonicalize(path).is_ok_and(|real| inputs.contains(&real)) {
+            bail!(
+                "--out {} would overwrite {}, one of the pages it reads; write the llms files to another folder (the built site's, e.g. docs/.vitepress/dist or build/)",
+                args.out.display(),
+                path.display()
+            );
+        }
+    }
+    for (path, text) in &files {
+        write(path, text)?;
+    }
     report.pages = docs.len();
     report.llms_txt_chars = txt.chars().count();
     report.full_chars = full.chars().count();
