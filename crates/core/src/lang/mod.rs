@@ -2,8 +2,11 @@
 //! the widget asks a chat model to rewrite (translate) it, and whether search can judge it by
 //! how many of its words the (English) docs contain — it cannot when the words are German.
 //!
-//! Two signals: letters outside ASCII (CJK, Cyrillic, Greek... and heavily accented text), and
-//! function words of the most common Latin-script languages that are not English words.
+//! Three signals: letters outside ASCII (CJK, Cyrillic, Greek... and heavily accented text),
+//! function words of the most common Latin-script languages that are not English words, and,
+//! for the short keyword questions that have none ("modo oscuro", "wie installieren"), how
+//! English the words' letter triples look ([`trigram_score`], a table learnt from translated
+//! program messages: `eval/lang-id/train.py`).
 
 /// Function words of German, French, Spanish, Portuguese, Italian and Dutch that are not also
 /// common English words (so "die", "come", "son", "a", "in", "no" are left out).
@@ -60,7 +63,70 @@ pub fn looks_non_english(text: &str) -> bool {
             english += 1;
         }
     }
-    foreign >= 2 && foreign > english
+    (foreign >= 2 && foreign > english) || trigram_score(text).is_some_and(|s| s < FOREIGN_SCORE)
+}
+
+/// `trigrams.txt`: one line per weight, `weight trigram trigram…`; the weight is 16 ×
+/// ln(P(g | English) / P(g | German, French, Spanish, Portuguese, Italian or Dutch)), clamped to
+/// an i8, in steps of 8. Written by `eval/lang-id/train.py`.
+const TRIGRAMS: &str = include_str!("trigrams.txt");
+
+/// The mean trigram weight below which a text is not English: −0.75 in log-ratio units (×16).
+/// Picked on eval/lang-id/questions.jsonl (written for this, by someone who had not seen the
+/// table): 103 of its 140 questions in six languages recognised (84 by function words alone),
+/// none of its 80 English ones, none of 1,189 English eval questions (BENCHMARKS.md §2.0.35).
+const FOREIGN_SCORE: f32 = -12.0;
+
+fn trigram_table() -> &'static [(&'static str, i8)] {
+    static TABLE: std::sync::OnceLock<Vec<(&'static str, i8)>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table: Vec<(&str, i8)> = TRIGRAMS
+            .lines()
+            .filter_map(|l| {
+                let mut parts = l.split(' ');
+                let weight: i8 = parts.next()?.parse().ok()?;
+                Some(parts.map(move |g| (g, weight)))
+            })
+            .flatten()
+            .collect();
+        table.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        table
+    })
+}
+
+/// Mean weight of the letter triples of `text`'s words (each as `^word$`), or None when it has
+/// no word to judge. Tokens that look like code (`target_os`, `@jest/globals`, `baseUrl`,
+/// `v2`) are left out: identifiers are English-ish whatever language the question is in.
+fn trigram_score(text: &str) -> Option<f32> {
+    let table = trigram_table();
+    let (mut sum, mut n) = (0i32, 0u32);
+    let mut gram = String::new();
+    for token in text.split_whitespace() {
+        let core = token.trim_matches(|c: char| "?!.,;:()\"'¿¡«»".contains(c));
+        let chars: Vec<char> = core.chars().collect();
+        let code = chars.iter().any(|&c| "_/@.:=<>()[]{}#$`".contains(c) || c.is_ascii_digit())
+            || chars.windows(2).any(|w| w[0].is_lowercase() && w[1].is_uppercase());
+        if core.is_empty() || code {
+            continue;
+        }
+        for word in core.split(|c: char| !c.is_alphabetic()).filter(|w| w.chars().nth(1).is_some())
+        {
+            let word: Vec<char> = crate::case::lower_str(word).chars().collect();
+            let padded: Vec<char> = std::iter::once('^')
+                .chain(word.iter().copied())
+                .chain(std::iter::once('$'))
+                .collect();
+            for g in padded.windows(3) {
+                gram.clear();
+                gram.extend(g);
+                n += 1;
+                if let Ok(i) = table.binary_search_by(|(t, _)| t.as_bytes().cmp(gram.as_bytes())) {
+                    sum += table[i].1 as i32;
+                }
+            }
+        }
+    }
+    (n > 0).then(|| sum as f32 / n as f32)
 }
 
 /// Function words of the Latin-script languages [`language_name`] can name. A word may serve
@@ -185,6 +251,11 @@ mod tests {
             "and how do I turn it off?",
             "CARGO_HOME",
             "Is the con of this approach per crate or per workspace?",
+            "docker compose example",
+            "target_os",
+            "@jest/globals",
+            "edtLink baseUrl",
+            "pricing?",
             "Can I use a café-style naïve résumé parser?",
             "How do I add the de and en locales to a la carte builds?",
             "",
@@ -205,6 +276,9 @@ mod tests {
             "ライフタイム注釈の構文を教えてください",
             "Как объявить константу?",
             "Hoe maak ik een nieuwe branch voor mijn werk?",
+            // keyword questions with no function word: the letter triples tell (session 37)
+            "docent unterstützt auch andere Sprachen als Englisch?",
+            "Funktioniert es auch ohne API-Schlüssel?",
             // one listed function word each before "de", "um" and "¿" counted (session 23)
             "¿Funciona docent con documentación en español?",
             "Preciso de um servidor para usar o docent?",
