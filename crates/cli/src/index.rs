@@ -651,6 +651,19 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
             )?
         }
     };
+    if embed == "none" {
+        // `--embed none` is the default: a model named without `--embed` would give a lexical
+        // index without a word.
+        let given = [
+            ("--model", args.model.is_some()),
+            ("--dims", args.dims.is_some()),
+            ("--quantization", args.quantization.is_some()),
+            ("--embed-base-url", args.embed_base_url.is_some()),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, set)| *set) {
+            bail!("{flag} is given but the index has no vectors (--embed none, the default): add --embed local (a model on this machine) or --embed openai (an embeddings API), or drop {flag}");
+        }
+    }
     let embed_options = EmbedOptions {
         base_url: args.embed_base_url.clone().or(section.embed_base_url.clone()),
         api_key_env: args.api_key_env.clone().or(section.api_key_env.clone()),

@@ -1563,3 +1563,40 @@ fn an_existing_out_that_is_not_an_index_is_never_overwritten() {
         .collect();
     assert!(litter.is_empty(), "{litter:?}");
 }
+
+#[test]
+fn two_files_served_at_one_url_are_named_in_a_warning() {
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("docs");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::write(src.join("a.md"), "# A\n\nAlpha text about widgets.\n").unwrap();
+    std::fs::write(src.join("a.mdx"), "# A again\n\nBeta text about gadgets.\n").unwrap();
+    let out = d.path().join("x.idx");
+    let o = docent(&[
+        "index",
+        src.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--embed",
+        "none",
+    ]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("are both served at a.html"), "{err}");
+    assert!(err.contains("a.md") && err.contains("a.mdx"), "{err}");
+}
+
+#[test]
+fn a_model_named_without_embed_is_an_error_not_a_lexical_index() {
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("docs");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::write(src.join("a.md"), "# A\n\nAlpha text about widgets.\n").unwrap();
+    let out = d.path().join("x.idx");
+    let (s, o) = (src.to_str().unwrap(), out.to_str().unwrap());
+    let err = fails(&["index", s, "--out", o, "--model", "all-MiniLM-L6-v2"]);
+    assert!(err.contains("--model is given") && err.contains("--embed local"), "{err}");
+    let err = fails(&["index", s, "--out", o, "--embed", "none", "--quantization", "int8"]);
+    assert!(err.contains("--quantization"), "{err}");
+    assert!(!out.exists());
+}
