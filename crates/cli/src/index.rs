@@ -1444,6 +1444,8 @@ pub fn build_index_with(
     // The header's language figures: the pages `language_sample` would read, tallied as they are
     // parsed here instead of reading them again.
     let (language_every, mut languages) = (language_step(files.len()), LanguageTally::default());
+    // The file each (namespace, URL) came from first.
+    let mut served_by: HashMap<(String, String), String> = HashMap::new();
     for (n, (file, namespace, flavor, source)) in files.iter().enumerate() {
         bar.set_message(file.rel.clone());
         // A page that cannot be read (removed since the folder was listed, a device error, a
@@ -1501,7 +1503,20 @@ pub fn build_index_with(
                 text: page_text_hash(&page_chunks),
                 chunks: chunks.len()..chunks.len() + page_chunks.len(),
             });
-            pages.insert((namespace.clone(), url));
+            let key = (namespace.clone(), url);
+            if let Some(first) = served_by.get(&key) {
+                // `a.md` beside `a.mdx`, two names that are not UTF-8, a `rewrites` collision:
+                // the site can serve only one of them at that URL.
+                let w = format!(
+                    "{} and {first} are both served at {}: their sections share one page in the index (rename or exclude one)",
+                    file.rel, key.1
+                );
+                bar.suspend(|| eprintln!("warning: {w}"));
+                report.notes.push(w);
+            } else {
+                served_by.insert(key.clone(), file.rel.clone());
+            }
+            pages.insert(key);
             chunks.extend(page_chunks);
         }
         bar.inc(1);
