@@ -462,6 +462,12 @@ pub async fn chat(
                 &st.metrics,
             ))
             .await?;
+        // Invalid UTF-8 becomes U+FFFD, as it does in a streamed answer (the Splitter), rather
+        // than failing the whole answer.
+        let bytes = match String::from_utf8_lossy(&bytes) {
+            std::borrow::Cow::Borrowed(_) => bytes,
+            std::borrow::Cow::Owned(fixed) => Bytes::from(fixed),
+        };
         let v = serde_json::from_slice::<Value>(&bytes).ok().filter(is_completion).ok_or_else(|| {
             // A 200 that is an error object or no completion: its text only in the log.
             st.metrics.upstream_error("chat", "answer");

@@ -493,6 +493,41 @@ async fn an_upstream_answer_echoing_the_key_reaches_the_client_without_it() {
 }
 
 #[tokio::test]
+async fn invalid_utf8_in_an_answer_is_a_replacement_character_streamed_or_not() {
+    // A stream's event had U+FFFD for a bad byte, a whole answer with one was a 502.
+    let up = fault_upstream(|req| {
+        if req.is_moderation() {
+            return moderation_ok(req);
+        }
+        if req.stream() {
+            let mut frame = chunk("caf\u{e9}").into_bytes();
+            let at = frame.windows(2).position(|w| w == [0xC3, 0xA9]).unwrap();
+            frame.splice(at..at + 2, [0xE9]);
+            return vec![sse_head(), Step::Send(frame), send("data: [DONE]\n\n")];
+        }
+        let body = json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "caf\u{e9}"}, "finish_reason": "stop"}]}).to_string();
+        let mut b = body.into_bytes();
+        let at = b.windows(2).position(|w| w == [0xC3, 0xA9]).unwrap();
+        b.splice(at..at + 2, [0xE9]);
+        let mut head = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n", b.len()).into_bytes();
+        head.extend(b);
+        vec![Step::Send(head)]
+    })
+    .await;
+    let a = app(Arc::new(config(up.addr)));
+    for stream in [true, false] {
+        let r = a
+            .clone()
+            .oneshot(post("/v1/chat/completions", &chat_body("hi", stream)))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK, "stream {stream}");
+        let text = body_text(r).await;
+        assert!(text.contains("caf\u{fffd}"), "stream {stream}: {text}");
+    }
+}
+
+#[tokio::test]
 async fn an_upstream_error_event_before_any_content_is_a_502_without_its_text() {
     let up = fault_upstream(|req| {
         if req.is_moderation() {
