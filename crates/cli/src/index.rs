@@ -591,6 +591,18 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
             _ => bail!("--source-url {s:?}: write SRC=URL with SRC one of the sources, e.g. --source-url versioned_docs/version-1.0=/docs/1.0"),
         }
     }
+    for (i, &(ns, path)) in specs.iter().enumerate() {
+        if specs[..i].iter().any(|&(n, p)| n == ns && folder(p) == folder(path)) {
+            bail!("source {path:?} is given twice; give each folder once (a second namespace of the same folder is written NAME=FOLDER)");
+        }
+    }
+    for (flag, url) in source_urls.iter().map(|(_, u)| ("--source-url", *u)).chain(
+        args.site.base_url.iter().chain(&section.base_url).map(|u| ("--base-url", u.as_str())),
+    ) {
+        if !(url.starts_with('/') || url.starts_with("http://") || url.starts_with("https://")) {
+            bail!("{flag} {url:?} is neither a path from the site's root nor a full URL: write /docs/ or https://docs.example.com/docs/ (relative links would break on every page below the root)");
+        }
+    }
     let sources: Vec<SourceSpec> = specs
         .iter()
         .map(|&(ns, path)| SourceSpec {
@@ -711,7 +723,13 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
             .iter()
             .map(|s| NamespaceDir::parse(s))
             .collect::<anyhow::Result<_>>()?,
-        check_anchors: args.check_anchors.clone().map(Option::unwrap_or_default),
+        check_anchors: match args.check_anchors.clone().map(Option::unwrap_or_default) {
+            Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => bail!(
+                "--check-anchors={}: no such folder; pass the generator's output folder (e.g. docs/.vitepress/dist or build), or --check-anchors alone for built HTML sources",
+                dir.display()
+            ),
+            other => other,
+        },
         prompts: PromptArgs {
             query_prompt: args.prompts.query_prompt.clone().or(section.query_prompt.clone()),
             passage_prompt: args.prompts.passage_prompt.clone().or(section.passage_prompt.clone()),

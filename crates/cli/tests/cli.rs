@@ -1600,3 +1600,29 @@ fn a_model_named_without_embed_is_an_error_not_a_lexical_index() {
     assert!(err.contains("--quantization"), "{err}");
     assert!(!out.exists());
 }
+
+#[test]
+fn careless_site_settings_are_errors_that_say_what_to_write() {
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("docs");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::write(src.join("a.md"), "# A\n\nAlpha text about widgets.\n").unwrap();
+    let out = d.path().join("x.idx");
+    let (s, o) = (src.to_str().unwrap(), out.to_str().unwrap());
+    // The same folder twice indexed nothing ("0 indexed, 1 skipped").
+    let err = fails(&["index", s, s, "--out", o]);
+    assert!(err.contains("given twice"), "{err}");
+    // A host without a scheme made every link relative to the page it is on.
+    let err = fails(&["index", s, "--out", o, "--base-url", "docs.example.com"]);
+    assert!(err.contains("https://docs.example.com/docs/"), "{err}");
+    // A build folder that does not exist listed every link as broken.
+    let missing = d.path().join("dist");
+    let arg = format!("--check-anchors={}", missing.display());
+    let err = fails(&["index", s, "--out", o, &arg]);
+    assert!(err.contains("no such folder"), "{err}");
+    assert!(!out.exists());
+    // Two namespaces of one folder are fine.
+    let a = format!("v1={s}");
+    let b = format!("v2={s}");
+    ok(&["index", &a, &b, "--out", o, "-q"]);
+}
