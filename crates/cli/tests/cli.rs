@@ -1626,3 +1626,20 @@ fn careless_site_settings_are_errors_that_say_what_to_write() {
     let b = format!("v2={s}");
     ok(&["index", &a, &b, "--out", o, "-q"]);
 }
+
+#[test]
+fn serve_says_it_listens_only_once_it_can_answer() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = d.path().join("docent.toml");
+    // A folder that cannot exist: its parent is a file.
+    std::fs::write(d.path().join("a-file"), "").unwrap();
+    let log = d.path().join("a-file/audit.jsonl");
+    std::fs::write(
+        &cfg,
+        format!("[serve]\nlisten = \"127.0.0.1:0\"\naudit_log = {:?}\n", log.display().to_string()),
+    )
+    .unwrap();
+    let err = fails(&["serve", "--config", cfg.to_str().unwrap()]);
+    assert!(err.contains("audit_log"), "{err}");
+    assert!(!err.contains("listening on"), "{err}");
+}

@@ -208,6 +208,17 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    serve_announced(cfg, listener, shutdown, || {}).await
+}
+
+/// [`serve`], calling `ready` once the server is ready to answer (logs open, a local model
+/// loaded): "listening on" is not printed by a server about to fail on an unwritable log path.
+async fn serve_announced(
+    cfg: Config,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    ready: impl FnOnce(),
+) -> anyhow::Result<()> {
     cfg.validate()?;
     let grace = Duration::from_secs(cfg.serve.shutdown_grace_secs);
     let cfg = Arc::new(cfg);
@@ -237,6 +248,7 @@ pub async fn serve(
         tracing::warn!("[serve] otlp_endpoint is set but this binary was built without the `otel` feature; traces are off");
     }
     let app = router(state.clone());
+    ready();
     serve_connections(app, listener, &state, grace, shutdown).await;
     // The last answers' audit, feedback and analytics lines are still queued for their writer
     // threads, which the process would end mid-write.
@@ -536,9 +548,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         Some(e) => format!("embeddings: {} via [providers.{}]", e.model, e.provider),
         None => "embeddings: none".into(),
     };
-    eprintln!(
-        "docent serve listening on http://{addr} ({chat}; {emb}; moderation: {})",
-        if cfg.moderation.enabled { "on" } else { "off" }
-    );
-    serve(cfg, listener, shutdown_signal()).await
+    let moderation = if cfg.moderation.enabled { "on" } else { "off" };
+    let ready = move || {
+        eprintln!(
+            "docent serve listening on http://{addr} ({chat}; {emb}; moderation: {moderation})"
+        )
+    };
+    serve_announced(cfg, listener, shutdown_signal(), ready).await
 }
