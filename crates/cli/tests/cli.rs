@@ -339,6 +339,42 @@ fn docent_toml_index_section_supplies_settings_and_rejects_typos() {
     assert!(err.contains("embed_timeout_secs") && err.contains("e.g. 300"), "{err}");
 }
 
+#[test]
+fn docent_serve_refuses_a_misspelt_section_instead_of_running_on_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("docent.toml");
+    for (text, says) in [
+        (
+            "[moderaton]\nenabled = true\n",
+            "unknown section [moderaton]; did you mean [moderation]?",
+        ),
+        ("[limit]\nrequests_per_minute_per_ip = 1\n", "did you mean [limits]?"),
+    ] {
+        std::fs::write(&cfg, text).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_docent"))
+            .args(["serve", "--config", cfg.to_str().unwrap(), "--listen", "127.0.0.1:0"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > std::time::Duration::from_secs(30) {
+                child.kill().unwrap();
+                panic!("docent serve started with {text:?}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(1), "{err}");
+        assert!(err.contains(says) && err.contains("docs/configuration.md"), "{err}");
+    }
+}
+
 /// An embedder that counts calls and inputs; vectors are a deterministic hash of the text.
 struct Counting {
     calls: Arc<AtomicUsize>,
