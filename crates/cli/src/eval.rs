@@ -25,7 +25,9 @@ use docent_core::search::{Fusion, Outcome, SearchOptions, DECLINE_SHARE};
 use docent_core::Index;
 use serde::{Deserialize, Serialize};
 
-use crate::query::{embed_texts, load_index, query_embedder, EmbedAccess, ModeArg};
+use crate::query::{
+    check_namespace, embed_texts, load_index, query_embedder, EmbedAccess, ModeArg,
+};
 use crate::rewrite::{RewriteArgs, Rewriter};
 use docent_core::retrieve::{retrieve, Ask};
 
@@ -646,6 +648,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         }
     }
     let mut index = load_index(&args.index)?;
+    check_namespace(&index, args.tuning.namespace.as_deref())?;
     if args.baseline {
         if args.rewrite.rewrite_url.is_some() {
             bail!("--baseline searches the questions as written; drop --rewrite-url");

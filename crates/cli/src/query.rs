@@ -117,6 +117,24 @@ pub struct SearchArgs {
     pub access: EmbedAccess,
 }
 
+/// Refuse a `--namespace` the index does not have: searching it would find nothing and look
+/// like a bad retriever (`docent search`, `docent eval`).
+pub fn check_namespace(index: &Index, namespace: Option<&str>) -> anyhow::Result<()> {
+    let Some(ns) = namespace else { return Ok(()) };
+    let known = &index.header().namespaces;
+    if known.iter().any(|k| k == ns) {
+        return Ok(());
+    }
+    if known.is_empty() {
+        bail!("namespace {ns:?} is not in this index (it has: none); leave --namespace out");
+    }
+    bail!(
+        "namespace {ns:?} is not in this index (it has: {}); pass one of them, or leave \
+         --namespace out to search them all",
+        known.join(", ")
+    )
+}
+
 /// Read and validate an index file.
 pub fn load_index(path: &Path) -> anyhow::Result<Index> {
     docent_core::split::read_path(path).map_err(|e| anyhow::anyhow!("{e}"))
@@ -294,18 +312,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
         nprobe: args.nprobe,
         ..SearchOptions::default()
     };
-    if let Some(ns) = &args.namespace {
-        if !index.header().namespaces.contains(ns) {
-            bail!(
-                "namespace {ns:?} is not in this index (it has: {})",
-                if index.header().namespaces.is_empty() {
-                    "none".to_string()
-                } else {
-                    index.header().namespaces.join(", ")
-                }
-            );
-        }
-    }
+    check_namespace(&index, args.namespace.as_deref())?;
     let searched = search_one(&index, embedder.as_deref(), &args.question, &history, &opts)?;
     if args.shards {
         print_shards(&args.index, &args.question, &history, &searched, args.nprobe)?;

@@ -174,6 +174,34 @@ fn markdown_sources_get_base_url_clean_urls_and_globs() {
 }
 
 #[test]
+fn eval_refuses_a_namespace_the_index_lacks_as_search_does() {
+    let src = md_fixture();
+    let out_dir = tempfile::tempdir().unwrap();
+    let idx = out_dir.path().join("site.idx");
+    let idx_s = idx.to_str().unwrap();
+    let (v1, v2) = (format!("v1={}", src.path().display()), format!("v2={}", src.path().display()));
+    ok(&["index", &v1, &v2, "--out", idx_s, "--quiet"]);
+    let qs = out_dir.path().join("q.jsonl");
+    std::fs::write(
+        &qs,
+        "{\"question\": \"FROB_HOME\", \"gold\": [\"guide/install.html#config\"]}\n",
+    )
+    .unwrap();
+    let qs_s = qs.to_str().unwrap();
+    ok(&["eval", idx_s, qs_s, "--namespace", "v2"]);
+    let said = "namespace \"v3\" is not in this index (it has: v1, v2); pass one of them";
+    let search = fails(&["search", idx_s, "FROB_HOME", "--namespace", "v3"]);
+    assert!(search.contains(said), "{search}");
+    for extra in [&[][..], &["--json"][..]] {
+        let eval = fails(&[&["eval", idx_s, qs_s, "--namespace", "v3"][..], extra].concat());
+        assert!(eval.contains(said), "{eval}");
+    }
+    let (_src, _out, plain) = indexed_md_fixture();
+    let eval = fails(&["eval", plain.to_str().unwrap(), qs_s, "--namespace", "v1"]);
+    assert!(eval.contains("(it has: none); leave --namespace out"), "{eval}");
+}
+
+#[test]
 fn eval_reports_recall_mrr_abstains_and_a_floor_suggestion() {
     let (_src, out_dir, idx) = indexed_md_fixture();
     let idx_s = idx.to_str().unwrap();
