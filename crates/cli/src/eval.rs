@@ -110,8 +110,9 @@ pub struct EvalArgs {
     /// Retriever(s) to evaluate.
     #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
     pub mode: ModeArg,
-    /// Relevance floor override (default: the index's calibrated floor or the built-in one).
-    #[arg(long, value_name = "F")]
+    /// Relevance floor override, 0 to 1 (default: the index's calibrated floor or the built-in
+    /// one).
+    #[arg(long, value_name = "F", value_parser = crate::query::parse_floor, allow_negative_numbers = true)]
     pub floor: Option<f32>,
     /// Search settings (namespace; hidden: fusion constants to compare).
     #[command(flatten)]

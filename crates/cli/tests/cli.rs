@@ -202,6 +202,53 @@ fn eval_refuses_a_namespace_the_index_lacks_as_search_does() {
 }
 
 #[test]
+fn search_refuses_top_0_and_a_floor_outside_0_to_1() {
+    let (_src, out_dir, idx) = indexed_md_fixture();
+    let idx_s = idx.to_str().unwrap();
+    let refused = |args: &[&str], says: &str| {
+        let out = docent(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    };
+    refused(&["search", idx_s, "FROB_HOME", "--top", "0"], "give 1 or more, e.g. --top 5");
+    let floor_says = "give a number from 0 to 1";
+    for f in ["nan", "NaN", "inf", "5", "-1", "1.0001", "-0.5"] {
+        refused(&["search", idx_s, "FROB_HOME", "--floor", f], floor_says);
+    }
+    refused(&["search", idx_s, "FROB_HOME", "--floor=-inf"], floor_says);
+    refused(&["search", idx_s, "FROB_HOME", "--floor", "abc"], "is not a number");
+    let qs = out_dir.path().join("q.jsonl");
+    std::fs::write(
+        &qs,
+        "{\"question\": \"FROB_HOME\", \"gold\": [\"guide/install.html#config\"]}\n",
+    )
+    .unwrap();
+    refused(&["eval", idx_s, qs.to_str().unwrap(), "--floor", "nan"], floor_says);
+    let src = md_fixture();
+    let other = out_dir.path().join("other.idx");
+    let index = ["index", src.path().to_str().unwrap(), "--out", other.to_str().unwrap()];
+    refused(&[&index[..], &["--floor", "inf"]].concat(), floor_says);
+    let cfg = out_dir.path().join("docent.toml");
+    std::fs::write(
+        &cfg,
+        format!("[index]\nsources = [{:?}]\nout = \"o.idx\"\nfloor = nan\n", src.path()),
+    )
+    .unwrap();
+    let err = fails(&["index", "--config", cfg.to_str().unwrap(), "--quiet"]);
+    assert!(
+        err.contains("[index] floor: NaN is not a relevance floor") && err.contains(floor_says),
+        "{err}"
+    );
+    // The ends of the range are floors.
+    assert_eq!(
+        ok(&["search", idx_s, "FROB_HOME", "--json", "--top", "1", "--floor", "0"]).lines().count(),
+        1
+    );
+    ok(&["search", idx_s, "FROB_HOME", "--floor", "1"]);
+}
+
+#[test]
 fn eval_reports_recall_mrr_abstains_and_a_floor_suggestion() {
     let (_src, out_dir, idx) = indexed_md_fixture();
     let idx_s = idx.to_str().unwrap();
