@@ -94,6 +94,25 @@ fn help_shows_examples() {
 }
 
 #[test]
+fn exit_codes_are_as_documented() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli.md"))
+            .unwrap();
+    assert!(
+        doc.contains("The exit code is 0 on success,\n1 when a command fails")
+            && doc.contains("and 2 when\nthe command line itself is wrong"),
+        "docs/cli.md states the exit codes"
+    );
+    let code = |args: &[&str]| docent(args).status.code();
+    assert_eq!(code(&["search", "/nonexistent.idx", "q"]), Some(1), "a failing command");
+    assert_eq!(code(&["search", "/nonexistent.idx", "q", "--no-such-flag"]), Some(2));
+    assert_eq!(code(&["search", "/nonexistent.idx"]), Some(2), "a missing argument");
+    assert_eq!(code(&["search", "/nonexistent.idx", "q", "--top", "x"]), Some(2));
+    assert_eq!(code(&["search", "--help"]), Some(0));
+    assert_eq!(code(&["--version"]), Some(0));
+}
+
+#[test]
 fn rust_book_pages_are_indexed_searched_and_inspected() {
     let Some(src) = book_copy() else { return };
     let out_dir = tempfile::tempdir().unwrap();
