@@ -1,7 +1,8 @@
 //! The `[index]` section of `docent.toml`.
 //!
 //! Other sections (`[serve]`, `[providers.*]`, `[widget]`, ...) belong to other parts and are
-//! ignored here; unknown keys INSIDE `[index]` are an error so typos are reported.
+//! ignored here, but a name that is no section at all (`[indx]`) is an error, and so are
+//! unknown keys INSIDE `[index]`: typos are reported.
 //!
 //! ```toml
 //! [index]
@@ -101,8 +102,10 @@ pub struct IndexSection {
 pub fn load_index_section(path: &Path) -> anyhow::Result<Option<IndexSection>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read config file {}", path.display()))?;
-    let file: ConfigFile = toml::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{} is not valid: {e}", path.display()))?;
+    let invalid = |e: String| anyhow::anyhow!("{} is not valid: {}", path.display(), e.trim());
+    let table: toml::Table = toml::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+    docent_proxy::config::check_sections(&table).map_err(invalid)?;
+    let file: ConfigFile = toml::from_str(&text).map_err(|e| invalid(e.to_string()))?;
     let Some(mut section) = file.index else { return Ok(None) };
     let base = path.parent().unwrap_or(Path::new("."));
     section.out = section.out.map(|p| base.join(p));
@@ -157,5 +160,8 @@ mod tests {
         std::fs::write(&p, "[index]\nsoruces = [\"docs\"]\n").unwrap();
         let err = load_index_section(&p).unwrap_err().to_string();
         assert!(err.contains("soruces"), "{err}");
+        std::fs::write(&p, "[indx]\nsources = [\"docs\"]\n").unwrap();
+        let err = load_index_section(&p).unwrap_err().to_string();
+        assert!(err.contains("unknown section [indx]; did you mean [index]?"), "{err}");
     }
 }

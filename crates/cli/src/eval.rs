@@ -25,7 +25,9 @@ use docent_core::search::{Fusion, Outcome, SearchOptions, DECLINE_SHARE};
 use docent_core::Index;
 use serde::{Deserialize, Serialize};
 
-use crate::query::{embed_texts, load_index, query_embedder, EmbedAccess, ModeArg};
+use crate::query::{
+    check_namespace, embed_texts, load_index, query_embedder, EmbedAccess, ModeArg,
+};
 use crate::rewrite::{RewriteArgs, Rewriter};
 use docent_core::retrieve::{retrieve, Ask};
 
@@ -108,8 +110,9 @@ pub struct EvalArgs {
     /// Retriever(s) to evaluate.
     #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
     pub mode: ModeArg,
-    /// Relevance floor override (default: the index's calibrated floor or the built-in one).
-    #[arg(long, value_name = "F")]
+    /// Relevance floor override, 0 to 1 (default: the index's calibrated floor or the built-in
+    /// one).
+    #[arg(long, value_name = "F", value_parser = crate::query::parse_floor, allow_negative_numbers = true)]
     pub floor: Option<f32>,
     /// Search settings (namespace; hidden: fusion constants to compare).
     #[command(flatten)]
@@ -646,6 +649,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         }
     }
     let mut index = load_index(&args.index)?;
+    check_namespace(&index, args.tuning.namespace.as_deref())?;
     if args.baseline {
         if args.rewrite.rewrite_url.is_some() {
             bail!("--baseline searches the questions as written; drop --rewrite-url");

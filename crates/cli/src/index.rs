@@ -150,8 +150,8 @@ pub struct IndexArgs {
     /// for a server on this machine).
     #[arg(long, value_name = "SECS")]
     pub embed_timeout: Option<u64>,
-    /// Relevance floor to record in the index (see `docent eval`).
-    #[arg(long, value_name = "F")]
+    /// Relevance floor to record in the index, 0 to 1 (see `docent eval`).
+    #[arg(long, value_name = "F", value_parser = crate::query::parse_floor, allow_negative_numbers = true)]
     pub floor: Option<f32>,
     /// How this model wants questions and chunks (recorded in the index).
     #[command(flatten)]
@@ -715,7 +715,12 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
         flavor,
         chunk,
         embed_options,
-        floor: args.floor.or(section.floor),
+        floor: args
+            .floor
+            .or(section.floor)
+            .map(crate::query::check_floor)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("[index] floor: {e}"))?,
         progress: !args.quiet,
         namespace_dirs: args
             .site

@@ -82,8 +82,8 @@ pub struct SearchArgs {
     /// The question.
     #[arg(value_name = "QUESTION")]
     pub question: String,
-    /// Number of sections (one hit per section, with its best chunk).
-    #[arg(long, default_value_t = 5, value_name = "N")]
+    /// Number of sections (one hit per section, with its best chunk); 1 or more.
+    #[arg(long, default_value_t = 5, value_name = "N", value_parser = parse_top)]
     pub top: usize,
     /// One JSON object per hit and line.
     #[arg(long)]
@@ -109,12 +109,59 @@ pub struct SearchArgs {
     /// Retriever(s) to run.
     #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
     pub mode: ModeArg,
-    /// Relevance floor override (0 = never abstain).
-    #[arg(long, value_name = "F")]
+    /// Relevance floor override, 0 to 1 (0 = never abstain).
+    #[arg(long, value_name = "F", value_parser = parse_floor, allow_negative_numbers = true)]
     pub floor: Option<f32>,
     /// Embedding access.
     #[command(flatten)]
     pub access: EmbedAccess,
+}
+
+/// `--top N` (`docent search`): how many sections, at least one.
+pub fn parse_top(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("0 sections would show nothing; give 1 or more, e.g. --top 5".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{s:?} is not a number of sections; give 1 or more, e.g. --top 5")),
+    }
+}
+
+/// Check a relevance floor (`--floor`, `[index] floor`): a finite number from 0 to 1.
+pub fn check_floor(f: f32) -> Result<f32, String> {
+    if f.is_finite() && (0.0..=1.0).contains(&f) {
+        Ok(f)
+    } else {
+        Err(format!(
+            "{f} is not a relevance floor: give a number from 0 to 1 (0 never abstains; leave it \
+             out for the index's floor; `docent eval` suggests one)"
+        ))
+    }
+}
+
+/// `--floor F` (`docent search`, `eval`, `index`): see [`check_floor`].
+pub fn parse_floor(s: &str) -> Result<f32, String> {
+    let f: f32 = s.trim().parse().map_err(|_| {
+        format!("{s:?} is not a number; give a relevance floor from 0 to 1, e.g. --floor 0.3")
+    })?;
+    check_floor(f)
+}
+
+/// Refuse a `--namespace` the index does not have: searching it would find nothing and look
+/// like a bad retriever (`docent search`, `docent eval`).
+pub fn check_namespace(index: &Index, namespace: Option<&str>) -> anyhow::Result<()> {
+    let Some(ns) = namespace else { return Ok(()) };
+    let known = &index.header().namespaces;
+    if known.iter().any(|k| k == ns) {
+        return Ok(());
+    }
+    if known.is_empty() {
+        bail!("namespace {ns:?} is not in this index (it has: none); leave --namespace out");
+    }
+    bail!(
+        "namespace {ns:?} is not in this index (it has: {}); pass one of them, or leave \
+         --namespace out to search them all",
+        known.join(", ")
+    )
 }
 
 /// Read and validate an index file.
@@ -286,7 +333,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
         None => Vec::new(),
     };
     let opts = SearchOptions {
-        top_k: args.top.max(1),
+        top_k: args.top,
         mode: args.mode.mode(),
         namespace: args.namespace.clone(),
         url_prefix: args.url_prefix.clone(),
@@ -294,18 +341,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
         nprobe: args.nprobe,
         ..SearchOptions::default()
     };
-    if let Some(ns) = &args.namespace {
-        if !index.header().namespaces.contains(ns) {
-            bail!(
-                "namespace {ns:?} is not in this index (it has: {})",
-                if index.header().namespaces.is_empty() {
-                    "none".to_string()
-                } else {
-                    index.header().namespaces.join(", ")
-                }
-            );
-        }
-    }
+    check_namespace(&index, args.namespace.as_deref())?;
     let searched = search_one(&index, embedder.as_deref(), &args.question, &history, &opts)?;
     if args.shards {
         print_shards(&args.index, &args.question, &history, &searched, args.nprobe)?;

@@ -94,6 +94,25 @@ fn help_shows_examples() {
 }
 
 #[test]
+fn exit_codes_are_as_documented() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli.md"))
+            .unwrap();
+    assert!(
+        doc.contains("The exit code is 0 on success,\n1 when a command fails")
+            && doc.contains("and 2 when\nthe command line itself is wrong"),
+        "docs/cli.md states the exit codes"
+    );
+    let code = |args: &[&str]| docent(args).status.code();
+    assert_eq!(code(&["search", "/nonexistent.idx", "q"]), Some(1), "a failing command");
+    assert_eq!(code(&["search", "/nonexistent.idx", "q", "--no-such-flag"]), Some(2));
+    assert_eq!(code(&["search", "/nonexistent.idx"]), Some(2), "a missing argument");
+    assert_eq!(code(&["search", "/nonexistent.idx", "q", "--top", "x"]), Some(2));
+    assert_eq!(code(&["search", "--help"]), Some(0));
+    assert_eq!(code(&["--version"]), Some(0));
+}
+
+#[test]
 fn rust_book_pages_are_indexed_searched_and_inspected() {
     let Some(src) = book_copy() else { return };
     let out_dir = tempfile::tempdir().unwrap();
@@ -171,6 +190,81 @@ fn markdown_sources_get_base_url_clean_urls_and_globs() {
     assert!(home.contains("\"https://docs.example.com/#welcome\""), "{home}");
     let err = fails(&["search", idx_s, "x", "--namespace", "v9"]);
     assert!(err.contains("namespace \"v9\" is not in this index"), "{err}");
+}
+
+#[test]
+fn eval_refuses_a_namespace_the_index_lacks_as_search_does() {
+    let src = md_fixture();
+    let out_dir = tempfile::tempdir().unwrap();
+    let idx = out_dir.path().join("site.idx");
+    let idx_s = idx.to_str().unwrap();
+    let (v1, v2) = (format!("v1={}", src.path().display()), format!("v2={}", src.path().display()));
+    ok(&["index", &v1, &v2, "--out", idx_s, "--quiet"]);
+    let qs = out_dir.path().join("q.jsonl");
+    std::fs::write(
+        &qs,
+        "{\"question\": \"FROB_HOME\", \"gold\": [\"guide/install.html#config\"]}\n",
+    )
+    .unwrap();
+    let qs_s = qs.to_str().unwrap();
+    ok(&["eval", idx_s, qs_s, "--namespace", "v2"]);
+    let said = "namespace \"v3\" is not in this index (it has: v1, v2); pass one of them";
+    let search = fails(&["search", idx_s, "FROB_HOME", "--namespace", "v3"]);
+    assert!(search.contains(said), "{search}");
+    for extra in [&[][..], &["--json"][..]] {
+        let eval = fails(&[&["eval", idx_s, qs_s, "--namespace", "v3"][..], extra].concat());
+        assert!(eval.contains(said), "{eval}");
+    }
+    let (_src, _out, plain) = indexed_md_fixture();
+    let eval = fails(&["eval", plain.to_str().unwrap(), qs_s, "--namespace", "v1"]);
+    assert!(eval.contains("(it has: none); leave --namespace out"), "{eval}");
+}
+
+#[test]
+fn search_refuses_top_0_and_a_floor_outside_0_to_1() {
+    let (_src, out_dir, idx) = indexed_md_fixture();
+    let idx_s = idx.to_str().unwrap();
+    let refused = |args: &[&str], says: &str| {
+        let out = docent(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    };
+    refused(&["search", idx_s, "FROB_HOME", "--top", "0"], "give 1 or more, e.g. --top 5");
+    let floor_says = "give a number from 0 to 1";
+    for f in ["nan", "NaN", "inf", "5", "-1", "1.0001", "-0.5"] {
+        refused(&["search", idx_s, "FROB_HOME", "--floor", f], floor_says);
+    }
+    refused(&["search", idx_s, "FROB_HOME", "--floor=-inf"], floor_says);
+    refused(&["search", idx_s, "FROB_HOME", "--floor", "abc"], "is not a number");
+    let qs = out_dir.path().join("q.jsonl");
+    std::fs::write(
+        &qs,
+        "{\"question\": \"FROB_HOME\", \"gold\": [\"guide/install.html#config\"]}\n",
+    )
+    .unwrap();
+    refused(&["eval", idx_s, qs.to_str().unwrap(), "--floor", "nan"], floor_says);
+    let src = md_fixture();
+    let other = out_dir.path().join("other.idx");
+    let index = ["index", src.path().to_str().unwrap(), "--out", other.to_str().unwrap()];
+    refused(&[&index[..], &["--floor", "inf"]].concat(), floor_says);
+    let cfg = out_dir.path().join("docent.toml");
+    std::fs::write(
+        &cfg,
+        format!("[index]\nsources = [{:?}]\nout = \"o.idx\"\nfloor = nan\n", src.path()),
+    )
+    .unwrap();
+    let err = fails(&["index", "--config", cfg.to_str().unwrap(), "--quiet"]);
+    assert!(
+        err.contains("[index] floor: NaN is not a relevance floor") && err.contains(floor_says),
+        "{err}"
+    );
+    // The ends of the range are floors.
+    assert_eq!(
+        ok(&["search", idx_s, "FROB_HOME", "--json", "--top", "1", "--floor", "0"]).lines().count(),
+        1
+    );
+    ok(&["search", idx_s, "FROB_HOME", "--floor", "1"]);
 }
 
 #[test]
@@ -337,6 +431,42 @@ fn docent_toml_index_section_supplies_settings_and_rejects_typos() {
     .unwrap();
     let err = fails(&["index", "--config", cfg.to_str().unwrap()]);
     assert!(err.contains("embed_timeout_secs") && err.contains("e.g. 300"), "{err}");
+}
+
+#[test]
+fn docent_serve_refuses_a_misspelt_section_instead_of_running_on_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("docent.toml");
+    for (text, says) in [
+        (
+            "[moderaton]\nenabled = true\n",
+            "unknown section [moderaton]; did you mean [moderation]?",
+        ),
+        ("[limit]\nrequests_per_minute_per_ip = 1\n", "did you mean [limits]?"),
+    ] {
+        std::fs::write(&cfg, text).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_docent"))
+            .args(["serve", "--config", cfg.to_str().unwrap(), "--listen", "127.0.0.1:0"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > std::time::Duration::from_secs(30) {
+                child.kill().unwrap();
+                panic!("docent serve started with {text:?}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(1), "{err}");
+        assert!(err.contains(says) && err.contains("docs/configuration.md"), "{err}");
+    }
 }
 
 /// An embedder that counts calls and inputs; vectors are a deterministic hash of the text.

@@ -74,6 +74,24 @@ impl Server {
         }
     }
 
+    /// The next line the server writes, which must come within 20 s.
+    fn response(&mut self) -> Value {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let pid = self.child.id();
+        let watchdog = std::thread::spawn(move || {
+            if rx.recv_timeout(std::time::Duration::from_secs(20)).is_err() {
+                // No answer: end the server so that the read below fails instead of hanging.
+                let _ = Command::new("kill").arg(pid.to_string()).status();
+            }
+        });
+        let mut line = String::new();
+        let n = self.stdout.read_line(&mut line).unwrap();
+        let _ = tx.send(());
+        watchdog.join().unwrap();
+        assert!(n > 0, "no answer within 20 s (or the server closed stdout)");
+        serde_json::from_str(&line).expect("every stdout line is JSON-RPC")
+    }
+
     fn call(&mut self, tool: &str, args: Value) -> Value {
         self.request("tools/call", json!({"name": tool, "arguments": args}))
     }
@@ -156,10 +174,22 @@ fn mcp_bad_input_gets_mcp_errors_and_the_server_keeps_serving() {
     let r = s.call("read_page", json!({"url": "https://nowhere.example/x"}));
     assert!(error_text(&r).contains("search_docs first"));
 
-    // A line that is not JSON, and a message over the 1 MiB stdin bound (dropped unread).
+    // A line that is not JSON gets a parse error, id null.
     writeln!(s.stdin, "this is not JSON-RPC").unwrap();
+    let r = s.response();
+    assert_eq!((&r["id"], &r["error"]["code"]), (&json!(null), &json!(-32700)), "{r}");
+    assert!(r["error"]["message"].as_str().unwrap().contains("one JSON-RPC message per line"));
+    // A message over the 1 MiB stdin bound is answered, under its id when that comes first.
     let huge = json!({"jsonrpc": "2.0", "id": 999, "method": "tools/call", "params": {"name": "search_docs", "arguments": {"query": "y".repeat(2 << 20)}}});
     writeln!(s.stdin, "{huge}").unwrap();
+    let r = s.response();
+    assert_eq!((&r["id"], &r["error"]["code"]), (&json!(999), &json!(-32600)), "{r}");
+    let m = r["error"]["message"].as_str().unwrap();
+    assert!(m.contains("over 1 MiB") && m.contains("send a shorter query"), "{m}");
+    let late_id = format!(r#"{{"params":{{"q":"{}"}},"id":1000}}"#, "z".repeat(2 << 20));
+    writeln!(s.stdin, "{late_id}").unwrap();
+    let r = s.response();
+    assert_eq!((&r["id"], &r["error"]["code"]), (&json!(null), &json!(-32600)), "{r}");
 
     // Still answering.
     let r = s.call("search_docs", json!({"query": "trusted proxies"}));

@@ -65,3 +65,68 @@ fn a_missing_file_or_no_source_says_what_to_do() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--redis"));
 }
+
+#[test]
+fn a_record_with_an_impossible_time_is_skipped_not_fatal() {
+    let d = tmp("ts");
+    let log = d.join("analytics.jsonl");
+    std::fs::write(
+        &log,
+        concat!(
+            r#"{"v":1,"type":"question","ts":1764000000,"question":"install with npm","outcome":"answered"}"#, "\n",
+            r#"{"v":1,"type":"question","ts":18446744073709551615,"question":"q","outcome":"declined"}"#, "\n",
+            r#"{"v":1,"type":"question","ts":1,"question":"q","outcome":"declined"}"#, "\n",
+        ),
+    )
+    .unwrap();
+    let out = d.join("report.html");
+    let o = docent(&["report", log.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("skipped 2 line(s)") && err.contains("implausible (first: line 2)"),
+        "{err}"
+    );
+    assert!(err.contains("1 questions (1 answered"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn the_report_never_writes_over_its_records_or_a_file_it_did_not_write() {
+    let d = tmp("out");
+    let log = d.join("analytics.jsonl");
+    let records =
+        r#"{"v":1,"type":"question","ts":1764000000,"question":"install","outcome":"answered"}"#;
+    std::fs::write(&log, records).unwrap();
+    let log_s = log.to_str().unwrap();
+    let other_spelling = d.join(".").join("analytics.jsonl");
+    for out in [log_s, other_spelling.to_str().unwrap()] {
+        for extra in [&[][..], &["--force"][..]] {
+            let o = docent(&[&["report", log_s, "--out", out][..], extra].concat());
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{err}");
+            assert!(err.contains("is the analytics file this report reads"), "{err}");
+            assert!(err.contains("give another file"), "{err}");
+        }
+    }
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), records, "the records are intact");
+
+    let page = d.join("index.html");
+    std::fs::write(&page, "<!doctype html>\n<title>Home</title>").unwrap();
+    let o = docent(&["report", log_s, "--out", page.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("not a page written by `docent report`") && err.contains("--force"));
+    assert!(std::fs::read_to_string(&page).unwrap().contains("Home"));
+    let o = docent(&["report", log_s, "--out", page.to_str().unwrap(), "--force"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // An earlier report is written over without --force, and so is an empty file.
+    let o = docent(&["report", log_s, "--out", page.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let empty = d.join("empty.html");
+    std::fs::write(&empty, "").unwrap();
+    let o = docent(&["report", log_s, "--out", empty.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read_to_string(&empty).unwrap().contains("What readers asked"));
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -13,6 +13,7 @@ mod docs;
 mod error;
 mod http;
 mod server;
+pub mod stdio;
 mod text;
 
 pub use docs::{
@@ -25,8 +26,6 @@ pub use server::{instructions, DocsServer, NoParams, ReadParams, SearchParams};
 
 use std::sync::Arc;
 
-use rmcp::ServiceExt;
-
 /// Why the MCP server stopped abnormally.
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {
@@ -38,20 +37,12 @@ pub enum McpError {
     Connection(String),
 }
 
-/// Largest message read on stdin (one JSON-RPC line). A longer line is dropped by the transport
-/// (with a warning on stderr) without being read, so it gets no answer: tool arguments are a
+/// Largest message read on stdin (one JSON-RPC line). A longer line is read and dropped
+/// without being kept, and answered with a JSON-RPC error ([`stdio`]): tool arguments are a
 /// query or a url, and a bound keeps a misbehaving client from growing the buffer without end.
 pub const MAX_STDIO_MESSAGE_BYTES: usize = 1 << 20;
 
 /// Serve `docs` over stdin/stdout until the client closes the connection.
 pub async fn serve_stdio(docs: Arc<Docs>) -> Result<(), McpError> {
-    let (stdin, stdout) = rmcp::transport::stdio();
-    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout)
-        .with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
-    let service = DocsServer::new(docs)
-        .serve(transport)
-        .await
-        .map_err(|e| McpError::Handshake(e.to_string()))?;
-    service.waiting().await.map_err(|e| McpError::Connection(e.to_string()))?;
-    Ok(())
+    stdio::serve_io(docs, tokio::io::stdin(), tokio::io::stdout()).await
 }

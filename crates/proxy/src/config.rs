@@ -1,6 +1,7 @@
 //! `docent.toml` sections owned by the proxy: `[serve]`, `[providers.<name>]`, `[limits]`,
-//! `[moderation]`, `[prompt]`, `[cache]`, `[mcp]`. Other sections (`[index]`, `[widget]`) are
-//! ignored here.
+//! `[moderation]`, `[prompt]`, `[cache]`, `[analytics]`, `[mcp]`. The other sections of the file
+//! (`[index]`, `[widget]`) are ignored here; any other top-level name is an error
+//! ([`check_sections`]: `[moderaton]` would otherwise leave moderation off without a word).
 //!
 //! Every section denies unknown fields, so a typo is reported instead of silently ignored.
 //! [`Config::validate`] checks the whole file at start and every error says what to fix.
@@ -20,6 +21,85 @@ pub const MIN_HEADER_BYTES: usize = 4 * 1024;
 pub const MAX_HEADER_BYTES: usize = 256 * 1024;
 /// The longest `[cache] ttl_secs` (a year), for the same reason.
 pub const MAX_CACHE_TTL_SECS: u64 = 365 * 86_400;
+
+/// Every top-level section of `docent.toml`, whoever reads it: the proxy's, then `[index]`
+/// (`docent index`, `search`, `eval`) and `[widget]` (reserved for the widget's settings).
+pub const SECTIONS: &[&str] = &[
+    "serve",
+    "providers",
+    "limits",
+    "moderation",
+    "prompt",
+    "cache",
+    "analytics",
+    "mcp",
+    "index",
+    "widget",
+];
+
+/// Check that every top-level name of a parsed `docent.toml` is one of [`SECTIONS`]: a
+/// misspelt section would otherwise be skipped and its settings left at their defaults. The
+/// error names it, with the section it is closest to.
+pub fn check_sections(file: &toml::Table) -> Result<(), String> {
+    let all = || SECTIONS.iter().map(|s| format!("[{s}]")).collect::<Vec<_>>().join(", ");
+    for (name, value) in file {
+        if SECTIONS.contains(&name.as_str()) {
+            continue;
+        }
+        let close =
+            closest_section(name).map(|s| format!("did you mean [{s}]? ")).unwrap_or_default();
+        return Err(if value.is_table() {
+            format!(
+                "unknown section [{name}]; {close}docent.toml's sections are {} \
+                 (docs/configuration.md)",
+                all()
+            )
+        } else {
+            format!(
+                "`{name}` is outside any section; {close}move it under the section it belongs \
+                 to, one of {} (docs/configuration.md)",
+                all()
+            )
+        });
+    }
+    Ok(())
+}
+
+/// The section `name` looks like a misspelling of: at most one typing mistake (a letter added,
+/// dropped, changed or two swapped) per three letters, case aside.
+fn closest_section(name: &str) -> Option<&'static str> {
+    let name = name.to_lowercase();
+    let max = (name.chars().count() / 3).max(1);
+    SECTIONS
+        .iter()
+        .map(|s| (edits(&name, s), *s))
+        .filter(|(d, _)| *d <= max)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, s)| s)
+}
+
+/// The optimal string alignment distance of `a` and `b` (letters inserted, deleted, changed,
+/// or two neighbours swapped).
+fn edits(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
+}
 
 /// The whole proxy configuration.
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -526,8 +606,8 @@ impl Cidr {
 }
 
 impl Config {
-    /// Read and parse a docent.toml (sections this crate doesn't own are ignored). Call
-    /// [`Config::validate`] afterwards.
+    /// Read and parse a docent.toml (the sections this crate doesn't own are ignored, unknown
+    /// ones are an error). Call [`Config::validate`] afterwards.
     pub fn from_toml_file(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path)
             .map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
@@ -540,10 +620,10 @@ impl Config {
     }
 
     fn parse(text: &str, path: &str) -> Result<Config, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError::Parse {
-            path: path.to_string(),
-            message: e.to_string().trim().to_string(),
-        })
+        let error = |message: String| ConfigError::Parse { path: path.to_string(), message };
+        let syntax = |e: toml::de::Error| error(e.to_string().trim().to_string());
+        check_sections(&toml::from_str(text).map_err(syntax)?).map_err(error)?;
+        toml::from_str(text).map_err(syntax)
     }
 
     /// No chat upstream (chat answers 503 `no_chat_model`, the widget answers extractively),
@@ -891,6 +971,27 @@ mod tests {
     fn sections_owned_by_others_are_ignored() {
         let c = Config::from_toml_str("[index]\nwhatever = 1\n[widget]\ntitle = \"x\"\n").unwrap();
         c.validate().unwrap();
+    }
+
+    #[test]
+    fn a_misspelt_section_is_an_error_that_names_the_right_one() {
+        for (text, wrong, right) in [
+            ("[moderaton]\nenabled = true\n", "[moderaton]", Some("[moderation]")),
+            ("[limit]\nrequests_per_minute_per_ip = 1\n", "[limit]", Some("[limits]")),
+            ("[Serve]\nlisten = \"0.0.0.0:80\"\n", "[Serve]", Some("[serve]")),
+            ("[providers.openai]\nkind = \"openai\"\n[mpc]\n", "[mpc]", Some("[mcp]")),
+            ("[observability]\nx = 1\n", "[observability]", None),
+            ("listen = \"0.0.0.0:80\"\n[serve]\n", "`listen` is outside any section", None),
+        ] {
+            let e = Config::from_toml_str(text).unwrap_err().to_string();
+            assert!(e.contains(wrong) && e.contains("[moderation], [prompt]"), "{e}");
+            match right {
+                Some(r) => assert!(e.contains(&format!("did you mean {r}?")), "{e}"),
+                None => assert!(!e.contains("did you mean"), "{e}"),
+            }
+        }
+        let e = Config::from_toml_str("[moderaton\n").unwrap_err().to_string();
+        assert!(e.contains("invalid config <string>") && !e.contains("unknown section"), "{e}");
     }
 
     #[test]

@@ -10,7 +10,8 @@ pub mod cluster;
 pub mod page;
 pub mod records;
 
-use std::path::PathBuf;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
@@ -61,6 +62,9 @@ pub struct ReportArgs {
     /// Where to write the page.
     #[arg(long, short, value_name = "FILE", default_value = "docent-report.html")]
     pub out: PathBuf,
+    /// Write over --out even when it is not a page `docent report` wrote.
+    #[arg(long)]
+    pub force: bool,
     /// The site's name, in the page title.
     #[arg(long, value_name = "NAME", default_value = "the documentation")]
     pub site: String,
@@ -69,8 +73,59 @@ pub struct ReportArgs {
     pub access: EmbedAccess,
 }
 
+/// Whether `a` and `b` name one file (through links, `..` or another spelling).
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        if let (Ok(a), Ok(b)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return (a.dev(), a.ino()) == (b.dev(), b.ino());
+        }
+    }
+    matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(a), Ok(b)) if a == b)
+}
+
+/// Refuse an --out whose writing would destroy something: the analytics file being read
+/// (always), or an existing file that is neither empty nor a page `docent report` wrote
+/// (unless `force`): `--out index.html` in a site's folder is a slip, not a wish.
+fn check_out(out: &Path, input: Option<&Path>, force: bool) -> anyhow::Result<()> {
+    if !out.exists() {
+        return Ok(());
+    }
+    if input.is_some_and(|i| same_file(i, out)) {
+        anyhow::bail!(
+            "--out {} is the analytics file this report reads: writing the page there would \
+             destroy the records; give another file, e.g. --out docent-report.html",
+            out.display()
+        );
+    }
+    if out.is_dir() {
+        anyhow::bail!(
+            "--out {} is a folder; give a file in it, e.g. --out {}",
+            out.display(),
+            out.join("docent-report.html").display()
+        );
+    }
+    if force {
+        return Ok(());
+    }
+    let mut head = Vec::with_capacity(1024);
+    std::fs::File::open(out).and_then(|f| f.take(1024).read_to_end(&mut head)).with_context(
+        || format!("cannot read {} to check it is an earlier report", out.display()),
+    )?;
+    if !head.is_empty() && !page::is_report(&head) {
+        anyhow::bail!(
+            "--out {} exists and is not a page written by `docent report`; give another file, \
+             or add --force to write over it",
+            out.display()
+        );
+    }
+    Ok(())
+}
+
 /// Run `docent report`.
 pub fn run(a: ReportArgs) -> anyhow::Result<()> {
+    check_out(&a.out, a.file.as_deref(), a.force)?;
     let (lines, from) = match (&a.file, &a.redis) {
         (Some(f), _) => (records::read_file(f)?, f.display().to_string()),
         (None, Some(url)) => {
@@ -83,10 +138,11 @@ pub fn run(a: ReportArgs) -> anyhow::Result<()> {
         .map(|d| d.as_secs())
         .unwrap_or(0);
     let since = a.days.map(|d| now.saturating_sub(u64::from(d) * 86_400));
-    let set = records::parse(&lines, since);
+    let set = records::parse(&lines, since, now);
     if set.skipped > 0 {
         eprintln!(
-            "docent report: skipped {} line(s) that are not analytics records (first: line {})",
+            "docent report: skipped {} line(s) that are not analytics records or whose time is \
+             implausible (first: line {})",
             set.skipped,
             set.first_skipped.unwrap_or(0)
         );
@@ -149,11 +205,11 @@ mod tests {
             .map(|i| {
                 format!(
                     r#"{{"type":"question","ts":{},"question":"q{i}","outcome":"declined","index":"{i:016x}"}}"#,
-                    1_000 + i
+                    1_764_000_000 + i
                 )
             })
             .collect();
-        let set = records::parse(&lines, None);
+        let set = records::parse(&lines, None, 1_764_100_000);
         assert_eq!(set.indexes.len(), MAX_GROUPED + 3);
         let (grouped, older) = to_group(&set);
         assert_eq!((grouped.len(), older), (MAX_GROUPED, 3));

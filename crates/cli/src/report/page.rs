@@ -19,6 +19,9 @@ pub const EXAMPLES: usize = 5;
 pub const MAX_DOWN: usize = 50;
 /// Most pages in the "most shown" table.
 pub const MAX_PAGES: usize = 20;
+/// Most bars in the timeline: a day each up to 90 days, a week each up to 400 weeks, and
+/// longer periods past that (the span is the records' to choose, however they were checked).
+pub const MAX_BARS: u64 = 400;
 
 /// What the page shows.
 pub struct Report<'a> {
@@ -94,6 +97,16 @@ th{font-weight:600}td.n{text-align:right;font-variant-numeric:tabular-nums;white
 a{color:inherit}
 ";
 
+/// Whether a file that starts with `head` is a page [`render`] wrote (so `docent report` may
+/// write over it): its doctype, then its title within the first kilobyte.
+pub fn is_report(head: &[u8]) -> bool {
+    let head = &head[..head.len().min(1024)];
+    head.starts_with(b"<!doctype html>\n")
+        && head.windows(REPORT_TITLE.len()).any(|w| w == REPORT_TITLE.as_bytes())
+}
+
+const REPORT_TITLE: &str = "<title>What readers asked · ";
+
 /// The whole page.
 pub fn render(r: &Report) -> String {
     let set = r.set;
@@ -104,7 +117,7 @@ pub fn render(r: &Report) -> String {
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-         <title>What readers asked · {site}</title><style>{CSS}</style></head><body><main>\
+         {REPORT_TITLE}{site}</title><style>{CSS}</style></head><body><main>\
          <h1>What readers asked</h1><p class=\"muted\">{site} · ",
         site = esc(r.site)
     );
@@ -155,7 +168,8 @@ fn summary(h: &mut String, set: &RecordSet, total: usize) {
     let _ = write!(h, "<li><b>{up} / {down}</b>helpful / not helpful</li></ul>");
 }
 
-/// Stacked bars per day (per week past 90 days), and the same figures as a table.
+/// Stacked bars per day (per week past 90 days, per longer periods past [`MAX_BARS`] weeks), and
+/// the same figures as a table.
 fn timeline(h: &mut String, set: &RecordSet) {
     h.push_str("<h2>Over time</h2>");
     let (Some(first), Some(last)) = (set.questions.first(), set.questions.last()) else {
@@ -163,7 +177,7 @@ fn timeline(h: &mut String, set: &RecordSet) {
         return;
     };
     let (d0, d1) = (first.ts / 86_400, last.ts / 86_400);
-    let step = if d1 - d0 > 90 { 7 } else { 1 };
+    let step = if d1 - d0 > 90 { ((d1 - d0) / MAX_BARS + 1).max(7) } else { 1 };
     let buckets = ((d1 - d0) / step + 1) as usize;
     let mut counts = vec![[0usize; 3]; buckets];
     for q in &set.questions {
@@ -173,13 +187,17 @@ fn timeline(h: &mut String, set: &RecordSet) {
     let max = counts.iter().map(|c| c.iter().sum::<usize>()).max().unwrap_or(1).max(1);
     let (w, ht, left, bottom) = (720.0f64, 180.0f64, 34.0f64, 22.0f64);
     let bw = (w - left) / buckets as f64;
-    let unit = if step == 7 { "week of " } else { "" };
+    let (period, unit) = match step {
+        1 => ("day".to_string(), String::new()),
+        7 => ("week".to_string(), "week of ".to_string()),
+        n => (format!("{n} days"), format!("{n} days from ")),
+    };
     let _ = write!(
         h,
         "<p class=\"legend\"><span class=\"answered\">■ answered</span><span class=\"uncertain\">■ uncertain</span><span class=\"declined\">■ declined</span></p>\
          <svg viewBox=\"0 0 {w} {ht}\" width=\"100%\" role=\"img\" aria-labelledby=\"tl-title\"><title id=\"tl-title\">Questions per {} by outcome; the table below has the figures</title>\
          <text x=\"0\" y=\"12\">{max}</text><text x=\"0\" y=\"{}\">0</text>",
-        if step == 7 { "week" } else { "day" },
+        period,
         ht - bottom
     );
     for (i, c) in counts.iter().enumerate() {
@@ -213,7 +231,7 @@ fn timeline(h: &mut String, set: &RecordSet) {
     let _ = write!(
         h,
         "<details><summary>The figures</summary><table><thead><tr><th scope=\"col\">{}</th><th scope=\"col\">answered</th><th scope=\"col\">uncertain</th><th scope=\"col\">declined</th></tr></thead><tbody>",
-        if step == 7 { "week of" } else { "day" }
+        if step == 1 { "day" } else { unit.trim_end() }
     );
     for (i, c) in counts.iter().enumerate() {
         if c.iter().sum::<usize>() == 0 {
@@ -370,7 +388,7 @@ mod tests {
 
     /// The page for these record lines, its uncertain and declined questions grouped by words.
     fn render_lines(lines: &[String], site: &str) -> String {
-        let set = records::parse(lines, None);
+        let set = records::parse(lines, None, 1_764_100_000);
         let gaps: Vec<&Question> =
             set.questions.iter().filter(|q| q.outcome != Outcome::Answered).collect();
         let texts: Vec<String> = gaps.iter().map(|q| q.question.clone()).collect();
@@ -406,6 +424,8 @@ mod tests {
         assert!(html.contains("Answers marked not helpful</h2><section"));
         let csp = "content=\"default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'\"";
         assert!(html.contains(csp), "no script runs, even if an escape is ever missed");
+        assert!(is_report(html.as_bytes()), "a later report may write over it");
+        assert!(!is_report(lines.join("\n").as_bytes()) && !is_report(b"<!doctype html>\n<p>"));
     }
 
     #[test]
@@ -426,7 +446,7 @@ mod tests {
 
     #[test]
     fn an_empty_log_still_makes_a_page() {
-        let set = records::parse(&[], None);
+        let set = records::parse(&[], None, 1_764_100_000);
         let html = render(&Report {
             site: "s",
             from: "f",
@@ -437,5 +457,35 @@ mod tests {
             generated: 0,
         });
         assert!(html.contains("no questions recorded yet") && html.contains("No questions yet."));
+    }
+
+    #[test]
+    fn a_span_of_centuries_is_drawn_in_a_bounded_number_of_bars() {
+        let q = |ts| Question {
+            ts,
+            question: "q".into(),
+            outcome: Outcome::Answered,
+            sections: vec![],
+        };
+        let page = |set: &RecordSet| {
+            render(&Report {
+                site: "s",
+                from: "f",
+                set,
+                gaps: &[],
+                ungrouped: 0,
+                clusters: &[],
+                generated: 0,
+            })
+        };
+        let html = page(&RecordSet { questions: vec![q(0), q(u64::MAX)], ..Default::default() });
+        assert_eq!(html.matches("<rect ").count(), 2);
+        assert!(html.len() < 64 * 1024, "{} bytes", html.len());
+        let twelve_years = vec![q(1_400_000_000), q(1_764_000_000)];
+        let html = page(&RecordSet { questions: twelve_years, ..Default::default() });
+        assert!(html.contains("Questions per 11 days") && html.contains("11 days from"), "{html}");
+        let two_years = vec![q(1_700_000_000), q(1_764_000_000)];
+        let html = page(&RecordSet { questions: two_years, ..Default::default() });
+        assert!(html.contains("Questions per week") && html.contains(">week of<"), "{html}");
     }
 }

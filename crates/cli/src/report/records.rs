@@ -1,11 +1,18 @@
 //! Reading `[analytics]` records: one JSON object per line (see `docent_proxy::analytics`).
 //! Lines that are not records are counted and skipped, never fatal: a log written by a crashing
-//! process may end in half a line.
+//! process may end in half a line. So are records whose time cannot be true (before
+//! [`EARLIEST_TS`] or more than [`FUTURE_SLACK`] ahead of the clock): anyone who can post to
+//! `/v1/events` chooses what a record says, and the page lays the time span out day by day.
 
 use std::path::Path;
 
 use anyhow::Context;
 use serde_json::Value;
+
+/// The earliest time a record may carry: 2020-01-01 (Unix seconds), before docent existed.
+pub const EARLIEST_TS: u64 = 1_577_836_800;
+/// How far past the reading machine's clock a record's time may be (its clock may differ).
+pub const FUTURE_SLACK: u64 = 86_400;
 
 /// A question's outcome, as the widget judged it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -73,7 +80,7 @@ pub struct RecordSet {
     pub feedback: Vec<Feedback>,
     /// Index checksums seen (a change means the docs were re-indexed).
     pub indexes: Vec<String>,
-    /// Lines that were not records.
+    /// Lines that were not records, or records with an implausible time.
     pub skipped: usize,
     /// The first of them (1-based).
     pub first_skipped: Option<usize>,
@@ -133,8 +140,10 @@ fn str_of(v: &Value, k: &str) -> String {
     v.get(k).and_then(Value::as_str).unwrap_or_default().to_string()
 }
 
-/// Parse lines into records, keeping those at or after `since` (Unix seconds).
-pub fn parse(lines: &[String], since: Option<u64>) -> RecordSet {
+/// Parse lines into records, keeping those at or after `since` (Unix seconds); `now` is the
+/// clock's Unix seconds, for the latest plausible time.
+pub fn parse(lines: &[String], since: Option<u64>, now: u64) -> RecordSet {
+    let plausible = EARLIEST_TS..=now.saturating_add(FUTURE_SLACK);
     let mut set = RecordSet::default();
     let mut seen_indexes = std::collections::HashSet::new();
     for (i, line) in lines.iter().enumerate() {
@@ -143,7 +152,11 @@ pub fn parse(lines: &[String], since: Option<u64>) -> RecordSet {
         }
         let v: Option<Value> = serde_json::from_str(line).ok();
         let kind = v.as_ref().and_then(|v| v.get("type")).and_then(Value::as_str);
-        let ts = v.as_ref().and_then(|v| v.get("ts")).and_then(Value::as_u64);
+        let ts = v
+            .as_ref()
+            .and_then(|v| v.get("ts"))
+            .and_then(Value::as_u64)
+            .filter(|ts| plausible.contains(ts));
         let (Some(v), Some(kind), Some(ts)) = (v.as_ref(), kind, ts) else {
             set.skipped += 1;
             set.first_skipped.get_or_insert(i + 1);
@@ -228,19 +241,22 @@ mod tests {
         }
     }
 
+    /// A clock for the tests: 2025-11-25.
+    const NOW: u64 = 1_764_100_000;
+
     #[test]
     fn records_are_read_and_junk_is_counted() {
         let lines: Vec<String> = [
-            r#"{"v":1,"type":"question","ts":200,"question":"b","outcome":"declined","sections":[]}"#,
-            r#"{"v":1,"type":"question","ts":100,"question":"a","outcome":"answered","sections":[{"url":"/x#y","title":"X"}],"index":"c1"}"#,
-            r#"{"v":1,"type":"feedback","ts":150,"rating":"down","question":"a","answer":"no","sources":["/x"]}"#,
-            r#"{"v":1,"type":"question","ts":300,"question":"c","outcome":"maybe"}"#,
+            r#"{"v":1,"type":"question","ts":1764000200,"question":"b","outcome":"declined","sections":[]}"#,
+            r#"{"v":1,"type":"question","ts":1764000100,"question":"a","outcome":"answered","sections":[{"url":"/x#y","title":"X"}],"index":"c1"}"#,
+            r#"{"v":1,"type":"feedback","ts":1764000150,"rating":"down","question":"a","answer":"no","sources":["/x"]}"#,
+            r#"{"v":1,"type":"question","ts":1764000300,"question":"c","outcome":"maybe"}"#,
             "{\"v\":1,\"type\":\"quest",
             "",
         ]
         .map(String::from)
         .to_vec();
-        let s = parse(&lines, None);
+        let s = parse(&lines, None, NOW);
         assert_eq!(s.questions.len(), 2);
         assert_eq!(s.questions[0].question, "a", "oldest first");
         assert_eq!(s.questions[0].sections, vec![("/x#y".to_string(), "X".to_string())]);
@@ -248,8 +264,27 @@ mod tests {
         assert!(!s.feedback[0].up);
         assert_eq!(s.indexes, vec!["c1"]);
         assert_eq!((s.skipped, s.first_skipped), (2, Some(4)));
-        let recent = parse(&lines, Some(150));
+        let recent = parse(&lines, Some(1_764_000_150), NOW);
         assert_eq!(recent.questions.len(), 1);
         assert_eq!(recent.count(Outcome::Declined), 1);
+    }
+
+    #[test]
+    fn records_with_an_implausible_time_are_skipped_and_counted() {
+        let q = |ts: &str| {
+            format!(r#"{{"type":"question","ts":{ts},"question":"q","outcome":"answered"}}"#)
+        };
+        let lines = vec![
+            q("1764000000"),
+            q("18446744073709551615"),
+            q("0"),
+            q(&(EARLIEST_TS - 1).to_string()),
+            q(&(NOW + FUTURE_SLACK + 1).to_string()),
+            q(&(NOW + 3_600).to_string()),
+            q("-5"),
+        ];
+        let s = parse(&lines, None, NOW);
+        assert_eq!(s.questions.len(), 2, "today's and an hour ahead (another clock) are kept");
+        assert_eq!((s.skipped, s.first_skipped), (5, Some(2)));
     }
 }
