@@ -141,7 +141,12 @@ impl Manifest {
         let mut texts: Vec<(u32, u32)> = Vec::with_capacity(t);
         for i in 0..t {
             let gap = r.varint()?;
-            let first = texts.last().map_or(0, |t| u64::from(t.0)) + gap;
+            // A gap past u64 (a damaged or hostile manifest) must not wrap into a small chunk.
+            let first = texts
+                .last()
+                .map_or(0, |t| u64::from(t.0))
+                .checked_add(gap)
+                .ok_or_else(|| bad("text shards out of order"))?;
             // The first shard starts at chunk 0, every other after the one before, below n.
             if (gap == 0) != texts.is_empty() || first >= n as u64 {
                 return Err(bad("text shards out of order"));
@@ -486,6 +491,12 @@ mod tests {
         let mut longer = b.clone();
         longer.push(1);
         assert!(Manifest::parse(&longer, 301).is_err());
+        // A gap past u64 after the first shard (found by the fuzzer: an overflow panic in a
+        // debug build, a wrap to a small chunk in a release one): refused.
+        let mut huge = Manifest { texts: vec![(0, 1), (3, 2), (4, 3)], ..m.clone() }.encode();
+        huge.truncate(huge.len() - 1); // the last gap, 1: u64::MAX instead
+        huge.extend([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]);
+        assert!(Manifest::parse(&huge, u32::MAX as usize).is_err());
         // A second shard starting where the first does (a gap of 0) is out of order.
         let mut same = m.clone();
         same.texts[1].0 = 0;
