@@ -138,7 +138,16 @@ pub fn retrieve(
                 &Query { text: r, vector: v.rewritten, history: &[], history_vector: None },
                 opts,
             );
-            merge(first, second, opts.top_k.max(1))
+            // A question in a language the docs are not written in shares few words with them:
+            // its translation leads (ties in the fusion go to the first list), as it did when
+            // such a question was turned away on its own words.
+            let translated =
+                !index.header().docs_speak(crate::lang::looks_non_english(ask.question));
+            if translated {
+                merge(second, first, opts.top_k.max(1))
+            } else {
+                merge(first, second, opts.top_k.max(1))
+            }
         }
     }
 }

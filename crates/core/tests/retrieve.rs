@@ -206,3 +206,21 @@ fn a_merged_result_is_uncertain_only_when_every_query_that_passed_was() {
     assert_eq!(merge(unsure.clone(), unsure, 5).outcome(), Outcome::Uncertain);
     assert_eq!(merge(declined.clone(), declined, 5).outcome(), Outcome::Declined);
 }
+
+#[test]
+fn a_translation_leads_the_question_it_translates() {
+    // A German question over English docs is not judged by its words (it shares few with
+    // them), so its own hits are fused with its translation's: on a tie the translation's first
+    // section must win, as it did when the question alone was turned away.
+    let ix = index(&[
+        ("browser", "x", "the browser support table and browser versions", [1.0, 0.0, 0.0]),
+        ("cache", "y", "caching headers for the static index file", [0.0, 1.0, 0.0]),
+    ]);
+    let opts = SearchOptions { floor: Some(0.3), ..Default::default() };
+    let question = "Wie lange dürfen Browser die Dateien zwischenspeichern?";
+    let alone = retrieve(&ix, &Ask { question, ..Default::default() }, &[], &opts);
+    assert!(!alone.abstained && ix.chunk(alone.hits[0].chunk as usize).url == "browser");
+    let ask = Ask { question, history: &[], rewritten: Some("caching headers static index file") };
+    let r = retrieve(&ix, &ask, &[], &opts);
+    assert_eq!(ix.chunk(r.hits[0].chunk as usize).url, "cache", "{r:?}");
+}
