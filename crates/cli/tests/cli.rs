@@ -1653,12 +1653,18 @@ fn a_missing_include_is_warned_about_once_though_the_language_sample_reads_the_p
     assert_eq!(stderr.matches("missing.md").count(), 1, "{stderr}");
 }
 
-#[test]
-fn an_existing_out_that_is_not_an_index_is_never_overwritten() {
+/// A temp folder holding `docs/a.md`, one short page.
+fn one_page_site() -> (tempfile::TempDir, PathBuf) {
     let d = tempfile::tempdir().unwrap();
     let src = d.path().join("docs");
     std::fs::create_dir(&src).unwrap();
     std::fs::write(src.join("a.md"), "# A\n\nAlpha text about widgets.\n").unwrap();
+    (d, src)
+}
+
+#[test]
+fn an_existing_out_that_is_not_an_index_is_never_overwritten() {
+    let (d, src) = one_page_site();
     let s = src.to_str().unwrap();
     // A page of the docs named as --out by mistake: refused, the page intact.
     let page = src.join("a.md");
@@ -1696,10 +1702,7 @@ fn an_existing_out_that_is_not_an_index_is_never_overwritten() {
 
 #[test]
 fn two_files_served_at_one_url_are_named_in_a_warning() {
-    let d = tempfile::tempdir().unwrap();
-    let src = d.path().join("docs");
-    std::fs::create_dir(&src).unwrap();
-    std::fs::write(src.join("a.md"), "# A\n\nAlpha text about widgets.\n").unwrap();
+    let (d, src) = one_page_site();
     std::fs::write(src.join("a.mdx"), "# A again\n\nBeta text about gadgets.\n").unwrap();
     let out = d.path().join("x.idx");
     let o = docent(&[
@@ -1718,10 +1721,7 @@ fn two_files_served_at_one_url_are_named_in_a_warning() {
 
 #[test]
 fn a_model_named_without_embed_is_an_error_not_a_lexical_index() {
-    let d = tempfile::tempdir().unwrap();
-    let src = d.path().join("docs");
-    std::fs::create_dir(&src).unwrap();
-    std::fs::write(src.join("a.md"), "# A\n\nAlpha text about widgets.\n").unwrap();
+    let (d, src) = one_page_site();
     let out = d.path().join("x.idx");
     let (s, o) = (src.to_str().unwrap(), out.to_str().unwrap());
     let err = fails(&["index", s, "--out", o, "--model", "all-MiniLM-L6-v2"]);
@@ -1733,10 +1733,7 @@ fn a_model_named_without_embed_is_an_error_not_a_lexical_index() {
 
 #[test]
 fn careless_site_settings_are_errors_that_say_what_to_write() {
-    let d = tempfile::tempdir().unwrap();
-    let src = d.path().join("docs");
-    std::fs::create_dir(&src).unwrap();
-    std::fs::write(src.join("a.md"), "# A\n\nAlpha text about widgets.\n").unwrap();
+    let (d, src) = one_page_site();
     let out = d.path().join("x.idx");
     let (s, o) = (src.to_str().unwrap(), out.to_str().unwrap());
     // The same folder twice indexed nothing ("0 indexed, 1 skipped").
