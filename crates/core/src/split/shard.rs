@@ -159,8 +159,14 @@ pub fn encode(kind: ShardKind, body: &[u8], salt: u32) -> (Vec<u8>, u64) {
 /// The message for a shard that is not the one the index names: stale caches and half-done
 /// deploys end here, and the reader must never answer from it.
 pub fn mismatch(name: &str) -> FormatError {
+    // The widget's reader can reload; a command-line reader has the files at hand.
+    let fix = if cfg!(target_arch = "wasm32") {
+        ""
+    } else {
+        " (on this machine: rebuild it with `docent index`)"
+    };
     FormatError::Corrupt(format!(
-        "shard {name} does not match the index (the site was re-indexed while it loaded, or a cache holds an old copy); reload the page, or redeploy the whole index folder"
+        "shard {name} does not match the index (the site was re-indexed while it loaded, or a cache holds an old copy); reload the page, or redeploy the whole index folder{fix}"
     ))
 }
 
