@@ -1164,6 +1164,19 @@ pub fn list_files(
             (f, ns, flavor, src)
         }));
     }
+    // A folder that holds no page (a typo, or a path given from the wrong place) would leave
+    // its pages in the source's namespace without a word. A warning, not an error: the plugins
+    // name every locale a site configures, and one may have no page yet.
+    for d in &settings.namespace_dirs {
+        let under =
+            |rel: &str| rel.strip_prefix(d.dir.as_str()).is_some_and(|r| r.starts_with('/'));
+        if !files.iter().any(|(f, ..)| under(&f.rel)) {
+            eprintln!(
+                "warning: --namespace-dir {}={}: no page is under {:?}; the folder is relative to the source folder (e.g. --namespace-dir fr=fr for SRC/fr/)",
+                d.dir, d.namespace, d.dir
+            );
+        }
+    }
     Ok(files)
 }
 

@@ -1770,3 +1770,18 @@ fn serve_says_it_listens_only_once_it_can_answer() {
     assert!(err.contains("audit_log"), "{err}");
     assert!(!err.contains("listening on"), "{err}");
 }
+
+#[test]
+fn a_namespace_folder_that_holds_no_page_is_named_in_a_warning() {
+    let (d, src) = one_page_site();
+    std::fs::create_dir(src.join("fr")).unwrap();
+    std::fs::write(src.join("fr/b.md"), "# B\n\nTexte sur les gadgets.\n").unwrap();
+    let out = d.path().join("x.idx");
+    let (s, o) = (src.to_str().unwrap(), out.to_str().unwrap());
+    let run = docent(&["index", s, "--out", o, "--namespace-dir", "nope=v1", "-q"]);
+    assert!(run.status.success());
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(err.contains("no page is under \"nope\""), "{err}");
+    let run = docent(&["index", s, "--out", o, "--namespace-dir", "fr=fr", "-q"]);
+    assert!(run.status.success() && !String::from_utf8_lossy(&run.stderr).contains("no page"));
+}
