@@ -525,7 +525,11 @@ pub async fn shutdown_signal() {
 fn init_tracing(json: bool) {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        // Colour codes only for a terminal: under systemd or docker, stderr is a log file.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     // The CLI may have installed a subscriber already; that one wins.
     let _ = if json { builder.json().try_init() } else { builder.try_init() };
 }
