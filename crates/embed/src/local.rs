@@ -948,6 +948,14 @@ pub fn find_local_model(model: &str) -> Option<PathBuf> {
 
 /// A failed download of a model named without an organisation (`mymodel`) may be an index built
 /// from a model folder of that name (`--model ./mymodel` records the folder's name): say so.
+/// Whether a `--model` value names a folder rather than a model id: it starts with `.`, `/` or
+/// `~`, or holds a backslash or a Windows drive.
+fn looks_like_a_path(model: &str) -> bool {
+    model.starts_with(['.', '/', '~'])
+        || model.contains('\\')
+        || model.as_bytes().get(1) == Some(&b':')
+}
+
 fn folder_hint(model: &str, e: EmbedError) -> EmbedError {
     match e {
         EmbedError::Download { model: id, reason } if !model.contains('/') => {
@@ -986,6 +994,11 @@ pub(crate) fn make_local(
         };
         if Path::new(model).is_dir() {
             LocalEmbedder::load(Path::new(model))?
+        } else if looks_like_a_path(model) {
+            // `./typo` or `/opt/models/x` is a folder that is not there, never a hub id to fetch.
+            return Err(EmbedError::Config(format!(
+                "no model folder at {model}: give the folder that holds the model's config.json and weights, or a Hugging Face id such as sentence-transformers/all-MiniLM-L6-v2"
+            )));
         } else {
             let not_found = || EmbedError::ModelNotFound {
                 model: model.to_string(),
@@ -1025,6 +1038,21 @@ pub(crate) fn make_local(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_model_named_by_a_path_that_is_not_there_is_a_missing_folder_not_a_hub_id() {
+        let missing =
+            std::env::temp_dir().join(format!("docent-no-model-{}/x/y", std::process::id()));
+        for model in [missing.to_str().unwrap(), "./typo"] {
+            let Err(e) = make_local(Some(model), &EmbedOptions::default()) else {
+                panic!("{model}: loaded")
+            };
+            let e = e.to_string();
+            assert!(e.contains("no model folder at") && e.contains(model), "{e}");
+        }
+        assert!(!looks_like_a_path("intfloat/multilingual-e5-small"));
+        assert!(!looks_like_a_path("all-MiniLM-L6-v2"));
+    }
 
     #[test]
     fn a_failed_download_of_a_bare_name_says_it_may_be_a_model_folder() {
