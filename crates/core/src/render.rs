@@ -195,26 +195,26 @@ fn names_host(label: &str, host: &str) -> bool {
         && matches!(classify_url(label), Some(UrlKind::Absolute { origin }) if authority_of(&origin) == host)
 }
 
+/// `s` as a citation number: one to four digits.
+fn citation_number(s: &str) -> Option<usize> {
+    (!s.is_empty() && s.len() <= 4 && s.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| s.parse().ok())
+        .flatten()
+}
+
 /// The citation number a reference link's label is (`[1]`, `[see][2]`, `[3][]`), if it is one.
 fn citation_reference(link_type: pulldown_cmark::LinkType, id: &str) -> Option<usize> {
     use pulldown_cmark::LinkType::{Collapsed, Reference, Shortcut};
-    let id = id.trim();
-    (matches!(link_type, Shortcut | Collapsed | Reference)
-        && !id.is_empty()
-        && id.len() <= 4
-        && id.bytes().all(|b| b.is_ascii_digit()))
-    .then(|| id.parse().ok())
-    .flatten()
+    matches!(link_type, Shortcut | Collapsed | Reference)
+        .then(|| citation_number(id.trim()))
+        .flatten()
 }
 
 /// The number of a citation marker written alone (`[1]`, ` [ 12 ] `, invisible characters
 /// ignored), if `text` is one.
 fn as_citation_marker(text: &str) -> Option<usize> {
     let t = strip_invisible(text);
-    let inner = t.trim().strip_prefix('[')?.strip_suffix(']')?.trim();
-    (!inner.is_empty() && inner.len() <= 4 && inner.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| inner.parse().ok())
-        .flatten()
+    citation_number(t.trim().strip_prefix('[')?.strip_suffix(']')?.trim())
 }
 
 fn strip_invisible(s: &str) -> String {
