@@ -474,13 +474,8 @@ pub async fn chat(
             tracing::warn!(request_id = %rid, provider = %provider.name, answer = %provider.described(&String::from_utf8_lossy(&bytes)), "upstream answer is not a chat completion");
             ApiError::Upstream("the model provider sent an unreadable answer".into())
         })?;
-        let (pin, pout) = match usage_of(&v) {
-            u if crate::tokens::plausible_usage(u) => u,
-            u => {
-                tracing::warn!(request_id = %rid, provider = %provider.name, prompt_tokens = u.0, completion_tokens = u.1, "upstream usage counts are not believable; charged an estimate instead");
-                (0, 0)
-            }
-        };
+        let (pin, pout) =
+            Some(usage_of(&v)).filter(|&u| provider.believes_usage(&rid, u)).unwrap_or((0, 0));
         st.metrics.tokens(pin, pout);
         // Counts come from the upstream: a sum past u64 is "a lot", never a wrap to little.
         let used = pin.saturating_add(pout);
@@ -497,7 +492,7 @@ pub async fn chat(
         audit.insert("tokens_out".into(), json!(pout));
         let bytes = match provider.scrub_answer(&String::from_utf8_lossy(&bytes)) {
             Some(clean) => {
-                tracing::warn!(request_id = %rid, provider = %provider.name, "the upstream's answer held an API key; replaced before it reached the client");
+                provider.warn_key_in_answer(&rid);
                 Bytes::from(clean)
             }
             None => bytes,

@@ -54,13 +54,10 @@ impl Redactor {
 
     /// `text` without secrets or key-shaped words, at most 500 characters.
     pub fn redact(&self, text: &str) -> String {
-        let mut s = text.to_string();
-        for secret in &self.secrets {
-            if s.contains(secret.as_str()) {
-                s = s.replace(secret.as_str(), MASK);
-            }
-        }
-        let s = redact_shapes(&s);
+        let s = match self.scrub(text) {
+            Some(scrubbed) => redact_shapes(&scrubbed),
+            None => redact_shapes(text),
+        };
         if s.chars().count() > MAX_CHARS {
             let mut cut: String = s.chars().take(MAX_CHARS).collect();
             cut.push('…');

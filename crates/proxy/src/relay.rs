@@ -359,7 +359,7 @@ impl StreamState {
             Some(data) => {
                 if !self.scrubbed {
                     self.scrubbed = true;
-                    tracing::warn!(request_id = %self.guard.rid, provider = %self.guard.provider.name, "the upstream's answer held an API key; replaced before it reached the client");
+                    self.guard.provider.warn_key_in_answer(&self.guard.rid);
                 }
                 Event { data }
             }
@@ -388,10 +388,8 @@ impl StreamState {
             Kind::Malformed => self.fail(StreamFault::Malformed, Some(&ev)),
             Kind::Chunk { usage, only_usage, cut_short } => {
                 if let Some((pin, pout)) = usage.filter(|&(a, b)| a > 0 || b > 0) {
-                    if crate::tokens::plausible_usage((pin, pout)) {
+                    if self.guard.provider.believes_usage(&self.guard.rid, (pin, pout)) {
                         self.guard.usage = Some((pin, pout));
-                    } else {
-                        tracing::warn!(request_id = %self.guard.rid, provider = %self.guard.provider.name, prompt_tokens = pin, completion_tokens = pout, "upstream usage counts are not believable; charged an estimate instead");
                     }
                 }
                 if cut_short {

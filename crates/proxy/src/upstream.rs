@@ -136,6 +136,22 @@ impl Provider {
         self.redactor.scrub(text)
     }
 
+    /// The warning for an answer [`Provider::scrub_answer`] changed (once per answer).
+    pub fn warn_key_in_answer(&self, rid: &str) {
+        tracing::warn!(request_id = %rid, provider = %self.name, "the upstream's answer held an API key; replaced before it reached the client");
+    }
+
+    /// Whether this upstream's `(prompt, completion)` usage counts are believable
+    /// ([`crate::tokens::plausible_usage`]); a warning when they are not (the answer is then
+    /// charged as one without usage).
+    pub fn believes_usage(&self, rid: &str, (pin, pout): (u64, u64)) -> bool {
+        let ok = crate::tokens::plausible_usage((pin, pout));
+        if !ok {
+            tracing::warn!(request_id = %rid, provider = %self.name, prompt_tokens = pin, completion_tokens = pout, "upstream usage counts are not believable; charged an estimate instead");
+        }
+        ok
+    }
+
     /// Text from this upstream, safe to log: no configured key, nothing shaped like one.
     pub fn redact(&self, text: &str) -> String {
         self.redactor.redact(text)
