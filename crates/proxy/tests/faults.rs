@@ -1175,6 +1175,14 @@ async fn invalid_feedback_is_rate_limited_too() {
 // ---------------------------------------------------------------- 8, 15: hostile clients, shutdown
 
 /// Reads until the server closes the connection; what it sent, or None if it stayed open.
+/// Send `request` on a new connection to `addr` and read until the server closes it (at most
+/// 5 s); `expect` says what it means when it does not close.
+async fn exchange(addr: SocketAddr, request: &[u8], expect: &str) -> String {
+    let mut sock = tokio::net::TcpStream::connect(addr).await.unwrap();
+    sock.write_all(request).await.unwrap();
+    read_until_closed(&mut sock, Duration::from_secs(5)).await.expect(expect)
+}
+
 async fn read_until_closed(sock: &mut tokio::net::TcpStream, within: Duration) -> Option<String> {
     let mut got = Vec::new();
     let mut buf = [0u8; 4096];
@@ -1222,20 +1230,16 @@ async fn headers_past_max_header_bytes_get_431_and_the_connection_closes() {
     let mut cfg = config(up.addr);
     cfg.serve.max_header_bytes = 8 * 1024;
     let p = start_proxy(cfg).await;
-    let mut sock = tokio::net::TcpStream::connect(p.addr).await.unwrap();
     let big =
         format!("GET /healthz HTTP/1.1\r\nHost: x\r\ncookie: {}\r\n\r\n", "a".repeat(9 * 1024));
-    sock.write_all(big.as_bytes()).await.unwrap();
-    let text = read_until_closed(&mut sock, Duration::from_secs(5)).await.expect("closed");
+    let text = exchange(p.addr, big.as_bytes(), "closed").await;
     assert!(text.starts_with("HTTP/1.1 431"), "{text}");
     // Under the bound, a request with a large cookie is served.
-    let mut sock = tokio::net::TcpStream::connect(p.addr).await.unwrap();
     let ok = format!(
         "GET /healthz HTTP/1.1\r\nHost: x\r\nconnection: close\r\ncookie: {}\r\n\r\n",
         "a".repeat(6 * 1024)
     );
-    sock.write_all(ok.as_bytes()).await.unwrap();
-    let text = read_until_closed(&mut sock, Duration::from_secs(5)).await.expect("closed");
+    let text = exchange(p.addr, ok.as_bytes(), "closed").await;
     assert!(text.starts_with("HTTP/1.1 200"), "{text}");
 }
 
@@ -1245,11 +1249,7 @@ async fn a_body_that_trickles_in_gets_408_after_the_body_timeout() {
     let mut cfg = config(up.addr);
     cfg.serve.body_timeout_ms = 300;
     let p = start_proxy(cfg).await;
-    let mut sock = tokio::net::TcpStream::connect(p.addr).await.unwrap();
-    sock.write_all(b"POST /v1/feedback HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\nconnection: close\r\n\r\n{\"rat").await.unwrap();
-    let text = read_until_closed(&mut sock, Duration::from_secs(5))
-        .await
-        .expect("the connection stays open");
+    let text = exchange(p.addr, b"POST /v1/feedback HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\nconnection: close\r\n\r\n{\"rat", "the connection stays open").await;
     assert!(text.starts_with("HTTP/1.1 408"), "{text}");
     assert!(text.contains("request_timeout"), "{text}");
 }
@@ -1261,11 +1261,7 @@ async fn a_declared_length_over_the_limit_is_413_at_once_not_a_wait_for_the_body
     let mut cfg = config(up.addr);
     cfg.serve.body_timeout_ms = 3_000;
     let p = start_proxy(cfg).await;
-    let mut sock = tokio::net::TcpStream::connect(p.addr).await.unwrap();
-    sock.write_all(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: 99999999999\r\nconnection: close\r\n\r\n{").await.unwrap();
-    let text = read_until_closed(&mut sock, Duration::from_secs(5))
-        .await
-        .expect("the connection stays open");
+    let text = exchange(p.addr, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: 99999999999\r\nconnection: close\r\n\r\n{", "the connection stays open").await;
     assert!(text.starts_with("HTTP/1.1 413"), "{text}");
     assert!(text.contains("body_too_large"), "{text}");
     assert_eq!(up.chat_calls(), 0);
