@@ -241,11 +241,16 @@ impl NamespaceDir {
         Ok(NamespaceDir { dir, namespace: ns.to_string() })
     }
 
+    /// Whether this folder holds `rel` (a path relative to the source folder).
+    pub fn holds(&self, rel: &str) -> bool {
+        rel.strip_prefix(self.dir.as_str()).is_some_and(|rest| rest.starts_with('/'))
+    }
+
     /// The namespace of the deepest entry whose folder holds `rel` (a path relative to the
     /// source folder), if any.
     pub fn lookup<'a>(dirs: &'a [NamespaceDir], rel: &str) -> Option<&'a str> {
         dirs.iter()
-            .filter(|d| rel.strip_prefix(d.dir.as_str()).is_some_and(|rest| rest.starts_with('/')))
+            .filter(|d| d.holds(rel))
             .max_by_key(|d| d.dir.len())
             .map(|d| d.namespace.as_str())
     }
@@ -1168,9 +1173,7 @@ pub fn list_files(
     // its pages in the source's namespace without a word. A warning, not an error: the plugins
     // name every locale a site configures, and one may have no page yet.
     for d in &settings.namespace_dirs {
-        let under =
-            |rel: &str| rel.strip_prefix(d.dir.as_str()).is_some_and(|r| r.starts_with('/'));
-        if !files.iter().any(|(f, ..)| under(&f.rel)) {
+        if !files.iter().any(|(f, ..)| d.holds(&f.rel)) {
             eprintln!(
                 "warning: --namespace-dir {}={}: no page is under {:?}; the folder is relative to the source folder (e.g. --namespace-dir fr=fr for SRC/fr/)",
                 d.dir, d.namespace, d.dir
@@ -1473,15 +1476,14 @@ pub fn build_index_with(
     };
     let bar = progress(settings.progress, files.len() as u64, "chunking");
     let mut chunks: Vec<Chunk> = Vec::new();
-    let mut pages: HashSet<(String, String)> = HashSet::new();
+    // Each (namespace, URL) indexed, and the file it came from first.
+    let mut pages: HashMap<(String, String), String> = HashMap::new();
     // Each page's chunks in `chunks`, to leave out a page that is a copy of another.
     let mut spans: Vec<PageSpan> = Vec::new();
     let mut includes: HashMap<PathBuf, SourceIncludes> = HashMap::new();
     // The header's language figures: the pages `language_sample` would read, tallied as they are
     // parsed here instead of reading them again.
     let (language_every, mut languages) = (language_step(files.len()), LanguageTally::default());
-    // The file each (namespace, URL) came from first.
-    let mut served_by: HashMap<(String, String), String> = HashMap::new();
     for (n, (file, namespace, flavor, source)) in files.iter().enumerate() {
         bar.set_message(file.rel.clone());
         // A page that cannot be read (removed since the folder was listed, a device error, a
@@ -1540,7 +1542,7 @@ pub fn build_index_with(
                 chunks: chunks.len()..chunks.len() + page_chunks.len(),
             });
             let key = (namespace.clone(), url);
-            if let Some(first) = served_by.get(&key) {
+            if let Some(first) = pages.get(&key) {
                 // `a.md` beside `a.mdx`, two names that are not UTF-8, a `rewrites` collision:
                 // the site can serve only one of them at that URL.
                 let w = format!(
@@ -1550,9 +1552,8 @@ pub fn build_index_with(
                 bar.suspend(|| eprintln!("warning: {w}"));
                 report.notes.push(w);
             } else {
-                served_by.insert(key.clone(), file.rel.clone());
+                pages.insert(key, file.rel.clone());
             }
-            pages.insert(key);
             chunks.extend(page_chunks);
         }
         bar.inc(1);
@@ -2026,7 +2027,7 @@ fn check_replaceable(out: &Path) -> anyhow::Result<()> {
     let n = std::fs::File::open(out)
         .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
         .with_context(|| format!("cannot read {}", out.display()))?;
-    if head[..n] != docent_core::format::MAGIC[..n.min(8)] || n < 8 {
+    if n < head.len() || &head != docent_core::format::MAGIC {
         bail!(
             "--out {} exists and is not a docent index; docent never overwrites other files: choose another --out, or delete the file first if it is not needed",
             out.display()
