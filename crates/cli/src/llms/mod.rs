@@ -128,20 +128,16 @@ pub fn write_llms(args: LlmsArgs) -> anyhow::Result<LlmsReport> {
             args.out.display()
         )
     })?;
-    let pages: Vec<(PathBuf, String)> = docs
+    let (txt, full) = (llms_txt(&site, &docs), llms_full(&site, &docs));
+    report.pages = docs.len();
+    report.llms_txt_chars = txt.chars().count();
+    report.full_chars = full.chars().count();
+    let mut files: Vec<(PathBuf, String)> = docs
         .iter()
         .map(|d| (args.out.join(md_path(d, settings.base_url.as_deref())), compose::page_md(d)))
         .collect();
-    let txt = llms_txt(&site, &docs);
-    let full = llms_full(&site, &docs);
-    let files: Vec<(PathBuf, &str)> = pages
-        .iter()
-        .map(|(p, t)| (p.clone(), t.as_str()))
-        .chain([
-            (args.out.join("llms.txt"), txt.as_str()),
-            (args.out.join("llms-full.txt"), full.as_str()),
-        ])
-        .collect();
+    files.push((args.out.join("llms.txt"), txt));
+    files.push((args.out.join("llms-full.txt"), full));
     // Checked before anything is written: `--out` on the sources themselves (with
     // --clean-urls a page's copy has the page's own name) would replace the pages read.
     for (path, _) in &files {
@@ -156,9 +152,6 @@ pub fn write_llms(args: LlmsArgs) -> anyhow::Result<LlmsReport> {
     for (path, text) in &files {
         write(path, text)?;
     }
-    report.pages = docs.len();
-    report.llms_txt_chars = txt.chars().count();
-    report.full_chars = full.chars().count();
     Ok(report)
 }
 
