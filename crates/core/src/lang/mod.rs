@@ -31,8 +31,8 @@ const ENGLISH: &[&str] = &[
 ];
 
 /// True when `text` looks like it is not English: a third of its letters outside ASCII, an
-/// opening `¿` or `¡` (Spanish), or more function words of another language than of English
-/// (at least two).
+/// opening `¿` or `¡` (Spanish), more function words of another language than of English (at
+/// least two), or letter triples that look foreign on average ([`trigram_score`]).
 pub fn looks_non_english(text: &str) -> bool {
     if text.contains(['¿', '¡']) {
         return true;
