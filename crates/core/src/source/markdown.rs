@@ -1259,32 +1259,19 @@ impl JsxState<'_> {
         while i < chars.len() {
             let c = chars[i];
             if self.in_expr {
-                match (self.quote, c) {
-                    (Some(q), _) if c == q => self.quote = None,
-                    (Some(_), _) => {}
-                    (None, '"') | (None, '\'') | (None, '`') => self.quote = Some(c),
-                    (None, '{') => self.brace += 1,
-                    (None, '}') => {
-                        self.brace -= 1;
-                        if self.brace <= 0 {
-                            self.in_expr = false;
-                            self.brace = 0;
-                        }
-                    }
-                    _ => {}
+                self.track_js(c);
+                if c == '}' && self.quote.is_none() && self.brace <= 0 {
+                    self.in_expr = false;
+                    self.brace = 0;
                 }
                 i += 1;
                 continue;
             }
             if self.in_tag {
                 self.tag.push(c);
-                match (self.quote, c) {
-                    (Some(q), _) if c == q => self.quote = None,
-                    (Some(_), _) => {}
-                    (None, '"') | (None, '\'') | (None, '`') => self.quote = Some(c),
-                    (None, '{') => self.brace += 1,
-                    (None, '}') => self.brace -= 1,
-                    (None, '>') if self.brace <= 0 => {
+                self.track_js(c);
+                match c {
+                    '>' if self.quote.is_none() && self.brace <= 0 => {
                         self.in_tag = false;
                         self.brace = 0;
                         if self.tag.starts_with("<Tabs")
@@ -1355,6 +1342,19 @@ impl JsxState<'_> {
             i += 1;
         }
         out.into()
+    }
+
+    /// Follow `c` through JavaScript (a tag's attributes, an expression): its quotes and
+    /// braces. A `}` or `>` left with no quote open was outside every string.
+    fn track_js(&mut self, c: char) {
+        match (self.quote, c) {
+            (Some(q), _) if c == q => self.quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'' | '`') => self.quote = Some(c),
+            (None, '{') => self.brace += 1,
+            (None, '}') => self.brace -= 1,
+            _ => {}
+        }
     }
 
     /// `{frontMatter.title}` (MDX) or `{{ $frontmatter.title }}` (VitePress) at the start of
