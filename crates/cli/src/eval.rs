@@ -264,10 +264,28 @@ pub struct EvalReport {
     pub questions: Vec<QuestionResult>,
 }
 
-/// Parse a questions file; errors name the line.
+/// `--baseline` scores the plain retriever over the whole index as stored and never abstains:
+/// a search setting given with it would be ignored without a word, so it is an error naming
+/// the setting.
+fn ignored_by_baseline(args: &EvalArgs) -> anyhow::Result<()> {
+    let given = [
+        (args.tuning.namespace.is_some(), "--namespace", "index the namespace's pages alone"),
+        (args.floor.is_some(), "--floor", "it never abstains: compare it with docent at --floor 0"),
+        (args.tuning.nprobe.is_some(), "--nprobe", "it scores every section"),
+        (args.vector_bits != "8" || args.uncentered, "--vector-bits", "it embeds sections itself"),
+    ];
+    if let Some((_, flag, why)) = given.iter().find(|(on, _, _)| *on) {
+        bail!("--baseline ignores {flag} ({why}); drop {flag} or --baseline");
+    }
+    Ok(())
+}
+
+/// Parse a questions file; errors name the line. A byte order mark (some Windows editors write
+/// one) is skipped.
 pub fn read_questions(path: &Path) -> anyhow::Result<Vec<EvalQuestion>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read questions file {}", path.display()))?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -654,6 +672,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         if args.rewrite.rewrite_url.is_some() {
             bail!("--baseline searches the questions as written; drop --rewrite-url");
         }
+        ignored_by_baseline(&args)?;
         let questions = read_questions(&args.questions)?;
         warn_unreachable(&index, &questions, &args.questions);
         let embedder = match args.mode {
@@ -1035,6 +1054,44 @@ pub fn print_report(r: &EvalReport, verbose: bool) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_questions_file_saved_with_a_byte_order_mark_reads_like_one_without() {
+        let dir = std::env::temp_dir().join(format!("docent-bom-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("q.jsonl");
+        std::fs::write(&path, "\u{feff}{\"question\": \"how?\", \"gold\": [\"a.html\"]}\n")
+            .unwrap();
+        let q = read_questions(&path).unwrap();
+        assert_eq!((q.len(), q[0].question.as_str(), q[0].line), (1, "how?", 1));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn settings_the_baseline_would_ignore_are_errors_naming_them() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            eval: EvalArgs,
+        }
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["docent", "x.idx", "q.jsonl", "--baseline"];
+            argv.extend_from_slice(extra);
+            Cli::parse_from(argv).eval
+        };
+        assert!(ignored_by_baseline(&parse(&[])).is_ok());
+        assert!(ignored_by_baseline(&parse(&["--mode", "lexical"])).is_ok());
+        for (extra, flag) in [
+            (&["--namespace", "v2"][..], "--namespace"),
+            (&["--floor", "0.3"][..], "--floor"),
+            (&["--nprobe", "4"][..], "--nprobe"),
+            (&["--vector-bits", "1"][..], "--vector-bits"),
+        ] {
+            let err = ignored_by_baseline(&parse(extra)).unwrap_err().to_string();
+            assert!(err.contains(&format!("--baseline ignores {flag}")), "{err}");
+        }
+    }
 
     #[test]
     fn query_vectors_are_read_normalised_and_a_wrong_width_is_a_clear_error() {
