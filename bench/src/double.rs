@@ -645,9 +645,15 @@ pub fn embed_text(text: &str, dims: usize) -> Vec<f32> {
 /// The normalised sum of the hash vectors ([`embed_text`]) of the text's lowercased words.
 pub fn embed_words(text: &str, dims: usize) -> Vec<f32> {
     let mut v = vec![0.0f32; dims];
+    let mut words = 0;
     for w in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
         let e = embed_text(&w.to_lowercase(), dims);
         v.iter_mut().zip(e).for_each(|(a, b)| *a += b);
+        words += 1;
+    }
+    // A text of no words ("???") still gets a direction, as from a real model.
+    if words == 0 {
+        return embed_text(text, dims);
     }
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(f32::MIN_POSITIVE);
     v.iter_mut().for_each(|x| *x /= norm);

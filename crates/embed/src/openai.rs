@@ -376,12 +376,7 @@ impl OpenAiEmbedder {
                 WireEmbedding::Floats(v) => v,
                 WireEmbedding::Base64(s) => decode_base64_f32(&s).map_err(bad)?,
             };
-            if v.is_empty() {
-                return Err(bad(format!("the embedding for input {i} is empty")));
-            }
-            if v.iter().any(|x| !x.is_finite()) {
-                return Err(bad(format!("the embedding for input {i} contains NaN or infinity")));
-            }
+            usable(i, &v).map_err(bad)?;
             l2_normalize(&mut v);
             slots[i] = Some(v);
         }
@@ -584,6 +579,25 @@ fn shorten(s: &str, max: usize) -> String {
         let cut: String = s.chars().take(max).collect();
         format!("{cut}…")
     }
+}
+
+/// Whether an embedding the server sent for input `i` can be compared at all: not empty, every
+/// component finite, and not all zeros (a zero vector has no direction: every cosine with it is
+/// 0, so a server that sends them, a stub or a model that failed to load, would give an index
+/// whose vectors find nothing, and the build would not notice).
+fn usable(i: usize, v: &[f32]) -> Result<(), String> {
+    if v.is_empty() {
+        return Err(format!("the embedding for input {i} is empty"));
+    }
+    if v.iter().any(|x| !x.is_finite()) {
+        return Err(format!("the embedding for input {i} contains NaN or infinity"));
+    }
+    if v.iter().all(|x| *x == 0.0) {
+        return Err(format!(
+            "the embedding for input {i} is all zeros; the server is not computing embeddings (check that it loaded its model)"
+        ));
+    }
+    Ok(())
 }
 
 fn decode_base64_f32(s: &str) -> Result<Vec<f32>, String> {
@@ -803,6 +817,16 @@ mod tests {
             784_111_777
         );
         assert_eq!(parse_http_date("yesterday"), None);
+    }
+
+    #[test]
+    fn empty_non_finite_and_zero_embeddings_are_refused() {
+        assert!(usable(0, &[0.1, -0.2]).is_ok());
+        assert!(usable(0, &[0.0, 1e-30]).is_ok());
+        assert!(usable(3, &[]).unwrap_err().contains("input 3 is empty"));
+        assert!(usable(1, &[f32::NAN, 1.0]).unwrap_err().contains("NaN"));
+        assert!(usable(2, &[0.0; 384]).unwrap_err().contains("input 2 is all zeros"));
+        assert!(usable(2, &[-0.0, 0.0]).unwrap_err().contains("all zeros"));
     }
 
     #[test]
