@@ -221,7 +221,12 @@ impl WidgetConfig {
                 "feedback" => c.feedback = flag(&key, &x)?,
                 "persist" => c.persist = flag(&key, &x)?,
                 "floor" => {
-                    c.floor = opt(&x, |x| x.as_f64().map(|f| f as f32).ok_or_else(|| format!("`{key}` must be a number")))?
+                    c.floor = opt(&x, |x| {
+                        x.as_f64()
+                            .filter(|f| (0.0..=1.0).contains(f))
+                            .map(|f| f as f32)
+                            .ok_or_else(|| format!("`{key}` must be a number from 0 to 1 (0 never declines)"))
+                    })?
                 }
                 _ => {
                     return Err(unknown(

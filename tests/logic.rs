@@ -276,6 +276,10 @@ fn config_type_errors_name_the_key_and_defaults_fill_the_rest() {
     assert!(err(r#"{"index":"/i.bin","top_k":"8"}"#).contains("`top_k`"));
     assert!(err(r#"{"index":"/i.bin","top_k":-1}"#).contains("`top_k`"));
     assert!(err(r#"{"index":"/i.bin","mode":"popup"}"#).contains("popup"));
+    // A floor outside 0..=1 would decline everything (5) or nothing in a way no one meant (-1).
+    assert!(err(r#"{"index":"/i.bin","floor":5}"#).contains("`floor` must be a number from 0 to 1"));
+    assert!(err(r#"{"index":"/i.bin","floor":-1}"#).contains("`floor`"));
+    assert!(err(r#"{"index":"/i.bin","floor":"0.5"}"#).contains("`floor`"));
     assert!(err(r#"{"index":"/i.bin","starters":"a|b"}"#).contains("`starters`"));
     assert!(err(r#"{"index":"/i.bin","prompt":{"system":"x"}}"#).contains("prompt.system"));
     assert!(err("[1]").contains("JSON object"));
