@@ -57,7 +57,7 @@ impl Includes for NoIncludes {
     }
 }
 
-/// How deep includes may nest (a cycle stops here with a warning).
+/// How deep includes may nest (a cycle is refused before that, [`refused_include`]).
 const MAX_DEPTH: usize = 8;
 
 /// `rel` (as written in `from`, a source-relative file path) as a source-relative path: `./` and
@@ -102,20 +102,37 @@ fn resolve(from: &str, rel: &str, may_leave: bool) -> Option<String> {
 /// The body of page `path` (frontmatter already split off) with its includes inlined (see the
 /// module docs). Pages without includes come back unchanged.
 pub fn expand(body: &str, flavor: Flavor, path: &str, inc: &dyn Includes) -> String {
-    expand_at(body, flavor, path, inc, 0)
+    expand_at(body, flavor, &[path], inc)
 }
 
-fn expand_at(body: &str, flavor: Flavor, path: &str, inc: &dyn Includes, depth: usize) -> String {
+/// [`expand`] for the last file of `chain`: the page, then each file it includes down to this
+/// one (a file already in the chain is a cycle, not included again).
+fn expand_at(body: &str, flavor: Flavor, chain: &[&str], inc: &dyn Includes) -> String {
     match flavor {
         Flavor::VitePress => {
-            let body = vitepress_includes(body, path, inc, depth);
-            vitepress_snippets(&body, path, inc)
+            let body = vitepress_includes(body, chain, inc);
+            vitepress_snippets(&body, chain[0], inc)
         }
         Flavor::Docusaurus | Flavor::GitHub => {
-            docusaurus_partials(&unwrap_mdx_code_blocks(body), path, inc, depth)
+            docusaurus_partials(&unwrap_mdx_code_blocks(body), chain, inc)
         }
         Flavor::Docsify => body.to_string(),
     }
+}
+
+/// Why `target`, included by the last file of `chain`, is not read: it is already in the chain
+/// (a cycle: the warning names it, `a.md → b.md → a.md`), or the chain is [`MAX_DEPTH`] deep.
+fn refused_include(chain: &[&str], target: &str, what: &str) -> Option<String> {
+    let from = chain.last().copied().unwrap_or_default();
+    if chain.contains(&target) {
+        let cycle: Vec<&str> = chain.iter().copied().chain([target]).collect();
+        return Some(format!(
+            "{from}: {what} cycle {}; {target} is not included again (remove the include that closes the loop)",
+            cycle.join(" → ")
+        ));
+    }
+    (chain.len() > MAX_DEPTH)
+        .then(|| format!("{from}: {what}s nest deeper than {MAX_DEPTH} at {target}; not included"))
 }
 
 /// A fence opening: its char, length and info string.
@@ -340,7 +357,8 @@ fn js_unescape(spec: &str) -> String {
     out
 }
 
-fn docusaurus_partials(body: &str, path: &str, inc: &dyn Includes, depth: usize) -> String {
+fn docusaurus_partials(body: &str, chain: &[&str], inc: &dyn Includes) -> String {
+    let path = chain.last().copied().unwrap_or_default();
     let statements = import_statements(body);
     let imports: HashMap<&str, String> = statements
         .iter()
@@ -368,7 +386,7 @@ fn docusaurus_partials(body: &str, path: &str, inc: &dyn Includes, depth: usize)
         } else if let Some((ch, n, _)) = fence_open(line) {
             fence = Some((ch, n));
         } else if let Some(spec) = component_use(line).and_then(|n| imports.get(n)) {
-            if let Some(text) = read_partial(spec, path, inc, depth) {
+            if let Some(text) = read_partial(spec, chain, inc) {
                 out.push('\n');
                 for l in text.lines() {
                     if !l.trim().is_empty() {
@@ -448,7 +466,8 @@ fn site_path(in_site: &str, site_folder: Option<&str>) -> Option<String> {
 }
 
 /// A Docusaurus partial, expanded, its headings given the ids its own slugger makes.
-fn read_partial(spec: &str, from: &str, inc: &dyn Includes, depth: usize) -> Option<String> {
+fn read_partial(spec: &str, chain: &[&str], inc: &dyn Includes) -> Option<String> {
+    let from = chain.last().copied().unwrap_or_default();
     let Some(target) = module_path(spec, from, inc, false) else {
         let why = if spec.starts_with("@site/") && inc.site_folder().is_none() {
             "names the Docusaurus site's root, which was not found above the source folder"
@@ -458,8 +477,8 @@ fn read_partial(spec: &str, from: &str, inc: &dyn Includes, depth: usize) -> Opt
         inc.warn(format!("{from}: import {spec:?} {why}; not inlined"));
         return None;
     };
-    if depth >= MAX_DEPTH {
-        inc.warn(format!("{from}: imports nest deeper than {MAX_DEPTH} at {target}; not inlined"));
+    if let Some(why) = refused_include(chain, &target, "import") {
+        inc.warn(why);
         return None;
     }
     let Some(text) = inc.read(&target) else {
@@ -469,7 +488,8 @@ fn read_partial(spec: &str, from: &str, inc: &dyn Includes, depth: usize) -> Opt
         return None;
     };
     let (_, body) = frontmatter(&text);
-    let body = expand_at(body, Flavor::Docusaurus, &target, inc, depth + 1);
+    let chain: Vec<&str> = chain.iter().copied().chain([target.as_str()]).collect();
+    let body = expand_at(body, Flavor::Docusaurus, &chain, inc);
     Some(pin_heading_ids(&body, Flavor::Docusaurus))
 }
 
@@ -540,7 +560,7 @@ fn heading_plain_text(raw: &str) -> String {
 }
 
 /// VitePress' `<!--@include: path#region{start,end}-->`, anywhere in the text, recursively.
-fn vitepress_includes(body: &str, path: &str, inc: &dyn Includes, depth: usize) -> String {
+fn vitepress_includes(body: &str, chain: &[&str], inc: &dyn Includes) -> String {
     if !body.contains("@include:") {
         return body.to_string();
     }
@@ -564,7 +584,7 @@ fn vitepress_includes(body: &str, path: &str, inc: &dyn Includes, depth: usize) 
         // Inside a code span the directive is most likely the syntax being documented.
         let line_start = out.rfind('\n').map_or(0, |i| i + 1);
         let in_code = out[line_start..].matches('`').count() % 2 == 1;
-        match read_include(spec, path, inc, depth, in_code) {
+        match read_include(spec, chain, inc, in_code) {
             Included::Text(text) => out.push_str(&text),
             Included::Nothing => {}
             // VitePress 1 leaves the directive as written (an escape hatch for documenting
@@ -604,7 +624,8 @@ enum Included {
 }
 
 /// `quiet`: a missing file is not warned about (the directive is in a code span).
-fn read_include(spec: &str, from: &str, inc: &dyn Includes, depth: usize, quiet: bool) -> Included {
+fn read_include(spec: &str, chain: &[&str], inc: &dyn Includes, quiet: bool) -> Included {
+    let from = chain.last().copied().unwrap_or_default();
     let (spec, range) = split_range(spec);
     let (file, region) = match spec.find('#') {
         Some(i) => (&spec[..i], Some(&spec[i + 1..])),
@@ -614,10 +635,8 @@ fn read_include(spec: &str, from: &str, inc: &dyn Includes, depth: usize, quiet:
         inc.warn(format!("{from}: @include {file:?} leaves the source folder; not included (--include-root allows a folder above it)"));
         return Included::Nothing;
     };
-    if depth >= MAX_DEPTH {
-        inc.warn(format!(
-            "{from}: includes nest deeper than {MAX_DEPTH} at {target}; not included"
-        ));
+    if let Some(why) = refused_include(chain, &target, "include") {
+        inc.warn(why);
         return Included::Nothing;
     }
     let Some(text) = inc.read(&target) else {
@@ -645,7 +664,8 @@ fn read_include(spec: &str, from: &str, inc: &dyn Includes, depth: usize, quiet:
     // Frontmatter is dropped from a whole included Markdown file only.
     let whole_md = region.is_none() && range.is_none() && target.ends_with(".md");
     let body = if whole_md { frontmatter(&text).1 } else { text.as_str() };
-    Included::Text(vitepress_includes(body, &target, inc, depth + 1))
+    let chain: Vec<&str> = chain.iter().copied().chain([target.as_str()]).collect();
+    Included::Text(vitepress_includes(body, &chain, inc))
 }
 
 /// A region marker line (`// #region name`, `<!-- #region name -->`, `# region name`, ...):
@@ -1019,11 +1039,48 @@ mod tests {
     }
 
     #[test]
-    fn self_importing_partials_stop_at_the_nesting_limit() {
+    fn a_self_importing_partial_is_inlined_once_and_the_cycle_is_named() {
         let files = Files::with(&[("_loop.md", "import L from './_loop.md';\n\nx\n\n<L />\n")]);
         let out =
             expand("import L from './_loop.md';\n\n<L />\n", Flavor::Docusaurus, "p.md", &files);
-        assert_eq!(out.matches("x\n").count(), MAX_DEPTH);
+        assert_eq!(out.matches("x\n").count(), 1, "{out}");
+        let w = files.warnings.borrow();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("import cycle p.md → _loop.md → _loop.md"), "{w:?}");
+    }
+
+    #[test]
+    fn a_page_that_includes_itself_includes_it_zero_times_with_one_warning() {
+        let page = "# Self\n\nbefore\n\n<!--@include: ./self.md-->\n\nafter\n";
+        let files = Files::with(&[
+            ("guide/self.md", page),
+            ("guide/a.md", "A\n<!--@include: ./b.md-->\n"),
+            ("guide/b.md", "B\n<!--@include: ./a.md-->\n"),
+        ]);
+        let out = expand(page, Flavor::VitePress, "guide/self.md", &files);
+        assert_eq!(out.matches("before").count(), 1, "{out}");
+        assert_eq!(out.matches("# Self").count(), 1, "{out}");
+        let w = files.warnings.take();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("include cycle guide/self.md → guide/self.md"), "{w:?}");
+        // Through another file: each file once, the warning names the loop.
+        let out = expand("<!--@include: ./a.md-->\n", Flavor::VitePress, "guide/p.md", &files);
+        assert_eq!((out.matches('A').count(), out.matches('B').count()), (1, 1), "{out}");
+        let w = files.warnings.take();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("guide/p.md → guide/a.md → guide/b.md → guide/a.md"), "{w:?}");
+    }
+
+    #[test]
+    fn includes_nested_past_the_limit_stop_with_a_warning() {
+        let owned: Vec<(String, String)> = (0..12)
+            .map(|i| (format!("f{i}.md"), format!("x{i}\n<!--@include: ./f{}.md-->\n", i + 1)))
+            .collect();
+        let pairs: Vec<(&str, &str)> =
+            owned.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+        let files = Files::with(&pairs);
+        let out = expand("<!--@include: ./f0.md-->\n", Flavor::VitePress, "p.md", &files);
+        assert_eq!(out.matches('x').count(), MAX_DEPTH, "{out}");
         assert!(files.warnings.borrow()[0].contains("nest deeper"));
     }
 
