@@ -1061,24 +1061,43 @@ pub fn resolve_recipe(
 }
 
 /// A source folder that is a VitePress root whose config sets `srcDir` (`srcDir: 'src'`):
-/// the pages are in that folder, and their URLs and includes are relative to it.
-/// It also takes the config's `rewrites` when the folder is the site's source folder.
+/// the pages are in that folder, and their URLs and includes are relative to it. A `srcDir`
+/// that is not a folder is a warning naming the config (the root's pages are read).
+/// It also takes the config's `rewrites` when the folder is the site's source folder, and warns
+/// when they are written in a way docent does not read (a function).
 fn in_vitepress_src_dir(mut src: SourceSpec) -> SourceSpec {
     let Some(cfg) = crate::vitepress::find(&src.path) else { return src };
-    let Ok(here) = src.path.canonicalize() else { return src };
-    if let Some(dir) = &cfg.src_dir {
-        if here == cfg.root && cfg.src_folder().is_dir() {
-            eprintln!(
-                "note: {}: the VitePress config's srcDir is {dir:?}: pages are read from {}",
+    let Ok(mut here) = src.path.canonicalize() else { return src };
+    let src_folder = cfg.src_folder().canonicalize().ok().filter(|f| f.is_dir());
+    if let Some(dir) = cfg.src_dir.as_deref().filter(|_| here == cfg.root) {
+        match &src_folder {
+            Some(folder) => {
+                eprintln!(
+                    "note: {}: the VitePress config's srcDir is {dir:?}: pages are read from {}",
+                    src.path.display(),
+                    src.path.join(dir).display()
+                );
+                src.path = src.path.join(dir);
+                here = folder.clone();
+            }
+            None => eprintln!(
+                "warning: {}: the VitePress config ({}) sets srcDir to {dir:?}, but {} is not a folder: pages are read from {} instead. Fix srcDir in the config, or pass the folder that holds the pages",
                 src.path.display(),
-                src.path.join(dir).display()
-            );
-            src.path = src.path.join(dir);
+                cfg.file.display(),
+                src.path.join(dir).display(),
+                src.path.display()
+            ),
         }
     }
+    let site_source = src_folder.as_ref() == Some(&here);
+    if let Some(how) = cfg.rewrites_unread.filter(|_| site_source) {
+        eprintln!(
+            "warning: {}: the VitePress config's rewrites are {how}, which docent does not run: pages keep their files' URLs (en/guide/a.md is en/guide/a.html), which the site may not serve. Write rewrites as an object of strings ({{ 'en/:rest*': ':rest*' }}), or index the built HTML",
+            src.path.display()
+        );
+    }
     if !cfg.rewrites.is_empty() {
-        let source_folder = src.path.canonicalize().ok();
-        if source_folder.is_some() && source_folder == cfg.src_folder().canonicalize().ok() {
+        if site_source {
             eprintln!(
                 "note: {}: the VitePress config's rewrites ({} rules) give pages their URLs",
                 src.path.display(),

@@ -195,6 +195,41 @@ fn a_vitepress_config_s_rewrites_give_pages_the_urls_the_site_serves() {
 }
 
 #[test]
+fn a_vitepress_src_dir_that_is_not_a_folder_is_a_warning_naming_the_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    write(r, ".vitepress/config.ts", "export default { srcDir: 'nope' }\n");
+    write(r, "index.md", "# Home\n\nThe gloopwidget home.\n");
+    let (stderr, sections) = index_site_sections(r);
+    assert!(
+        stderr.contains("sets srcDir to \"nope\"")
+            && stderr.contains("is not a folder")
+            && stderr.contains("config.ts")
+            && stderr.contains("Fix srcDir"),
+        "{stderr}"
+    );
+    assert!(sections.contains("https://example.com/#home"), "{sections}");
+}
+
+#[test]
+fn vitepress_rewrites_written_as_a_function_are_a_warning_that_urls_are_file_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    write(
+        r,
+        ".vitepress/config.mts",
+        "export default {\n  rewrites(id) {\n    return id.replace(/^en\\//, '')\n  },\n}\n",
+    );
+    write(r, "en/guide/start.md", "# Start\n\nThe gloopwidget starts here.\n");
+    let (stderr, sections) = index_site_sections(r);
+    assert!(
+        stderr.contains("rewrites are a function") && stderr.contains("keep their files' URLs"),
+        "{stderr}"
+    );
+    assert!(sections.contains("https://example.com/en/guide/start"), "{sections}");
+}
+
+#[test]
 fn include_root_lets_a_monorepo_page_read_snippets_above_its_source_folder() {
     // apps/docs is the VitePress site; the code it shows lives in packages/.
     let dir = tempfile::tempdir().unwrap();
