@@ -28,7 +28,7 @@ use clap::Args;
 use docent_core::chunk::{cl100k_tokens, ChunkOptions, Chunker};
 use docent_core::model::{Chunk, EmbedRecipe, IndexHeader, Quantization};
 use docent_core::source::include::Includes;
-use docent_core::source::markdown::frontmatter;
+use docent_core::source::markdown::{frontmatter, frontmatter_problems};
 use docent_core::source::safety::check_slug;
 use docent_core::source::{
     docusaurus_route, is_docusaurus_partial, page_url_with_slug, parse_page_with, Flavor, Parsed,
@@ -1403,17 +1403,18 @@ fn vitepress_readme(rel: &str) -> String {
     }
 }
 
-/// [`page_url`], plus a warning naming the file when its `slug:` was refused: a slug is a path
-/// on the site, and one a browser would read as a link to another scheme or host
-/// (`https:/attacker.example/`, `//host`, `javascript:`) is ignored, the page keeping its
-/// file's URL.
+/// [`page_url`], plus warnings naming the file when its `slug:` was refused (a slug is a path
+/// on the site, and one a browser would read as a link to another scheme or host,
+/// `https:/attacker.example/`, `//host`, `javascript:`, is ignored, the page keeping its
+/// file's URL) or its frontmatter has values that are not strings (`slug: [a, b]`, an unclosed
+/// quote: not read, [`frontmatter_problems`]).
 pub fn page_url_checked(
     settings: &IndexSettings,
     source: &SourceSpec,
     file: &SourceFile,
     flavor: Flavor,
     content: &str,
-) -> (String, Option<String>) {
+) -> (String, Vec<String>) {
     let style = if settings.clean_urls { UrlStyle::Clean } else { UrlStyle::Html };
     // Docusaurus routes `01-intro.md` at `intro` and `guide/guide.md` at `guide/`.
     let rel = match (file.kind, flavor) {
@@ -1432,14 +1433,24 @@ pub fn page_url_checked(
         }
         _ => None,
     };
-    let warning = slug.as_deref().and_then(|s| {
+    let mut warnings: Vec<String> = if file.kind == SourceKind::Markdown {
+        let problems = frontmatter_problems(content).into_iter();
+        problems
+            .map(|p| {
+                format!("{}: frontmatter {p}; fix the YAML (quote the value)", file.path.display())
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    warnings.extend(slug.as_deref().and_then(|s| {
         let problem = check_slug(s.trim()).err()?;
         Some(format!(
             "{}: slug {:?} ignored ({problem}); the page keeps the URL of its file",
             file.path.display(),
             s.trim()
         ))
-    });
+    }));
     let base = source.base_url.as_deref().or(settings.base_url.as_deref());
     let mut url = page_url_with_slug(&rel, slug.as_deref(), base, style);
     if file.kind == SourceKind::Html {
@@ -1452,7 +1463,7 @@ pub fn page_url_checked(
             url = aligned;
         }
     }
-    (url, warning)
+    (url, warnings)
 }
 
 /// Build with a given embedder (None = lexical only). Tests pass a counting embedder here.
@@ -1534,8 +1545,8 @@ pub fn build_index_with(
         if n % language_every == 0 {
             languages.add(&page);
         }
-        let (url, warning) = page_url_checked(settings, source, file, *flavor, &content);
-        if let Some(w) = warning {
+        let (url, warnings) = page_url_checked(settings, source, file, *flavor, &content);
+        for w in warnings {
             bar.suspend(|| eprintln!("warning: {w}"));
             report.notes.push(w);
         }

@@ -230,6 +230,21 @@ fn vitepress_rewrites_written_as_a_function_are_a_warning_that_urls_are_file_pat
 }
 
 #[test]
+fn malformed_frontmatter_is_a_warning_naming_the_file_and_the_page_keeps_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    write(r, "bad.md", "---\nslug: [a, b]\n---\n# Bad\n\nThe gloopwidget text.\n");
+    let (stderr, sections) = index_site_sections(r);
+    assert!(
+        stderr.contains("bad.md: frontmatter slug: [a, b] is not read")
+            && stderr.contains("keeps the URL of its file"),
+        "{stderr}"
+    );
+    assert!(sections.contains("https://example.com/bad#bad"), "{sections}");
+    assert!(!sections.contains("[a, b]"), "{sections}");
+}
+
+#[test]
 fn include_root_lets_a_monorepo_page_read_snippets_above_its_source_folder() {
     // apps/docs is the VitePress site; the code it shows lives in packages/.
     let dir = tempfile::tempdir().unwrap();
