@@ -31,8 +31,8 @@ use docent_core::source::include::Includes;
 use docent_core::source::markdown::{frontmatter, frontmatter_problems};
 use docent_core::source::safety::check_slug;
 use docent_core::source::{
-    docusaurus_route, is_docusaurus_partial, page_url_with_slug, parse_page_with, Flavor, Parsed,
-    SourceKind, UrlStyle,
+    decode_text, docusaurus_route, is_docusaurus_partial, page_url_with_slug, parse_page_with,
+    Encoding, Flavor, Parsed, SourceKind, UrlStyle,
 };
 use docent_core::Index;
 use docent_embed::{EmbedOptions, Embedder};
@@ -927,7 +927,7 @@ pub fn language_sample(
     let mut includes: HashMap<PathBuf, SourceIncludes> = HashMap::new();
     for (file, _, flavor, source) in files.iter().step_by(step) {
         let Ok(bytes) = std::fs::read(&file.path) else { continue };
-        let content = String::from_utf8_lossy(&bytes);
+        let (content, _) = page_text(&file.path, &bytes);
         let inc = includes
             .entry(source.path.clone())
             .or_insert_with(|| SourceIncludes::quiet(&source.path));
@@ -1349,7 +1349,12 @@ impl Includes for SourceIncludes {
             self.warn(format!("{path} is larger than {} bytes; not included", MAX_INCLUDE_BYTES));
             return None;
         }
-        std::fs::read(&real).ok().map(|b| String::from_utf8_lossy(&b).into_owned())
+        let bytes = std::fs::read(&real).ok()?;
+        let (text, warning) = page_text(Path::new(path), &bytes);
+        if let Some(w) = warning {
+            self.warn(w);
+        }
+        Some(text.into_owned())
     }
 
     fn warn(&self, message: String) {
@@ -1371,6 +1376,20 @@ impl Includes for SourceIncludes {
     fn may_leave(&self) -> bool {
         self.include_root.is_some()
     }
+}
+
+/// A page's (or an included file's) text from its bytes ([`decode_text`]), and a warning naming
+/// `path` when it is not UTF-8: read as Windows-1252 (Latin-1), or as UTF-8 with its invalid
+/// bytes replaced.
+pub fn page_text<'a>(path: &Path, bytes: &'a [u8]) -> (std::borrow::Cow<'a, str>, Option<String>) {
+    let (text, encoding) = decode_text(bytes);
+    let how = match encoding {
+        Encoding::Utf8 => return (text, None),
+        Encoding::Windows1252 => "read as Windows-1252 (Latin-1)",
+        Encoding::Utf8Lossy => "read as UTF-8 with its invalid bytes replaced (U+FFFD)",
+    };
+    let w = format!("{} is not UTF-8: {how}; save it as UTF-8", path.display());
+    (text, Some(w))
 }
 
 /// The URL of a page (as its chunks get it): relative to its source folder, or under its
@@ -1532,7 +1551,11 @@ pub fn build_index_with(
                 continue;
             }
         };
-        let content = String::from_utf8_lossy(&bytes);
+        let (content, warning) = page_text(&file.path, &bytes);
+        if let Some(w) = warning {
+            bar.suspend(|| eprintln!("warning: {w}"));
+            report.notes.push(w);
+        }
         let inc = SourceIncludes::of(&mut includes, source, settings)?;
         let page = match parse_page_with(file.kind, &content, *flavor, &file.rel, inc)? {
             Parsed::Page(p) => p,

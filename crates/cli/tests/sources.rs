@@ -245,6 +245,17 @@ fn malformed_frontmatter_is_a_warning_naming_the_file_and_the_page_keeps_its_pat
 }
 
 #[test]
+fn a_latin_1_page_is_read_as_windows_1252_with_a_warning_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    let p = r.join("latin.md");
+    std::fs::write(&p, b"# Caf\xe9\n\nThe na\xefve gloopwidget r\xe9sum\xe9.\n").unwrap();
+    let (stderr, sections) = index_site_sections(r);
+    assert!(stderr.contains("latin.md is not UTF-8: read as Windows-1252 (Latin-1)"), "{stderr}");
+    assert!(sections.contains("\tCafé"), "{sections}");
+}
+
+#[test]
 fn include_root_lets_a_monorepo_page_read_snippets_above_its_source_folder() {
     // apps/docs is the VitePress site; the code it shows lives in packages/.
     let dir = tempfile::tempdir().unwrap();
