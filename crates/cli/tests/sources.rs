@@ -230,6 +230,31 @@ fn vitepress_rewrites_written_as_a_function_are_a_warning_that_urls_are_file_pat
 }
 
 #[test]
+fn a_docusaurus_partial_s_links_point_where_they_do_on_the_site_in_llms_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    write(r, "docusaurus.config.js", "module.exports = {};\n");
+    write(
+        r,
+        "docs/guide/page.mdx",
+        "import A from './parts/_a.mdx';\n\n# Page\n\n<A />\n\nSee [api](../api/ref.md).\n",
+    );
+    write(
+        r,
+        "docs/guide/parts/_a.mdx",
+        "## Options\n\nSee [the reference](../../api/ref.md#top).\n",
+    );
+    write(r, "docs/api/ref.md", "# Ref\n\nThe gloopwidget reference.\n");
+    let out = tempfile::tempdir().unwrap();
+    let llms = out.path().join("llms");
+    ok(&["llms", r.join("docs").to_str().unwrap(), "--out", llms.to_str().unwrap()]);
+    let full = std::fs::read_to_string(llms.join("llms-full.txt")).unwrap();
+    // Both links name the same page, the partial's as well as the page's own.
+    assert!(full.contains("[the reference](../api/ref.html.md#top)"), "{full}");
+    assert!(full.contains("[api](../api/ref.html.md)"), "{full}");
+}
+
+#[test]
 fn malformed_frontmatter_is_a_warning_naming_the_file_and_the_page_keeps_its_path() {
     let dir = tempfile::tempdir().unwrap();
     let r = dir.path();

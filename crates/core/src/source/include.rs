@@ -490,7 +490,89 @@ fn read_partial(spec: &str, chain: &[&str], inc: &dyn Includes) -> Option<String
     let (_, body) = frontmatter(&text);
     let chain: Vec<&str> = chain.iter().copied().chain([target.as_str()]).collect();
     let body = expand_at(body, Flavor::Docusaurus, &chain, inc);
-    Some(pin_heading_ids(&body, Flavor::Docusaurus))
+    Some(rebase_links(&pin_heading_ids(&body, Flavor::Docusaurus), &target, from))
+}
+
+/// The Markdown links and images of `body`, written relative to file `partial`, made relative
+/// to file `page` that inlines it (Docusaurus resolves a partial's links from the partial's
+/// own file: `[API](../../api/ref.md)` in `guide/parts/_a.mdx` inlined in `guide/page.mdx` is
+/// `../api/ref.md` there). Links with a scheme, from the root (`/`), to an anchor (`#x`), in
+/// code, or that leave the source folder are kept as written.
+fn rebase_links(body: &str, partial: &str, page: &str) -> String {
+    let dir = |f: &str| f.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+    if dir(partial) == dir(page) {
+        return body.to_string();
+    }
+    let mut out = String::with_capacity(body.len() + 32);
+    let mut fence: Option<(char, usize)> = None;
+    for line in body.lines() {
+        if let Some((ch, n)) = fence {
+            if fence_closes(line, ch, n) {
+                fence = None;
+            }
+        } else if let Some((ch, n, _)) = fence_open(line) {
+            fence = Some((ch, n));
+        } else {
+            out.push_str(&rebase_line(line, partial, page));
+            out.push('\n');
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// One line's `](url)` links and `[label]: url` definitions rebased (see [`rebase_links`]).
+fn rebase_line(line: &str, partial: &str, page: &str) -> String {
+    let t = line.trim_start();
+    // A reference definition: `[label]: url`.
+    if let Some(close) = t.strip_prefix('[').and_then(|r| r.find("]:")) {
+        let url_at = line.len() - t.len() + 1 + close + 2;
+        let rest = &line[url_at..];
+        let url = rest.split_whitespace().next().unwrap_or("");
+        let start = url_at + rest.len() - rest.trim_start().len();
+        if let Some(new) = rebased(url, partial, page) {
+            return format!("{}{new}{}", &line[..start], &line[start + url.len()..]);
+        }
+        return line.to_string();
+    }
+    let mut out = String::with_capacity(line.len() + 16);
+    let mut rest = line;
+    while let Some(at) = rest.find("](") {
+        let (before, after) = rest.split_at(at + 2);
+        out.push_str(before);
+        let in_code = out.matches('`').count() % 2 == 1;
+        let end = after.find([')', ' ', '\t']).unwrap_or(after.len());
+        let url = &after[..end];
+        match rebased(url, partial, page).filter(|_| !in_code) {
+            Some(new) => out.push_str(&new),
+            None => out.push_str(url),
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `url` (relative to file `partial`) relative to file `page`, when it is a relative path in
+/// the source folder; `None` to keep it as written.
+fn rebased(url: &str, partial: &str, page: &str) -> Option<String> {
+    let url = url.strip_prefix('<').and_then(|u| u.strip_suffix('>')).unwrap_or(url);
+    let split = url.find(['#', '?']).unwrap_or(url.len());
+    let (path, tail) = url.split_at(split);
+    if path.is_empty() || path.starts_with(['/', '@']) || path.contains(':') {
+        return None;
+    }
+    let target = resolve_path(partial, path)?;
+    let page_dir: Vec<&str> =
+        page.rsplit_once('/').map_or(Vec::new(), |(d, _)| d.split('/').collect());
+    let parts: Vec<&str> = target.split('/').collect();
+    let common = page_dir.iter().zip(&parts).take_while(|(a, b)| a == b).count();
+    let up = "../".repeat(page_dir.len() - common);
+    let down = parts[common..].join("/");
+    let rel = if up.is_empty() { format!("./{down}") } else { format!("{up}{down}") };
+    Some(format!("{rel}{tail}"))
 }
 
 /// ATX headings (outside fences) get an explicit `{#id}`: the one a fresh slugger gives them.
@@ -1036,6 +1118,33 @@ mod tests {
             .collect();
         assert_eq!(code, ["jsx", "tsx", "yml", "ts", "typescript", "js"], "{:?}", hello.blocks);
         assert!(hello.blocks.iter().any(|b| b.render().contains("After.")), "{:?}", hello.blocks);
+    }
+
+    #[test]
+    fn links_in_a_partial_are_rebased_from_its_file_to_the_importing_page() {
+        let files = Files::with(&[
+            (
+                "guide/parts/_a.mdx",
+                "## Options\n\nSee [the reference](../../api/ref.md#top), [b](./_b.mdx), ![i](./img.png),\n[site](https://x.dev/a.md), [root](/docs/intro), [here](#options) and `[code](./x.md)`.\n\n[def]: ../../api/other.md \"Other\"\n\n```md\n[fenced](./y.md)\n```\n",
+            ),
+            ("guide/_same.mdx", "[near](./near.md)\n"),
+        ]);
+        let page = "import A from './parts/_a.mdx';\nimport S from './_same.mdx';\n\n# Page\n\n<A />\n\n<S />\n";
+        let out = expand(page, Flavor::Docusaurus, "guide/page.mdx", &files);
+        for kept in [
+            "[the reference](../api/ref.md#top)",
+            "[b](./parts/_b.mdx)",
+            "![i](./parts/img.png)",
+            "[site](https://x.dev/a.md)",
+            "[root](/docs/intro)",
+            "[here](#options)",
+            "`[code](./x.md)`",
+            "[def]: ../api/other.md \"Other\"",
+            "[fenced](./y.md)",
+            "[near](./near.md)",
+        ] {
+            assert!(out.contains(kept), "{kept}: {out}");
+        }
     }
 
     #[test]
