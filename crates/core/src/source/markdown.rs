@@ -463,11 +463,16 @@ pub(crate) fn html_text(html: &str, flavor: Flavor) -> Vec<String> {
 
 /// A Markdown heading's normalised text and its anchor, from its raw text (text and code spans
 /// joined): an explicit `{#custom-id}` wins (and is reserved so later slugs avoid it), else the
-/// flavour's unique slug. The demo's page renderer uses it too, so its heading ids are the
-/// index's anchors.
+/// flavour's unique slug. In VitePress a trailing attribute list without an id (`{.tip}`,
+/// `{.warn data-x=1}`: markdown-it-attrs sets it on the heading) is neither text nor anchor.
+/// The demo's page renderer uses it too, so its heading ids are the index's anchors.
 pub fn heading_text_and_anchor(raw: &str, slugger: &mut Slugger) -> (String, String) {
     let (text, custom) = split_custom_id(raw);
-    let text = normalize_ws(&text);
+    let text = match slugger.flavor() {
+        Flavor::VitePress => without_attribute_list(&text),
+        _ => &text,
+    };
+    let text = normalize_ws(text);
     let anchor = match custom {
         Some(id) => {
             slugger.reserve(&id);
@@ -491,6 +496,15 @@ fn is_attribute_list(text: &str) -> bool {
                     && (part.starts_with('#') || part.starts_with('.') || part.contains('='))
             })
     })
+}
+
+/// `Title {.class}` → "Title": a trailing attribute list ([`is_attribute_list`]) dropped.
+fn without_attribute_list(text: &str) -> &str {
+    let t = text.trim_end();
+    match t.rfind('{') {
+        Some(open) if t.ends_with('}') && is_attribute_list(&t[open..]) => t[..open].trim_end(),
+        _ => text,
+    }
 }
 
 /// `Title {#custom-id .class}` → ("Title", Some("custom-id")).
@@ -1833,6 +1847,17 @@ mod tests {
         assert_eq!(fm.slug, None);
         let (fm, body) = frontmatter("# No frontmatter\nslug: not-a-key\n");
         assert_eq!((fm, body), (Frontmatter::default(), "# No frontmatter\nslug: not-a-key\n"));
+    }
+
+    #[test]
+    fn a_vitepress_heading_s_class_attribute_is_neither_text_nor_anchor() {
+        let md = "# A\n\n## Styled {.tip}\n\nstyled text\n\n## Both {#both-id .warn}\n\nboth\n\n## Set {a} and {b}\n\nsets\n";
+        let p = parse(md, Flavor::VitePress, "a");
+        let heads: Vec<(&str, &str)> =
+            p.sections.iter().map(|s| (s.heading.as_str(), s.anchor.as_str())).collect();
+        assert!(heads.contains(&("Styled", "styled")), "{heads:?}");
+        assert!(heads.contains(&("Both", "both-id")), "{heads:?}");
+        assert!(heads.contains(&("Set {a} and {b}", "set-a-and-b")), "{heads:?}");
     }
 
     #[test]
