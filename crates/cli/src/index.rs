@@ -19,6 +19,7 @@
 //! index (`previous`, else the existing output file) when it was built with the same
 //! provider/model/dims, so an unchanged site costs zero embedding calls.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -28,7 +29,7 @@ use clap::Args;
 use docent_core::chunk::{cl100k_tokens, ChunkOptions, Chunker};
 use docent_core::model::{Chunk, EmbedRecipe, IndexHeader, Quantization};
 use docent_core::source::include::Includes;
-use docent_core::source::markdown::{frontmatter, frontmatter_problems};
+use docent_core::source::markdown::{frontmatter, frontmatter_problems, standard_attr_delimiters};
 use docent_core::source::safety::check_slug;
 use docent_core::source::{
     decode_text, docusaurus_route, is_docusaurus_partial, page_url_with_slug, parse_page_with,
@@ -217,6 +218,21 @@ pub struct SourceSpec {
     /// The VitePress `rewrites` of the site whose source folder (`srcDir`) this is: a page's
     /// URL is its rewritten path's.
     pub rewrites: Vec<(String, String)>,
+    /// The VitePress site's own attribute-list delimiters (`markdown.attrs`: `%{`, `}%`), read
+    /// as `{`, `}` ([`SourceSpec::standard_attrs`]).
+    pub attr_delimiters: Option<(String, String)>,
+}
+
+impl SourceSpec {
+    /// A Markdown page's (or included file's) text with the site's own attribute-list
+    /// delimiters made the default ones ([`standard_attr_delimiters`]); other text as it is.
+    pub fn standard_attrs<'a>(&self, text: Cow<'a, str>) -> Cow<'a, str> {
+        let Some((left, right)) = &self.attr_delimiters else { return text };
+        if let Cow::Owned(changed) = standard_attr_delimiters(&text, left, right) {
+            return Cow::Owned(changed);
+        }
+        text
+    }
 }
 
 /// `--namespace-dir DIR=NAME`: pages under `dir` (a folder of a source, `/`-separated, no
@@ -618,6 +634,7 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
                 .find(|(src, _)| *src == folder(path))
                 .map(|(_, u)| u.to_string()),
             rewrites: Vec::new(),
+            attr_delimiters: None,
         })
         .collect();
     let vitepress_possible = matches!(
@@ -927,7 +944,7 @@ pub fn language_sample(
     let mut includes: HashMap<PathBuf, SourceIncludes> = HashMap::new();
     for (file, _, flavor, source) in files.iter().step_by(step) {
         let Ok(bytes) = std::fs::read(&file.path) else { continue };
-        let (content, _) = page_text(&file.path, &bytes);
+        let content = source.standard_attrs(page_text(&file.path, &bytes).0);
         let inc = includes
             .entry(source.path.clone())
             .or_insert_with(|| SourceIncludes::quiet(&source.path));
@@ -1089,6 +1106,13 @@ fn in_vitepress_src_dir(mut src: SourceSpec) -> SourceSpec {
             ),
         }
     }
+    if let Some((left, right)) = &cfg.attr_delimiters {
+        eprintln!(
+            "note: {}: the VitePress config's markdown.attrs delimiters are {left} and {right}: attribute lists in them set heading ids",
+            src.path.display()
+        );
+        src.attr_delimiters = cfg.attr_delimiters.clone();
+    }
     let site_source = src_folder.as_ref() == Some(&here);
     if let Some(how) = cfg.rewrites_unread.filter(|_| site_source) {
         eprintln!(
@@ -1221,6 +1245,9 @@ pub struct SourceIncludes {
     /// `--include-root` (canonical): a folder above the source folder that files may also be
     /// read from.
     include_root: Option<PathBuf>,
+    /// The site's own attribute-list delimiters ([`SourceSpec::attr_delimiters`]), made the
+    /// default ones in included Markdown files.
+    attr_delimiters: Option<(String, String)>,
 }
 
 /// Warnings of one kind printed before the rest are only counted: a site whose 440 pages each
@@ -1281,6 +1308,7 @@ impl SourceIncludes {
             kinds: Default::default(),
             quiet: false,
             include_root: None,
+            attr_delimiters: None,
         }
     }
 
@@ -1291,8 +1319,9 @@ impl SourceIncludes {
         settings: &IndexSettings,
     ) -> anyhow::Result<&'a SourceIncludes> {
         if !made.contains_key(&source.path) {
-            let inc = SourceIncludes::new(&source.path)
+            let mut inc = SourceIncludes::new(&source.path)
                 .with_include_root(settings.include_root.as_deref())?;
+            inc.attr_delimiters = source.attr_delimiters.clone();
             made.insert(source.path.clone(), inc);
         }
         Ok(&made[&source.path])
@@ -1354,7 +1383,12 @@ impl Includes for SourceIncludes {
         if let Some(w) = warning {
             self.warn(w);
         }
-        Some(text.into_owned())
+        match &self.attr_delimiters {
+            Some((left, right)) if path.ends_with(".md") => {
+                Some(standard_attr_delimiters(&text, left, right).into_owned())
+            }
+            _ => Some(text.into_owned()),
+        }
     }
 
     fn warn(&self, message: String) {
@@ -1556,6 +1590,7 @@ pub fn build_index_with(
             bar.suspend(|| eprintln!("warning: {w}"));
             report.notes.push(w);
         }
+        let content = source.standard_attrs(content);
         let inc = SourceIncludes::of(&mut includes, source, settings)?;
         let page = match parse_page_with(file.kind, &content, *flavor, &file.rel, inc)? {
             Parsed::Page(p) => p,

@@ -24,6 +24,9 @@ pub struct SiteConfig {
     pub rewrites_unread: Option<&'static str>,
     /// The config file read.
     pub file: PathBuf,
+    /// `markdown.attrs`' `leftDelimiter` and `rightDelimiter` when they are not `{` and `}`
+    /// (`%{` and `}%`), for [`docent_core::source::markdown::standard_attr_delimiters`].
+    pub attr_delimiters: Option<(String, String)>,
 }
 
 impl SiteConfig {
@@ -49,6 +52,7 @@ pub fn find(folder: &Path) -> Option<SiteConfig> {
                 src_exclude.extend(["**/node_modules/**".to_string(), "**/dist/**".to_string()]);
                 let rewrites = parse_rewrites(&text);
                 let rewrites_unread = unread_rewrites(&text);
+                let attr_delimiters = parse_attr_delimiters(&text);
                 return Some(SiteConfig {
                     root: d,
                     src_dir,
@@ -56,6 +60,7 @@ pub fn find(folder: &Path) -> Option<SiteConfig> {
                     rewrites,
                     rewrites_unread,
                     file,
+                    attr_delimiters,
                 });
             }
         }
@@ -90,6 +95,21 @@ pub fn parse_rewrites(config: &str) -> Vec<(String, String)> {
         Some(object) => rewrite_rules(object).0,
         None => Vec::new(),
     }
+}
+
+/// `markdown: { attrs: { leftDelimiter: '%{', rightDelimiter: '}%' } }`: the delimiters of
+/// markdown-it-attrs' attribute lists, when the config sets either as a string other than the
+/// default (`{`, `}`).
+pub fn parse_attr_delimiters(config: &str) -> Option<(String, String)> {
+    let code = without_comments(config);
+    let read = |key| value_after(&code, key).and_then(|v| string_literal(v).map(|(s, _)| s));
+    let left = read("leftDelimiter").filter(|d| !d.is_empty());
+    let right = read("rightDelimiter").filter(|d| !d.is_empty());
+    if left.is_none() && right.is_none() {
+        return None;
+    }
+    Some((left.unwrap_or_else(|| "{".into()), right.unwrap_or_else(|| "}".into())))
+        .filter(|(l, r)| (l.as_str(), r.as_str()) != ("{", "}"))
 }
 
 /// The string rules at the start of a `rewrites` object's body (after its `{`), and whether
@@ -392,6 +412,18 @@ export default defineConfig({
         assert_eq!(unread("rewrites: { 'a.md': 'b.md' }"), None);
         assert_eq!(unread("// rewrites(id) { }\n title: 'rewrites: no'"), None);
         assert_eq!(unread("srcDir: 'docs'"), None);
+    }
+
+    #[test]
+    fn markdown_attrs_delimiters_are_read_when_not_the_default() {
+        let config =
+            "export default { markdown: { attrs: { leftDelimiter: '%{', rightDelimiter: '}%' } } }";
+        assert_eq!(parse_attr_delimiters(config), Some(("%{".into(), "}%".into())));
+        assert_eq!(
+            parse_attr_delimiters("export default { markdown: { attrs: { leftDelimiter: '{' } } }"),
+            None
+        );
+        assert_eq!(parse_attr_delimiters("export default { title: 'x' }"), None);
     }
 
     #[test]

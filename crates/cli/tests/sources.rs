@@ -281,6 +281,28 @@ fn a_latin_1_page_is_read_as_windows_1252_with_a_warning_naming_it() {
 }
 
 #[test]
+fn a_vitepress_site_s_own_attribute_delimiters_set_heading_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    write(
+        r,
+        ".vitepress/config.ts",
+        "export default {\n  markdown: { attrs: { leftDelimiter: '%{', rightDelimiter: '}%' } },\n}\n",
+    );
+    write(
+        r,
+        "guide/props.md",
+        "# Props\n\n## Properties %{#Properties}%\n\nThe gloopwidget props.\n\n<!--@include: ./part.md-->\n",
+    );
+    write(r, "guide/part.md", "## Events %{#events .api}%\n\nThe gloopwidget events.\n");
+    let (stderr, sections) = index_site_sections(r);
+    assert!(stderr.contains("markdown.attrs delimiters are %{ and }%"), "{stderr}");
+    assert!(sections.contains("guide/props#Properties\tProps › Properties\n"), "{sections}");
+    assert!(sections.contains("guide/props#events\tProps › Events\n"), "{sections}");
+    assert!(!sections.contains('%'), "{sections}");
+}
+
+#[test]
 fn include_root_lets_a_monorepo_page_read_snippets_above_its_source_folder() {
     // apps/docs is the VitePress site; the code it shows lives in packages/.
     let dir = tempfile::tempdir().unwrap();

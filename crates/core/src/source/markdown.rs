@@ -498,6 +498,46 @@ fn is_attribute_list(text: &str) -> bool {
     })
 }
 
+/// `text` with attribute lists written in a site's own markdown-it-attrs delimiters
+/// (`markdown.attrs` in a VitePress config: `## Props %{#Properties}%`) rewritten in the default
+/// ones (`## Props {#Properties}`), so their ids are anchors and they are not text: at the end
+/// of an ATX heading, or alone on a line, outside code fences. Other text is left as it is.
+pub fn standard_attr_delimiters<'a>(
+    text: &'a str,
+    left: &str,
+    right: &str,
+) -> std::borrow::Cow<'a, str> {
+    if left.is_empty() || right.is_empty() || !text.contains(left) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut fence: Option<(char, usize)> = None;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let t = body.trim();
+        if let Some((ch, n)) = fence {
+            if super::include::fence_closes(t, ch, n) {
+                fence = None;
+            }
+        } else if let Some((ch, n)) = fence_open(t) {
+            fence = Some((ch, n));
+        } else if let Some(open) = t.strip_suffix(right).and_then(|t| t.rfind(left)) {
+            let inner = &t[open + left.len()..t.len() - right.len()];
+            let list = format!("{{{inner}}}");
+            let heading = t.starts_with('#');
+            if (heading || open == 0) && is_attribute_list(&list) {
+                let start = body.len() - body.trim_start().len();
+                out.push_str(&body[..start + open]);
+                out.push_str(&list);
+                out.push_str(&line[body.len()..]);
+                continue;
+            }
+        }
+        out.push_str(line);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// `Title {.class}` → "Title": a trailing attribute list ([`is_attribute_list`]) dropped.
 fn without_attribute_list(text: &str) -> &str {
     let t = text.trim_end();
@@ -1858,6 +1898,25 @@ mod tests {
         assert!(heads.contains(&("Styled", "styled")), "{heads:?}");
         assert!(heads.contains(&("Both", "both-id")), "{heads:?}");
         assert!(heads.contains(&("Set {a} and {b}", "set-a-and-b")), "{heads:?}");
+    }
+
+    #[test]
+    fn a_site_s_own_attribute_delimiters_become_the_default_ones() {
+        let md = "## Props %{#Properties}%\n\n%{.tip}%\n\n```md\n## Code %{#x}%\n```\n\nRatio 5%{#not}% of text\n## Set %{a}%\n";
+        let out = standard_attr_delimiters(md, "%{", "}%");
+        assert_eq!(
+            out,
+            "## Props {#Properties}\n\n{.tip}\n\n```md\n## Code %{#x}%\n```\n\nRatio 5%{#not}% of text\n## Set %{a}%\n"
+        );
+        let p = parse(&out, Flavor::VitePress, "p");
+        assert_eq!(
+            (p.sections[0].heading.as_str(), p.sections[0].anchor.as_str()),
+            ("Props", "Properties")
+        );
+        assert!(matches!(
+            standard_attr_delimiters("## A {#a}", "%{", "}%"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     #[test]
