@@ -19,6 +19,7 @@
 //! index (`previous`, else the existing output file) when it was built with the same
 //! provider/model/dims, so an unchanged site costs zero embedding calls.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -28,11 +29,11 @@ use clap::Args;
 use docent_core::chunk::{cl100k_tokens, ChunkOptions, Chunker};
 use docent_core::model::{Chunk, EmbedRecipe, IndexHeader, Quantization};
 use docent_core::source::include::Includes;
-use docent_core::source::markdown::frontmatter;
+use docent_core::source::markdown::{frontmatter, frontmatter_problems, standard_attr_delimiters};
 use docent_core::source::safety::check_slug;
 use docent_core::source::{
-    docusaurus_route, is_docusaurus_partial, page_url_with_slug, parse_page_with, Flavor, Parsed,
-    SourceKind, UrlStyle,
+    decode_text, docusaurus_route, is_docusaurus_partial, page_url_with_slug, parse_page_with,
+    Encoding, Flavor, Parsed, SourceKind, UrlStyle,
 };
 use docent_core::Index;
 use docent_embed::{EmbedOptions, Embedder};
@@ -217,6 +218,21 @@ pub struct SourceSpec {
     /// The VitePress `rewrites` of the site whose source folder (`srcDir`) this is: a page's
     /// URL is its rewritten path's.
     pub rewrites: Vec<(String, String)>,
+    /// The VitePress site's own attribute-list delimiters (`markdown.attrs`: `%{`, `}%`), read
+    /// as `{`, `}` ([`SourceSpec::standard_attrs`]).
+    pub attr_delimiters: Option<(String, String)>,
+}
+
+impl SourceSpec {
+    /// A Markdown page's (or included file's) text with the site's own attribute-list
+    /// delimiters made the default ones ([`standard_attr_delimiters`]); other text as it is.
+    pub fn standard_attrs<'a>(&self, text: Cow<'a, str>) -> Cow<'a, str> {
+        let Some((left, right)) = &self.attr_delimiters else { return text };
+        if let Cow::Owned(changed) = standard_attr_delimiters(&text, left, right) {
+            return Cow::Owned(changed);
+        }
+        text
+    }
 }
 
 /// `--namespace-dir DIR=NAME`: pages under `dir` (a folder of a source, `/`-separated, no
@@ -618,6 +634,7 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
                 .find(|(src, _)| *src == folder(path))
                 .map(|(_, u)| u.to_string()),
             rewrites: Vec::new(),
+            attr_delimiters: None,
         })
         .collect();
     let vitepress_possible = matches!(
@@ -927,7 +944,7 @@ pub fn language_sample(
     let mut includes: HashMap<PathBuf, SourceIncludes> = HashMap::new();
     for (file, _, flavor, source) in files.iter().step_by(step) {
         let Ok(bytes) = std::fs::read(&file.path) else { continue };
-        let content = String::from_utf8_lossy(&bytes);
+        let content = source.standard_attrs(page_text(&file.path, &bytes).0);
         let inc = includes
             .entry(source.path.clone())
             .or_insert_with(|| SourceIncludes::quiet(&source.path));
@@ -1061,24 +1078,50 @@ pub fn resolve_recipe(
 }
 
 /// A source folder that is a VitePress root whose config sets `srcDir` (`srcDir: 'src'`):
-/// the pages are in that folder, and their URLs and includes are relative to it.
-/// It also takes the config's `rewrites` when the folder is the site's source folder.
+/// the pages are in that folder, and their URLs and includes are relative to it. A `srcDir`
+/// that is not a folder is a warning naming the config (the root's pages are read).
+/// It also takes the config's `rewrites` when the folder is the site's source folder, and warns
+/// when they are written in a way docent does not read (a function).
 fn in_vitepress_src_dir(mut src: SourceSpec) -> SourceSpec {
     let Some(cfg) = crate::vitepress::find(&src.path) else { return src };
-    let Ok(here) = src.path.canonicalize() else { return src };
-    if let Some(dir) = &cfg.src_dir {
-        if here == cfg.root && cfg.src_folder().is_dir() {
-            eprintln!(
-                "note: {}: the VitePress config's srcDir is {dir:?}: pages are read from {}",
+    let Ok(mut here) = src.path.canonicalize() else { return src };
+    let src_folder = cfg.src_folder().canonicalize().ok().filter(|f| f.is_dir());
+    if let Some(dir) = cfg.src_dir.as_deref().filter(|_| here == cfg.root) {
+        match &src_folder {
+            Some(folder) => {
+                eprintln!(
+                    "note: {}: the VitePress config's srcDir is {dir:?}: pages are read from {}",
+                    src.path.display(),
+                    src.path.join(dir).display()
+                );
+                src.path = src.path.join(dir);
+                here = folder.clone();
+            }
+            None => eprintln!(
+                "warning: {}: the VitePress config ({}) sets srcDir to {dir:?}, but {} is not a folder: pages are read from {} instead. Fix srcDir in the config, or pass the folder that holds the pages",
                 src.path.display(),
-                src.path.join(dir).display()
-            );
-            src.path = src.path.join(dir);
+                cfg.file.display(),
+                src.path.join(dir).display(),
+                src.path.display()
+            ),
         }
     }
+    if let Some((left, right)) = &cfg.attr_delimiters {
+        eprintln!(
+            "note: {}: the VitePress config's markdown.attrs delimiters are {left} and {right}: attribute lists in them set heading ids",
+            src.path.display()
+        );
+        src.attr_delimiters = cfg.attr_delimiters.clone();
+    }
+    let site_source = src_folder.as_ref() == Some(&here);
+    if let Some(how) = cfg.rewrites_unread.filter(|_| site_source) {
+        eprintln!(
+            "warning: {}: the VitePress config's rewrites are {how}, which docent does not run: pages keep their files' URLs (en/guide/a.md is en/guide/a.html), which the site may not serve. Write rewrites as an object of strings ({{ 'en/:rest*': ':rest*' }}), or index the built HTML",
+            src.path.display()
+        );
+    }
     if !cfg.rewrites.is_empty() {
-        let source_folder = src.path.canonicalize().ok();
-        if source_folder.is_some() && source_folder == cfg.src_folder().canonicalize().ok() {
+        if site_source {
             eprintln!(
                 "note: {}: the VitePress config's rewrites ({} rules) give pages their URLs",
                 src.path.display(),
@@ -1202,6 +1245,9 @@ pub struct SourceIncludes {
     /// `--include-root` (canonical): a folder above the source folder that files may also be
     /// read from.
     include_root: Option<PathBuf>,
+    /// The site's own attribute-list delimiters ([`SourceSpec::attr_delimiters`]), made the
+    /// default ones in included Markdown files.
+    attr_delimiters: Option<(String, String)>,
 }
 
 /// Warnings of one kind printed before the rest are only counted: a site whose 440 pages each
@@ -1262,6 +1308,7 @@ impl SourceIncludes {
             kinds: Default::default(),
             quiet: false,
             include_root: None,
+            attr_delimiters: None,
         }
     }
 
@@ -1272,8 +1319,9 @@ impl SourceIncludes {
         settings: &IndexSettings,
     ) -> anyhow::Result<&'a SourceIncludes> {
         if !made.contains_key(&source.path) {
-            let inc = SourceIncludes::new(&source.path)
+            let mut inc = SourceIncludes::new(&source.path)
                 .with_include_root(settings.include_root.as_deref())?;
+            inc.attr_delimiters = source.attr_delimiters.clone();
             made.insert(source.path.clone(), inc);
         }
         Ok(&made[&source.path])
@@ -1330,7 +1378,17 @@ impl Includes for SourceIncludes {
             self.warn(format!("{path} is larger than {} bytes; not included", MAX_INCLUDE_BYTES));
             return None;
         }
-        std::fs::read(&real).ok().map(|b| String::from_utf8_lossy(&b).into_owned())
+        let bytes = std::fs::read(&real).ok()?;
+        let (text, warning) = page_text(Path::new(path), &bytes);
+        if let Some(w) = warning {
+            self.warn(w);
+        }
+        match &self.attr_delimiters {
+            Some((left, right)) if path.ends_with(".md") => {
+                Some(standard_attr_delimiters(&text, left, right).into_owned())
+            }
+            _ => Some(text.into_owned()),
+        }
     }
 
     fn warn(&self, message: String) {
@@ -1352,6 +1410,20 @@ impl Includes for SourceIncludes {
     fn may_leave(&self) -> bool {
         self.include_root.is_some()
     }
+}
+
+/// A page's (or an included file's) text from its bytes ([`decode_text`]), and a warning naming
+/// `path` when it is not UTF-8: read as Windows-1252 (Latin-1), or as UTF-8 with its invalid
+/// bytes replaced.
+pub fn page_text<'a>(path: &Path, bytes: &'a [u8]) -> (std::borrow::Cow<'a, str>, Option<String>) {
+    let (text, encoding) = decode_text(bytes);
+    let how = match encoding {
+        Encoding::Utf8 => return (text, None),
+        Encoding::Windows1252 => "read as Windows-1252 (Latin-1)",
+        Encoding::Utf8Lossy => "read as UTF-8 with its invalid bytes replaced (U+FFFD)",
+    };
+    let w = format!("{} is not UTF-8: {how}; save it as UTF-8", path.display());
+    (text, Some(w))
 }
 
 /// The URL of a page (as its chunks get it): relative to its source folder, or under its
@@ -1384,17 +1456,18 @@ fn vitepress_readme(rel: &str) -> String {
     }
 }
 
-/// [`page_url`], plus a warning naming the file when its `slug:` was refused: a slug is a path
-/// on the site, and one a browser would read as a link to another scheme or host
-/// (`https:/attacker.example/`, `//host`, `javascript:`) is ignored, the page keeping its
-/// file's URL.
+/// [`page_url`], plus warnings naming the file when its `slug:` was refused (a slug is a path
+/// on the site, and one a browser would read as a link to another scheme or host,
+/// `https:/attacker.example/`, `//host`, `javascript:`, is ignored, the page keeping its
+/// file's URL) or its frontmatter has values that are not strings (`slug: [a, b]`, an unclosed
+/// quote: not read, [`frontmatter_problems`]).
 pub fn page_url_checked(
     settings: &IndexSettings,
     source: &SourceSpec,
     file: &SourceFile,
     flavor: Flavor,
     content: &str,
-) -> (String, Option<String>) {
+) -> (String, Vec<String>) {
     let style = if settings.clean_urls { UrlStyle::Clean } else { UrlStyle::Html };
     // Docusaurus routes `01-intro.md` at `intro` and `guide/guide.md` at `guide/`.
     let rel = match (file.kind, flavor) {
@@ -1413,14 +1486,24 @@ pub fn page_url_checked(
         }
         _ => None,
     };
-    let warning = slug.as_deref().and_then(|s| {
+    let mut warnings: Vec<String> = if file.kind == SourceKind::Markdown {
+        let problems = frontmatter_problems(content).into_iter();
+        problems
+            .map(|p| {
+                format!("{}: frontmatter {p}; fix the YAML (quote the value)", file.path.display())
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    warnings.extend(slug.as_deref().and_then(|s| {
         let problem = check_slug(s.trim()).err()?;
         Some(format!(
             "{}: slug {:?} ignored ({problem}); the page keeps the URL of its file",
             file.path.display(),
             s.trim()
         ))
-    });
+    }));
     let base = source.base_url.as_deref().or(settings.base_url.as_deref());
     let mut url = page_url_with_slug(&rel, slug.as_deref(), base, style);
     if file.kind == SourceKind::Html {
@@ -1433,7 +1516,7 @@ pub fn page_url_checked(
             url = aligned;
         }
     }
-    (url, warning)
+    (url, warnings)
 }
 
 /// Build with a given embedder (None = lexical only). Tests pass a counting embedder here.
@@ -1502,7 +1585,12 @@ pub fn build_index_with(
                 continue;
             }
         };
-        let content = String::from_utf8_lossy(&bytes);
+        let (content, warning) = page_text(&file.path, &bytes);
+        if let Some(w) = warning {
+            bar.suspend(|| eprintln!("warning: {w}"));
+            report.notes.push(w);
+        }
+        let content = source.standard_attrs(content);
         let inc = SourceIncludes::of(&mut includes, source, settings)?;
         let page = match parse_page_with(file.kind, &content, *flavor, &file.rel, inc)? {
             Parsed::Page(p) => p,
@@ -1515,8 +1603,8 @@ pub fn build_index_with(
         if n % language_every == 0 {
             languages.add(&page);
         }
-        let (url, warning) = page_url_checked(settings, source, file, *flavor, &content);
-        if let Some(w) = warning {
+        let (url, warnings) = page_url_checked(settings, source, file, *flavor, &content);
+        for w in warnings {
             bar.suspend(|| eprintln!("warning: {w}"));
             report.notes.push(w);
         }

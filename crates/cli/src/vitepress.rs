@@ -19,6 +19,14 @@ pub struct SiteConfig {
     pub src_exclude: Vec<String>,
     /// `rewrites`: (from, to) path patterns relative to the source folder, in order.
     pub rewrites: Vec<(String, String)>,
+    /// How the config writes `rewrites` when docent cannot read them ("a function",
+    /// "computed"): the pages then keep their files' URLs ([`unread_rewrites`]).
+    pub rewrites_unread: Option<&'static str>,
+    /// The config file read.
+    pub file: PathBuf,
+    /// `markdown.attrs`' `leftDelimiter` and `rightDelimiter` when they are not `{` and `}`
+    /// (`%{` and `}%`), for [`docent_core::source::markdown::standard_attr_delimiters`].
+    pub attr_delimiters: Option<(String, String)>,
 }
 
 impl SiteConfig {
@@ -43,7 +51,17 @@ pub fn find(folder: &Path) -> Option<SiteConfig> {
                 let (src_dir, mut src_exclude) = parse(&text);
                 src_exclude.extend(["**/node_modules/**".to_string(), "**/dist/**".to_string()]);
                 let rewrites = parse_rewrites(&text);
-                return Some(SiteConfig { root: d, src_dir, src_exclude, rewrites });
+                let rewrites_unread = unread_rewrites(&text);
+                let attr_delimiters = parse_attr_delimiters(&text);
+                return Some(SiteConfig {
+                    root: d,
+                    src_dir,
+                    src_exclude,
+                    rewrites,
+                    rewrites_unread,
+                    file,
+                    attr_delimiters,
+                });
             }
         }
         dir = d.parent().map(Path::to_path_buf);
@@ -73,9 +91,31 @@ pub fn parse(config: &str) -> (Option<String>, Vec<String>) {
 /// … }`); a function or anything computed gives none.
 pub fn parse_rewrites(config: &str) -> Vec<(String, String)> {
     let code = without_comments(config);
-    let Some(mut rest) = value_after(&code, "rewrites").and_then(|v| v.strip_prefix('{')) else {
-        return Vec::new();
-    };
+    match value_after(&code, "rewrites").and_then(|v| v.strip_prefix('{')) {
+        Some(object) => rewrite_rules(object).0,
+        None => Vec::new(),
+    }
+}
+
+/// `markdown: { attrs: { leftDelimiter: '%{', rightDelimiter: '}%' } }`: the delimiters of
+/// markdown-it-attrs' attribute lists, when the config sets either as a string other than the
+/// default (`{`, `}`).
+pub fn parse_attr_delimiters(config: &str) -> Option<(String, String)> {
+    let code = without_comments(config);
+    let read = |key| value_after(&code, key).and_then(|v| string_literal(v).map(|(s, _)| s));
+    let left = read("leftDelimiter").filter(|d| !d.is_empty());
+    let right = read("rightDelimiter").filter(|d| !d.is_empty());
+    if left.is_none() && right.is_none() {
+        return None;
+    }
+    Some((left.unwrap_or_else(|| "{".into()), right.unwrap_or_else(|| "}".into())))
+        .filter(|(l, r)| (l.as_str(), r.as_str()) != ("{", "}"))
+}
+
+/// The string rules at the start of a `rewrites` object's body (after its `{`), and whether
+/// they are all of it (the object closes after them).
+fn rewrite_rules(object: &str) -> (Vec<(String, String)>, bool) {
+    let mut rest = object;
     let mut out = Vec::new();
     loop {
         rest = rest.trim_start();
@@ -88,7 +128,41 @@ pub fn parse_rewrites(config: &str) -> Vec<(String, String)> {
         ));
         rest = after.trim_start().trim_start_matches(',');
     }
-    out
+    (out, rest.trim_start().starts_with('}'))
+}
+
+/// Whether the config sets `rewrites` in a way docent does not read: "a function"
+/// (`rewrites(id) { … }`, `rewrites: (id) => …`), or "computed" (a variable, a call, an
+/// object with rules that are not plain strings). `None` when there are no rewrites or they
+/// are all read ([`parse_rewrites`]).
+pub fn unread_rewrites(config: &str) -> Option<&'static str> {
+    let code = without_comments(config);
+    let mut from = 0;
+    while let Some(at) = code[from..].find("rewrites").map(|i| i + from) {
+        from = at + "rewrites".len();
+        let word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+        // A property name: after the object's `{` or a `,` (a key may be quoted).
+        let before = code[..at].strip_suffix(['\'', '"']).unwrap_or(&code[..at]).trim_end();
+        if !before.ends_with(['{', ',']) || code[from..].starts_with(word) {
+            continue;
+        }
+        let after = code[from..].trim_start_matches(['\'', '"']).trim_start();
+        // The method shorthand `rewrites(id) { … }`, or `{ rewrites }` from a variable.
+        if after.starts_with('(') {
+            return Some("a function");
+        }
+        if after.starts_with([',', '}']) {
+            return Some("computed");
+        }
+        let Some(value) = after.strip_prefix(':').map(str::trim_start) else { continue };
+        if let Some(object) = value.strip_prefix('{') {
+            return (!rewrite_rules(object).1).then_some("computed");
+        }
+        let arrow = value.split(['\n', ',']).next().is_some_and(|l| l.contains("=>"));
+        let function = value.starts_with("function") || value.starts_with("async") || arrow;
+        return Some(if function { "a function" } else { "computed" });
+    }
+    None
 }
 
 /// The path `rel` (a page's file, relative to the source folder, `/`-separated) is served at
@@ -323,6 +397,33 @@ export default defineConfig({
         // A function, or no rewrites: none.
         assert!(parse_rewrites("export default { rewrites(id) { return id } }").is_empty());
         assert!(parse_rewrites("export default { srcDir: 'x' }").is_empty());
+        assert_eq!(unread_rewrites(config), None);
+    }
+
+    #[test]
+    fn rewrites_written_as_a_function_or_computed_are_named_as_unread() {
+        let unread = |c: &str| unread_rewrites(&format!("export default defineConfig({{{c}}})"));
+        assert_eq!(unread("rewrites(id) { return id.replace(/^en\\//, '') }"), Some("a function"));
+        assert_eq!(unread("rewrites: (id) => id.slice(3),"), Some("a function"));
+        assert_eq!(unread("rewrites: function (id) { return id },"), Some("a function"));
+        assert_eq!(unread("rewrites: Object.fromEntries(pages),"), Some("computed"));
+        assert_eq!(unread("title: 'x', rewrites, srcDir: 'docs'"), Some("computed"));
+        assert_eq!(unread("rewrites: { 'a.md': 'b.md', [key]: 'c.md' }"), Some("computed"));
+        assert_eq!(unread("rewrites: { 'a.md': 'b.md' }"), None);
+        assert_eq!(unread("// rewrites(id) { }\n title: 'rewrites: no'"), None);
+        assert_eq!(unread("srcDir: 'docs'"), None);
+    }
+
+    #[test]
+    fn markdown_attrs_delimiters_are_read_when_not_the_default() {
+        let config =
+            "export default { markdown: { attrs: { leftDelimiter: '%{', rightDelimiter: '}%' } } }";
+        assert_eq!(parse_attr_delimiters(config), Some(("%{".into(), "}%".into())));
+        assert_eq!(
+            parse_attr_delimiters("export default { markdown: { attrs: { leftDelimiter: '{' } } }"),
+            None
+        );
+        assert_eq!(parse_attr_delimiters("export default { title: 'x' }"), None);
     }
 
     #[test]

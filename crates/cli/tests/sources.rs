@@ -195,6 +195,114 @@ fn a_vitepress_config_s_rewrites_give_pages_the_urls_the_site_serves() {
 }
 
 #[test]
+fn a_vitepress_src_dir_that_is_not_a_folder_is_a_warning_naming_the_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    write(r, ".vitepress/config.ts", "export default { srcDir: 'nope' }\n");
+    write(r, "index.md", "# Home\n\nThe gloopwidget home.\n");
+    let (stderr, sections) = index_site_sections(r);
+    assert!(
+        stderr.contains("sets srcDir to \"nope\"")
+            && stderr.contains("is not a folder")
+            && stderr.contains("config.ts")
+            && stderr.contains("Fix srcDir"),
+        "{stderr}"
+    );
+    assert!(sections.contains("https://example.com/#home"), "{sections}");
+}
+
+#[test]
+fn vitepress_rewrites_written_as_a_function_are_a_warning_that_urls_are_file_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    write(
+        r,
+        ".vitepress/config.mts",
+        "export default {\n  rewrites(id) {\n    return id.replace(/^en\\//, '')\n  },\n}\n",
+    );
+    write(r, "en/guide/start.md", "# Start\n\nThe gloopwidget starts here.\n");
+    let (stderr, sections) = index_site_sections(r);
+    assert!(
+        stderr.contains("rewrites are a function") && stderr.contains("keep their files' URLs"),
+        "{stderr}"
+    );
+    assert!(sections.contains("https://example.com/en/guide/start"), "{sections}");
+}
+
+#[test]
+fn a_docusaurus_partial_s_links_point_where_they_do_on_the_site_in_llms_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    write(r, "docusaurus.config.js", "module.exports = {};\n");
+    write(
+        r,
+        "docs/guide/page.mdx",
+        "import A from './parts/_a.mdx';\n\n# Page\n\n<A />\n\nSee [api](../api/ref.md).\n",
+    );
+    write(
+        r,
+        "docs/guide/parts/_a.mdx",
+        "## Options\n\nSee [the reference](../../api/ref.md#top).\n",
+    );
+    write(r, "docs/api/ref.md", "# Ref\n\nThe gloopwidget reference.\n");
+    let out = tempfile::tempdir().unwrap();
+    let llms = out.path().join("llms");
+    ok(&["llms", r.join("docs").to_str().unwrap(), "--out", llms.to_str().unwrap()]);
+    let full = std::fs::read_to_string(llms.join("llms-full.txt")).unwrap();
+    // Both links name the same page, the partial's as well as the page's own.
+    assert!(full.contains("[the reference](../api/ref.html.md#top)"), "{full}");
+    assert!(full.contains("[api](../api/ref.html.md)"), "{full}");
+}
+
+#[test]
+fn malformed_frontmatter_is_a_warning_naming_the_file_and_the_page_keeps_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    write(r, "bad.md", "---\nslug: [a, b]\n---\n# Bad\n\nThe gloopwidget text.\n");
+    let (stderr, sections) = index_site_sections(r);
+    assert!(
+        stderr.contains("bad.md: frontmatter slug: [a, b] is not read")
+            && stderr.contains("keeps the URL of its file"),
+        "{stderr}"
+    );
+    assert!(sections.contains("https://example.com/bad#bad"), "{sections}");
+    assert!(!sections.contains("[a, b]"), "{sections}");
+}
+
+#[test]
+fn a_latin_1_page_is_read_as_windows_1252_with_a_warning_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    let p = r.join("latin.md");
+    std::fs::write(&p, b"# Caf\xe9\n\nThe na\xefve gloopwidget r\xe9sum\xe9.\n").unwrap();
+    let (stderr, sections) = index_site_sections(r);
+    assert!(stderr.contains("latin.md is not UTF-8: read as Windows-1252 (Latin-1)"), "{stderr}");
+    assert!(sections.contains("\tCafé"), "{sections}");
+}
+
+#[test]
+fn a_vitepress_site_s_own_attribute_delimiters_set_heading_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    write(
+        r,
+        ".vitepress/config.ts",
+        "export default {\n  markdown: { attrs: { leftDelimiter: '%{', rightDelimiter: '}%' } },\n}\n",
+    );
+    write(
+        r,
+        "guide/props.md",
+        "# Props\n\n## Properties %{#Properties}%\n\nThe gloopwidget props.\n\n<!--@include: ./part.md-->\n",
+    );
+    write(r, "guide/part.md", "## Events %{#events .api}%\n\nThe gloopwidget events.\n");
+    let (stderr, sections) = index_site_sections(r);
+    assert!(stderr.contains("markdown.attrs delimiters are %{ and }%"), "{stderr}");
+    assert!(sections.contains("guide/props#Properties\tProps › Properties\n"), "{sections}");
+    assert!(sections.contains("guide/props#events\tProps › Events\n"), "{sections}");
+    assert!(!sections.contains('%'), "{sections}");
+}
+
+#[test]
 fn include_root_lets_a_monorepo_page_read_snippets_above_its_source_folder() {
     // apps/docs is the VitePress site; the code it shows lives in packages/.
     let dir = tempfile::tempdir().unwrap();

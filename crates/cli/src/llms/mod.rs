@@ -97,7 +97,11 @@ pub fn write_llms(args: LlmsArgs) -> anyhow::Result<LlmsReport> {
                 continue;
             }
         };
-        let content = String::from_utf8_lossy(&bytes);
+        let (content, warning) = crate::index::page_text(&file.path, &bytes);
+        if let Some(w) = warning {
+            eprintln!("warning: {w}");
+        }
+        let content = source.standard_attrs(content);
         let inc = SourceIncludes::of(&mut includes, source, &settings)?;
         let Some(page) = clean_page_with(file.kind, &content, flavor, &file.rel, inc)? else {
             report.skipped += 1;

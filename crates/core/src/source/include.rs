@@ -57,7 +57,7 @@ impl Includes for NoIncludes {
     }
 }
 
-/// How deep includes may nest (a cycle stops here with a warning).
+/// How deep includes may nest (a cycle is refused before that, [`refused_include`]).
 const MAX_DEPTH: usize = 8;
 
 /// `rel` (as written in `from`, a source-relative file path) as a source-relative path: `./` and
@@ -102,20 +102,37 @@ fn resolve(from: &str, rel: &str, may_leave: bool) -> Option<String> {
 /// The body of page `path` (frontmatter already split off) with its includes inlined (see the
 /// module docs). Pages without includes come back unchanged.
 pub fn expand(body: &str, flavor: Flavor, path: &str, inc: &dyn Includes) -> String {
-    expand_at(body, flavor, path, inc, 0)
+    expand_at(body, flavor, &[path], inc)
 }
 
-fn expand_at(body: &str, flavor: Flavor, path: &str, inc: &dyn Includes, depth: usize) -> String {
+/// [`expand`] for the last file of `chain`: the page, then each file it includes down to this
+/// one (a file already in the chain is a cycle, not included again).
+fn expand_at(body: &str, flavor: Flavor, chain: &[&str], inc: &dyn Includes) -> String {
     match flavor {
         Flavor::VitePress => {
-            let body = vitepress_includes(body, path, inc, depth);
-            vitepress_snippets(&body, path, inc)
+            let body = vitepress_includes(body, chain, inc);
+            vitepress_snippets(&body, chain[0], inc)
         }
         Flavor::Docusaurus | Flavor::GitHub => {
-            docusaurus_partials(&unwrap_mdx_code_blocks(body), path, inc, depth)
+            docusaurus_partials(&unwrap_mdx_code_blocks(body), chain, inc)
         }
         Flavor::Docsify => body.to_string(),
     }
+}
+
+/// Why `target`, included by the last file of `chain`, is not read: it is already in the chain
+/// (a cycle: the warning names it, `a.md → b.md → a.md`), or the chain is [`MAX_DEPTH`] deep.
+fn refused_include(chain: &[&str], target: &str, what: &str) -> Option<String> {
+    let from = chain.last().copied().unwrap_or_default();
+    if chain.contains(&target) {
+        let cycle: Vec<&str> = chain.iter().copied().chain([target]).collect();
+        return Some(format!(
+            "{from}: {what} cycle {}; {target} is not included again (remove the include that closes the loop)",
+            cycle.join(" → ")
+        ));
+    }
+    (chain.len() > MAX_DEPTH)
+        .then(|| format!("{from}: {what}s nest deeper than {MAX_DEPTH} at {target}; not included"))
 }
 
 /// A fence opening: its char, length and info string.
@@ -340,7 +357,8 @@ fn js_unescape(spec: &str) -> String {
     out
 }
 
-fn docusaurus_partials(body: &str, path: &str, inc: &dyn Includes, depth: usize) -> String {
+fn docusaurus_partials(body: &str, chain: &[&str], inc: &dyn Includes) -> String {
+    let path = chain.last().copied().unwrap_or_default();
     let statements = import_statements(body);
     let imports: HashMap<&str, String> = statements
         .iter()
@@ -368,7 +386,7 @@ fn docusaurus_partials(body: &str, path: &str, inc: &dyn Includes, depth: usize)
         } else if let Some((ch, n, _)) = fence_open(line) {
             fence = Some((ch, n));
         } else if let Some(spec) = component_use(line).and_then(|n| imports.get(n)) {
-            if let Some(text) = read_partial(spec, path, inc, depth) {
+            if let Some(text) = read_partial(spec, chain, inc) {
                 out.push('\n');
                 for l in text.lines() {
                     if !l.trim().is_empty() {
@@ -448,7 +466,8 @@ fn site_path(in_site: &str, site_folder: Option<&str>) -> Option<String> {
 }
 
 /// A Docusaurus partial, expanded, its headings given the ids its own slugger makes.
-fn read_partial(spec: &str, from: &str, inc: &dyn Includes, depth: usize) -> Option<String> {
+fn read_partial(spec: &str, chain: &[&str], inc: &dyn Includes) -> Option<String> {
+    let from = chain.last().copied().unwrap_or_default();
     let Some(target) = module_path(spec, from, inc, false) else {
         let why = if spec.starts_with("@site/") && inc.site_folder().is_none() {
             "names the Docusaurus site's root, which was not found above the source folder"
@@ -458,8 +477,8 @@ fn read_partial(spec: &str, from: &str, inc: &dyn Includes, depth: usize) -> Opt
         inc.warn(format!("{from}: import {spec:?} {why}; not inlined"));
         return None;
     };
-    if depth >= MAX_DEPTH {
-        inc.warn(format!("{from}: imports nest deeper than {MAX_DEPTH} at {target}; not inlined"));
+    if let Some(why) = refused_include(chain, &target, "import") {
+        inc.warn(why);
         return None;
     }
     let Some(text) = inc.read(&target) else {
@@ -469,8 +488,91 @@ fn read_partial(spec: &str, from: &str, inc: &dyn Includes, depth: usize) -> Opt
         return None;
     };
     let (_, body) = frontmatter(&text);
-    let body = expand_at(body, Flavor::Docusaurus, &target, inc, depth + 1);
-    Some(pin_heading_ids(&body, Flavor::Docusaurus))
+    let chain: Vec<&str> = chain.iter().copied().chain([target.as_str()]).collect();
+    let body = expand_at(body, Flavor::Docusaurus, &chain, inc);
+    Some(rebase_links(&pin_heading_ids(&body, Flavor::Docusaurus), &target, from))
+}
+
+/// The Markdown links and images of `body`, written relative to file `partial`, made relative
+/// to file `page` that inlines it (Docusaurus resolves a partial's links from the partial's
+/// own file: `[API](../../api/ref.md)` in `guide/parts/_a.mdx` inlined in `guide/page.mdx` is
+/// `../api/ref.md` there). Links with a scheme, from the root (`/`), to an anchor (`#x`), in
+/// code, or that leave the source folder are kept as written.
+fn rebase_links(body: &str, partial: &str, page: &str) -> String {
+    let dir = |f: &str| f.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+    if dir(partial) == dir(page) {
+        return body.to_string();
+    }
+    let mut out = String::with_capacity(body.len() + 32);
+    let mut fence: Option<(char, usize)> = None;
+    for line in body.lines() {
+        if let Some((ch, n)) = fence {
+            if fence_closes(line, ch, n) {
+                fence = None;
+            }
+        } else if let Some((ch, n, _)) = fence_open(line) {
+            fence = Some((ch, n));
+        } else {
+            out.push_str(&rebase_line(line, partial, page));
+            out.push('\n');
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// One line's `](url)` links and `[label]: url` definitions rebased (see [`rebase_links`]).
+fn rebase_line(line: &str, partial: &str, page: &str) -> String {
+    let t = line.trim_start();
+    // A reference definition: `[label]: url`.
+    if let Some(close) = t.strip_prefix('[').and_then(|r| r.find("]:")) {
+        let url_at = line.len() - t.len() + 1 + close + 2;
+        let rest = &line[url_at..];
+        let url = rest.split_whitespace().next().unwrap_or("");
+        let start = url_at + rest.len() - rest.trim_start().len();
+        if let Some(new) = rebased(url, partial, page) {
+            return format!("{}{new}{}", &line[..start], &line[start + url.len()..]);
+        }
+        return line.to_string();
+    }
+    let mut out = String::with_capacity(line.len() + 16);
+    let mut rest = line;
+    while let Some(at) = rest.find("](") {
+        let (before, after) = rest.split_at(at + 2);
+        out.push_str(before);
+        let in_code = out.matches('`').count() % 2 == 1;
+        let end = after.find([')', ' ', '\t']).unwrap_or(after.len());
+        let url = &after[..end];
+        match rebased(url, partial, page).filter(|_| !in_code) {
+            Some(new) => out.push_str(&new),
+            None => out.push_str(url),
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `url` (relative to file `partial`) relative to file `page`, when it is a relative path in
+/// the source folder; `None` to keep it as written.
+fn rebased(url: &str, partial: &str, page: &str) -> Option<String> {
+    let url = url.strip_prefix('<').and_then(|u| u.strip_suffix('>')).unwrap_or(url);
+    let split = url.find(['#', '?']).unwrap_or(url.len());
+    let (path, tail) = url.split_at(split);
+    if path.is_empty() || path.starts_with(['/', '@']) || path.contains(':') {
+        return None;
+    }
+    let target = resolve_path(partial, path)?;
+    let page_dir: Vec<&str> =
+        page.rsplit_once('/').map_or(Vec::new(), |(d, _)| d.split('/').collect());
+    let parts: Vec<&str> = target.split('/').collect();
+    let common = page_dir.iter().zip(&parts).take_while(|(a, b)| a == b).count();
+    let up = "../".repeat(page_dir.len() - common);
+    let down = parts[common..].join("/");
+    let rel = if up.is_empty() { format!("./{down}") } else { format!("{up}{down}") };
+    Some(format!("{rel}{tail}"))
 }
 
 /// ATX headings (outside fences) get an explicit `{#id}`: the one a fresh slugger gives them.
@@ -540,7 +642,7 @@ fn heading_plain_text(raw: &str) -> String {
 }
 
 /// VitePress' `<!--@include: path#region{start,end}-->`, anywhere in the text, recursively.
-fn vitepress_includes(body: &str, path: &str, inc: &dyn Includes, depth: usize) -> String {
+fn vitepress_includes(body: &str, chain: &[&str], inc: &dyn Includes) -> String {
     if !body.contains("@include:") {
         return body.to_string();
     }
@@ -564,7 +666,7 @@ fn vitepress_includes(body: &str, path: &str, inc: &dyn Includes, depth: usize) 
         // Inside a code span the directive is most likely the syntax being documented.
         let line_start = out.rfind('\n').map_or(0, |i| i + 1);
         let in_code = out[line_start..].matches('`').count() % 2 == 1;
-        match read_include(spec, path, inc, depth, in_code) {
+        match read_include(spec, chain, inc, in_code) {
             Included::Text(text) => out.push_str(&text),
             Included::Nothing => {}
             // VitePress 1 leaves the directive as written (an escape hatch for documenting
@@ -604,7 +706,8 @@ enum Included {
 }
 
 /// `quiet`: a missing file is not warned about (the directive is in a code span).
-fn read_include(spec: &str, from: &str, inc: &dyn Includes, depth: usize, quiet: bool) -> Included {
+fn read_include(spec: &str, chain: &[&str], inc: &dyn Includes, quiet: bool) -> Included {
+    let from = chain.last().copied().unwrap_or_default();
     let (spec, range) = split_range(spec);
     let (file, region) = match spec.find('#') {
         Some(i) => (&spec[..i], Some(&spec[i + 1..])),
@@ -614,10 +717,8 @@ fn read_include(spec: &str, from: &str, inc: &dyn Includes, depth: usize, quiet:
         inc.warn(format!("{from}: @include {file:?} leaves the source folder; not included (--include-root allows a folder above it)"));
         return Included::Nothing;
     };
-    if depth >= MAX_DEPTH {
-        inc.warn(format!(
-            "{from}: includes nest deeper than {MAX_DEPTH} at {target}; not included"
-        ));
+    if let Some(why) = refused_include(chain, &target, "include") {
+        inc.warn(why);
         return Included::Nothing;
     }
     let Some(text) = inc.read(&target) else {
@@ -645,7 +746,8 @@ fn read_include(spec: &str, from: &str, inc: &dyn Includes, depth: usize, quiet:
     // Frontmatter is dropped from a whole included Markdown file only.
     let whole_md = region.is_none() && range.is_none() && target.ends_with(".md");
     let body = if whole_md { frontmatter(&text).1 } else { text.as_str() };
-    Included::Text(vitepress_includes(body, &target, inc, depth + 1))
+    let chain: Vec<&str> = chain.iter().copied().chain([target.as_str()]).collect();
+    Included::Text(vitepress_includes(body, &chain, inc))
 }
 
 /// A region marker line (`// #region name`, `<!-- #region name -->`, `# region name`, ...):
@@ -1019,11 +1121,75 @@ mod tests {
     }
 
     #[test]
-    fn self_importing_partials_stop_at_the_nesting_limit() {
+    fn links_in_a_partial_are_rebased_from_its_file_to_the_importing_page() {
+        let files = Files::with(&[
+            (
+                "guide/parts/_a.mdx",
+                "## Options\n\nSee [the reference](../../api/ref.md#top), [b](./_b.mdx), ![i](./img.png),\n[site](https://x.dev/a.md), [root](/docs/intro), [here](#options) and `[code](./x.md)`.\n\n[def]: ../../api/other.md \"Other\"\n\n```md\n[fenced](./y.md)\n```\n",
+            ),
+            ("guide/_same.mdx", "[near](./near.md)\n"),
+        ]);
+        let page = "import A from './parts/_a.mdx';\nimport S from './_same.mdx';\n\n# Page\n\n<A />\n\n<S />\n";
+        let out = expand(page, Flavor::Docusaurus, "guide/page.mdx", &files);
+        for kept in [
+            "[the reference](../api/ref.md#top)",
+            "[b](./parts/_b.mdx)",
+            "![i](./parts/img.png)",
+            "[site](https://x.dev/a.md)",
+            "[root](/docs/intro)",
+            "[here](#options)",
+            "`[code](./x.md)`",
+            "[def]: ../api/other.md \"Other\"",
+            "[fenced](./y.md)",
+            "[near](./near.md)",
+        ] {
+            assert!(out.contains(kept), "{kept}: {out}");
+        }
+    }
+
+    #[test]
+    fn a_self_importing_partial_is_inlined_once_and_the_cycle_is_named() {
         let files = Files::with(&[("_loop.md", "import L from './_loop.md';\n\nx\n\n<L />\n")]);
         let out =
             expand("import L from './_loop.md';\n\n<L />\n", Flavor::Docusaurus, "p.md", &files);
-        assert_eq!(out.matches("x\n").count(), MAX_DEPTH);
+        assert_eq!(out.matches("x\n").count(), 1, "{out}");
+        let w = files.warnings.borrow();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("import cycle p.md → _loop.md → _loop.md"), "{w:?}");
+    }
+
+    #[test]
+    fn a_page_that_includes_itself_includes_it_zero_times_with_one_warning() {
+        let page = "# Self\n\nbefore\n\n<!--@include: ./self.md-->\n\nafter\n";
+        let files = Files::with(&[
+            ("guide/self.md", page),
+            ("guide/a.md", "A\n<!--@include: ./b.md-->\n"),
+            ("guide/b.md", "B\n<!--@include: ./a.md-->\n"),
+        ]);
+        let out = expand(page, Flavor::VitePress, "guide/self.md", &files);
+        assert_eq!(out.matches("before").count(), 1, "{out}");
+        assert_eq!(out.matches("# Self").count(), 1, "{out}");
+        let w = files.warnings.take();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("include cycle guide/self.md → guide/self.md"), "{w:?}");
+        // Through another file: each file once, the warning names the loop.
+        let out = expand("<!--@include: ./a.md-->\n", Flavor::VitePress, "guide/p.md", &files);
+        assert_eq!((out.matches('A').count(), out.matches('B').count()), (1, 1), "{out}");
+        let w = files.warnings.take();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("guide/p.md → guide/a.md → guide/b.md → guide/a.md"), "{w:?}");
+    }
+
+    #[test]
+    fn includes_nested_past_the_limit_stop_with_a_warning() {
+        let owned: Vec<(String, String)> = (0..12)
+            .map(|i| (format!("f{i}.md"), format!("x{i}\n<!--@include: ./f{}.md-->\n", i + 1)))
+            .collect();
+        let pairs: Vec<(&str, &str)> =
+            owned.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+        let files = Files::with(&pairs);
+        let out = expand("<!--@include: ./f0.md-->\n", Flavor::VitePress, "p.md", &files);
+        assert_eq!(out.matches('x').count(), MAX_DEPTH, "{out}");
         assert!(files.warnings.borrow()[0].contains("nest deeper"));
     }
 

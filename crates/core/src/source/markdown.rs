@@ -463,11 +463,16 @@ pub(crate) fn html_text(html: &str, flavor: Flavor) -> Vec<String> {
 
 /// A Markdown heading's normalised text and its anchor, from its raw text (text and code spans
 /// joined): an explicit `{#custom-id}` wins (and is reserved so later slugs avoid it), else the
-/// flavour's unique slug. The demo's page renderer uses it too, so its heading ids are the
-/// index's anchors.
+/// flavour's unique slug. In VitePress a trailing attribute list without an id (`{.tip}`,
+/// `{.warn data-x=1}`: markdown-it-attrs sets it on the heading) is neither text nor anchor.
+/// The demo's page renderer uses it too, so its heading ids are the index's anchors.
 pub fn heading_text_and_anchor(raw: &str, slugger: &mut Slugger) -> (String, String) {
     let (text, custom) = split_custom_id(raw);
-    let text = normalize_ws(&text);
+    let text = match slugger.flavor() {
+        Flavor::VitePress => without_attribute_list(&text),
+        _ => &text,
+    };
+    let text = normalize_ws(text);
     let anchor = match custom {
         Some(id) => {
             slugger.reserve(&id);
@@ -491,6 +496,55 @@ fn is_attribute_list(text: &str) -> bool {
                     && (part.starts_with('#') || part.starts_with('.') || part.contains('='))
             })
     })
+}
+
+/// `text` with attribute lists written in a site's own markdown-it-attrs delimiters
+/// (`markdown.attrs` in a VitePress config: `## Props %{#Properties}%`) rewritten in the default
+/// ones (`## Props {#Properties}`), so their ids are anchors and they are not text: at the end
+/// of an ATX heading, or alone on a line, outside code fences. Other text is left as it is.
+pub fn standard_attr_delimiters<'a>(
+    text: &'a str,
+    left: &str,
+    right: &str,
+) -> std::borrow::Cow<'a, str> {
+    if left.is_empty() || right.is_empty() || !text.contains(left) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut fence: Option<(char, usize)> = None;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let t = body.trim();
+        if let Some((ch, n)) = fence {
+            if super::include::fence_closes(t, ch, n) {
+                fence = None;
+            }
+        } else if let Some((ch, n)) = fence_open(t) {
+            fence = Some((ch, n));
+        } else if let Some(open) = t.strip_suffix(right).and_then(|t| t.rfind(left)) {
+            let inner = &t[open + left.len()..t.len() - right.len()];
+            let list = format!("{{{inner}}}");
+            let heading = t.starts_with('#');
+            if (heading || open == 0) && is_attribute_list(&list) {
+                let start = body.len() - body.trim_start().len();
+                out.push_str(&body[..start + open]);
+                out.push_str(&list);
+                out.push_str(&line[body.len()..]);
+                continue;
+            }
+        }
+        out.push_str(line);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// `Title {.class}` → "Title": a trailing attribute list ([`is_attribute_list`]) dropped.
+fn without_attribute_list(text: &str) -> &str {
+    let t = text.trim_end();
+    match t.rfind('{') {
+        Some(open) if t.ends_with('}') && is_attribute_list(&t[open..]) => t[..open].trim_end(),
+        _ => text,
+    }
 }
 
 /// `Title {#custom-id .class}` → ("Title", Some("custom-id")).
@@ -595,28 +649,63 @@ pub fn split_frontmatter(source: &str) -> (Option<String>, &str) {
     (fm.title, body)
 }
 
-/// A top-level `key: value` (YAML) or `key = value` (TOML) scalar, unquoted; None when absent
-/// or empty.
+/// A top-level `key: value` (YAML) or `key = value` (TOML) scalar, unquoted; None when absent,
+/// empty, or not a one-line string ([`scalar`]: a list, an unclosed quote, a block scalar).
 pub(crate) fn frontmatter_value(front: &str, key: &str) -> Option<String> {
-    for line in front.lines() {
+    raw_values(front, key).find_map(|v| scalar(v).ok().flatten())
+}
+
+/// The raw (trimmed) values of top-level `key: value` / `key = value` lines.
+fn raw_values<'a>(front: &'a str, key: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    front.lines().filter_map(move |line| {
         // Only top-level keys (no indentation).
-        let Some(rest) = line.strip_prefix(key) else { continue };
-        let rest = rest.trim_start();
-        let Some(value) = rest.strip_prefix(':').or_else(|| rest.strip_prefix('=')) else {
-            continue;
-        };
-        let v = value.trim();
-        let v = v
-            .strip_prefix('"')
-            .and_then(|v| v.strip_suffix('"'))
-            .or_else(|| v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
-            .unwrap_or(v);
-        let v = v.replace("\\\"", "\"").replace("''", "'");
-        if !v.trim().is_empty() {
-            return Some(v.trim().to_string());
+        let rest = line.strip_prefix(key)?.trim_start();
+        let value = rest.strip_prefix(':').or_else(|| rest.strip_prefix('='))?;
+        Some(value.trim())
+    })
+}
+
+/// A frontmatter value as a one-line string: quotes removed (`"a: b"`, `'it''s'`), a trailing
+/// `# comment` of an unquoted value dropped. `Ok(None)` for an empty value and for what docent
+/// does not read but is valid (a `|` or `>` block scalar); `Err` says why a value is malformed
+/// for a string (a list, a map, an unclosed quote).
+fn scalar(v: &str) -> Result<Option<String>, &'static str> {
+    let v = v.trim();
+    let quoted = |q: char| v.strip_prefix(q).map(|inner| inner.strip_suffix(q));
+    let text = match (quoted('"'), quoted('\'')) {
+        (Some(Some(inner)), _) => inner.replace("\\\"", "\""),
+        (_, Some(Some(inner))) => inner.replace("''", "'"),
+        (Some(None), _) | (_, Some(None)) => return Err("its quote is not closed"),
+        _ if v.starts_with('[') => return Err("it is a list, not a string"),
+        _ if v.starts_with('{') => return Err("it is a map, not a string"),
+        _ if v.starts_with(['|', '>']) => return Ok(None),
+        _ => v.split(" #").next().unwrap_or(v).to_string(),
+    };
+    let text = text.trim();
+    Ok((!text.is_empty()).then(|| text.to_string()))
+}
+
+/// What is wrong with the frontmatter keys docent reads (`title`, `slug`, `id`,
+/// `description`) in page `source`: one line per malformed value, naming the key, the value
+/// and what the page does without it (`slug: [a, b] is not read (it is a list, not a string):
+/// the page keeps the URL of its file`). Empty when they are all fine or absent.
+pub fn frontmatter_problems(source: &str) -> Vec<String> {
+    let Some(front) = frontmatter_raw(source).0 else { return Vec::new() };
+    let keys = [
+        ("title", "the page is titled by its first heading"),
+        ("slug", "the page keeps the URL of its file"),
+        ("id", "the page keeps the URL of its file"),
+        ("description", "the page has no description"),
+    ];
+    let mut out = Vec::new();
+    for (key, without) in keys {
+        for raw in raw_values(front, key) {
+            if let Err(why) = scalar(raw) {
+                out.push(format!("{key}: {raw} is not read ({why}): {without}"));
+            }
         }
     }
-    None
+    out
 }
 
 /// Line-level MDX/admonition clean-up, outside code fences (no frontmatter values, VitePress
@@ -1798,6 +1887,57 @@ mod tests {
         assert_eq!(fm.slug, None);
         let (fm, body) = frontmatter("# No frontmatter\nslug: not-a-key\n");
         assert_eq!((fm, body), (Frontmatter::default(), "# No frontmatter\nslug: not-a-key\n"));
+    }
+
+    #[test]
+    fn a_vitepress_heading_s_class_attribute_is_neither_text_nor_anchor() {
+        let md = "# A\n\n## Styled {.tip}\n\nstyled text\n\n## Both {#both-id .warn}\n\nboth\n\n## Set {a} and {b}\n\nsets\n";
+        let p = parse(md, Flavor::VitePress, "a");
+        let heads: Vec<(&str, &str)> =
+            p.sections.iter().map(|s| (s.heading.as_str(), s.anchor.as_str())).collect();
+        assert!(heads.contains(&("Styled", "styled")), "{heads:?}");
+        assert!(heads.contains(&("Both", "both-id")), "{heads:?}");
+        assert!(heads.contains(&("Set {a} and {b}", "set-a-and-b")), "{heads:?}");
+    }
+
+    #[test]
+    fn a_site_s_own_attribute_delimiters_become_the_default_ones() {
+        let md = "## Props %{#Properties}%\n\n%{.tip}%\n\n```md\n## Code %{#x}%\n```\n\nRatio 5%{#not}% of text\n## Set %{a}%\n";
+        let out = standard_attr_delimiters(md, "%{", "}%");
+        assert_eq!(
+            out,
+            "## Props {#Properties}\n\n{.tip}\n\n```md\n## Code %{#x}%\n```\n\nRatio 5%{#not}% of text\n## Set %{a}%\n"
+        );
+        let p = parse(&out, Flavor::VitePress, "p");
+        assert_eq!(
+            (p.sections[0].heading.as_str(), p.sections[0].anchor.as_str()),
+            ("Props", "Properties")
+        );
+        assert!(matches!(
+            standard_attr_delimiters("## A {#a}", "%{", "}%"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn malformed_frontmatter_values_are_not_read_and_are_named() {
+        let page = "---\nslug: [a, b]\ntitle: \"unclosed\nid: {x: 1}\ndescription: >\n  folded\n---\n# Heading\n";
+        let (fm, _) = frontmatter(page);
+        assert_eq!(fm, Frontmatter::default(), "none of them is a string");
+        let problems = frontmatter_problems(page);
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert_eq!(
+            problems[1],
+            "slug: [a, b] is not read (it is a list, not a string): the page keeps the URL of its file"
+        );
+        assert!(problems[0].starts_with("title: \"unclosed is not read (its quote is not closed)"));
+        assert!(problems[2].contains("it is a map"), "{problems:?}");
+        assert_eq!(parse(page, Flavor::Docusaurus, "p").title, "Heading");
+        // Well-formed values: no problems; a comment after an unquoted value is not its text.
+        let fine = "---\ntitle: 'It''s [not] a list'\nslug: /a/b # moved in 2.0\n---\n";
+        assert!(frontmatter_problems(fine).is_empty());
+        assert_eq!(frontmatter(fine).0.title.as_deref(), Some("It's [not] a list"));
+        assert_eq!(frontmatter(fine).0.slug.as_deref(), Some("/a/b"));
     }
 
     #[test]

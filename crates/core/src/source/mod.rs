@@ -164,6 +164,54 @@ pub fn parse_page_with(
     }
 }
 
+/// How a page's bytes were decoded ([`decode_text`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    /// Valid UTF-8.
+    Utf8,
+    /// Mostly UTF-8 with some invalid bytes, each read as U+FFFD.
+    Utf8Lossy,
+    /// Not UTF-8: read as Windows-1252 (Latin-1 with `€`, curly quotes and dashes at 0x80–0x9F),
+    /// the encoding an editor of Western text saves when it is not UTF-8.
+    Windows1252,
+}
+
+/// A file's text: UTF-8 when it is; else Windows-1252 when the bytes hold no valid multi-byte
+/// UTF-8 sequence (`Café` saved as Latin-1 is `Caf\xE9`, never valid UTF-8), or UTF-8 with
+/// U+FFFD for the invalid bytes when most of it is UTF-8 (a file damaged in places). The
+/// [`Encoding`] says which, for a warning that names the file.
+pub fn decode_text(bytes: &[u8]) -> (std::borrow::Cow<'_, str>, Encoding) {
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return (std::borrow::Cow::Borrowed(text), Encoding::Utf8);
+    }
+    let (mut valid_multibyte, mut invalid) = (0usize, 0usize);
+    for chunk in bytes.utf8_chunks() {
+        valid_multibyte += chunk.valid().chars().filter(|c| !c.is_ascii()).count();
+        invalid += usize::from(!chunk.invalid().is_empty());
+    }
+    if valid_multibyte > invalid {
+        return (String::from_utf8_lossy(bytes), Encoding::Utf8Lossy);
+    }
+    (
+        std::borrow::Cow::Owned(bytes.iter().map(|&b| windows_1252(b)).collect()),
+        Encoding::Windows1252,
+    )
+}
+
+/// One Windows-1252 byte as its character (WHATWG's table: the five unassigned bytes map to the
+/// C1 controls of the same value, as browsers decode them).
+fn windows_1252(b: u8) -> char {
+    const HIGH: [char; 32] = [
+        '€', '\u{81}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{8d}', 'Ž',
+        '\u{8f}', '\u{90}', '‘', '’', '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', '\u{9d}',
+        'ž', 'Ÿ',
+    ];
+    match b {
+        0x80..=0x9f => HIGH[usize::from(b - 0x80)],
+        _ => char::from(b),
+    }
+}
+
 /// Is this Markdown file (path relative to its source folder) a Docusaurus partial: a file or
 /// folder whose name starts with `_`? Docusaurus makes no page of it (it is imported into pages).
 pub fn is_docusaurus_partial(rel_path: &str) -> bool {
@@ -544,6 +592,18 @@ fn carry_empty_headings_to_the_next(sections: &mut [Section]) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn latin_1_text_is_decoded_as_windows_1252_and_said_so() {
+        use super::{decode_text, Encoding};
+        let (text, enc) = decode_text(b"# Caf\xe9\n\nna\xefve \x93quoted\x94 \x80 5\n");
+        assert_eq!((text.as_ref(), enc), ("# Café\n\nnaïve “quoted” € 5\n", Encoding::Windows1252));
+        let (text, enc) = decode_text("# Café ✓".as_bytes());
+        assert_eq!((text.as_ref(), enc), ("# Café ✓", Encoding::Utf8));
+        // Mostly UTF-8, one damaged byte: UTF-8 with a replacement character, not mojibake.
+        let (text, enc) = decode_text(b"# Caf\xc3\xa9 na\xc3\xafve \xff end");
+        assert_eq!((text.as_ref(), enc), ("# Café naïve \u{fffd} end", Encoding::Utf8Lossy));
+    }
+
     #[test]
     fn docusaurus_routes_drop_number_prefixes_and_name_category_indexes() {
         for (file, route) in [

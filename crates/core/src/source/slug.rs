@@ -174,6 +174,11 @@ impl Slugger {
         Slugger { flavor, seen: HashMap::new() }
     }
 
+    /// The generator whose slugs this makes.
+    pub fn flavor(&self) -> Flavor {
+        self.flavor
+    }
+
     /// The unique slug for this heading text.
     pub fn slug(&mut self, text: &str) -> String {
         let base = self.flavor.slugify(text);
