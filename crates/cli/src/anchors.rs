@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use docent_core::model::Chunk;
-use scraper::{Html, Selector};
+use scraper::Selector;
 
 /// How many broken links the error lists before "and N more".
 const SHOWN: usize = 12;
@@ -111,7 +111,7 @@ impl AnchorChecker {
 /// Every `id` (and `<a name>`) of an HTML file; empty when it cannot be read.
 fn page_ids(file: &Path) -> HashSet<String> {
     let Ok(bytes) = std::fs::read(file) else { return HashSet::new() };
-    let doc = Html::parse_document(&String::from_utf8_lossy(&bytes));
+    let doc = docent_core::source::html_parse::parse_html(&String::from_utf8_lossy(&bytes));
     let mut ids = HashSet::new();
     if let Ok(sel) = Selector::parse("[id], a[name]") {
         for el in doc.select(&sel) {

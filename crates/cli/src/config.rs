@@ -64,8 +64,8 @@ pub struct IndexSection {
     /// Skip files matching any of these globs.
     #[serde(default)]
     pub exclude: Vec<String>,
-    /// A folder above the sources that pages may include files from, relative to the config
-    /// file.
+    /// A folder above the sources that pages may include files from (and that linked pages may
+    /// lead to), relative to the config file.
     pub include_root: Option<PathBuf>,
     /// Markdown anchor rules: `vitepress`, `docusaurus` (github), `docsify`, or `auto`.
     pub flavor: Option<String>,

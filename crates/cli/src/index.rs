@@ -77,8 +77,9 @@ pub struct SiteArgs {
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
     /// A folder above the sources that pages may include files from (VitePress `<<<` snippets
-    /// and `@include`s such as `@/../../packages/x/src/a.ts` in a monorepo). By default a page
-    /// reads nothing outside its source folder.
+    /// and `@include`s such as `@/../../packages/x/src/a.ts` in a monorepo), and that pages and
+    /// folders linked into the sources may lead to. By default nothing outside the source
+    /// folder is read.
     #[arg(long, value_name = "DIR")]
     pub include_root: Option<PathBuf>,
     /// Markdown anchor rules: vitepress, docusaurus (= github), docsify, auto (default).
@@ -1172,9 +1173,11 @@ pub fn list_files(
 ) -> anyhow::Result<Vec<(SourceFile, String, Flavor, &SourceSpec)>> {
     let include = globset(&settings.include, "include")?;
     let exclude = globset(&settings.exclude, "exclude")?;
+    // Pages may be links to files under the source folder or under --include-root, no further.
+    let within = settings.include_root.as_deref().and_then(|d| d.canonicalize().ok());
     let mut files = Vec::new();
     for src in &settings.sources {
-        let found = find_files(&src.path, include.as_ref(), exclude.as_ref())?;
+        let found = find_files(&src.path, within.as_deref(), include.as_ref(), exclude.as_ref())?;
         if found.is_empty() {
             bail!(
                 "no Markdown (.md, .mdx) or HTML (.html) pages in {}{}; check the folder (for a built site, point at its output folder)",

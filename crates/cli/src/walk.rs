@@ -46,8 +46,15 @@ pub fn globset(patterns: &[String], what: &str) -> anyhow::Result<Option<GlobSet
 }
 
 /// All indexable files under `root`, sorted by relative path.
+///
+/// Symbolic links are followed only to files and folders under `root` (or under `within`, the
+/// `--include-root`, which must be canonical): a page is public once indexed, and a hostile
+/// contribution could add `docs/notes.md` linking to `~/.ssh/id_rsa`, the repository's `.env`
+/// or `/proc/self/environ` (the build's environment, API keys included). Such a link is left
+/// out with a warning naming it, like an include outside the source folder.
 pub fn find_files(
     root: &Path,
+    within: Option<&Path>,
     include: Option<&GlobSet>,
     exclude: Option<&GlobSet>,
 ) -> anyhow::Result<Vec<SourceFile>> {
@@ -57,8 +64,26 @@ pub fn find_files(
     if !root.is_dir() {
         bail!("source {} is not a folder; pass the folder that contains your docs", root.display());
     }
+    let real_root = root
+        .canonicalize()
+        .with_context(|| format!("cannot resolve the source folder {}", root.display()))?;
+    let allowed = within.unwrap_or(&real_root);
     let mut out = Vec::new();
     let walker = walkdir::WalkDir::new(root).follow_links(true).into_iter().filter_entry(|e| {
+        if e.depth() > 0 && e.path_is_symlink() {
+            // A broken link is left to the walker, which reports it.
+            if let Ok(real) = e.path().canonicalize() {
+                if !real.starts_with(&real_root) && !real.starts_with(allowed) {
+                    eprintln!(
+                        "warning: {}: a link to {}, outside {}; not read (pass --include-root with a folder above it to allow it)",
+                        e.path().display(),
+                        real.display(),
+                        allowed.display()
+                    );
+                    return false;
+                }
+            }
+        }
         if e.depth() == 0 || !e.file_type().is_dir() {
             return true;
         }
@@ -187,9 +212,38 @@ mod tests {
         std::fs::write(r.join("sub/b.md"), "# b").unwrap();
         std::os::unix::fs::symlink("..", r.join("sub/loop")).unwrap();
         std::os::unix::fs::symlink("gone.md", r.join("broken.md")).unwrap();
-        let files = find_files(r, None, None).unwrap();
+        let files = find_files(r, None, None, None).unwrap();
         let rels: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
         assert_eq!(rels, vec!["a.md", "sub/b.md"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_leading_out_of_the_source_folder_are_left_out_unless_within_allows() {
+        let dir = tempfile::tempdir().unwrap();
+        let (docs, outside) = (dir.path().join("docs"), dir.path().join("outside"));
+        std::fs::create_dir_all(docs.join("guide")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(docs.join("guide/a.md"), "# a").unwrap();
+        std::fs::write(outside.join("secret.md"), "# secret").unwrap();
+        std::fs::write(dir.path().join(".env"), "TOKEN=hunter2").unwrap();
+        let link = |to: &Path, at: &str| std::os::unix::fs::symlink(to, docs.join(at)).unwrap();
+        link(&dir.path().join(".env"), "env.md");
+        link(&outside, "folder");
+        link(Path::new("/proc/self/environ"), "environ.md");
+        link(&docs.join("guide/a.md"), "alias.md");
+        link(&docs.join("guide"), "more");
+        let rels = |within: Option<&Path>| -> Vec<String> {
+            find_files(&docs, within, None, None).unwrap().into_iter().map(|f| f.rel).collect()
+        };
+        // Links within the folder are followed; links out of it are not, whatever they name.
+        assert_eq!(rels(None), ["alias.md", "guide/a.md", "more/a.md"]);
+        // --include-root (canonical) allows what is under it, and nothing else.
+        let root = dir.path().canonicalize().unwrap();
+        assert_eq!(
+            rels(Some(&root)),
+            ["alias.md", "env.md", "folder/secret.md", "guide/a.md", "more/a.md"]
+        );
     }
 
     #[test]
@@ -210,11 +264,11 @@ mod tests {
             std::fs::write(p, "# x").unwrap();
         }
         let exc = globset(&["drafts".to_string()], "exclude").unwrap();
-        let files = find_files(r, None, exc.as_ref()).unwrap();
+        let files = find_files(r, None, None, exc.as_ref()).unwrap();
         let rels: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
         assert_eq!(rels, vec!["a.md", "b.html", "sub/g.mdx"]);
         let inc = globset(&["**/*.mdx".to_string()], "include").unwrap();
-        let files = find_files(r, inc.as_ref(), None).unwrap();
+        let files = find_files(r, None, inc.as_ref(), None).unwrap();
         assert_eq!(files.len(), 1);
         assert_eq!(detect_flavor(r), Flavor::VitePress);
     }
@@ -229,7 +283,7 @@ mod tests {
             std::fs::write(p, "<p>{{ count }}</p>").unwrap();
         }
         let rels = |flavor| {
-            let files = pages_of(r, flavor, find_files(r, None, None).unwrap());
+            let files = pages_of(r, flavor, find_files(r, None, None, None).unwrap());
             files.into_iter().map(|f| f.rel).collect::<Vec<_>>()
         };
         assert_eq!(rels(Flavor::VitePress), vec!["guide/intro.md", "index.md"]);
@@ -273,8 +327,9 @@ mod tests {
     fn a_bad_glob_and_a_missing_folder_give_clear_errors() {
         let err = globset(&["a[".to_string()], "include").unwrap_err().to_string();
         assert!(err.contains("bad include glob \"a[\""), "{err}");
-        let err =
-            find_files(Path::new("/definitely/not/here"), None, None).unwrap_err().to_string();
+        let err = find_files(Path::new("/definitely/not/here"), None, None, None)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("does not exist"), "{err}");
     }
 }

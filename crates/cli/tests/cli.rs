@@ -367,8 +367,8 @@ fn bad_input_gives_clear_errors() {
 }
 
 /// A page that lists but cannot be read (here a link to /proc/self/mem, which reads as an I/O
-/// error; as root, permissions cannot make one) is left out with a warning naming it, and every
-/// other page is indexed.
+/// error; as root, permissions cannot make one; `--include-root /` lets the walker follow it) is
+/// left out with a warning naming it, and every other page is indexed.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_page_that_cannot_be_read_is_left_out_with_a_warning() {
@@ -377,12 +377,62 @@ fn a_page_that_cannot_be_read_is_left_out_with_a_warning() {
     std::os::unix::fs::symlink("/proc/self/mem", src.path().join("b.md")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("o.idx");
-    let run = docent(&["index", src.path().to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let run = docent(&[
+        "index",
+        src.path().to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--include-root",
+        "/",
+    ]);
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{err}");
     assert!(err.contains("warning: cannot read") && err.contains("b.md"), "{err}");
     let hit = ok(&["search", out.to_str().unwrap(), "frobnicators", "--json"]);
     assert!(hit.contains("a.html"), "{hit}");
+}
+
+/// A contributed page that is a link out of the docs (the repository's `.env`, the build's
+/// environment in `/proc/self/environ`) would publish what it points to in the index and in
+/// llms-full.txt: it is left out with a warning naming it.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_page_linking_out_of_the_source_folder_is_not_published() {
+    let repo = tempfile::tempdir().unwrap();
+    let src = repo.path().join("docs");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join("a.md"), "# Frobs\n\nFrobnicators turn frobs.\n").unwrap();
+    std::fs::write(repo.path().join(".env"), "DEPLOY_TOKEN=hunter2frobs\n").unwrap();
+    std::os::unix::fs::symlink("../.env", src.join("env.md")).unwrap();
+    std::os::unix::fs::symlink("/proc/self/environ", src.join("environ.md")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o.idx");
+    let run = Command::new(env!("CARGO_BIN_EXE_docent"))
+        .args(["index", src.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .env("DOCENT_TEST_SECRET", "sk-secret-frobs-1234")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    for page in ["env.md", "environ.md"] {
+        assert!(err.contains(page) && err.contains("outside"), "{page}: {err}");
+    }
+    let bytes = std::fs::read(&out).unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(!text.contains("hunter2frobs") && !text.contains("sk-secret-frobs"), "leaked");
+    let hit = ok(&["search", out.to_str().unwrap(), "frobnicators", "--json"]);
+    assert!(hit.contains("a.html"), "{hit}");
+    // llms-full.txt lists the same pages.
+    let llms = tmp.path().join("llms");
+    let run = Command::new(env!("CARGO_BIN_EXE_docent"))
+        .args(["llms", src.to_str().unwrap(), "--out", llms.to_str().unwrap()])
+        .env("DOCENT_TEST_SECRET", "sk-secret-frobs-1234")
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let full = std::fs::read_to_string(llms.join("llms-full.txt")).unwrap();
+    assert!(full.contains("Frobnicators"), "{full}");
+    assert!(!full.contains("hunter2frobs") && !full.contains("sk-secret-frobs"), "{full}");
 }
 
 #[test]

@@ -76,7 +76,7 @@ const MAX_DEPTH: usize = 512;
 /// nesting 50,000 `<div>`s overflowed the stack and aborted `docent index`. Only machine-made
 /// pages nest that deep; their text is kept, in order, and loses only its structure.
 pub(crate) fn parse_document(content: &str) -> Html {
-    let mut doc = Html::parse_document(content);
+    let mut doc = super::html_parse::parse_html(content);
     let mut caps = Vec::new();
     let mut stack = vec![(doc.tree.root().id(), 0usize)];
     while let Some((id, depth)) = stack.pop() {

@@ -16,6 +16,8 @@ pub mod slug;
 
 #[cfg(feature = "html")]
 pub mod html;
+#[cfg(feature = "html")]
+pub mod html_parse;
 
 pub use slug::{Flavor, Slugger};
 
