@@ -870,6 +870,13 @@ fn every_gold_anchor_of_the_jest_eval_set_exists() {
     check_vendored_gold_as("jest.jsonl", "jest", Some(docent_core::source::Flavor::Docusaurus));
 }
 
+#[test]
+fn every_gold_anchor_of_the_redux_eval_set_exists() {
+    // Redux's site config lives in the repository's `website/`, which is not vendored: read the
+    // pages as Docusaurus does (as scripts/eval does with `--flavor docusaurus`).
+    check_vendored_gold_as("redux.jsonl", "redux", Some(docent_core::source::Flavor::Docusaurus));
+}
+
 /// Run docent with its stdout connected to a pipe whose reading end is already closed (like
 /// `docent inspect idx | head` after head exits), so every write fails with EPIPE.
 fn docent_into_closed_pipe(args: &[&str]) -> Output {
