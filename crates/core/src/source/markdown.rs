@@ -1326,6 +1326,9 @@ impl JsxState<'_> {
             self.code_run = 0;
         }
         let chars: Vec<char> = line.chars().collect();
+        // Where the first `}` at or after each position is, found in one pass from the right:
+        // a line of many `{` and no `}` would otherwise be scanned to its end once per brace.
+        let closes = next_close_braces(&chars);
         let mut out = String::with_capacity(line.len());
         let mut i = 0;
         if self.code_run > 0 {
@@ -1404,7 +1407,9 @@ impl JsxState<'_> {
                 continue;
             }
             if c == '{' {
-                if let Some((len, value)) = self.expression(&chars[i..]) {
+                let close = closes[i].map(|j| j - i);
+                if let Some((len, value)) = close.and_then(|end| self.expression(&chars[i..], end))
+                {
                     out.push_str(&value);
                     i += len;
                     continue;
@@ -1447,10 +1452,13 @@ impl JsxState<'_> {
     }
 
     /// `{frontMatter.title}` (MDX) or `{{ $frontmatter.title }}` (VitePress) at the start of
-    /// `chars`: its length and the frontmatter value ("" for another MDX member expression such
-    /// as `{props.name}`, which the site fills in at render time).
-    fn expression(&self, chars: &[char]) -> Option<(usize, String)> {
-        let end = chars.iter().position(|&c| c == '}')?;
+    /// `chars`, whose first `}` is at `end`: its length and the frontmatter value ("" for
+    /// another MDX member expression such as `{props.name}`, which the site fills in at render
+    /// time). Such expressions are short: one longer than [`MAX_EXPRESSION`] is not one.
+    fn expression(&self, chars: &[char], end: usize) -> Option<(usize, String)> {
+        if end > MAX_EXPRESSION {
+            return None;
+        }
         let vue = match self.flavor {
             Flavor::VitePress => true,
             Flavor::Docusaurus => false,
@@ -1490,6 +1498,22 @@ impl JsxState<'_> {
         // docent can know.
         (!vue).then(|| (len, String::new()))
     }
+}
+
+/// The longest `{…}` read as a frontmatter reference or a string literal, in characters.
+const MAX_EXPRESSION: usize = 1000;
+
+/// For each position of `chars`, the position of the first `}` at or after it.
+fn next_close_braces(chars: &[char]) -> Vec<Option<usize>> {
+    let mut out = vec![None; chars.len()];
+    let mut next = None;
+    for (i, &c) in chars.iter().enumerate().rev() {
+        if c == '}' {
+            next = Some(i);
+        }
+        out[i] = next;
+    }
+    out
 }
 
 /// Is `chars[i]` (a `<`) the start of a component tag: `<Name`, `</Name`, `<my-element`, `<>`,
@@ -2375,6 +2399,22 @@ mod tests {
         let src = "# A\n\n{() => {\n  broken\n\n## B\n\nKept.\n";
         let p = parse(src, Flavor::Docusaurus, "x");
         assert_eq!(all_text(&p), "Kept.");
+    }
+
+    #[test]
+    fn a_line_of_many_braces_is_read_in_one_pass() {
+        // Each `{` looked for its `}` to the end of the line: 200,000 of them took 50 s
+        // (release build) and a debug build many minutes; now one pass finds every `}`.
+        let braces = "{".repeat(200_000);
+        let src = format!("# A\n\nBefore {braces} after.\n\nA {{frontMatter.title}} here.\n");
+        let p = parse(&src, Flavor::Docusaurus, "x");
+        let text = all_text(&p);
+        let head: String = text.chars().take(40).collect();
+        assert!(text.starts_with("Before {{{") && text.contains("{ after."), "{head}");
+        assert!(text.ends_with("A here."), "{}", &text[text.len().saturating_sub(40)..]);
+        // An expression longer than MAX_EXPRESSION is not a frontmatter reference: kept as text.
+        let long = format!("# A\n\nx {{'{}'}} y\n", "a".repeat(MAX_EXPRESSION));
+        assert!(all_text(&parse(&long, Flavor::Docusaurus, "x")).contains("aaaa"));
     }
 
     #[test]
