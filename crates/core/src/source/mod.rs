@@ -468,8 +468,9 @@ impl PageBuilder {
         self.sections.push(Section {
             level,
             heading: text,
-            // An id is a page's too: no terminal escape may reach `docent search` / `inspect`.
-            anchor: safety::without_terminal_escapes(anchor).into_owned(),
+            // An id is printed too (`docent search`, `inspect`, MCP, llms.txt): no escape,
+            // line break or direction override may reach those lines.
+            anchor: safety::clean_anchor(anchor).into_owned(),
             breadcrumb: self
                 .stack
                 .iter()

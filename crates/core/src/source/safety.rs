@@ -103,6 +103,18 @@ pub fn without_bidi_controls(s: &str) -> Cow<'_, str> {
     }
 }
 
+/// A heading's id as docent stores it: without terminal escapes, control characters (a newline
+/// or tab included: no HTML id holds whitespace, and one would start a forged line in `docent
+/// search`, MCP's `url:` lines and llms.txt) and bidi formatting characters (which would reverse
+/// the rest of such a line). An id of ordinary characters is returned as it is.
+pub fn clean_anchor(anchor: &str) -> Cow<'_, str> {
+    if !anchor.chars().any(|c| c.is_control() || is_bidi_control(c)) {
+        return Cow::Borrowed(anchor);
+    }
+    let t = without_terminal_escapes(anchor);
+    Cow::Owned(t.chars().filter(|&c| !(c.is_control() || is_bidi_control(c))).collect())
+}
+
 /// `s` without terminal escape sequences and other control characters (tabs and newlines
 /// stay). VitePress pages include `.ansi` snippets of a terminal's output (`<<< ./out.ansi`),
 /// whose colour codes (`ESC[32m`) would otherwise become search words ("32m") and show in
@@ -337,6 +349,16 @@ mod tests {
         for u in ["https:/x.html", "//x.html", "%2F%2Fx.html", "ht\ttps:/x"] {
             assert_eq!(classify_url(&confine_url(u.into())), Some(UrlKind::Relative), "{u:?}");
         }
+    }
+
+    #[test]
+    fn an_anchor_loses_line_breaks_controls_and_direction_overrides() {
+        assert!(matches!(clean_anchor("install-on-linux"), Cow::Borrowed("install-on-linux")));
+        assert_eq!(clean_anchor("a\nurl: https://evil.example"), "aurl: https://evil.example");
+        assert_eq!(clean_anchor("x\u{202e}lmth.exe"), "xlmth.exe");
+        assert_eq!(clean_anchor("\u{1b}[2Jtab\there"), "tabhere");
+        // Non-ASCII ids (a Chinese heading's) stay as they are.
+        assert_eq!(clean_anchor("安装"), "安装");
     }
 
     #[test]
