@@ -503,21 +503,27 @@ fn rebase_links(body: &str, partial: &str, page: &str) -> String {
     if dir(partial) == dir(page) {
         return body.to_string();
     }
-    let mut out = String::with_capacity(body.len() + 32);
+    map_outside_fences(body, |line| Some(rebase_line(line, partial, page)))
+}
+
+/// `body` with each line outside fenced code blocks replaced by what `f` makes of it (`None`:
+/// kept as it is); fence lines and the code between them are kept. Every line ends in `\n`.
+fn map_outside_fences(body: &str, mut f: impl FnMut(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(body.len() + 64);
     let mut fence: Option<(char, usize)> = None;
     for line in body.lines() {
-        if let Some((ch, n)) = fence {
+        let mapped = if let Some((ch, n)) = fence {
             if fence_closes(line, ch, n) {
                 fence = None;
             }
+            None
         } else if let Some((ch, n, _)) = fence_open(line) {
             fence = Some((ch, n));
+            None
         } else {
-            out.push_str(&rebase_line(line, partial, page));
-            out.push('\n');
-            continue;
-        }
-        out.push_str(line);
+            f(line)
+        };
+        out.push_str(mapped.as_deref().unwrap_or(line));
         out.push('\n');
     }
     out
@@ -578,30 +584,16 @@ fn rebased(url: &str, partial: &str, page: &str) -> Option<String> {
 /// ATX headings (outside fences) get an explicit `{#id}`: the one a fresh slugger gives them.
 fn pin_heading_ids(body: &str, flavor: Flavor) -> String {
     let mut slugger = Slugger::new(flavor);
-    let mut out = String::with_capacity(body.len() + 64);
-    let mut fence: Option<(char, usize)> = None;
-    for line in body.lines() {
-        if let Some((ch, n)) = fence {
-            if fence_closes(line, ch, n) {
-                fence = None;
-            }
-        } else if let Some((ch, n, _)) = fence_open(line) {
-            fence = Some((ch, n));
-        } else if let Some(raw) = atx_heading(line) {
-            let (text, custom) = split_custom_id(&heading_plain_text(raw));
-            if let Some(id) = custom {
-                slugger.reserve(&id);
-            } else {
-                let id = slugger.slug(&normalize_ws(&text));
-                out.push_str(line.trim_end().trim_end_matches('#').trim_end());
-                out.push_str(&format!(" {{#{id}}}\n"));
-                continue;
-            }
+    map_outside_fences(body, |line| {
+        let raw = atx_heading(line)?;
+        let (text, custom) = split_custom_id(&heading_plain_text(raw));
+        if let Some(id) = custom {
+            slugger.reserve(&id);
+            return None;
         }
-        out.push_str(line);
-        out.push('\n');
-    }
-    out
+        let id = slugger.slug(&normalize_ws(&text));
+        Some(format!("{} {{#{id}}}", line.trim_end().trim_end_matches('#').trim_end()))
+    })
 }
 
 /// The text of an ATX heading line (`## Title ##` → "Title").
