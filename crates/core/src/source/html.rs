@@ -375,6 +375,8 @@ pub(crate) fn heading_text(el: ElementRef<'_>) -> String {
         for child in el.children() {
             match child.value() {
                 Node::Text(t) => out.push_str(t),
+                // A line break parts words ("Setup<br>guide" is two words, not "Setupguide").
+                Node::Element(e) if e.name() == "br" => out.push(' '),
                 Node::Element(_) => {
                     if let Some(c) = ElementRef::wrap(child).filter(|c| !skipped(*c, false)) {
                         rec(c, out);
@@ -579,6 +581,15 @@ pub(crate) fn code_lang(pre: ElementRef<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_break_in_a_heading_parts_its_words() {
+        let p = page(
+            r#"<html><body><main><h1>Guide</h1><h2 id="s">Setup<br>guide<br/>two</h2><p>x</p></main></body></html>"#,
+        );
+        let s = p.sections.iter().find(|s| s.anchor == "s").expect("the h2 is a section");
+        assert_eq!(s.heading, "Setup guide two");
+    }
 
     #[test]
     fn docbook_sections_give_their_heading_the_sections_id() {
