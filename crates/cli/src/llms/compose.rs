@@ -148,7 +148,11 @@ pub fn llms_txt(site: &Site, docs: &[Doc]) -> String {
 }
 
 fn compose_txt(site: &Site, docs: &[Doc], descriptions: bool, budget: usize) -> String {
-    let mut s = format!("# {}\n\n> {}\n\n", title(site, docs), one_line(&summary(site, docs)));
+    let mut s = format!(
+        "# {}\n\n> {}\n\n",
+        inline_text(&title(site, docs)),
+        inline_text(&one_line(&summary(site, docs)))
+    );
     s.push_str("Every link below is a page as clean Markdown (headings end with their anchor, `## Title {#anchor}`: cite a section as the page URL + `#anchor`). [llms-full.txt](");
     s.push_str(&match &site.base_url {
         Some(b) => format!("{}/llms-full.txt", b.trim_end_matches('/')),
@@ -163,8 +167,8 @@ fn compose_txt(site: &Site, docs: &[Doc], descriptions: bool, budget: usize) -> 
                 left += 1;
                 continue;
             }
-            let desc = one_line(&d.page.description);
-            let t = d.page.title.replace('[', "(").replace(']', ")");
+            let desc = inline_text(&one_line(&d.page.description));
+            let t = inline_text(&d.page.title).replace('[', "(").replace(']', ")");
             if descriptions && !desc.is_empty() {
                 let _ = writeln!(block, "- [{t}]({}): {desc}", link(site, d));
             } else {
@@ -182,6 +186,13 @@ fn compose_txt(site: &Site, docs: &[Doc], descriptions: bool, budget: usize) -> 
         );
     }
     s
+}
+
+/// Text from a page (a title, a description) as Markdown inline text: a `<` is escaped, so
+/// `Vec<T>` shows as written instead of `<T>` being read as an HTML tag, and a hostile title's
+/// `<img onerror=…>` stays text wherever llms.txt is rendered.
+fn inline_text(t: &str) -> String {
+    t.replace('<', "\\<")
 }
 
 fn one_line(t: &str) -> String {
@@ -227,6 +238,18 @@ mod tests {
         assert_eq!(md_path(&d, Some("https://x.dev/")), "v2/a.md");
         let d = doc("../../etc/passwd", "../../etc/passwd", "", "");
         assert_eq!(md_path(&d, None), "etc/passwd.md");
+    }
+
+    #[test]
+    fn titles_and_descriptions_are_markdown_text_not_html() {
+        let mut d = doc("b.md", "b.html", "", "Holds <T> values <img src=x onerror=alert(1)>.");
+        d.page.title = "Vec<T> [and] <script>".into();
+        let site = Site { base_url: None, fallback_title: "x".into(), ..Default::default() };
+        let t = llms_txt(&site, &[d]);
+        assert!(
+            t.contains("- [Vec\\<T> (and) \\<script>](b.html.md): Holds \\<T> values \\<img src=x onerror=alert(1)>.\n"),
+            "{t}"
+        );
     }
 
     #[test]
