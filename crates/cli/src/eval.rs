@@ -112,7 +112,7 @@ pub struct EvalArgs {
     pub mode: ModeArg,
     /// Relevance floor override, 0 to 1 (default: the index's calibrated floor or the built-in
     /// one).
-    #[arg(long, value_name = "F", value_parser = crate::query::parse_floor, allow_negative_numbers = true)]
+    #[arg(long, value_name = "F", value_parser = crate::query::parse_floor, allow_hyphen_values = true)]
     pub floor: Option<f32>,
     /// Search settings (namespace; hidden: fusion constants to compare).
     #[command(flatten)]

@@ -153,7 +153,7 @@ pub struct IndexArgs {
     #[arg(long, value_name = "SECS")]
     pub embed_timeout: Option<u64>,
     /// Relevance floor to record in the index, 0 to 1 (see `docent eval`).
-    #[arg(long, value_name = "F", value_parser = crate::query::parse_floor, allow_negative_numbers = true)]
+    #[arg(long, value_name = "F", value_parser = crate::query::parse_floor, allow_hyphen_values = true)]
     pub floor: Option<f32>,
     /// How this model wants questions and chunks (recorded in the index).
     #[command(flatten)]

@@ -110,7 +110,7 @@ pub struct SearchArgs {
     #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
     pub mode: ModeArg,
     /// Relevance floor override, 0 to 1 (0 = never abstain).
-    #[arg(long, value_name = "F", value_parser = parse_floor, allow_negative_numbers = true)]
+    #[arg(long, value_name = "F", value_parser = parse_floor, allow_hyphen_values = true)]
     pub floor: Option<f32>,
     /// Embedding access.
     #[command(flatten)]

@@ -236,6 +236,9 @@ fn search_refuses_top_0_and_a_floor_outside_0_to_1() {
         refused(&["search", idx_s, "FROB_HOME", "--floor", f], floor_says);
     }
     refused(&["search", idx_s, "FROB_HOME", "--floor=-inf"], floor_says);
+    // Written with a space, a value starting with `-` is the floor's too, not a stray flag.
+    refused(&["search", idx_s, "FROB_HOME", "--floor", "-inf"], floor_says);
+    refused(&["eval", idx_s, "q.jsonl", "--floor", "-inf"], floor_says);
     refused(&["search", idx_s, "FROB_HOME", "--floor", "abc"], "is not a number");
     let qs = out_dir.path().join("q.jsonl");
     std::fs::write(
