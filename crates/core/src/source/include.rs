@@ -545,16 +545,20 @@ fn rebase_line(line: &str, partial: &str, page: &str) -> String {
     }
     let mut out = String::with_capacity(line.len() + 16);
     let mut rest = line;
+    // Backticks seen so far on the line, counted as they pass (a count of `out` per link would
+    // rescan the line for every link).
+    let mut ticks = 0;
     while let Some(at) = rest.find("](") {
         let (before, after) = rest.split_at(at + 2);
         out.push_str(before);
-        let in_code = out.matches('`').count() % 2 == 1;
+        ticks += before.matches('`').count();
+        let in_code = ticks % 2 == 1;
         let end = after.find([')', ' ', '\t']).unwrap_or(after.len());
         let url = &after[..end];
-        match rebased(url, partial, page).filter(|_| !in_code) {
-            Some(new) => out.push_str(&new),
-            None => out.push_str(url),
-        }
+        let new = rebased(url, partial, page).filter(|_| !in_code);
+        let pushed = new.as_deref().unwrap_or(url);
+        out.push_str(pushed);
+        ticks += pushed.matches('`').count();
         rest = &after[end..];
     }
     out.push_str(rest);
