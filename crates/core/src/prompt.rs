@@ -1,6 +1,8 @@
 //! Chat messages, prompt templates with `{parameters}`, docent's default prompts, and the
 //! numbered sources block the model answers from.
 
+use std::borrow::Cow;
+
 use crate::cite::{source_label, ChunkSource, Source};
 use serde::{Deserialize, Serialize};
 
@@ -223,7 +225,7 @@ seem to cover it.)";
 
 /// The question as the chat model gets it: with [`UNCERTAIN_NOTE`] after it when the search
 /// was unsure.
-pub fn question_for_model(question: &str, uncertain: bool) -> std::borrow::Cow<'_, str> {
+pub fn question_for_model(question: &str, uncertain: bool) -> Cow<'_, str> {
     if uncertain {
         format!("{question}\n\n{UNCERTAIN_NOTE}").into()
     } else {
@@ -301,23 +303,39 @@ pub fn format_sources<I: ChunkSource + ?Sized>(sources: &[Source], index: &I) ->
 /// [`DEFAULT_USER`]) gets a backslash in front: a docs page is data, and must not be able to
 /// forge another source, renumber its own or start a new question in the model's view.
 fn push_source_body(out: &mut String, text: &str) {
+    out.push_str(&escape_shaped_lines(text, |t| {
+        let numbered =
+            t.strip_prefix('[').and_then(|r| r.split_once(']')).is_some_and(|(n, _)| is_number(n));
+        numbered || t.starts_with("Question:") || t.starts_with("Sources:")
+    }));
+}
+
+/// `text` with a backslash before every line (after its indentation) that `shaped` says reads
+/// like the structure docs text is placed in (`shaped` gets the line without its indentation),
+/// so the text cannot forge that structure; `text` itself when no line does. For the prompt's
+/// sources here, and MCP's search results.
+pub fn escape_shaped_lines(text: &str, shaped: impl Fn(&str) -> bool) -> Cow<'_, str> {
+    if !text.split('\n').any(|l| shaped(l.trim_start())) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
     for (i, line) in text.split('\n').enumerate() {
         if i > 0 {
             out.push('\n');
         }
         let t = line.trim_start();
-        let numbered = t
-            .strip_prefix('[')
-            .and_then(|r| r.split_once(']'))
-            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        if numbered || t.starts_with("Question:") || t.starts_with("Sources:") {
-            out.push_str(&line[..line.len() - t.len()]);
+        out.push_str(&line[..line.len() - t.len()]);
+        if shaped(t) {
             out.push('\\');
-            out.push_str(t);
-        } else {
-            out.push_str(line);
         }
+        out.push_str(t);
     }
+    Cow::Owned(out)
+}
+
+/// Whether `s` is a number of one or more ASCII digits ("2" in `[2]` or `## 2.`).
+pub fn is_number(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// `[n] Title › Section (url)`: the first line of a source in [`format_sources`].

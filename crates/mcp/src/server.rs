@@ -218,28 +218,14 @@ fn render_search(query: &str, o: &SearchOutcome) -> String {
 /// its own url, in what the agent reads. Only that shape: a shell comment (`# install`) in a
 /// code sample stays as written.
 fn unforgeable(text: &str) -> std::borrow::Cow<'_, str> {
-    let forged = |line: &str| {
-        let t = line.trim_start().trim_start_matches('#');
-        t.len() < line.trim_start().len()
-            && t.strip_prefix(' ')
+    docent_core::prompt::escape_shaped_lines(text, |t| {
+        let level = t.trim_start_matches('#');
+        level.len() < t.len()
+            && level
+                .strip_prefix(' ')
                 .and_then(|r| r.split_once(". "))
-                .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-    };
-    if !text.lines().any(forged) {
-        return text.into();
-    }
-    let lines: Vec<String> = text
-        .lines()
-        .map(|l| {
-            if forged(l) {
-                let indent = l.len() - l.trim_start().len();
-                format!("{}\\{}", &l[..indent], &l[indent..])
-            } else {
-                l.to_string()
-            }
-        })
-        .collect();
-    lines.join("\n").into()
+                .is_some_and(|(n, _)| docent_core::prompt::is_number(n))
+    })
 }
 
 fn render_section(sec: &Section, level: &str) -> String {
