@@ -225,10 +225,14 @@ pub struct SourceSpec {
 }
 
 impl SourceSpec {
-    /// A Markdown page's (or included file's) text with the site's own attribute-list
-    /// delimiters made the default ones ([`standard_attr_delimiters`]); other text as it is.
-    pub fn standard_attrs<'a>(&self, text: Cow<'a, str>) -> Cow<'a, str> {
-        let Some((left, right)) = &self.attr_delimiters else { return text };
+    /// A Markdown page's text with the site's own attribute-list delimiters made the default
+    /// ones ([`standard_attr_delimiters`]); a built HTML page's as it is.
+    pub fn standard_attrs<'a>(&self, kind: SourceKind, text: Cow<'a, str>) -> Cow<'a, str> {
+        let Some((left, right)) =
+            self.attr_delimiters.as_ref().filter(|_| kind == SourceKind::Markdown)
+        else {
+            return text;
+        };
         if let Cow::Owned(changed) = standard_attr_delimiters(&text, left, right) {
             return Cow::Owned(changed);
         }
@@ -945,7 +949,7 @@ pub fn language_sample(
     let mut includes: HashMap<PathBuf, SourceIncludes> = HashMap::new();
     for (file, _, flavor, source) in files.iter().step_by(step) {
         let Ok(bytes) = std::fs::read(&file.path) else { continue };
-        let content = source.standard_attrs(page_text(&file.path, &bytes).0);
+        let content = source.standard_attrs(file.kind, page_text(&file.path, &bytes).0);
         let inc = includes
             .entry(source.path.clone())
             .or_insert_with(|| SourceIncludes::quiet(&source.path));
@@ -1593,7 +1597,7 @@ pub fn build_index_with(
             bar.suspend(|| eprintln!("warning: {w}"));
             report.notes.push(w);
         }
-        let content = source.standard_attrs(content);
+        let content = source.standard_attrs(file.kind, content);
         let inc = SourceIncludes::of(&mut includes, source, settings)?;
         let page = match parse_page_with(file.kind, &content, *flavor, &file.rel, inc)? {
             Parsed::Page(p) => p,
@@ -2168,6 +2172,16 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_sites_attribute_delimiters_change_its_markdown_pages_only() {
+        let src =
+            SourceSpec { attr_delimiters: Some(("%{".into(), "}%".into())), ..Default::default() };
+        let text = "## Props %{#props}%\n";
+        assert_eq!(src.standard_attrs(SourceKind::Markdown, text.into()), "## Props {#props}\n");
+        assert_eq!(src.standard_attrs(SourceKind::Html, text.into()), text);
+        assert_eq!(SourceSpec::default().standard_attrs(SourceKind::Markdown, text.into()), text);
+    }
 
     #[test]
     fn a_model_folder_build_says_what_searching_it_needs() {

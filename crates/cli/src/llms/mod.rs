@@ -101,7 +101,7 @@ pub fn write_llms(args: LlmsArgs) -> anyhow::Result<LlmsReport> {
         if let Some(w) = warning {
             eprintln!("warning: {w}");
         }
-        let content = source.standard_attrs(content);
+        let content = source.standard_attrs(file.kind, content);
         let inc = SourceIncludes::of(&mut includes, source, &settings)?;
         let Some(page) = clean_page_with(file.kind, &content, flavor, &file.rel, inc)? else {
             report.skipped += 1;
