@@ -229,7 +229,9 @@ pub fn cl100k_ranks_file() -> String {
 }
 
 /// The exact cl100k token count, fast: cl100k's pre-tokenisation (the [`CL100K_PATTERN`]
-/// regex) done by hand, and each piece's BPE count memoised (docs repeat their words).
+/// regex) done by hand, and each piece's BPE count memoised (docs repeat their words). A piece
+/// over 1 KB (no word is; a base64 blob may be) is counted in 1 KB parts, which may count a
+/// token more per part than tiktoken.
 ///
 /// tiktoken-rs runs that pattern with a backtracking regex engine, which is most of its time;
 /// this splitter gives the same pieces (the test `the_fast_counter_agrees_with_tiktoken…` checks
@@ -276,6 +278,14 @@ mod fast {
 
     /// Bound on memoised pieces per thread (a few MB); the memo restarts when full.
     const MAX_PIECES: usize = 200_000;
+
+    /// A piece longer than this many bytes (a run of letters, digits or symbols longer than any
+    /// word: a base64 blob, a hash dump, a hostile page's one 10 MB "word") is counted in parts
+    /// of at most this size. BPE's cost grows faster than a piece's length, and the chunker
+    /// counts many prefixes of such a run while splitting it: a page of one 1 MB word took 10 s
+    /// to index, 10 MB 85 s. A part may count a token more or less than tiktoken would (a
+    /// merge across a cut is lost): noise for budgets, and never for real words or code.
+    const LONG_PIECE: usize = 128;
 
     const ASCII_CLASS: [Cls; 128] = {
         let mut t = [Cls::Other; 128];
@@ -472,7 +482,7 @@ mod fast {
                     short.clear();
                 }
                 let mut total = 0usize;
-                pieces(text, |p| {
+                let mut piece = |p: &str| {
                     let b = p.as_bytes();
                     total += if b.len() == 1 {
                         // Every single byte is a cl100k token.
@@ -497,6 +507,22 @@ mod fast {
                             }
                         }
                     };
+                };
+                pieces(text, |p| {
+                    if p.len() <= LONG_PIECE {
+                        piece(p);
+                    } else {
+                        // Longer than any word: counted in parts (see LONG_PIECE).
+                        let mut rest = p;
+                        while !rest.is_empty() {
+                            let mut end = rest.len().min(LONG_PIECE);
+                            while !rest.is_char_boundary(end) {
+                                end -= 1;
+                            }
+                            piece(&rest[..end]);
+                            rest = &rest[end..];
+                        }
+                    }
                 });
                 total
             })

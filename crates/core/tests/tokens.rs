@@ -208,6 +208,27 @@ fn the_fast_counter_agrees_with_tiktoken_on_the_samples_and_edge_cases() {
     }
 }
 
+#[test]
+fn a_run_longer_than_any_word_is_counted_in_parts_close_to_tiktoken() {
+    // One "word" of 12 KB (a base64 blob, a hostile page): tiktoken's BPE over one such piece
+    // costs more than its length, and the chunker counts many prefixes of it. Counted in 128-byte
+    // parts, it is off by at most about a token per part.
+    let reference = tiktoken_rs::cl100k_base_singleton();
+    let mut seed = 11u32;
+    let word: String = (0..12_000)
+        .map(|_| {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (b'a' + ((seed >> 16) % 26) as u8) as char
+        })
+        .collect();
+    for text in [word.clone(), format!("see {word} and more"), "=".repeat(5000)] {
+        let exact = reference.encode_ordinary(&text).len();
+        let counted = docent_core::tokens::cl100k_count(&text);
+        let parts = text.len().div_ceil(128);
+        assert!(counted.abs_diff(exact) <= parts, "{counted} against {exact}");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
     #[test]
