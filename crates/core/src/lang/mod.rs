@@ -90,15 +90,24 @@ fn trigram_table() -> Vec<(i32, Vec<&'static str>)> {
         .collect()
 }
 
-/// Mean weight of the letter triples of `text`'s words (each as `^word$`), or None when it has
-/// no word to judge. Tokens that look like code (`target_os`, `@jest/globals`, `baseUrl`,
-/// `v2`) are left out: identifiers are English-ish whatever language the question is in.
+/// Letter triples enough to judge a text: a question has tens, a section of docs may have
+/// millions (a page of one 1 MB "word" spent 2 s here while `docent index` measured the docs'
+/// language), and its first few thousand say what the rest would.
+const MAX_TRIGRAMS: u32 = 4096;
+
+/// Mean weight of the letter triples of `text`'s words (each as `^word$`; at most the first
+/// [`MAX_TRIGRAMS`]), or None when it has no word to judge. Tokens that look like code
+/// (`target_os`, `@jest/globals`, `baseUrl`, `v2`) are left out: identifiers are English-ish
+/// whatever language the question is in.
 fn trigram_score(text: &str) -> Option<f32> {
     let mut table = None;
     let (mut sum, mut n) = (0i32, 0u32);
     let mut padded = String::new();
     let mut ends = Vec::new();
     for token in text.split_whitespace() {
+        if n >= MAX_TRIGRAMS {
+            break;
+        }
         let core = token.trim_matches(|c: char| "?!.,;:()\"'¿¡«»".contains(c));
         let b = core.as_bytes();
         if b.iter().any(|c| b"_/@.:=<>()[]{}#$`0123456789".contains(c))
@@ -119,7 +128,7 @@ fn trigram_score(text: &str) -> Option<f32> {
                 continue;
             }
             let table: &Vec<(i32, Vec<&str>)> = table.get_or_insert_with(trigram_table);
-            for k in 0..ends.len() - 3 {
+            for k in 0..(ends.len() - 3).min((MAX_TRIGRAMS - n.min(MAX_TRIGRAMS)) as usize) {
                 let gram = &padded[ends[k]..ends[k + 3]];
                 n += 1;
                 sum += table
@@ -228,6 +237,20 @@ pub fn language_name(text: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_text_is_judged_by_its_first_letter_triples() {
+        // Enough English for MAX_TRIGRAMS, then a megabyte of one word: the score is the
+        // English part's, and the rest is not read (it took 2 s a megabyte).
+        let english =
+            "configure the search widget before publishing your documentation ".repeat(80);
+        let long = format!("{english}{}", "zzqxj".repeat(200_000));
+        assert_eq!(trigram_score(&long), trigram_score(&english));
+        assert!(!looks_non_english(&long));
+        // A question is read whole.
+        let q = "wie kann ich die Suche konfigurieren";
+        assert!(trigram_score(q).is_some_and(|s| s < FOREIGN_SCORE), "{:?}", trigram_score(q));
+    }
 
     #[test]
     fn a_page_s_language_is_named() {
