@@ -378,7 +378,9 @@ pub(crate) fn heading_text(el: ElementRef<'_>) -> String {
                 // A line break parts words ("Setup<br>guide" is two words, not "Setupguide").
                 Node::Element(e) if e.name() == "br" => out.push(' '),
                 Node::Element(_) => {
-                    if let Some(c) = ElementRef::wrap(child).filter(|c| !skipped(*c, false)) {
+                    if let Some(c) =
+                        ElementRef::wrap(child).filter(|c| !skipped(*c, false) && !is_permalink(c))
+                    {
                         rec(c, out);
                     }
                 }
@@ -388,6 +390,18 @@ pub(crate) fn heading_text(el: ElementRef<'_>) -> String {
     }
     rec(el, &mut out);
     normalize_ws(&out)
+}
+
+/// A heading's own permalink mark: a link to a fragment whose text is only a mark (`#`, `¶`,
+/// `§`, `🔗`) or nothing (an icon). Generators whose class for it is not chrome everywhere
+/// (`anchor`, `permalink`: GitHub, Hugo themes, docent's own offline demo) left "Deployment#"
+/// as the heading's words. A link whose text is the heading (mdBook's `<a class="header">`,
+/// The Reference's heading `::`) stays.
+fn is_permalink(a: &ElementRef<'_>) -> bool {
+    let v = a.value();
+    v.name() == "a"
+        && v.attr("href").is_some_and(|h| h.starts_with('#'))
+        && matches!(a.text().collect::<String>().trim(), "" | "¶" | "#" | "§" | "🔗")
 }
 
 /// The heading's id, or an id on a child anchor, or mdBook's `<a class="header" href="#id">`.
@@ -589,6 +603,30 @@ mod tests {
         );
         let s = p.sections.iter().find(|s| s.anchor == "s").expect("the h2 is a section");
         assert_eq!(s.heading, "Setup guide two");
+    }
+
+    #[test]
+    fn a_headings_permalink_mark_is_not_its_words() {
+        // docent's own offline demo and Hugo themes (`a.anchor` with `#`), GitHub (an icon), a
+        // `§`: none of them is text of the heading; mdBook's link around the words is.
+        let p = page(
+            r##"<html><body><main><h1>Guide</h1>
+            <h2 id="deploy">Deployment<a class="anchor" href="#deploy">#</a></h2><p>x</p>
+            <h2 id="gh"><a class="anchor" aria-hidden="true" href="#gh"><svg></svg></a>Static files</h2><p>y</p>
+            <h2 id="p">Proxy <a href="#p">§</a></h2><p>z</p>
+            <h2 id="mdbook"><a class="header" href="#mdbook">Caching</a></h2><p>w</p>
+            <h2 id="c">Step <a href="#fn1">1</a></h2><p>v</p>
+            <h3 id="colons"><a class="header" href="#colons"><code>::</code></a></h3><p>u</p>
+            </main></body></html>"##,
+        );
+        let heading =
+            |a: &str| p.sections.iter().find(|s| s.anchor == a).map(|s| s.heading.as_str());
+        assert_eq!(heading("deploy"), Some("Deployment"));
+        assert_eq!(heading("gh"), Some("Static files"));
+        assert_eq!(heading("p"), Some("Proxy"));
+        assert_eq!(heading("mdbook"), Some("Caching"));
+        assert_eq!(heading("c"), Some("Step 1"));
+        assert_eq!(heading("colons"), Some("::"));
     }
 
     #[test]
