@@ -222,9 +222,23 @@ pub struct SourceSpec {
     /// The VitePress site's own attribute-list delimiters (`markdown.attrs`: `%{`, `}%`), read
     /// as `{`, `}` ([`SourceSpec::standard_attrs`]).
     pub attr_delimiters: Option<(String, String)>,
+    /// The config of the VitePress site the folder belongs to, read once, as the settings are
+    /// made ([`settings_from_args`]), for its `srcDir`, `rewrites`, attribute delimiters and
+    /// `srcExclude` (applied as the files are listed). `None`: no such config, or a source not
+    /// made by [`settings_from_args`] (then the listing looks for one itself).
+    pub vitepress: Option<crate::vitepress::SiteConfig>,
 }
 
 impl SourceSpec {
+    /// The config of the VitePress site the folder belongs to: the one read with the settings
+    /// ([`SourceSpec::vitepress`]), else looked for now.
+    fn vitepress_config(&self) -> Option<Cow<'_, crate::vitepress::SiteConfig>> {
+        match &self.vitepress {
+            Some(cfg) => Some(Cow::Borrowed(cfg)),
+            None => crate::vitepress::find(&self.path).map(Cow::Owned),
+        }
+    }
+
     /// A Markdown page's text with the site's own attribute-list delimiters made the default
     /// ones ([`standard_attr_delimiters`]); a built HTML page's as it is.
     pub fn standard_attrs<'a>(&self, kind: SourceKind, text: Cow<'a, str>) -> Cow<'a, str> {
@@ -640,6 +654,7 @@ pub fn settings_from_args(args: IndexArgs) -> anyhow::Result<IndexSettings> {
                 .map(|(_, u)| u.to_string()),
             rewrites: Vec::new(),
             attr_delimiters: None,
+            vitepress: None,
         })
         .collect();
     let vitepress_possible = matches!(
@@ -1132,7 +1147,7 @@ fn in_vitepress_src_dir(mut src: SourceSpec) -> SourceSpec {
                 src.path.display(),
                 cfg.rewrites.len()
             );
-            src.rewrites = cfg.rewrites;
+            src.rewrites = cfg.rewrites.clone();
         } else {
             eprintln!(
                 "note: {}: the VitePress config has rewrites, applied only when the site's source folder is indexed: pages here keep their files' URLs",
@@ -1140,14 +1155,17 @@ fn in_vitepress_src_dir(mut src: SourceSpec) -> SourceSpec {
             );
         }
     }
+    src.vitepress = Some(cfg);
     src
 }
 
-/// The VitePress `srcExclude` globs that apply to the files of source folder `root`, matched
-/// against its files' paths relative to it: the config's, moved from the site's `srcDir` to
-/// `root` when `root` is a folder inside it.
-fn vitepress_excludes(root: &Path) -> anyhow::Result<Option<(globset::GlobSet, String)>> {
-    let Some(cfg) = crate::vitepress::find(root) else { return Ok(None) };
+/// The VitePress `srcExclude` globs of config `cfg` that apply to the files of source folder
+/// `root`, matched against its files' paths relative to it: the config's, moved from the site's
+/// `srcDir` to `root` when `root` is a folder inside it.
+fn vitepress_excludes(
+    root: &Path,
+    cfg: &crate::vitepress::SiteConfig,
+) -> anyhow::Result<Option<(globset::GlobSet, String)>> {
     let (Ok(here), Ok(src)) = (root.canonicalize(), cfg.src_folder().canonicalize()) else {
         return Ok(None);
     };
@@ -1192,8 +1210,9 @@ pub fn list_files(
         let flavor = settings.flavor.unwrap_or_else(|| detect_flavor(&src.path));
         let mut found = pages_of(&src.path, flavor, found);
         // VitePress makes no page of what its config's srcExclude names.
-        if flavor == Flavor::VitePress {
-            if let Some((globs, prefix)) = vitepress_excludes(&src.path)? {
+        let vitepress = (flavor == Flavor::VitePress).then(|| src.vitepress_config()).flatten();
+        if let Some(cfg) = vitepress {
+            if let Some((globs, prefix)) = vitepress_excludes(&src.path, &cfg)? {
                 let before = found.len();
                 found.retain(|f| {
                     f.kind != SourceKind::Markdown || !globs.is_match(format!("{prefix}{}", f.rel))

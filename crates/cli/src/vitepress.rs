@@ -30,6 +30,22 @@ pub struct SiteConfig {
 }
 
 impl SiteConfig {
+    /// The settings written in a config's text (`root` and `file` left empty). The text is
+    /// stripped of its comments once, and each setting read from what is left.
+    pub fn from_text(config: &str) -> SiteConfig {
+        let code = without_comments(config);
+        let (src_dir, mut src_exclude) = src_dir_and_exclude(&code);
+        src_exclude.extend(["**/node_modules/**".to_string(), "**/dist/**".to_string()]);
+        SiteConfig {
+            src_dir,
+            src_exclude,
+            rewrites: rewrites(&code),
+            rewrites_unread: unread_rewrites(&code),
+            attr_delimiters: attr_delimiters(&code),
+            ..SiteConfig::default()
+        }
+    }
+
     /// The folder VitePress makes pages of.
     pub fn src_folder(&self) -> PathBuf {
         match &self.src_dir {
@@ -48,20 +64,7 @@ pub fn find(folder: &Path) -> Option<SiteConfig> {
         for ext in ["mts", "ts", "mjs", "js", "cts", "cjs"] {
             let file = d.join(".vitepress").join(format!("config.{ext}"));
             if let Ok(text) = std::fs::read_to_string(&file) {
-                let (src_dir, mut src_exclude) = parse(&text);
-                src_exclude.extend(["**/node_modules/**".to_string(), "**/dist/**".to_string()]);
-                let rewrites = parse_rewrites(&text);
-                let rewrites_unread = unread_rewrites(&text);
-                let attr_delimiters = parse_attr_delimiters(&text);
-                return Some(SiteConfig {
-                    root: d,
-                    src_dir,
-                    src_exclude,
-                    rewrites,
-                    rewrites_unread,
-                    file,
-                    attr_delimiters,
-                });
+                return Some(SiteConfig { root: d, file, ..SiteConfig::from_text(&text) });
             }
         }
         dir = d.parent().map(Path::to_path_buf);
@@ -69,15 +72,17 @@ pub fn find(folder: &Path) -> Option<SiteConfig> {
     None
 }
 
-/// `srcDir` and `srcExclude` from a config's text, when they are string literals.
-pub fn parse(config: &str) -> (Option<String>, Vec<String>) {
-    let code = without_comments(config);
-    let src_dir = value_after(&code, "srcDir").and_then(|v| string_literal(v).map(|(s, _)| s));
+// The readers of each setting below take the config's `code`: its text without comments
+// ([`without_comments`]).
+
+/// `srcDir` and `srcExclude`, when they are string literals.
+fn src_dir_and_exclude(code: &str) -> (Option<String>, Vec<String>) {
+    let src_dir = value_after(code, "srcDir").and_then(|v| string_literal(v).map(|(s, _)| s));
     let src_dir = src_dir
         .map(|d| d.trim_start_matches("./").trim_end_matches('/').to_string())
         .filter(|d| !d.is_empty() && d != ".");
     let mut exclude = Vec::new();
-    if let Some(list) = value_after(&code, "srcExclude").and_then(|v| v.strip_prefix('[')) {
+    if let Some(list) = value_after(code, "srcExclude").and_then(|v| v.strip_prefix('[')) {
         let mut rest = list.trim_start();
         while let Some((s, after)) = string_literal(rest) {
             exclude.push(s);
@@ -87,11 +92,10 @@ pub fn parse(config: &str) -> (Option<String>, Vec<String>) {
     (src_dir, exclude)
 }
 
-/// `rewrites` from a config's text, when it is an object of string literals (`{ 'from': 'to',
-/// … }`); a function or anything computed gives none.
-pub fn parse_rewrites(config: &str) -> Vec<(String, String)> {
-    let code = without_comments(config);
-    match value_after(&code, "rewrites").and_then(|v| v.strip_prefix('{')) {
+/// `rewrites`, when it is an object of string literals (`{ 'from': 'to', … }`); a function or
+/// anything computed gives none.
+fn rewrites(code: &str) -> Vec<(String, String)> {
+    match value_after(code, "rewrites").and_then(|v| v.strip_prefix('{')) {
         Some(object) => rewrite_rules(object).0,
         None => Vec::new(),
     }
@@ -100,9 +104,8 @@ pub fn parse_rewrites(config: &str) -> Vec<(String, String)> {
 /// `markdown: { attrs: { leftDelimiter: '%{', rightDelimiter: '}%' } }`: the delimiters of
 /// markdown-it-attrs' attribute lists, when the config sets either as a string other than the
 /// default (`{`, `}`).
-pub fn parse_attr_delimiters(config: &str) -> Option<(String, String)> {
-    let code = without_comments(config);
-    let read = |key| value_after(&code, key).and_then(|v| string_literal(v).map(|(s, _)| s));
+fn attr_delimiters(code: &str) -> Option<(String, String)> {
+    let read = |key| value_after(code, key).and_then(|v| string_literal(v).map(|(s, _)| s));
     let left = read("leftDelimiter").filter(|d| !d.is_empty());
     let right = read("rightDelimiter").filter(|d| !d.is_empty());
     if left.is_none() && right.is_none() {
@@ -134,9 +137,8 @@ fn rewrite_rules(object: &str) -> (Vec<(String, String)>, bool) {
 /// Whether the config sets `rewrites` in a way docent does not read: "a function"
 /// (`rewrites(id) { … }`, `rewrites: (id) => …`), or "computed" (a variable, a call, an
 /// object with rules that are not plain strings). `None` when there are no rewrites or they
-/// are all read ([`parse_rewrites`]).
-pub fn unread_rewrites(config: &str) -> Option<&'static str> {
-    let code = without_comments(config);
+/// are all read ([`rewrites`]).
+fn unread_rewrites(code: &str) -> Option<&'static str> {
     let mut from = 0;
     while let Some(at) = code[from..].find("rewrites").map(|i| i + from) {
         from = at + "rewrites".len();
@@ -364,9 +366,18 @@ export default defineConfig({
   themeConfig: { sidebar: [] },
 })
 "#;
-        let (dir, exclude) = parse(config);
-        assert_eq!(dir.as_deref(), Some("src"));
-        assert_eq!(exclude, ["**/guide/examples/*", "**/guide/cli-generated.md", "AGENTS.md"]);
+        let cfg = SiteConfig::from_text(config);
+        assert_eq!(cfg.src_dir.as_deref(), Some("src"));
+        assert_eq!(
+            cfg.src_exclude,
+            [
+                "**/guide/examples/*",
+                "**/guide/cli-generated.md",
+                "AGENTS.md",
+                "**/node_modules/**",
+                "**/dist/**"
+            ]
+        );
     }
 
     #[test]
@@ -382,9 +393,10 @@ export default defineConfig({
   },
   srcDir: 'docs',
 })"#;
-        let rules = parse_rewrites(config);
+        let cfg = SiteConfig::from_text(config);
+        let rules = cfg.rewrites;
         assert_eq!(rules.len(), 5, "{rules:?}");
-        assert_eq!(parse(config).0.as_deref(), Some("docs"));
+        assert_eq!(cfg.src_dir.as_deref(), Some("docs"));
         let r = |p: &str| rewrite(&rules, p);
         assert_eq!(r("en/guide/getting-started.md").as_deref(), Some("guide/getting-started.md"));
         assert_eq!(r("en/index.md").as_deref(), Some("index.md"));
@@ -395,14 +407,17 @@ export default defineConfig({
         assert_eq!(r("fr/guide/a.md"), None);
         assert_eq!(r("old/a/intro.md"), None, "one segment only");
         // A function, or no rewrites: none.
-        assert!(parse_rewrites("export default { rewrites(id) { return id } }").is_empty());
-        assert!(parse_rewrites("export default { srcDir: 'x' }").is_empty());
-        assert_eq!(unread_rewrites(config), None);
+        let rewrites = |c: &str| SiteConfig::from_text(c).rewrites;
+        assert!(rewrites("export default { rewrites(id) { return id } }").is_empty());
+        assert!(rewrites("export default { srcDir: 'x' }").is_empty());
+        assert_eq!(cfg.rewrites_unread, None);
     }
 
     #[test]
     fn rewrites_written_as_a_function_or_computed_are_named_as_unread() {
-        let unread = |c: &str| unread_rewrites(&format!("export default defineConfig({{{c}}})"));
+        let unread = |c: &str| {
+            SiteConfig::from_text(&format!("export default defineConfig({{{c}}})")).rewrites_unread
+        };
         assert_eq!(unread("rewrites(id) { return id.replace(/^en\\//, '') }"), Some("a function"));
         assert_eq!(unread("rewrites: (id) => id.slice(3),"), Some("a function"));
         assert_eq!(unread("rewrites: function (id) { return id },"), Some("a function"));
@@ -416,21 +431,25 @@ export default defineConfig({
 
     #[test]
     fn markdown_attrs_delimiters_are_read_when_not_the_default() {
+        let delimiters = |c: &str| SiteConfig::from_text(c).attr_delimiters;
         let config =
             "export default { markdown: { attrs: { leftDelimiter: '%{', rightDelimiter: '}%' } } }";
-        assert_eq!(parse_attr_delimiters(config), Some(("%{".into(), "}%".into())));
+        assert_eq!(delimiters(config), Some(("%{".into(), "}%".into())));
         assert_eq!(
-            parse_attr_delimiters("export default { markdown: { attrs: { leftDelimiter: '{' } } }"),
+            delimiters("export default { markdown: { attrs: { leftDelimiter: '{' } } }"),
             None
         );
-        assert_eq!(parse_attr_delimiters("export default { title: 'x' }"), None);
+        assert_eq!(delimiters("export default { title: 'x' }"), None);
+        // A commented-out setting is not read.
+        assert_eq!(delimiters("export default { /* leftDelimiter: '%{' */ }"), None);
     }
 
     #[test]
     fn computed_values_are_not_read() {
-        let (dir, exclude) = parse("export default { srcDir: process.env.DIR, srcExclude: list }");
+        let (dir, exclude) =
+            src_dir_and_exclude("export default { srcDir: process.env.DIR, srcExclude: list }");
         assert_eq!((dir, exclude), (None, Vec::<String>::new()));
-        let (dir, _) = parse("export default { mySrcDir: 'x', srcDir: '.' }");
+        let (dir, _) = src_dir_and_exclude("export default { mySrcDir: 'x', srcDir: '.' }");
         assert_eq!(dir, None);
     }
 }

@@ -174,6 +174,32 @@ fn a_vitepress_config_s_src_dir_and_src_exclude_say_which_files_are_pages() {
 }
 
 #[test]
+fn src_exclude_applies_under_a_src_dir_three_folders_deep() {
+    // The config is read once, where the site's root is; listing the srcDir's files once
+    // looked for it again from the srcDir, two folders up at most, and found none. (Without
+    // --flavor the flavor is guessed from the srcDir, as far up, and is not VitePress.)
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    write(
+        r,
+        ".vitepress/config.mts",
+        "export default {\n  srcDir: 'site/docs/src',\n  srcExclude: ['AGENTS.md'],\n}\n",
+    );
+    write(r, "site/docs/src/guide/start.md", "# Start\n\nThe gloopwidget starts here.\n");
+    write(r, "site/docs/src/AGENTS.md", "# Agents\n\nThe gloopwidget agents.\n");
+    let out = tempfile::tempdir().unwrap();
+    let idx = out.path().join("v.idx");
+    let (idx, site) = (idx.to_str().unwrap(), r.to_str().unwrap());
+    let (_, stderr) =
+        ok(&["index", site, "--flavor", "vitepress", "--out", idx, "--embed", "none"]);
+    assert!(stderr.contains("srcDir is \"site/docs/src\""), "{stderr}");
+    assert!(stderr.contains("1 files left out"), "{stderr}");
+    let (sections, _) = ok(&["inspect", idx, "--sections"]);
+    assert!(sections.contains("guide/start"), "{sections}");
+    assert!(!sections.contains("AGENTS"), "{sections}");
+}
+
+#[test]
 fn a_vitepress_config_s_rewrites_give_pages_the_urls_the_site_serves() {
     // VitePress's own docs keep English under en/ and serve it at the root.
     let dir = tempfile::tempdir().unwrap();

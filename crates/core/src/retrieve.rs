@@ -121,7 +121,9 @@ pub fn retrieve(
     opts: &SearchOptions,
 ) -> SearchResult {
     let v = ask.vectors(vectors);
-    let first = index.search(
+    // The question's language, judged once: its search and the fusion below both need it.
+    let speaks = index.speaks(ask.question);
+    let first = index.search_speaking(
         &Query {
             text: ask.question,
             vector: v.question,
@@ -129,6 +131,7 @@ pub fn retrieve(
             history_vector: v.history,
         },
         opts,
+        speaks,
     );
     match ask.rewritten {
         None => first,
@@ -141,9 +144,7 @@ pub fn retrieve(
             // A question in a language the docs are not written in shares few words with them:
             // its translation leads (ties in the fusion go to the first list), as it did when
             // such a question was turned away on its own words.
-            let translated =
-                !index.header().docs_speak(crate::lang::looks_non_english(ask.question));
-            if translated {
+            if !speaks {
                 merge(second, first, opts.top_k.max(1))
             } else {
                 merge(first, second, opts.top_k.max(1))

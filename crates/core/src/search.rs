@@ -1011,6 +1011,24 @@ impl Index {
 
     /// Search the index. See [`SearchOptions`].
     pub fn search(&self, query: &Query<'_>, opts: &SearchOptions) -> SearchResult {
+        self.search_speaking(query, opts, self.speaks(query.text))
+    }
+
+    /// Whether the docs are written in the language `text` looks written in
+    /// ([`crate::lang::looks_non_english`], [`crate::model::IndexHeader::docs_speak`]): a
+    /// question in it is judged on its own words.
+    pub(crate) fn speaks(&self, text: &str) -> bool {
+        self.header().docs_speak(crate::lang::looks_non_english(text))
+    }
+
+    /// [`Index::search`] with the language of `query.text` already judged ([`Index::speaks`]),
+    /// for a caller that needs the judgement too ([`crate::retrieve::retrieve`]).
+    pub(crate) fn search_speaking(
+        &self,
+        query: &Query<'_>,
+        opts: &SearchOptions,
+        speaks: bool,
+    ) -> SearchResult {
         let top_k = opts.top_k.max(1);
         let pool = pool_of(opts, top_k);
         let mask = self.allowed_mask(opts);
@@ -1043,7 +1061,6 @@ impl Index {
         // right and wrong sections alike (multilingual-e5 on Starlight: all ten answerable
         // non-English questions above the hedge line, four with no right section in the top
         // 10). Not a follow-up, whose own words embed far from everything.
-        let speaks = self.header().docs_speak(crate::lang::looks_non_english(query.text));
         let bridged =
             !speaks && run_vector && query.history.is_empty() && self.header().bridges_languages();
         let signals = Signals {

@@ -19,6 +19,7 @@
 
 use std::collections::HashMap;
 
+use super::fence::{Dialect, Fences, Line};
 use super::markdown::{
     bracket_balance, frontmatter, split_custom_id, starts_statement, statement_unfinished,
 };
@@ -99,22 +100,35 @@ fn resolve(from: &str, rel: &str, may_leave: bool) -> Option<String> {
     (!parts.is_empty()).then(|| format!("{}{}", "../".repeat(up), parts.join("/")))
 }
 
-/// The body of page `path` (frontmatter already split off) with its includes inlined (see the
-/// module docs). Pages without includes come back unchanged.
-pub fn expand(body: &str, flavor: Flavor, path: &str, inc: &dyn Includes) -> String {
-    expand_at(body, flavor, &[path], inc)
+/// The body of page `path` (frontmatter already split off, written in `dialect`: where its
+/// fences are, whose code holds no include) with its includes inlined (see the module docs).
+/// Pages without includes come back unchanged.
+pub fn expand(
+    body: &str,
+    flavor: Flavor,
+    dialect: Dialect,
+    path: &str,
+    inc: &dyn Includes,
+) -> String {
+    expand_at(body, flavor, dialect, &[path], inc)
 }
 
 /// [`expand`] for the last file of `chain`: the page, then each file it includes down to this
 /// one (a file already in the chain is a cycle, not included again).
-fn expand_at(body: &str, flavor: Flavor, chain: &[&str], inc: &dyn Includes) -> String {
+fn expand_at(
+    body: &str,
+    flavor: Flavor,
+    dialect: Dialect,
+    chain: &[&str],
+    inc: &dyn Includes,
+) -> String {
     match flavor {
         Flavor::VitePress => {
             let body = vitepress_includes(body, chain, inc);
-            vitepress_snippets(&body, chain[0], inc)
+            vitepress_snippets(&body, dialect, chain[0], inc)
         }
         Flavor::Docusaurus | Flavor::GitHub => {
-            docusaurus_partials(&unwrap_mdx_code_blocks(body), chain, inc)
+            docusaurus_partials(&unwrap_mdx_code_blocks(body, dialect), dialect, chain, inc)
         }
         Flavor::Docsify => body.to_string(),
     }
@@ -135,64 +149,24 @@ fn refused_include(chain: &[&str], target: &str, what: &str) -> Option<String> {
         .then(|| format!("{from}: {what}s nest deeper than {MAX_DEPTH} at {target}; not included"))
 }
 
-/// A fence opening: its char, length and info string.
-fn fence_open(line: &str) -> Option<(char, usize, &str)> {
-    let t = line.trim_start();
-    if line.len() - t.len() > 3 {
-        return None;
-    }
-    let ch = t.chars().next()?;
-    if ch != '`' && ch != '~' {
-        return None;
-    }
-    let n = t.chars().take_while(|&c| c == ch).count();
-    let info = &t[n..];
-    (n >= 3 && !(ch == '`' && info.contains('`'))).then_some((ch, n, info.trim()))
-}
-
-/// Whether `line` closes a fence of `n` `ch`s.
-pub(crate) fn fence_closes(line: &str, ch: char, n: usize) -> bool {
-    let t = line.trim();
-    t.len() >= n && t.chars().all(|c| c == ch)
-}
-
 /// Docusaurus renders ```` ```mdx-code-block ```` fences as MDX: drop the fence lines and keep
 /// the content (outside other fences).
-pub fn unwrap_mdx_code_blocks(body: &str) -> String {
+pub fn unwrap_mdx_code_blocks(body: &str, dialect: Dialect) -> String {
     if !body.contains("mdx-code-block") {
         return body.to_string();
     }
     let mut out = String::with_capacity(body.len());
-    // The fence we are in, and whether it is an unwrapped mdx-code-block.
-    let mut stack: Vec<(char, usize, bool)> = Vec::new();
+    let mut fences = Fences::new(dialect);
     for line in body.lines() {
-        if let Some(&(ch, n, unwrapped)) = stack.last() {
-            if !unwrapped && fence_closes(line, ch, n) {
-                stack.pop();
-                out.push_str(line);
-                out.push('\n');
-                continue;
+        let in_code = fences.in_code();
+        match fences.line(line) {
+            Line::Open(o) if o.info.split_whitespace().next() == Some("mdx-code-block") => {
+                fences.not_code();
             }
-            if unwrapped && fence_closes(line, ch, n) {
-                stack.pop();
-                out.push('\n');
-                continue;
-            }
-            if !unwrapped {
-                out.push_str(line);
-                out.push('\n');
-                continue;
-            }
+            // The end of an unwrapped block.
+            Line::Close if !in_code => {}
+            _ => out.push_str(line),
         }
-        if let Some((ch, n, info)) = fence_open(line) {
-            let unwrap = info.split_whitespace().next() == Some("mdx-code-block");
-            stack.push((ch, n, unwrap));
-            if unwrap {
-                out.push('\n');
-                continue;
-            }
-        }
-        out.push_str(line);
         out.push('\n');
     }
     out
@@ -301,9 +275,9 @@ fn component_use(line: &str) -> Option<&str> {
 
 /// The `import` statements of an MDX body (outside fences), each on one line: a statement may
 /// span lines and a line may hold several ([`statement_unfinished`]).
-fn import_statements(body: &str) -> Vec<String> {
+fn import_statements(body: &str, dialect: Dialect) -> Vec<String> {
     let mut out = Vec::new();
-    let mut fence: Option<(char, usize)> = None;
+    let mut fences = Fences::new(dialect);
     let mut open: Option<(String, i32)> = None;
     for line in body.lines() {
         if let Some((text, depth)) = open.as_mut() {
@@ -315,14 +289,7 @@ fn import_statements(body: &str) -> Vec<String> {
             }
             continue;
         }
-        if let Some((ch, n)) = fence {
-            if fence_closes(line, ch, n) {
-                fence = None;
-            }
-            continue;
-        }
-        if let Some((ch, n, _)) = fence_open(line) {
-            fence = Some((ch, n));
+        if fences.line(line) != Line::Text {
             continue;
         }
         if starts_statement(line) {
@@ -357,9 +324,9 @@ fn js_unescape(spec: &str) -> String {
     out
 }
 
-fn docusaurus_partials(body: &str, chain: &[&str], inc: &dyn Includes) -> String {
+fn docusaurus_partials(body: &str, dialect: Dialect, chain: &[&str], inc: &dyn Includes) -> String {
     let path = chain.last().copied().unwrap_or_default();
-    let statements = import_statements(body);
+    let statements = import_statements(body, dialect);
     let imports: HashMap<&str, String> = statements
         .iter()
         .filter_map(|s| partial_import(s))
@@ -374,19 +341,15 @@ fn docusaurus_partials(body: &str, chain: &[&str], inc: &dyn Includes) -> String
         return body.to_string();
     }
     let mut out = String::with_capacity(body.len());
-    let mut fence: Option<(char, usize)> = None;
+    let mut fences = Fences::new(dialect);
     // The attributes of a code element whose opening tag stands on a line of its own.
     let mut open_attrs = "";
     for line in body.lines() {
         let indent = &line[..line.len() - line.trim_start().len()];
-        if let Some((ch, n)) = fence {
-            if fence_closes(line, ch, n) {
-                fence = None;
-            }
-        } else if let Some((ch, n, _)) = fence_open(line) {
-            fence = Some((ch, n));
+        if fences.line(line) != Line::Text {
+            // Code, kept as it is.
         } else if let Some(spec) = component_use(line).and_then(|n| imports.get(n)) {
-            if let Some(text) = read_partial(spec, chain, inc) {
+            if let Some(text) = read_partial(spec, dialect, chain, inc) {
                 out.push('\n');
                 for l in text.lines() {
                     if !l.trim().is_empty() {
@@ -466,7 +429,12 @@ fn site_path(in_site: &str, site_folder: Option<&str>) -> Option<String> {
 }
 
 /// A Docusaurus partial, expanded, its headings given the ids its own slugger makes.
-fn read_partial(spec: &str, chain: &[&str], inc: &dyn Includes) -> Option<String> {
+fn read_partial(
+    spec: &str,
+    dialect: Dialect,
+    chain: &[&str],
+    inc: &dyn Includes,
+) -> Option<String> {
     let from = chain.last().copied().unwrap_or_default();
     let Some(target) = module_path(spec, from, inc, false) else {
         let why = if spec.starts_with("@site/") && inc.site_folder().is_none() {
@@ -489,8 +457,9 @@ fn read_partial(spec: &str, chain: &[&str], inc: &dyn Includes) -> Option<String
     };
     let (_, body) = frontmatter(&text);
     let chain: Vec<&str> = chain.iter().copied().chain([target.as_str()]).collect();
-    let body = expand_at(body, Flavor::Docusaurus, &chain, inc);
-    Some(rebase_links(&pin_heading_ids(&body, Flavor::Docusaurus), &target, from))
+    let body = expand_at(body, Flavor::Docusaurus, dialect, &chain, inc);
+    let body = pin_heading_ids(&body, Flavor::Docusaurus, dialect);
+    Some(rebase_links(&body, dialect, &target, from))
 }
 
 /// The Markdown links and images of `body`, written relative to file `partial`, made relative
@@ -498,31 +467,25 @@ fn read_partial(spec: &str, chain: &[&str], inc: &dyn Includes) -> Option<String
 /// own file: `[API](../../api/ref.md)` in `guide/parts/_a.mdx` inlined in `guide/page.mdx` is
 /// `../api/ref.md` there). Links with a scheme, from the root (`/`), to an anchor (`#x`), in
 /// code, or that leave the source folder are kept as written.
-fn rebase_links(body: &str, partial: &str, page: &str) -> String {
+fn rebase_links(body: &str, dialect: Dialect, partial: &str, page: &str) -> String {
     let dir = |f: &str| f.rsplit_once('/').map_or("", |(d, _)| d).to_string();
     if dir(partial) == dir(page) {
         return body.to_string();
     }
-    map_outside_fences(body, |line| Some(rebase_line(line, partial, page)))
+    map_outside_fences(body, dialect, |line| Some(rebase_line(line, partial, page)))
 }
 
 /// `body` with each line outside fenced code blocks replaced by what `f` makes of it (`None`:
 /// kept as it is); fence lines and the code between them are kept. Every line ends in `\n`.
-fn map_outside_fences(body: &str, mut f: impl FnMut(&str) -> Option<String>) -> String {
+fn map_outside_fences(
+    body: &str,
+    dialect: Dialect,
+    mut f: impl FnMut(&str) -> Option<String>,
+) -> String {
     let mut out = String::with_capacity(body.len() + 64);
-    let mut fence: Option<(char, usize)> = None;
+    let mut fences = Fences::new(dialect);
     for line in body.lines() {
-        let mapped = if let Some((ch, n)) = fence {
-            if fence_closes(line, ch, n) {
-                fence = None;
-            }
-            None
-        } else if let Some((ch, n, _)) = fence_open(line) {
-            fence = Some((ch, n));
-            None
-        } else {
-            f(line)
-        };
+        let mapped = if fences.line(line) == Line::Text { f(line) } else { None };
         out.push_str(mapped.as_deref().unwrap_or(line));
         out.push('\n');
     }
@@ -586,9 +549,9 @@ fn rebased(url: &str, partial: &str, page: &str) -> Option<String> {
 }
 
 /// ATX headings (outside fences) get an explicit `{#id}`: the one a fresh slugger gives them.
-fn pin_heading_ids(body: &str, flavor: Flavor) -> String {
+fn pin_heading_ids(body: &str, flavor: Flavor, dialect: Dialect) -> String {
     let mut slugger = Slugger::new(flavor);
-    map_outside_fences(body, |line| {
+    map_outside_fences(body, dialect, |line| {
         let raw = atx_heading(line)?;
         let (text, custom) = split_custom_id(&heading_plain_text(raw));
         if let Some(id) = custom {
@@ -809,19 +772,15 @@ fn dedent(text: &str) -> String {
 }
 
 /// VitePress' `<<< path#region{lines lang} [title]` code snippets (outside fences) → fences.
-fn vitepress_snippets(body: &str, path: &str, inc: &dyn Includes) -> String {
+fn vitepress_snippets(body: &str, dialect: Dialect, path: &str, inc: &dyn Includes) -> String {
     if !body.contains("<<<") {
         return body.to_string();
     }
     let mut out = String::with_capacity(body.len());
-    let mut fence: Option<(char, usize)> = None;
+    let mut fences = Fences::new(dialect);
     for line in body.lines() {
-        if let Some((ch, n)) = fence {
-            if fence_closes(line, ch, n) {
-                fence = None;
-            }
-        } else if let Some((ch, n, _)) = fence_open(line) {
-            fence = Some((ch, n));
+        if fences.line(line) != Line::Text {
+            // Code, kept as it is.
         } else if let Some(spec) = snippet_line(line) {
             if let Some(block) = snippet(spec.trim(), path, inc) {
                 out.push_str(&block);
@@ -962,7 +921,7 @@ mod tests {
         let files = || Files::with(&[("_shared/setup.mdx", "Run the setup once.\n")]);
         // The source folder is the site's docs/.
         let docs = Files { site_folder: Some("docs"), ..files() };
-        let out = expand(page, Flavor::Docusaurus, "guide/page.mdx", &docs);
+        let out = expand(page, Flavor::Docusaurus, Dialect::Mdx, "guide/page.mdx", &docs);
         assert!(out.contains("Run the setup once."), "{out}");
         assert!(!out.contains("<Shared />") && !out.contains("<Out />"), "{out}");
         let warned = docs.warnings.borrow().join("\n");
@@ -975,11 +934,12 @@ mod tests {
             site_folder: Some(""),
             ..Files::with(&[("docs/_shared/setup.mdx", "Run the setup once.\n")])
         };
-        assert!(expand(page, Flavor::Docusaurus, "docs/page.mdx", &site)
+        assert!(expand(page, Flavor::Docusaurus, Dialect::Mdx, "docs/page.mdx", &site)
             .contains("Run the setup once."));
         // Where the site's root is not known, the warning says so.
         let unknown = files();
-        assert!(!expand(page, Flavor::Docusaurus, "page.mdx", &unknown).contains("Run the setup"));
+        assert!(!expand(page, Flavor::Docusaurus, Dialect::Mdx, "page.mdx", &unknown)
+            .contains("Run the setup"));
         assert!(unknown.warnings.borrow()[0].contains("site's root, which was not found"));
         assert_eq!(site_path("docs/../../etc/passwd", Some("docs")), None);
         assert_eq!(site_path("docs", Some("docs")), None);
@@ -1017,7 +977,7 @@ mod tests {
     #[test]
     fn mdx_code_block_fences_are_unwrapped_but_other_fences_kept() {
         let src = "```mdx-code-block\nimport X from './x';\n\n<Tabs>\n```\n\n````md\n```mdx-code-block\nshown as code\n```\n````\n";
-        let out = unwrap_mdx_code_blocks(src);
+        let out = unwrap_mdx_code_blocks(src, Dialect::Mdx);
         assert!(!out.contains("```mdx-code-block\nimport"), "{out}");
         assert!(out.contains("import X from './x';\n\n<Tabs>\n"), "{out}");
         assert!(out.contains("````md\n```mdx-code-block\nshown as code\n```\n````"), "{out}");
@@ -1030,7 +990,7 @@ mod tests {
             "---\ntitle: x\n---\nimport Inner from '../_inner.md';\n\n## Tags file\n\nList tags in `tags.yml`.\n\n<Inner />\n",
         ), ("_inner.md", "## Overview\n\nInner text.\n")]);
         let page = "import TagsFile from './_tags.mdx';\n\n## Overview\n\nIntro.\n\n<TagsFile />\n\nAfter.\n";
-        let out = expand(page, Flavor::Docusaurus, "guide/page.mdx", &files);
+        let out = expand(page, Flavor::Docusaurus, Dialect::Mdx, "guide/page.mdx", &files);
         assert!(out.contains("## Tags file {#tags-file}\n\nList tags in `tags.yml`."), "{out}");
         assert!(out.contains("## Overview {#overview}\n\nInner text."), "{out}");
         assert!(!out.contains("<TagsFile />") && !out.contains("title: x"), "{out}");
@@ -1049,7 +1009,7 @@ mod tests {
             ("_java.md", "Java steps.\n"),
         ]);
         let page = "import Ios from './\\_ios.md'; import\nKotlin from './\\_kotlin.md'; import Java\nfrom './_java.md';\n\n<Ios />\n\n<Kotlin />\n\n<Java />\n";
-        let out = expand(page, Flavor::Docusaurus, "page.md", &files);
+        let out = expand(page, Flavor::Docusaurus, Dialect::Mdx, "page.md", &files);
         for text in ["iOS steps.", "Gradle steps.", "Java steps."] {
             assert!(out.contains(text), "{text}: {out}");
         }
@@ -1065,6 +1025,7 @@ mod tests {
         let out = expand(
             "import P from './_gone.mdx';\n\nText.\n\n<P />\n",
             Flavor::Docusaurus,
+            Dialect::Mdx,
             "a/page.md",
             &files,
         );
@@ -1084,7 +1045,7 @@ mod tests {
         ]);
         let page = "import CodeBlock from '@theme/CodeBlock';\nimport Hello from '!!raw-loader!./hello.js';\nimport App from './demo/App.tsx?raw';\nimport Cfg from '!!raw-loader!@site/examples/cfg.yml';\nimport Gone from '!!raw-loader!./gone.js';\nimport Types from '!!../types.ts?raw';\n\n## Hello\n\n<CodeBlock language=\"jsx\" title=\"/src/components/Hello.js\">{Hello}</CodeBlock>\n\n<CodeBlock\n  language=\"tsx\">\n</CodeBlock>\n\n<CodeBlock language=\"tsx\">\n  {App}\n</CodeBlock>\n\n<CodeBlock>{Cfg}</CodeBlock>\n\n<CodeBlock>{Gone}</CodeBlock>\n\n<CodeBlock language=\"ts\">{Types}</CodeBlock>\n\n<Code code={Types} lang=\"typescript\" title=\"types.ts\" />\n\n<CodeBlock title=\"a`b\">{Hello}</CodeBlock>\n\nAfter.\n";
         let files = Files { site_folder: Some(""), ..files };
-        let out = expand(page, Flavor::Docusaurus, "guide/page.mdx", &files);
+        let out = expand(page, Flavor::Docusaurus, Dialect::Mdx, "guide/page.mdx", &files);
         assert!(out.contains("```jsx title=\"/src/components/Hello.js\"\nexport default function Hello() {\n  return 'hi';\n}\n```\n"), "{out}");
         // A fence longer than any run of backticks in the file; the language from `language=`.
         assert!(out.contains("````tsx\nconst a = 1;\n// ```inside```\n````\n"), "{out}");
@@ -1126,7 +1087,7 @@ mod tests {
             ("guide/_same.mdx", "[near](./near.md)\n"),
         ]);
         let page = "import A from './parts/_a.mdx';\nimport S from './_same.mdx';\n\n# Page\n\n<A />\n\n<S />\n";
-        let out = expand(page, Flavor::Docusaurus, "guide/page.mdx", &files);
+        let out = expand(page, Flavor::Docusaurus, Dialect::Mdx, "guide/page.mdx", &files);
         for kept in [
             "[the reference](../api/ref.md#top)",
             "[b](./parts/_b.mdx)",
@@ -1146,8 +1107,13 @@ mod tests {
     #[test]
     fn a_self_importing_partial_is_inlined_once_and_the_cycle_is_named() {
         let files = Files::with(&[("_loop.md", "import L from './_loop.md';\n\nx\n\n<L />\n")]);
-        let out =
-            expand("import L from './_loop.md';\n\n<L />\n", Flavor::Docusaurus, "p.md", &files);
+        let out = expand(
+            "import L from './_loop.md';\n\n<L />\n",
+            Flavor::Docusaurus,
+            Dialect::Mdx,
+            "p.md",
+            &files,
+        );
         assert_eq!(out.matches("x\n").count(), 1, "{out}");
         let w = files.warnings.borrow();
         assert_eq!(w.len(), 1, "{w:?}");
@@ -1162,14 +1128,20 @@ mod tests {
             ("guide/a.md", "A\n<!--@include: ./b.md-->\n"),
             ("guide/b.md", "B\n<!--@include: ./a.md-->\n"),
         ]);
-        let out = expand(page, Flavor::VitePress, "guide/self.md", &files);
+        let out = expand(page, Flavor::VitePress, Dialect::CommonMark, "guide/self.md", &files);
         assert_eq!(out.matches("before").count(), 1, "{out}");
         assert_eq!(out.matches("# Self").count(), 1, "{out}");
         let w = files.warnings.take();
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("include cycle guide/self.md → guide/self.md"), "{w:?}");
         // Through another file: each file once, the warning names the loop.
-        let out = expand("<!--@include: ./a.md-->\n", Flavor::VitePress, "guide/p.md", &files);
+        let out = expand(
+            "<!--@include: ./a.md-->\n",
+            Flavor::VitePress,
+            Dialect::CommonMark,
+            "guide/p.md",
+            &files,
+        );
         assert_eq!((out.matches('A').count(), out.matches('B').count()), (1, 1), "{out}");
         let w = files.warnings.take();
         assert_eq!(w.len(), 1, "{w:?}");
@@ -1184,7 +1156,13 @@ mod tests {
         let pairs: Vec<(&str, &str)> =
             owned.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
         let files = Files::with(&pairs);
-        let out = expand("<!--@include: ./f0.md-->\n", Flavor::VitePress, "p.md", &files);
+        let out = expand(
+            "<!--@include: ./f0.md-->\n",
+            Flavor::VitePress,
+            Dialect::CommonMark,
+            "p.md",
+            &files,
+        );
         assert_eq!(out.matches('x').count(), MAX_DEPTH, "{out}");
         assert!(files.warnings.borrow()[0].contains("nest deeper"));
     }
@@ -1196,7 +1174,7 @@ mod tests {
             ("guide/parts/regions.md", "top\n<!-- #region usage -->\n## Usage\n\nUse it.\n<!-- #endregion usage -->\nbottom\n"),
         ]);
         let page = "# G\n\n<!--@include: ./parts/basics.md{2,3}-->\n\n<!-- @include: ./parts/regions.md#usage -->\n\n<!--@include: ./parts/none.md-->\n<!-- a comment -->\n";
-        let out = expand(page, Flavor::VitePress, "guide/index.md", &files);
+        let out = expand(page, Flavor::VitePress, Dialect::CommonMark, "guide/index.md", &files);
         assert!(
             out.contains("line2\nline3\n") && !out.contains("line1") && !out.contains("line4"),
             "{out}"
@@ -1222,7 +1200,7 @@ mod tests {
 
 `<!--@include: ./part.md-->` is replaced by the file.
 ";
-        let out = expand(page, Flavor::VitePress, "sources.md", &files);
+        let out = expand(page, Flavor::VitePress, Dialect::CommonMark, "sources.md", &files);
         assert!(out.contains("`<!--@include: ./part.md-->` is replaced"), "{out}");
         assert!(files.warnings.borrow().is_empty());
         let p = crate::source::markdown::parse_with(page, Flavor::VitePress, "sources.md", &files);
@@ -1243,7 +1221,7 @@ mod tests {
             ),
         ]);
         let page = "<<< ./static.yaml#content [deploy.yml]\n\n<<< @/snippets/a.ts#main{1 ts:line-numbers}\n\n```md\n<<< ./static.yaml\n```\n\n<<< ./gone.ts\n";
-        let out = expand(page, Flavor::VitePress, "deploy/index.md", &files);
+        let out = expand(page, Flavor::VitePress, Dialect::CommonMark, "deploy/index.md", &files);
         assert!(out.contains("```yaml [deploy.yml]\non: push\njobs: {}\n```"), "{out}");
         assert!(out.contains("```ts [a.ts]\nexport const a = 1\n```"), "{out}");
         assert!(!out.contains("hidden"), "{out}");

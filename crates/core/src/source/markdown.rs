@@ -20,6 +20,7 @@
 //! - Heading anchors follow the [`Flavor`]; a trailing `{#custom-id}` is honoured. Docusaurus
 //!   gives an h1 no id (its theme drops it), so an h1 has no anchor there.
 
+use super::fence::{Dialect, Fences, Line};
 use super::include::{expand, Includes, NoIncludes};
 use super::{normalize_ws, Block, Flavor, Page, PageBuilder, Slugger};
 use pulldown_cmark::{BlockQuoteKind, CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
@@ -29,6 +30,22 @@ pub fn parse(source: &str, flavor: Flavor, file_stem: &str) -> Page {
     parse_with(source, flavor, file_stem, &NoIncludes)
 }
 
+/// The grammar of the page at `path` with frontmatter `front`: MDX for a `.mdx` file and for
+/// Docusaurus, which reads `.md` as MDX too, unless the frontmatter's `format` says otherwise.
+pub fn dialect(front: Option<&str>, flavor: Flavor, path: &str) -> Dialect {
+    let format = front.and_then(|f| frontmatter_value(f, "format"));
+    let mdx = match format.as_deref() {
+        Some("md") => false,
+        Some("mdx") => true,
+        _ => flavor == Flavor::Docusaurus || path.to_ascii_lowercase().ends_with(".mdx"),
+    };
+    if mdx {
+        Dialect::Mdx
+    } else {
+        Dialect::CommonMark
+    }
+}
+
 /// Parse the Markdown/MDX page at `path` (relative to its source folder, `/`-separated), reading
 /// the files it includes through `inc` (see [`super::include`]).
 pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) -> Page {
@@ -36,16 +53,12 @@ pub fn parse_with(source: &str, flavor: Flavor, path: &str, inc: &dyn Includes) 
     let file_stem = file.rsplit_once('.').map(|(s, _)| s).unwrap_or(file);
     let (front, body) = frontmatter_raw(source);
     let front_title = front.and_then(|f| frontmatter_value(f, "title"));
-    // MDX (Docusaurus reads .md as MDX too) has no indented code blocks: text indented inside
-    // a JSX element (`<td>` ⏎ ⏎ `        ~5 points in issues`) is text.
-    let format = front.and_then(|f| frontmatter_value(f, "format"));
-    let mdx = match format.as_deref() {
-        Some("md") => false,
-        Some("mdx") => true,
-        _ => flavor == Flavor::Docusaurus || file.to_ascii_lowercase().ends_with(".mdx"),
-    };
-    let body = expand(body, flavor, path, inc);
-    let body = preprocess(&body, front.unwrap_or(""), flavor);
+    // MDX has no indented code blocks: text indented inside a JSX element (`<td>` ⏎ ⏎
+    // `        ~5 points in issues`) is text.
+    let dialect = dialect(front, flavor, path);
+    let mdx = dialect == Dialect::Mdx;
+    let body = expand(body, flavor, dialect, path, inc);
+    let body = preprocess(&body, front.unwrap_or(""), flavor, dialect);
 
     let mut opts = Options::empty();
     opts.insert(Options::ENABLE_TABLES);
@@ -501,7 +514,8 @@ fn is_attribute_list(text: &str) -> bool {
 /// `text` with attribute lists written in a site's own markdown-it-attrs delimiters
 /// (`markdown.attrs` in a VitePress config: `## Props %{#Properties}%`) rewritten in the default
 /// ones (`## Props {#Properties}`), so their ids are anchors and they are not text: at the end
-/// of an ATX heading, or alone on a line, outside code fences. Other text is left as it is.
+/// of an ATX heading, or alone on a line, outside code fences (VitePress' Markdown is
+/// CommonMark's). Other text is left as it is.
 pub fn standard_attr_delimiters<'a>(
     text: &'a str,
     left: &str,
@@ -511,16 +525,12 @@ pub fn standard_attr_delimiters<'a>(
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
-    let mut fence: Option<(char, usize)> = None;
+    let mut fences = Fences::new(Dialect::CommonMark);
     for line in text.split_inclusive('\n') {
         let body = line.trim_end_matches(['\n', '\r']);
         let t = body.trim();
-        if let Some((ch, n)) = fence {
-            if super::include::fence_closes(t, ch, n) {
-                fence = None;
-            }
-        } else if let Some((ch, n)) = fence_open(t) {
-            fence = Some((ch, n));
+        if fences.line(body) != Line::Text {
+            // Code, kept as it is.
         } else if let Some(open) = t.strip_suffix(right).and_then(|t| t.rfind(left)) {
             let inner = &t[open + left.len()..t.len() - right.len()];
             let list = format!("{{{inner}}}");
@@ -711,14 +721,11 @@ pub fn frontmatter_problems(source: &str) -> Vec<String> {
 /// Line-level MDX/admonition clean-up, outside code fences (no frontmatter values, VitePress
 /// containers; see [`preprocess`]).
 pub fn preprocess_mdx(body: &str) -> String {
-    preprocess(body, "", Flavor::VitePress)
+    preprocess(body, "", Flavor::VitePress, Dialect::Mdx)
 }
 
-/// A fence being read: its char and length, and whether its lines are filtered at its end
-/// (twoslash, notation comments).
+/// A fence being read: whether its lines are filtered at its end (twoslash, notation comments).
 struct OpenFence {
-    ch: char,
-    n: usize,
     twoslash: bool,
     lines: Vec<String>,
     /// A Docusaurus ```` ```bash npm2yarn ```` block: its indent and its opening line without
@@ -737,11 +744,13 @@ enum Container {
 
 /// Line-level MDX/admonition clean-up, outside code fences: import/export statements, MDX
 /// comments, JSX tags and expressions (`front` is the raw frontmatter for `{frontMatter.x}`),
-/// `:::` containers; inside fences, the lines the site hides.
-pub fn preprocess(body: &str, front: &str, flavor: Flavor) -> String {
+/// `:::` containers; inside fences, the lines the site hides. `dialect` says where the fences
+/// are.
+pub fn preprocess(body: &str, front: &str, flavor: Flavor, dialect: Dialect) -> String {
     // MkDocs' indented admonitions and tabs first: their bodies are Markdown, not code.
-    let body = &*super::mkdocs::blocks(body);
+    let body = &*super::mkdocs::blocks(body, dialect);
     let mut out = String::with_capacity(body.len());
+    let mut fences = Fences::new(dialect);
     let mut fence: Option<OpenFence> = None;
     let mut statement_depth: i32 = 0; // open brackets of a multi-line import/export
     let mut in_statement = false;
@@ -751,10 +760,21 @@ pub fn preprocess(body: &str, front: &str, flavor: Flavor) -> String {
 
     for line in body.lines() {
         let trimmed = line.trim_start();
+        let kind = fences.line(line);
         // Code fences pass through, minus the lines the site hides.
         if let Some(f) = fence.as_mut() {
-            let t = trimmed.trim_end();
-            if t.len() >= f.n && t.chars().all(|c| c == f.ch) {
+            if kind == Line::Code {
+                f.lines.push(line.to_string());
+                continue;
+            }
+            if kind != Line::Close {
+                // The fence's list item ended before it did: its code ends there.
+                for l in visible_code_lines(&f.lines, f.twoslash, flavor) {
+                    out.push_str(&l);
+                    out.push('\n');
+                }
+                fence = None;
+            } else {
                 let visible = visible_code_lines(&f.lines, f.twoslash, flavor);
                 for l in &visible {
                     out.push_str(l);
@@ -786,13 +806,11 @@ pub fn preprocess(body: &str, front: &str, flavor: Flavor) -> String {
                     }
                 }
                 fence = None;
-            } else {
-                f.lines.push(line.to_string());
+                continue;
             }
-            continue;
         }
-        if let Some((ch, n)) = fence_open(trimmed) {
-            let info = trimmed[n..].trim();
+        if let Line::Open(opening) = kind {
+            let info = opening.info;
             if containers.last() == Some(&Container::CodeGroup) {
                 // The tab's title: `[title]` in the info, else the language. Greedy, as
                 // VitePress' `/\[(.*)\]/`: `[src/pages/[id].vue]` is the whole path.
@@ -829,10 +847,11 @@ pub fn preprocess(body: &str, front: &str, flavor: Flavor) -> String {
                 out.push_str(&format!("\n{indent}npm\n\n"));
                 let info: Vec<&str> =
                     info.split_whitespace().filter(|w| *w != "npm2yarn").collect();
-                let open = format!("{indent}{}{}", &trimmed[..n], info.join(" "));
+                let ticks = &line[opening.at..opening.at + opening.len];
+                let open = format!("{indent}{ticks}{}", info.join(" "));
                 (indent.to_string(), open)
             });
-            fence = Some(OpenFence { ch, n, twoslash, lines: Vec::new(), npm2yarn });
+            fence = Some(OpenFence { twoslash, lines: Vec::new(), npm2yarn });
             out.push_str(line);
             out.push('\n');
             continue;
@@ -1179,21 +1198,6 @@ fn push_unless_markup(
     }
     out.push_str(&cleaned);
     out.push('\n');
-}
-
-/// A fence opener (three or more backticks or tildes) at the start of `trimmed`: its char and
-/// length.
-pub(crate) fn fence_open(trimmed: &str) -> Option<(char, usize)> {
-    let ch = trimmed.chars().next()?;
-    if ch != '`' && ch != '~' {
-        return None;
-    }
-    let n = trimmed.chars().take_while(|&c| c == ch).count();
-    if n >= 3 {
-        Some((ch, n))
-    } else {
-        None
-    }
 }
 
 /// Whether `line` opens an MDX `import`/`export` statement (at the start of the line).

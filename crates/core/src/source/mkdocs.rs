@@ -4,8 +4,7 @@
 //! indented code: `docent` indexed prose as code blocks. [`blocks`] turns each opener into a
 //! label line ("Note: Title", "Tab") and dedents its body; fenced code is left as it is.
 
-use super::include::fence_closes;
-use super::markdown::fence_open;
+use super::fence::{Dialect, Fences, Line};
 use std::borrow::Cow;
 
 /// The label of a block opener line (already trimmed of its indentation), or `None`.
@@ -61,16 +60,17 @@ fn dedent(line: &str, cols: usize) -> &str {
     ""
 }
 
-/// The text with MkDocs' indented blocks turned into label lines and dedented bodies. Text
-/// without any opener is returned as it is.
-pub fn blocks(body: &str) -> Cow<'_, str> {
+/// The text with MkDocs' indented blocks turned into label lines and dedented bodies (fences,
+/// found as `dialect` has them, left as they are). Text without any opener is returned as it
+/// is.
+pub fn blocks(body: &str, dialect: Dialect) -> Cow<'_, str> {
     if !body.lines().any(|l| opener(l.trim_start()).is_some()) {
         return Cow::Borrowed(body);
     }
     let mut out = String::with_capacity(body.len());
     // The body indentation (original columns) of each open block, outermost first.
     let mut open: Vec<usize> = Vec::new();
-    let mut fence: Option<(char, usize)> = None;
+    let mut fences = Fences::new(dialect);
     for line in body.lines() {
         let indent = indent_of(line);
         if !line.trim().is_empty() {
@@ -80,12 +80,8 @@ pub fn blocks(body: &str) -> Cow<'_, str> {
         }
         let l = dedent(line, open.last().copied().unwrap_or(0));
         let t = l.trim_start();
-        if let Some((ch, n)) = fence {
-            if fence_closes(t, ch, n) {
-                fence = None;
-            }
-        } else if let Some(f) = fence_open(t) {
-            fence = Some(f);
+        if fences.line(l) != Line::Text {
+            // Code, kept as it is.
         } else if let Some(label) = opener(t) {
             out.push_str(&l[..l.len() - t.len()]);
             out.push_str(&label);
@@ -106,7 +102,7 @@ mod tests {
     #[test]
     fn admonitions_and_tabs_become_labels_with_dedented_bodies() {
         let src = "# Page\n\n!!! note \"Read this\"\n\n    Body **text**.\n\n    ```py\n    x = 1\n    ```\n\nAfter.\n\n=== \"pip\"\n\n    pip install x\n\n=== \"conda\"\n\n    conda install x\n\n???+ tip\n    Collapsible.\n\n    !!! warning inline end\n        Nested.\n\nEnd.\n";
-        let got = blocks(src);
+        let got = blocks(src, Dialect::CommonMark);
         assert_eq!(
             got,
             "# Page\n\nNote: Read this\n\n\nBody **text**.\n\n```py\nx = 1\n```\n\nAfter.\n\npip\n\n\npip install x\n\nconda\n\n\nconda install x\n\nTip:\n\nCollapsible.\n\nWarning:\n\nNested.\n\nEnd.\n"
@@ -117,12 +113,18 @@ mod tests {
     fn other_text_is_untouched() {
         // A setext underline, code that mentions the syntax, and plain indented code.
         let src = "Title\n===\n\n```md\n!!! note\n    inside a fence\n```\n\n    indented code\n";
-        assert_eq!(blocks(src), src);
+        assert_eq!(blocks(src, Dialect::CommonMark), src);
         let fenced = "!!! note\n    ```\n    !!! tip\n        kept as code\n    ```\n";
-        assert_eq!(blocks(fenced), "Note:\n\n```\n!!! tip\n    kept as code\n```\n");
+        assert_eq!(
+            blocks(fenced, Dialect::CommonMark),
+            "Note:\n\n```\n!!! tip\n    kept as code\n```\n"
+        );
+        // A fence indented four columns closes no fence: the example stays code whole.
+        let example = "``` title=\"Tabs\"\n=== \"C\"\n\n    ``` c\n    x\n    ```\n\n=== \"C++\"\n\n    ``` c++\n    y\n    ```\n```\n";
+        assert_eq!(blocks(example, Dialect::CommonMark), example);
         // Odd input: no panic.
         for odd in ["!!!", "???+", "=== \"", "!!! \"x\"", "\t!!! note\n\t\tbody", "==="] {
-            let _ = blocks(odd);
+            let _ = blocks(odd, Dialect::CommonMark);
         }
     }
 }

@@ -7,6 +7,7 @@
 pub mod canonical;
 pub mod clean;
 mod elements;
+pub mod fence;
 pub mod home;
 pub mod include;
 pub mod markdown;

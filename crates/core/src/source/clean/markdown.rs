@@ -5,9 +5,10 @@
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag};
 
 use super::CleanPage;
+use crate::source::fence::{Dialect, Fences, Line};
 use crate::source::include::{expand, Includes, NoIncludes};
 use crate::source::markdown::{
-    frontmatter, frontmatter_raw, parse_with, preprocess, split_custom_id,
+    dialect, frontmatter, frontmatter_raw, parse_with, preprocess, split_custom_id,
 };
 use crate::source::Flavor;
 
@@ -23,8 +24,10 @@ pub fn clean_with(content: &str, flavor: Flavor, path: &str, inc: &dyn Includes)
     let (fm, _) = frontmatter(content);
     let (front, body) = frontmatter_raw(content);
     // Includes are read twice (once for the page's anchors); warn once.
-    let body = expand(body, flavor, path, &Quiet(inc));
-    let body = drop_raw_blocks(&preprocess(&body, front.unwrap_or(""), flavor));
+    let dialect = dialect(front, flavor, path);
+    let body = expand(body, flavor, dialect, path, &Quiet(inc));
+    let body = preprocess(&body, front.unwrap_or(""), flavor, dialect);
+    let body = drop_raw_blocks(&body, dialect);
     // The parser's sections, in order, carry the anchors the index uses.
     let mut anchors = page
         .sections
@@ -121,32 +124,20 @@ fn heading_source_text(raw: &str) -> String {
 }
 
 /// Drop `<script>`, `<style>` blocks and HTML comments outside code fences.
-fn drop_raw_blocks(body: &str) -> String {
+fn drop_raw_blocks(body: &str, dialect: Dialect) -> String {
     let mut out = String::with_capacity(body.len());
-    let mut fence: Option<String> = None;
+    let mut fences = Fences::new(dialect);
     let mut skip_until: Option<&str> = None;
     for line in body.lines() {
         let t = line.trim_start();
-        if let Some(f) = &fence {
-            if t.trim_end().starts_with(f.as_str())
-                && t.trim_end().chars().all(|c| c == '`' || c == '~')
-            {
-                fence = None;
-            }
-            out.push_str(line);
-            out.push('\n');
-            continue;
-        }
+        // (Never in code: a block is skipped only from outside fences.)
         if let Some(end) = skip_until {
             if line.contains(end) {
                 skip_until = None;
             }
             continue;
         }
-        if t.starts_with("```") || t.starts_with("~~~") {
-            let ch = t.chars().next().unwrap_or('`');
-            fence = Some(t.chars().take_while(|&c| c == ch).collect());
-        } else {
+        if fences.line(line) == Line::Text {
             let lower = t.to_ascii_lowercase();
             for (open, close) in [("<script", "</script>"), ("<style", "</style>"), ("<!--", "-->")]
             {
