@@ -23,8 +23,9 @@
 //! - [`RenderOptions::marks`] (sentences the citation check did not find in their sources,
 //!   [`crate::cite`]) become `<span class="docent-unsupported">not found in [n]</span>` right
 //!   after the sentence.
-//! - Bidi controls survive only in balanced pairs within one run of text (between citations,
-//!   per code line), so an override cannot reorder a citation or anything after its run.
+//! - Bidi controls survive only in balanced pairs within one run of text (between citations),
+//!   so an override cannot reorder a citation or anything after its run, and not at all in
+//!   code, which readers copy: what is copied is what was shown.
 
 use crate::cite::{find_citation, source_label, Mark, Source};
 use crate::source::safety::{is_bidi_control, strip_unpaired_bidi, without_bidi_controls};
@@ -564,8 +565,8 @@ impl<'o> Writer<'o> {
         if self.truncated {
             return;
         }
-        // Every piece of text (each run between citations, each code line) is balanced, so a
-        // bidi override in the docs or the model's text cannot reorder what follows it.
+        // Every piece of text (each run between citations) is balanced, so a bidi override in
+        // the docs or the model's text cannot reorder what follows it.
         let s = strip_unpaired_bidi(s);
         let s = s.as_ref();
         let mut buf = [0u8; 4];
@@ -579,6 +580,14 @@ impl<'o> Writer<'o> {
             }
             self.out.push_str(&piece);
         }
+    }
+
+    /// Write code (a block's line, a span), escaped, without any bidi control: code is what
+    /// readers copy into a terminal or an editor, and balanced overrides or isolates would show
+    /// it in another order than the one copied ("Trojan Source", CVE-2021-42574; rustc refuses
+    /// them in code too).
+    fn code_text(&mut self, s: &str) {
+        self.escaped_text(&without_bidi_controls(s));
     }
 
     fn flush_text(&mut self) {
@@ -737,7 +746,7 @@ impl<'o> Writer<'o> {
             Event::Text(_) | Event::Code(_) if matches!(self.cite_link, Some((_, true))) => {}
             Event::Text(t) => {
                 if self.raw_depth > 0 {
-                    self.escaped_text(&t);
+                    self.code_text(&t);
                 } else {
                     if literal {
                         self.literal.push(self.text.len());
@@ -765,12 +774,12 @@ impl<'o> Writer<'o> {
             Event::End(tag) => self.end(tag),
             Event::Code(t) | Event::InlineMath(t) => {
                 self.open("<code>", "</code>");
-                self.escaped_text(&t);
+                self.code_text(&t);
                 self.close();
             }
             Event::DisplayMath(t) => {
                 self.open("<div class=\"docent-code\"><pre><code>", "</code></pre></div>");
-                self.escaped_text(&t);
+                self.code_text(&t);
                 self.close();
             }
             Event::Html(t) | Event::InlineHtml(t) => self.escaped_text(&t),

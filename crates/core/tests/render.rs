@@ -502,6 +502,24 @@ fn bidi_controls_in_a_links_text_never_hide_its_host() {
 }
 
 #[test]
+fn code_keeps_no_bidi_control_so_what_is_copied_is_what_was_shown() {
+    // "Trojan Source": balanced isolates and overrides show a line of code in another order
+    // than the one the copy button (or a selection) takes into a terminal. Paired controls in
+    // prose stay (right-to-left text uses them).
+    let md = "Run:\n\n```sh\nrm -rf ~ \u{2067}# \u{2066}echo safe\u{2069}\u{2069}\n```\n\n\
+              Or `a\u{202e}b\u{202c}c`, in prose \u{202e}evil\u{202c} stays.";
+    let r = render_markdown(md, &opts());
+    assert_safe(md, &r);
+    assert!(
+        r.html.contains("<code class=\"language-sh\">rm -rf ~ # echo safe\n</code>"),
+        "{}",
+        r.html
+    );
+    assert!(r.html.contains("<code>abc</code>"), "{}", r.html);
+    assert!(r.html.contains("\u{202e}evil\u{202c}"), "{}", r.html);
+}
+
+#[test]
 fn a_definition_for_a_citation_number_never_turns_the_citation_into_its_link() {
     // `[1]: https://evil.example` made every `[1]` a link there (host shown, citation gone).
     for md in [
