@@ -25,7 +25,8 @@
 //!   after the sentence.
 //! - Bidi controls survive only in balanced pairs within one run of text (between citations),
 //!   so an override cannot reorder a citation or anything after its run, and not at all in
-//!   code, which readers copy: what is copied is what was shown.
+//!   code, which readers copy: what is copied is what was shown. Control characters other
+//!   than tab and newline are left out everywhere.
 
 use crate::cite::{find_citation, source_label, Mark, Source};
 use crate::source::safety::{is_bidi_control, strip_unpaired_bidi, without_bidi_controls};
@@ -560,7 +561,10 @@ impl<'o> Writer<'o> {
         }
     }
 
-    /// Write text, escaped, cutting it at the cap.
+    /// Write text, escaped, cutting it at the cap. Control characters other than tab and
+    /// newline are left out: a page shows them as nothing, yet they are in what the reader
+    /// copies (`ESC[201~` ends a terminal's bracketed paste, so a pasted command runs before
+    /// the reader has looked at it).
     fn escaped_text(&mut self, s: &str) {
         if self.truncated {
             return;
@@ -572,6 +576,9 @@ impl<'o> Writer<'o> {
         let mut buf = [0u8; 4];
         let mut piece = String::new();
         for c in s.chars() {
+            if c.is_control() && c != '\n' && c != '\t' {
+                continue;
+            }
             piece.clear();
             escape_html(c.encode_utf8(&mut buf), &mut piece);
             if !self.fits(piece.len()) {

@@ -520,6 +520,18 @@ fn code_keeps_no_bidi_control_so_what_is_copied_is_what_was_shown() {
 }
 
 #[test]
+fn control_characters_never_reach_the_page_or_what_is_copied() {
+    // Invisible on the page, yet copied with the text: `ESC[201~` ends a terminal's bracketed
+    // paste, so a pasted snippet runs before the reader has looked at it.
+    let md = "Paste `x\u{1b}[201~y` then:\n\n```sh\necho hi\u{1b}[201~\u{9b}2J\u{8}\u{7f}\r\nrm\tx\n```\n\nText\u{7}\u{0} end.";
+    let r = render_markdown(md, &opts());
+    assert_safe(md, &r);
+    assert!(!r.html.chars().any(|c| c.is_control() && c != '\n' && c != '\t'), "{:?}", r.html);
+    assert!(r.html.contains("<code>x[201~y</code>"), "{}", r.html);
+    assert!(r.html.contains("echo hi[201~2J\nrm\tx\n</code>"), "{:?}", r.html);
+}
+
+#[test]
 fn a_definition_for_a_citation_number_never_turns_the_citation_into_its_link() {
     // `[1]: https://evil.example` made every `[1]` a link there (host shown, citation gone).
     for md in [
