@@ -264,9 +264,18 @@ pub fn render_answer(t: &TurnData, docs_origin: Option<String>) -> RenderedAnswe
         docs_origin,
         max_output_bytes: MAX_RENDERED_BYTES,
         marks: t.unsupported.clone(),
+        ascii_host: Some(browser_host),
     };
     let r = render_markdown(&t.answer, &opts);
     RenderedAnswer { html: add_code_copy_buttons(&r.html), cited: r.cited, truncated: r.truncated }
+}
+
+/// A host as this browser reads it (`new URL(…).host`: IDNA, so Punycode for names outside
+/// ASCII, zero-width characters gone), shown after a link in place of a look-alike name; None
+/// when the browser reads no host in it (the link then leads nowhere).
+fn browser_host(host: &str) -> Option<String> {
+    // With a base: the widget calls that constructor already (one browser import fewer).
+    web_sys::Url::new_with_base(&format!("http://{host}/"), "http://a/").ok().map(|u| u.host())
 }
 
 /// Insert a copy button into every code block wrapper the renderer produced, and make code

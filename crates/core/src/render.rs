@@ -33,7 +33,7 @@ use crate::source::safety::{is_bidi_control, strip_unpaired_bidi, without_bidi_c
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
 /// How to render.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct RenderOptions {
     /// The answer's sources; `[n]` links to the source numbered `n`.
     pub sources: Vec<Source>,
@@ -46,6 +46,12 @@ pub struct RenderOptions {
     /// Sentences not found in their sources, in answer order: a marker goes at each mark's
     /// offset (offsets past the end go at the end).
     pub marks: Vec<Mark>,
+    /// The ASCII form of a host with characters outside ASCII (`xn--dcs-sed.example.com` for
+    /// `dоcs.example.com`, a Cyrillic `о`), shown after a link to it in place of the look-alike.
+    /// The widget passes the browser's own reading (`new URL(…).host`); without one, or when
+    /// it gives none, the host is shown as written (and still never counts as named by the
+    /// link's text).
+    pub ascii_host: Option<fn(&str) -> Option<String>>,
 }
 
 impl Default for RenderOptions {
@@ -55,6 +61,7 @@ impl Default for RenderOptions {
             docs_origin: None,
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
             marks: Vec::new(),
+            ascii_host: None,
         }
     }
 }
@@ -190,10 +197,13 @@ fn host_of(origin: &str) -> &str {
 /// Whether a link's text is a URL on `host` (user name and all), so the reader already sees where
 /// it leads. Text naming another host, or no URL, does not; nor does text that carries bidi
 /// controls or direction marks: an override shows `…/moc.elpmaxe.scod//:sptth` as
-/// "https://docs.example.com/…" while the URL it spells is on another host.
+/// "https://docs.example.com/…" while the URL it spells is on another host. Nor does a host
+/// with letters outside ASCII, which may copy the docs host's look (`dоcs.example.com`, with
+/// a Cyrillic `о`): its ASCII form is shown ([`RenderOptions::ascii_host`]).
 fn names_host(label: &str, host: &str) -> bool {
     let reorders = |c: char| is_bidi_control(c) || matches!(c, '\u{200e}' | '\u{200f}' | '\u{61c}');
-    !label.chars().any(reorders)
+    host.is_ascii()
+        && !label.chars().any(reorders)
         && matches!(classify_url(label), Some(UrlKind::Absolute { origin }) if authority_of(&origin) == host)
 }
 
@@ -678,8 +688,10 @@ impl<'o> Writer<'o> {
     /// After an external link whose text does not name its host: the host.
     fn show_host(&mut self, host: &str) {
         self.open("<span class=\"docent-link-host\">", "</span>");
+        let ascii =
+            (!host.is_ascii()).then(|| self.opts.ascii_host.and_then(|f| f(host))).flatten();
         self.escaped_text(" (");
-        self.escaped_text(host);
+        self.escaped_text(ascii.as_deref().unwrap_or(host));
         self.escaped_text(")");
         self.close();
     }
