@@ -20,7 +20,7 @@ use crate::json::{self, Obj};
 use crate::scope::{fallback_note, ScopeBar};
 
 /// Cap on rendered answer HTML (a small Markdown table can expand a lot).
-const MAX_RENDERED_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_RENDERED_BYTES: usize = 256 * 1024;
 
 /// One turn in the list: a stable id (for keyed rendering) and its data signal.
 #[derive(Clone, Copy, Debug)]
@@ -233,11 +233,15 @@ impl Ctx {
         if !self.cfg(|c| c.persist) {
             return;
         }
-        let turns: Vec<TurnData> = self.turns.with(|v| v.iter().map(|e| e.data.get()).collect());
-        // Streaming writes every few milliseconds; save once the answer settles.
-        if turns.iter().any(|t| t.status.busy()) {
+        // Streaming writes every few milliseconds; save once the answer settles (and copy the
+        // turns only then: a copy per streamed piece made a long answer cost the square of its
+        // length). Every turn is read, so each one's change runs this again.
+        let busy =
+            self.turns.with(|v| v.iter().filter(|e| e.data.with(|t| t.status.busy())).count());
+        if busy > 0 {
             return;
         }
+        let turns: Vec<TurnData> = self.turns.with(|v| v.iter().map(|e| e.data.get()).collect());
         let saved = Saved { id: self.conversation_id.get(), turns };
         self.cfg(|c| conversation::save(&c.index, &saved));
     }

@@ -8,6 +8,7 @@
 //! | `NOTCOVERED` | streams "The documentation does not seem to cover this." (the model declining) |
 //! | `CITECHECK` | streams two sentences citing [1], the e2e site's install page: one from it, one not (the citation check's marker) |
 //! | `HOSTILE` | streams hostile Markdown (script tags, `javascript:` links, foreign images, an unclosed fence, `[99]`) |
+//! | `ENDLESS` | 1 KB chunks without a pause for 60 s (an upstream that ignores `max_tokens`; the client leaves first) |
 //! | `SLOW` | 200 chunks, 100 ms apart (Stop / disconnect tests) |
 //! | `ERROR500` | HTTP 500 with an OpenAI error body |
 //! | `RATE429` | HTTP 429 with `Retry-After: 7` |
@@ -278,6 +279,8 @@ enum Plan {
         /// During the stall, send an SSE comment (`: ping`) every 200 ms.
         ping: bool,
         error_after: Option<usize>,
+        /// Send the pieces over and over until this much time has passed (or the client left).
+        endless: Option<Duration>,
     },
 }
 
@@ -435,6 +438,7 @@ async fn chat(
                 stall_after: None,
                 ping: false,
                 error_after: None,
+                endless: None,
             },
         )
     } else if let Some(text) = [
@@ -455,6 +459,22 @@ async fn chat(
                 stall_after: None,
                 ping: false,
                 error_after: None,
+                endless: None,
+            },
+        )
+    } else if last_user.contains("ENDLESS") {
+        // An upstream that ignores max_tokens and does not stop: 1 KB pieces without a pause,
+        // for a minute (the client leaves first).
+        let piece = "This answer goes on and on without end. ".repeat(25);
+        (
+            piece.clone(),
+            Plan::Chunks {
+                pieces: vec![piece],
+                delay: Duration::ZERO,
+                stall_after: None,
+                ping: false,
+                error_after: None,
+                endless: Some(Duration::from_secs(60)),
             },
         )
     } else if last_user.contains("SLOW") {
@@ -467,6 +487,7 @@ async fn chat(
                 stall_after: None,
                 ping: false,
                 error_after: None,
+                endless: None,
             },
         )
     } else if last_user.contains("HOLD") {
@@ -479,6 +500,7 @@ async fn chat(
                 stall_after: None,
                 ping: false,
                 error_after: None,
+                endless: None,
             },
         )
     } else if last_user.contains("MIDSTREAM_ERROR") {
@@ -491,6 +513,7 @@ async fn chat(
                 stall_after: None,
                 ping: false,
                 error_after: Some(5),
+                endless: None,
             },
         )
     } else if last_user.contains("STALLMID") || last_user.contains("STALLPING") {
@@ -503,6 +526,7 @@ async fn chat(
                 stall_after: Some(3),
                 ping: last_user.contains("STALLPING"),
                 error_after: None,
+                endless: None,
             },
         )
     } else {
@@ -515,6 +539,7 @@ async fn chat(
                 stall_after: None,
                 ping: false,
                 error_after: None,
+                endless: None,
             },
         )
     };
@@ -542,7 +567,8 @@ async fn chat(
         .into_response();
     }
 
-    let Plan::Chunks { pieces, delay, stall_after, ping, error_after } = plan;
+    let Plan::Chunks { pieces, delay, stall_after, ping, error_after, endless } = plan;
+    let until = endless.map(|d| tokio::time::Instant::now() + d);
     let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(4);
     let st2 = st.clone();
     tokio::spawn(async move {
@@ -553,9 +579,10 @@ async fn chat(
         let mut ok =
             send(ctx.chunk(json!({"role": "assistant", "content": "", "refusal": null}), None))
                 .await;
-        let mut sent_text = String::new();
-        for (i, piece) in pieces.iter().enumerate() {
-            if !ok {
+        let mut sent_len = 0usize;
+        for (i, piece) in pieces.iter().cycle().enumerate() {
+            let more = until.is_some_and(|u| tokio::time::Instant::now() < u);
+            if !ok || (i >= pieces.len() && !more) {
                 break;
             }
             if i > 0 && !delay.is_zero() {
@@ -590,13 +617,13 @@ async fn chat(
                 return;
             }
             ok = send(ctx.chunk(json!({"content": piece}), None)).await;
-            sent_text.push_str(piece);
+            sent_len += piece.len();
         }
         if ok {
             ok = send(ctx.chunk(json!({}), Some("stop"))).await;
         }
         if ok && ctx.include_usage {
-            ok = send(ctx.usage_chunk(approx_tokens(&sent_text))).await;
+            ok = send(ctx.usage_chunk((sent_len as u64).div_ceil(4).max(1))).await;
         }
         if ok {
             ok = send("data: [DONE]\n\n".to_string()).await;

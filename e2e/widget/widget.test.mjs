@@ -255,6 +255,29 @@ test('hostile model output executes nothing and loads nothing from other sites',
   assert.equal(await page.evaluate(() => typeof window.__pwned), 'undefined');
 });
 
+test('an answer that never ends is cut where nothing more could show, and its stream left', async () => {
+  // An upstream that ignores max_tokens: the widget kept every byte (megabytes a second, for
+  // as long as the proxy's max_stream_secs allows), copied all of it for every streamed piece,
+  // and the page stalled for seconds at a time.
+  await page.goto(pageUrl({ proxy: PROXY, rewrite: 'off' }));
+  await openWidget();
+  await ask('ENDLESS how do I use the FROB_LOG environment variable to debug Frobnicator?');
+  const turn = await lastTurnSettled();
+  assert.equal(await turn.locator(tid('docent-error')).count(), 0, 'an answer, not an error');
+  assert.match(await turn.innerText(), /too long to show in full/);
+  assert.match(await turn.locator(tid('docent-answer')).innerText(), /goes on and on/);
+  let disconnected = false;
+  for (let i = 0; i < 40 && !disconnected; i++) {
+    const reqs = await upstreamRequests();
+    disconnected = reqs.some((r) => lastUserText(r).includes('ENDLESS') && r.body.stream && r.disconnected);
+    if (!disconnected) await page.waitForTimeout(250);
+  }
+  assert.ok(disconnected, 'the stream was left, and the proxy left the upstream');
+  const started = Date.now();
+  await page.evaluate(() => 1);
+  assert.ok(Date.now() - started < 1000, 'the page answers at once');
+});
+
 test('upstream errors, rate limits and moderation show clear messages and keep the question', async () => {
   await page.goto(pageUrl({ proxy: PROXY }));
   await openWidget();
