@@ -20,7 +20,7 @@ use crate::json::{self, Obj};
 use crate::scope::{fallback_note, ScopeBar};
 
 /// Cap on rendered answer HTML (a small Markdown table can expand a lot).
-const MAX_RENDERED_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_RENDERED_BYTES: usize = 256 * 1024;
 
 /// One turn in the list: a stable id (for keyed rendering) and its data signal.
 #[derive(Clone, Copy, Debug)]
@@ -233,11 +233,15 @@ impl Ctx {
         if !self.cfg(|c| c.persist) {
             return;
         }
-        let turns: Vec<TurnData> = self.turns.with(|v| v.iter().map(|e| e.data.get()).collect());
-        // Streaming writes every few milliseconds; save once the answer settles.
-        if turns.iter().any(|t| t.status.busy()) {
+        // Streaming writes every few milliseconds; save once the answer settles (and copy the
+        // turns only then: a copy per streamed piece made a long answer cost the square of its
+        // length). Every turn is read, so each one's change runs this again.
+        let busy =
+            self.turns.with(|v| v.iter().filter(|e| e.data.with(|t| t.status.busy())).count());
+        if busy > 0 {
             return;
         }
+        let turns: Vec<TurnData> = self.turns.with(|v| v.iter().map(|e| e.data.get()).collect());
         let saved = Saved { id: self.conversation_id.get(), turns };
         self.cfg(|c| conversation::save(&c.index, &saved));
     }
@@ -264,9 +268,18 @@ pub fn render_answer(t: &TurnData, docs_origin: Option<String>) -> RenderedAnswe
         docs_origin,
         max_output_bytes: MAX_RENDERED_BYTES,
         marks: t.unsupported.clone(),
+        ascii_host: Some(browser_host),
     };
     let r = render_markdown(&t.answer, &opts);
     RenderedAnswer { html: add_code_copy_buttons(&r.html), cited: r.cited, truncated: r.truncated }
+}
+
+/// A host as this browser reads it (`new URL(…).host`: IDNA, so Punycode for names outside
+/// ASCII, zero-width characters gone), shown after a link in place of a look-alike name; None
+/// when the browser reads no host in it (the link then leads nowhere).
+fn browser_host(host: &str) -> Option<String> {
+    // With a base: the widget calls that constructor already (one browser import fewer).
+    web_sys::Url::new_with_base(&format!("http://{host}/"), "http://a/").ok().map(|u| u.host())
 }
 
 /// Insert a copy button into every code block wrapper the renderer produced, and make code

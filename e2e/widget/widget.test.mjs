@@ -255,6 +255,52 @@ test('hostile model output executes nothing and loads nothing from other sites',
   assert.equal(await page.evaluate(() => typeof window.__pwned), 'undefined');
 });
 
+test('model output cannot show one thing and copy or link another', async () => {
+  await page.goto(pageUrl({ proxy: PROXY, rewrite: 'off' }));
+  await openWidget();
+  await ask('DECEIVE how do I use the FROB_LOG environment variable to debug Frobnicator?');
+  const turn = await lastTurnSettled();
+  const answer = turn.locator(tid('docent-answer'));
+  assert.match(await answer.innerText(), /sign in at/);
+  // The code's copy holds what the page shows: no bidi control to reorder it, no escape to end
+  // a terminal's bracketed paste.
+  const code = answer.locator('pre code');
+  const shown = await code.innerText();
+  await answer.locator(tid('docent-copy-code')).click();
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  for (const text of [shown, copied]) {
+    assert.ok(!/[\u202a-\u202e\u2066-\u2069\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(text), JSON.stringify(text));
+  }
+  assert.equal(copied.trim(), shown.trim());
+  // A host spelt to look like docs.example.com is shown as a browser shows it, after every link.
+  const hosts = await answer.locator('.docent-link-host').allInnerTexts();
+  assert.deepEqual(hosts.map((h) => h.trim()), ['(xn--dcs-sed.example.com)', '(xn--dcs-sed.example.com)']);
+  assert.ok(!requests.some((u) => /xn--dcs-sed|d\u043ecs/.test(u)), 'nothing loaded from it');
+});
+
+test('an answer that never ends is cut where nothing more could show, and its stream left', async () => {
+  // An upstream that ignores max_tokens: the widget kept every byte (megabytes a second, for
+  // as long as the proxy's max_stream_secs allows), copied all of it for every streamed piece,
+  // and the page stalled for seconds at a time.
+  await page.goto(pageUrl({ proxy: PROXY, rewrite: 'off' }));
+  await openWidget();
+  await ask('ENDLESS how do I use the FROB_LOG environment variable to debug Frobnicator?');
+  const turn = await lastTurnSettled();
+  assert.equal(await turn.locator(tid('docent-error')).count(), 0, 'an answer, not an error');
+  assert.match(await turn.innerText(), /too long to show in full/);
+  assert.match(await turn.locator(tid('docent-answer')).innerText(), /goes on and on/);
+  let disconnected = false;
+  for (let i = 0; i < 40 && !disconnected; i++) {
+    const reqs = await upstreamRequests();
+    disconnected = reqs.some((r) => lastUserText(r).includes('ENDLESS') && r.body.stream && r.disconnected);
+    if (!disconnected) await page.waitForTimeout(250);
+  }
+  assert.ok(disconnected, 'the stream was left, and the proxy left the upstream');
+  const started = Date.now();
+  await page.evaluate(() => 1);
+  assert.ok(Date.now() - started < 1000, 'the page answers at once');
+});
+
 test('upstream errors, rate limits and moderation show clear messages and keep the question', async () => {
   await page.goto(pageUrl({ proxy: PROXY }));
   await openWidget();

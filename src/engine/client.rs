@@ -340,7 +340,9 @@ pub(super) struct Batch {
 
 impl Batch {
     /// Fold one event's `data:` into the batch (core's decoder, [`wire::parse_chat_chunk`]);
-    /// after an error event the rest is ignored.
+    /// after an error event the rest is ignored. Control characters other than tab and newline
+    /// are left out of the text: the page never shows them (`render`), and the answer is also
+    /// what "Copy" puts on the reader's clipboard (`ESC[201~` ends a terminal's bracketed paste).
     fn take(&mut self, data: &str) {
         if self.error.is_some() {
             return;
@@ -355,7 +357,8 @@ impl Batch {
                     return;
                 }
                 if let Some(c) = delta.content {
-                    self.text.push_str(&c);
+                    self.text
+                        .extend(c.chars().filter(|&c| !c.is_control() || c == '\n' || c == '\t'));
                 }
                 self.done |= delta.done;
             }
@@ -494,5 +497,13 @@ mod tests {
         b.take(r#"{"choices":[{"delta":{"content":"tial"}}]}"#);
         assert_eq!(b.text, "Par");
         assert!(b.error.unwrap().contains("restarted and stopped this answer"));
+    }
+
+    #[test]
+    fn control_characters_never_reach_the_answer_a_reader_copies() {
+        let mut b = Batch::default();
+        b.take(r#"{"choices":[{"delta":{"content":"echo hi\u001b[201~\r\n\u009b2J\u0000"}}]}"#);
+        b.take(r#"{"choices":[{"delta":{"content":"rm\tx\u0007\u007f"}}]}"#);
+        assert_eq!(b.text, "echo hi[201~\n2Jrm\tx");
     }
 }

@@ -40,6 +40,26 @@ use wording::{COUNTING_TOKENS, EMPTY_ANSWER, ENDED_EARLY, NO_CHAT_MODEL, OFFLINE
 /// Hits offered as "closest sections" when the docs don't cover a question.
 const CLOSEST: usize = 3;
 
+/// The most answer text kept, in bytes. The renderer reads no further than twice its output
+/// cap ([`crate::ui::MAX_RENDERED_BYTES`]), so the rest could never be shown; the few bytes
+/// over make it say the answer was cut. Past this the stream is left: an upstream that ignores
+/// `max_tokens`, or never ends, would fill the tab's memory and slow every render.
+pub const MAX_ANSWER_BYTES: usize = 2 * crate::ui::MAX_RENDERED_BYTES + 4;
+
+/// The part of a streamed piece `text` that fits after `kept` bytes of answer
+/// ([`MAX_ANSWER_BYTES`], cut at a character boundary), and whether any of it was left out.
+pub fn fitting(kept: usize, text: &str) -> (&str, bool) {
+    let room = MAX_ANSWER_BYTES.saturating_sub(kept);
+    if text.len() <= room {
+        return (text, false);
+    }
+    let mut cut = room;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    (&text[..cut], true)
+}
+
 /// One widget's long-lived state outside the reactive graph.
 pub struct Engine {
     /// The configuration.
@@ -634,9 +654,15 @@ impl Engine {
                     ))))
                 }
             };
-            if !batch.text.is_empty() {
-                answer.push_str(&batch.text);
-                sink.push(Event::Delta(batch.text));
+            let (text, full) = fitting(answer.len(), &batch.text);
+            if !text.is_empty() {
+                answer.push_str(text);
+                sink.push(Event::Delta(text.to_string()));
+            }
+            if full {
+                // Long enough to show no more: the rest is not read (the answer says it was cut).
+                stream.cancel();
+                break;
             }
             if let Some(message) = batch.error {
                 stream.cancel();
@@ -676,4 +702,36 @@ pub(crate) enum StreamFail {
     Fallback(String),
     /// End the turn.
     Fail(Fail),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_streamed_answer_is_kept_up_to_the_cap_cut_at_a_character() {
+        assert_eq!(fitting(0, "abc"), ("abc", false));
+        assert_eq!(fitting(MAX_ANSWER_BYTES - 3, "abc"), ("abc", false));
+        // "a" 1 byte, "é" 2, "€" 3: three bytes of room hold "aé".
+        assert_eq!(fitting(MAX_ANSWER_BYTES - 3, "aé€"), ("aé", true));
+        assert_eq!(fitting(MAX_ANSWER_BYTES - 2, "€"), ("", true));
+        assert_eq!(fitting(MAX_ANSWER_BYTES, "x"), ("", true));
+        assert_eq!(fitting(MAX_ANSWER_BYTES, ""), ("", false));
+    }
+
+    #[test]
+    fn what_is_kept_of_an_endless_answer_renders_as_cut() {
+        // Even text that shows little (link definitions show nothing) says it was cut.
+        let mut answer = String::from("Intro.\n\n");
+        let mut full = false;
+        while !full {
+            let (text, cut) = fitting(answer.len(), "[a]: /b\n");
+            answer.push_str(text);
+            full = cut;
+        }
+        assert_eq!(answer.len(), MAX_ANSWER_BYTES);
+        let turn = TurnData { answer, ..TurnData::default() };
+        let r = crate::ui::render_answer(&turn, None);
+        assert!(r.truncated && r.html == "<p>Intro.</p>", "{}", r.html);
+    }
 }

@@ -23,15 +23,17 @@
 //! - [`RenderOptions::marks`] (sentences the citation check did not find in their sources,
 //!   [`crate::cite`]) become `<span class="docent-unsupported">not found in [n]</span>` right
 //!   after the sentence.
-//! - Bidi controls survive only in balanced pairs within one run of text (between citations,
-//!   per code line), so an override cannot reorder a citation or anything after its run.
+//! - Bidi controls survive only in balanced pairs within one run of text (between citations),
+//!   so an override cannot reorder a citation or anything after its run, and not at all in
+//!   code, which readers copy: what is copied is what was shown. Control characters other
+//!   than tab and newline are left out everywhere.
 
 use crate::cite::{find_citation, source_label, Mark, Source};
 use crate::source::safety::{is_bidi_control, strip_unpaired_bidi, without_bidi_controls};
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
 /// How to render.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct RenderOptions {
     /// The answer's sources; `[n]` links to the source numbered `n`.
     pub sources: Vec<Source>,
@@ -44,6 +46,12 @@ pub struct RenderOptions {
     /// Sentences not found in their sources, in answer order: a marker goes at each mark's
     /// offset (offsets past the end go at the end).
     pub marks: Vec<Mark>,
+    /// The ASCII form of a host with characters outside ASCII (`xn--dcs-sed.example.com` for
+    /// `dоcs.example.com`, a Cyrillic `о`), shown after a link to it in place of the look-alike.
+    /// The widget passes the browser's own reading (`new URL(…).host`); without one, or when
+    /// it gives none, the host is shown as written (and still never counts as named by the
+    /// link's text).
+    pub ascii_host: Option<fn(&str) -> Option<String>>,
 }
 
 impl Default for RenderOptions {
@@ -53,6 +61,7 @@ impl Default for RenderOptions {
             docs_origin: None,
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
             marks: Vec::new(),
+            ascii_host: None,
         }
     }
 }
@@ -188,10 +197,13 @@ fn host_of(origin: &str) -> &str {
 /// Whether a link's text is a URL on `host` (user name and all), so the reader already sees where
 /// it leads. Text naming another host, or no URL, does not; nor does text that carries bidi
 /// controls or direction marks: an override shows `…/moc.elpmaxe.scod//:sptth` as
-/// "https://docs.example.com/…" while the URL it spells is on another host.
+/// "https://docs.example.com/…" while the URL it spells is on another host. Nor does a host
+/// with letters outside ASCII, which may copy the docs host's look (`dоcs.example.com`, with
+/// a Cyrillic `о`): its ASCII form is shown ([`RenderOptions::ascii_host`]).
 fn names_host(label: &str, host: &str) -> bool {
     let reorders = |c: char| is_bidi_control(c) || matches!(c, '\u{200e}' | '\u{200f}' | '\u{61c}');
-    !label.chars().any(reorders)
+    host.is_ascii()
+        && !label.chars().any(reorders)
         && matches!(classify_url(label), Some(UrlKind::Absolute { origin }) if authority_of(&origin) == host)
 }
 
@@ -559,18 +571,24 @@ impl<'o> Writer<'o> {
         }
     }
 
-    /// Write text, escaped, cutting it at the cap.
+    /// Write text, escaped, cutting it at the cap. Control characters other than tab and
+    /// newline are left out: a page shows them as nothing, yet they are in what the reader
+    /// copies (`ESC[201~` ends a terminal's bracketed paste, so a pasted command runs before
+    /// the reader has looked at it).
     fn escaped_text(&mut self, s: &str) {
         if self.truncated {
             return;
         }
-        // Every piece of text (each run between citations, each code line) is balanced, so a
-        // bidi override in the docs or the model's text cannot reorder what follows it.
+        // Every piece of text (each run between citations) is balanced, so a bidi override in
+        // the docs or the model's text cannot reorder what follows it.
         let s = strip_unpaired_bidi(s);
         let s = s.as_ref();
         let mut buf = [0u8; 4];
         let mut piece = String::new();
         for c in s.chars() {
+            if c.is_control() && c != '\n' && c != '\t' {
+                continue;
+            }
             piece.clear();
             escape_html(c.encode_utf8(&mut buf), &mut piece);
             if !self.fits(piece.len()) {
@@ -579,6 +597,14 @@ impl<'o> Writer<'o> {
             }
             self.out.push_str(&piece);
         }
+    }
+
+    /// Write code (a block's line, a span), escaped, without any bidi control: code is what
+    /// readers copy into a terminal or an editor, and balanced overrides or isolates would show
+    /// it in another order than the one copied ("Trojan Source", CVE-2021-42574; rustc refuses
+    /// them in code too).
+    fn code_text(&mut self, s: &str) {
+        self.escaped_text(&without_bidi_controls(s));
     }
 
     fn flush_text(&mut self) {
@@ -662,8 +688,10 @@ impl<'o> Writer<'o> {
     /// After an external link whose text does not name its host: the host.
     fn show_host(&mut self, host: &str) {
         self.open("<span class=\"docent-link-host\">", "</span>");
+        let ascii =
+            (!host.is_ascii()).then(|| self.opts.ascii_host.and_then(|f| f(host))).flatten();
         self.escaped_text(" (");
-        self.escaped_text(host);
+        self.escaped_text(ascii.as_deref().unwrap_or(host));
         self.escaped_text(")");
         self.close();
     }
@@ -737,7 +765,7 @@ impl<'o> Writer<'o> {
             Event::Text(_) | Event::Code(_) if matches!(self.cite_link, Some((_, true))) => {}
             Event::Text(t) => {
                 if self.raw_depth > 0 {
-                    self.escaped_text(&t);
+                    self.code_text(&t);
                 } else {
                     if literal {
                         self.literal.push(self.text.len());
@@ -765,12 +793,12 @@ impl<'o> Writer<'o> {
             Event::End(tag) => self.end(tag),
             Event::Code(t) | Event::InlineMath(t) => {
                 self.open("<code>", "</code>");
-                self.escaped_text(&t);
+                self.code_text(&t);
                 self.close();
             }
             Event::DisplayMath(t) => {
                 self.open("<div class=\"docent-code\"><pre><code>", "</code></pre></div>");
-                self.escaped_text(&t);
+                self.code_text(&t);
                 self.close();
             }
             Event::Html(t) | Event::InlineHtml(t) => self.escaped_text(&t),

@@ -96,6 +96,7 @@ fn opts() -> RenderOptions {
         docs_origin: Some("https://docs.example.com".into()),
         max_output_bytes: 1 << 20,
         marks: Vec::new(),
+        ascii_host: None,
     }
 }
 
@@ -499,6 +500,61 @@ fn bidi_controls_in_a_links_text_never_hide_its_host() {
     // Plain text naming the link's own host still needs no host after it.
     let r = render_markdown("[https://evil.io/x](https://evil.io/x)", &opts());
     assert!(!r.html.contains("docent-link-host"), "{}", r.html);
+}
+
+#[test]
+fn code_keeps_no_bidi_control_so_what_is_copied_is_what_was_shown() {
+    // "Trojan Source": balanced isolates and overrides show a line of code in another order
+    // than the one the copy button (or a selection) takes into a terminal. Paired controls in
+    // prose stay (right-to-left text uses them).
+    let md = "Run:\n\n```sh\nrm -rf ~ \u{2067}# \u{2066}echo safe\u{2069}\u{2069}\n```\n\n\
+              Or `a\u{202e}b\u{202c}c`, in prose \u{202e}evil\u{202c} stays.";
+    let r = render_markdown(md, &opts());
+    assert_safe(md, &r);
+    assert!(
+        r.html.contains("<code class=\"language-sh\">rm -rf ~ # echo safe\n</code>"),
+        "{}",
+        r.html
+    );
+    assert!(r.html.contains("<code>abc</code>"), "{}", r.html);
+    assert!(r.html.contains("\u{202e}evil\u{202c}"), "{}", r.html);
+}
+
+#[test]
+fn control_characters_never_reach_the_page_or_what_is_copied() {
+    // Invisible on the page, yet copied with the text: `ESC[201~` ends a terminal's bracketed
+    // paste, so a pasted snippet runs before the reader has looked at it.
+    let md = "Paste `x\u{1b}[201~y` then:\n\n```sh\necho hi\u{1b}[201~\u{9b}2J\u{8}\u{7f}\r\nrm\tx\n```\n\nText\u{7}\u{0} end.";
+    let r = render_markdown(md, &opts());
+    assert_safe(md, &r);
+    assert!(!r.html.chars().any(|c| c.is_control() && c != '\n' && c != '\t'), "{:?}", r.html);
+    assert!(r.html.contains("<code>x[201~y</code>"), "{}", r.html);
+    assert!(r.html.contains("echo hi[201~2J\nrm\tx\n</code>"), "{:?}", r.html);
+}
+
+#[test]
+fn a_host_in_look_alike_letters_is_shown_in_its_ascii_form() {
+    // `dоcs.example.com` with a Cyrillic `о` is another host that reads as the docs host: a
+    // link whose text spelt it showed no host at all, and a host shown after a link read as
+    // the docs site. Browsers show such names as Punycode; the widget asks its browser for
+    // that form (here a stand-in), and shows the host after every link to it.
+    fn ascii(host: &str) -> Option<String> {
+        (host == "dоcs.example.com").then(|| "xn--dcs-sed.example.com".to_string())
+    }
+    let md = "[https://dоcs.example.com/login](https://dоcs.example.com/login), \
+              <https://dоcs.example.com/> and [the docs](https://dоcs.example.com/)";
+    let r = render_markdown(md, &RenderOptions { ascii_host: Some(ascii), ..opts() });
+    assert_safe(md, &r);
+    assert_eq!(r.html.matches(" (xn--dcs-sed.example.com)</span>").count(), 3, "{}", r.html);
+    // Without an ASCII form the host is shown as written, still after every link.
+    let r = render_markdown(md, &opts());
+    assert_eq!(r.html.matches(" (dоcs.example.com)</span>").count(), 3, "{}", r.html);
+    // ASCII hosts are shown as they are, and named by a link text that spells them.
+    let r = render_markdown(
+        "[https://evil.example/](https://evil.example/) [x](https://evil.example/)",
+        &RenderOptions { ascii_host: Some(|_| Some("wrong".into())), ..opts() },
+    );
+    assert_eq!(r.html.matches(" (evil.example)</span>").count(), 1, "{}", r.html);
 }
 
 #[test]
