@@ -8,6 +8,7 @@
 use docent_core::budget::Plan;
 use docent_core::prompt::Message;
 use docent_core::retrieve;
+use docent_core::source::safety::is_unseen_control;
 use docent_core::sse::SseParser;
 use docent_core::wire::{self, DocentField, ErrorCode, Task};
 use docent_core::Index;
@@ -357,8 +358,7 @@ impl Batch {
                     return;
                 }
                 if let Some(c) = delta.content {
-                    self.text
-                        .extend(c.chars().filter(|&c| !c.is_control() || c == '\n' || c == '\t'));
+                    self.text.extend(c.chars().filter(|&c| !is_unseen_control(c)));
                 }
                 self.done |= delta.done;
             }

@@ -29,7 +29,9 @@
 //!   than tab and newline are left out everywhere.
 
 use crate::cite::{find_citation, source_label, Mark, Source};
-use crate::source::safety::{is_bidi_control, strip_unpaired_bidi, without_bidi_controls};
+use crate::source::safety::{
+    is_bidi_control, is_unseen_control, strip_unpaired_bidi, without_bidi_controls,
+};
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
 /// How to render.
@@ -586,7 +588,7 @@ impl<'o> Writer<'o> {
         let mut buf = [0u8; 4];
         let mut piece = String::new();
         for c in s.chars() {
-            if c.is_control() && c != '\n' && c != '\t' {
+            if is_unseen_control(c) {
                 continue;
             }
             piece.clear();

@@ -230,8 +230,8 @@ pub fn cl100k_ranks_file() -> String {
 
 /// The exact cl100k token count, fast: cl100k's pre-tokenisation (the [`CL100K_PATTERN`]
 /// regex) done by hand, and each piece's BPE count memoised (docs repeat their words). A piece
-/// over 1 KB (no word is; a base64 blob may be) is counted in 1 KB parts, which may count a
-/// token more per part than tiktoken.
+/// over 128 bytes (no word of The Rust Book or The Reference is over 63; a base64 blob may be)
+/// is counted in 128-byte parts, which may differ from tiktoken by a token per part.
 ///
 /// tiktoken-rs runs that pattern with a backtracking regex engine, which is most of its time;
 /// this splitter gives the same pieces (the test `the_fast_counter_agrees_with_tiktoken…` checks

@@ -128,7 +128,7 @@ fn trigram_score(text: &str) -> Option<f32> {
                 continue;
             }
             let table: &Vec<(i32, Vec<&str>)> = table.get_or_insert_with(trigram_table);
-            for k in 0..(ends.len() - 3).min((MAX_TRIGRAMS - n.min(MAX_TRIGRAMS)) as usize) {
+            for k in 0..(ends.len() - 3).min((MAX_TRIGRAMS - n) as usize) {
                 let gram = &padded[ends[k]..ends[k + 3]];
                 n += 1;
                 sum += table

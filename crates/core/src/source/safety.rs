@@ -115,6 +115,12 @@ pub fn clean_anchor(anchor: &str) -> Cow<'_, str> {
     Cow::Owned(t.chars().filter(|&c| !(c.is_control() || is_bidi_control(c))).collect())
 }
 
+/// A control character other than tab and newline: nothing on a page, yet in what a reader
+/// copies (`ESC[201~` ends a terminal's bracketed paste) and what a terminal obeys.
+pub fn is_unseen_control(c: char) -> bool {
+    c.is_control() && c != '\n' && c != '\t'
+}
+
 /// `s` without terminal escape sequences and other control characters (tabs and newlines
 /// stay). VitePress pages include `.ansi` snippets of a terminal's output (`<<< ./out.ansi`),
 /// whose colour codes (`ESC[32m`) would otherwise become search words ("32m") and show in
@@ -125,8 +131,7 @@ pub fn clean_anchor(anchor: &str) -> Cow<'_, str> {
 pub fn without_terminal_escapes(s: &str) -> Cow<'_, str> {
     /// The longest OSC string (a hyperlink's URL, a window title) looked for a terminator.
     const OSC_MAX: usize = 4096;
-    let unwanted = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if !s.chars().any(unwanted) {
+    if !s.chars().any(is_unseen_control) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len());
@@ -176,7 +181,7 @@ pub fn without_terminal_escapes(s: &str) -> Cow<'_, str> {
                 // Any other escape is two characters (`ESC c`, `ESC 7`…).
                 _ => {}
             }
-        } else if !unwanted(c) {
+        } else if !is_unseen_control(c) {
             out.push(c);
         }
     }
