@@ -53,11 +53,7 @@ pub fn fitting(kept: usize, text: &str) -> (&str, bool) {
     if text.len() <= room {
         return (text, false);
     }
-    let mut cut = room;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    (&text[..cut], true)
+    (&text[..docent_core::text::floor_char_boundary(text, room)], true)
 }
 
 /// One widget's long-lived state outside the reactive graph.

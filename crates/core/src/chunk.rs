@@ -362,19 +362,9 @@ impl Chunker<'_> {
         let mut out = Vec::new();
         let mut rest = text.trim();
         // A char boundary at or below `n` (at least the first char).
-        let floor = |s: &str, n: usize| {
-            if n >= s.len() {
-                return s.len();
-            }
-            let mut i = n;
-            while i > 0 && !s.is_char_boundary(i) {
-                i -= 1;
-            }
-            if i == 0 {
-                s.chars().next().map_or(s.len(), char::len_utf8)
-            } else {
-                i
-            }
+        let floor = |s: &str, n: usize| match crate::text::floor_char_boundary(s, n) {
+            0 => s.chars().next().map_or(s.len(), char::len_utf8),
+            i => i,
         };
         while !rest.is_empty() {
             // Only a head of the rest can fit: 16 bytes a token, doubled while all of it fits.

@@ -13,6 +13,7 @@
 //! - [`cite`]: numbered sources, and the check that cited sentences are backed by them.
 //! - [`render`]: safe, incremental Markdown rendering with [n] citations.
 //! - [`extractive`]: answers without a chat model: the best sentences, cited.
+//! - [`text`]: cutting strings at character boundaries.
 //! - [`sse`]: a streaming parser for OpenAI's server-sent events.
 //! - [`wire`]: the widget↔proxy contract: `x-docent-*` headers, error codes, the `docent`
 //!   request field, and the one decoder of streamed answers' chunks.
@@ -37,6 +38,7 @@ pub mod search;
 pub mod source;
 pub mod split;
 pub mod sse;
+pub mod text;
 pub mod tokens;
 pub mod vector;
 pub mod wire;

@@ -419,10 +419,7 @@ pub fn render_markdown(md: &str, opts: &RenderOptions) -> Rendered {
     // Past twice the output cap the input is not read: the output would be cut anyway, and a
     // hostile answer (megabytes of link definitions or citations) would otherwise cost a full
     // parse on every streamed chunk.
-    let mut cut = md.len().min(opts.max_output_bytes.saturating_mul(2));
-    while !md.is_char_boundary(cut) {
-        cut -= 1;
-    }
+    let cut = crate::text::floor_char_boundary(md, opts.max_output_bytes.saturating_mul(2));
     let md_cut = cut < md.len();
     let md = limit_nesting(&md[..cut]);
     let md = &*md;

@@ -515,10 +515,7 @@ mod fast {
                         // Longer than any word: counted in parts (see LONG_PIECE).
                         let mut rest = p;
                         while !rest.is_empty() {
-                            let mut end = rest.len().min(LONG_PIECE);
-                            while !rest.is_char_boundary(end) {
-                                end -= 1;
-                            }
+                            let end = crate::text::floor_char_boundary(rest, LONG_PIECE);
                             piece(&rest[..end]);
                             rest = &rest[end..];
                         }

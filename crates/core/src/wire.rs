@@ -289,11 +289,7 @@ pub enum ChunkError {
 
 /// The first 120 bytes of a payload (cut at a character boundary), for error messages.
 fn snippet(s: &str) -> String {
-    let mut end = s.len().min(120);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].to_string()
+    s[..crate::text::floor_char_boundary(s, 120)].to_string()
 }
 
 /// Decode one `data:` payload of an OpenAI chat completion stream: `[DONE]`, a

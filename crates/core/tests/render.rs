@@ -743,10 +743,7 @@ proptest! {
             md.push_str(XSS_VECTORS[*p]);
             md.push_str(seps[i % seps.len()]);
         }
-        let mut cut = ((md.len() as f64) * frac) as usize;
-        while !md.is_char_boundary(cut) {
-            cut -= 1;
-        }
+        let cut = docent_core::text::floor_char_boundary(&md, ((md.len() as f64) * frac) as usize);
         let prefix = &md[..cut];
         let r = render_markdown(prefix, &RenderOptions { max_output_bytes: cap, ..opts() });
         prop_assert!(r.html.len() <= cap);

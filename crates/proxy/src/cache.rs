@@ -229,10 +229,7 @@ pub fn replay(c: &Cached, id: &str, created: u64, include_usage: bool) -> String
     // Pieces of about 64 bytes, cut at character boundaries, like a model's stream.
     let mut rest = c.content.as_str();
     while !rest.is_empty() {
-        let mut cut = rest.len().min(64);
-        while !rest.is_char_boundary(cut) {
-            cut += 1;
-        }
+        let cut = docent_core::text::ceil_char_boundary(rest, 64);
         let (piece, tail) = rest.split_at(cut);
         push(chunk(serde_json::json!({"content": piece}), None));
         rest = tail;
