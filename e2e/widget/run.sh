@@ -143,6 +143,16 @@ else
   "$DOCENT" index "$ROOT/docs" --out "$WORK/split/index.bin" --embed none --base-url /docs/ --split always >>"$WORK/index.log" 2>&1 \
     || { cat "$WORK/index.log" >&2; die "docent index --split failed"; }
   export DOCENT_E2E_SPLIT_DIR="$WORK/split"
+  # Hostile docs pages (e2e/widget/hostile: script, event handlers, javascript: links, raw HTML,
+  # and a title and headings of 200 KB, written here from @LONG@ so the repository holds no such
+  # file), in an index of their own.
+  mkdir -p "$WORK/hostile-docs" "$WORK/hostile"
+  node -e 'const fs = require("fs"); const [src, dst] = process.argv.slice(1);
+    for (const f of fs.readdirSync(src)) fs.writeFileSync(`${dst}/${f}`, fs.readFileSync(`${src}/${f}`, "utf8").replaceAll("@LONG@", "W".repeat(200000)));' \
+    "$HERE/hostile" "$WORK/hostile-docs"
+  "$DOCENT" index "$WORK/hostile-docs" --out "$WORK/hostile/index.bin" --embed none --base-url /hostile/ >>"$WORK/index.log" 2>&1 \
+    || { cat "$WORK/index.log" >&2; die "docent index of the hostile pages failed"; }
+  export DOCENT_E2E_HOSTILE_DIR="$WORK/hostile"
   say "writing the offline demo site (docent demo --offline)"
   "$DOCENT" demo --offline "$WORK/demo" --embed none --docs "$ROOT/docs" --widget-dir "$ROOT/dist/widget" >"$WORK/demo.log" 2>&1 \
     || { cat "$WORK/demo.log" >&2; die "docent demo --offline failed"; }

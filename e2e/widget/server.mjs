@@ -6,6 +6,7 @@
 //   /split/<file>    a split index (DOCENT_E2E_SPLIT_DIR: the entry index.bin and its shards)
 //   /vsplit/<file>   a split index with vectors by cluster (DOCENT_E2E_VSPLIT_DIR)
 //   /split-bad/<file> the same, with every shard's last byte flipped (a stale or mixed deploy)
+//   /hostile/<file>  the index of e2e/widget/hostile's pages (DOCENT_E2E_HOSTILE_DIR)
 //   /demo/<path>     the offline demo site (DOCENT_E2E_DEMO, `docent demo --offline` output)
 //   /page?...        a test page with the widget; query: proxy, inline=1, theme, starters,
 //                    launcher, title, index (default /docent/index.bin)
@@ -27,6 +28,7 @@ const indexFile = process.env.DOCENT_E2E_INDEX ? path.resolve(process.env.DOCENT
 const scopedIndexFile = process.env.DOCENT_E2E_SCOPED_INDEX ? path.resolve(process.env.DOCENT_E2E_SCOPED_INDEX) : null;
 const splitDir = process.env.DOCENT_E2E_SPLIT_DIR ? path.resolve(process.env.DOCENT_E2E_SPLIT_DIR) : null;
 const vsplitDir = process.env.DOCENT_E2E_VSPLIT_DIR ? path.resolve(process.env.DOCENT_E2E_VSPLIT_DIR) : null;
+const hostileDir = process.env.DOCENT_E2E_HOSTILE_DIR ? path.resolve(process.env.DOCENT_E2E_HOSTILE_DIR) : null;
 const demoDir = process.env.DOCENT_E2E_DEMO ? path.resolve(process.env.DOCENT_E2E_DEMO) : null;
 const port = Number(process.env.PORT || 0);
 const coi = process.env.COI === '1';
@@ -99,6 +101,7 @@ const server = http.createServer((req, res) => {
   if (p === '/docent/scoped.bin' && scopedIndexFile) return serveFile(res, scopedIndexFile, req);
   if (p.startsWith('/split/') && splitDir) return serveFile(res, path.join(splitDir, p.slice('/split/'.length)), req);
   if (p.startsWith('/vsplit/') && vsplitDir) return serveFile(res, path.join(vsplitDir, p.slice('/vsplit/'.length)), req);
+  if (p.startsWith('/hostile/') && hostileDir) return serveFile(res, path.join(hostileDir, p.slice('/hostile/'.length)), req);
   if (p.startsWith('/split-bad/') && splitDir) {
     const name = p.slice('/split-bad/'.length);
     if (!/^index-[pt]-/.test(name)) return serveFile(res, path.join(splitDir, name), req);

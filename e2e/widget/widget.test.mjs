@@ -345,6 +345,40 @@ test('without a proxy the widget answers with cited excerpts', async () => {
   assert.ok(!requests.some((u) => u.includes('/v1/')), 'no proxy calls');
 });
 
+test('a hostile docs page is shown as text, loads nothing, and its 200 KB title stays short', async (t) => {
+  // e2e/widget/hostile: script, event handlers, javascript: links and raw HTML in a Markdown and a
+  // built page, whose title and headings are 200 KB long. The title went whole into the answer,
+  // a citation's title, the sources list and "What I looked at" (megabytes of page, a turn
+  // 100,000 pixels tall) and into sessionStorage, which two such turns filled for the site.
+  if (!process.env.DOCENT_E2E_HOSTILE_DIR) return t.skip('DOCENT_E2E_HOSTILE_DIR not set');
+  await page.goto(pageUrl({ index: '/hostile/index.bin' }));
+  await openWidget();
+  for (const question of ['zorblax setup', 'flimflam setup']) {
+    await ask(question);
+    const turn = await lastTurnSettled();
+    await turn.locator(tid('docent-excerpt-label')).waitFor({ timeout: T });
+    assert.match(await turn.locator(tid('docent-answer')).innerText(), /setup/i);
+    await turn.locator(`${tid('docent-looked-at')} summary`).click();
+    const html = await turn.evaluate((e) => e.innerHTML);
+    assert.ok(html.length < 40_000, `a turn of ${html.length} bytes of HTML`);
+    assert.equal(await turn.locator('img, script, iframe, object, embed, svg, style').count(), 0);
+    const hrefs = await turn.locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href') || ''));
+    for (const h of hrefs) assert.ok(/^(\/hostile\/|#)/.test(h), `a link off the site: ${h}`);
+    const onAttrs = await turn.evaluate((e) => [...e.querySelectorAll('*')].flatMap((n) => [...n.attributes].map((a) => a.name)).filter((n) => n.startsWith('on')));
+    assert.deepEqual(onAttrs, []);
+    // A title of one long word wraps inside the panel.
+    const past = await page.locator(tid('docent-dialog')).evaluate((d) => {
+      const right = d.getBoundingClientRect().right;
+      return [...d.querySelectorAll('*')].filter((e) => e.getBoundingClientRect().right > right + 1).map((e) => `${e.tagName}.${e.className}`);
+    });
+    assert.deepEqual(past, [], 'nothing runs past the panel');
+  }
+  assert.equal(await page.evaluate(() => typeof window.__pwned), 'undefined', 'a docs page ran script');
+  assert.ok(!requests.some((u) => u.includes('evil.example')), 'nothing loaded from the page\'s hosts');
+  const saved = await page.evaluate(() => Object.values(sessionStorage).reduce((n, v) => n + v.length, 0));
+  assert.ok(saved < 60_000, `the conversation keeps ${saved} characters in sessionStorage`);
+});
+
 test('a starter question is asked when clicked, and the starters leave with the empty state', async () => {
   await page.goto(pageUrl({ starters: 'How do I limit the cache size? | Is <b>this</b> "escaped"?' }));
   await openWidget();

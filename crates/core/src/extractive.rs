@@ -93,8 +93,22 @@ struct Candidate {
     terms: Vec<String>,
 }
 
-/// [`answer`] over any [`ChunkSource`].
+/// [`answer`] over any [`ChunkSource`]. The Markdown holds no control character but tab and
+/// newline: the widget's "Copy" puts it on the reader's clipboard as it is, and an index not
+/// built by this docent (which removes them from pages) may hold a code block's `ESC[201~`,
+/// which ends a terminal's bracketed paste and runs the rest of what is pasted.
 pub fn answer_from(
+    index: &dyn ChunkSource,
+    result: &SearchResult,
+    question: &str,
+    max_sentences: usize,
+) -> Extractive {
+    let mut ex = excerpts(index, result, question, max_sentences);
+    ex.markdown.retain(|c| !crate::source::safety::is_unseen_control(c));
+    ex
+}
+
+fn excerpts(
     index: &dyn ChunkSource,
     result: &SearchResult,
     question: &str,

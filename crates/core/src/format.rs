@@ -41,6 +41,7 @@
 
 use crate::lexical::LexicalIndex;
 use crate::model::{Chunk, IndexHeader, Quantization};
+use crate::source::safety::{capped_label, MAX_ANCHOR_BYTES};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -627,13 +628,13 @@ impl<'a> ChunkRef<'a> {
     pub fn breadcrumb(&self) -> Vec<&'a str> {
         let mut parts = Vec::new();
         if let Crumbs::Labels(labels) = self.crumbs {
-            return labels.iter().map(|l| &**l).collect();
+            return labels.iter().map(|l| capped_label(l)).collect();
         }
         if let Crumbs::Trie(index, mut node) = self.crumbs {
             // Parents always have smaller ids (validated at load), so this terminates.
             while node != NO_NODE && (node as usize) < index.crumb_count() {
                 let (parent, label) = index.crumb_node(node as usize);
-                parts.push(label);
+                parts.push(capped_label(label));
                 if parent != NO_NODE && parent >= node {
                     break;
                 }
@@ -1032,6 +1033,19 @@ impl Index {
     /// the title, anchor, breadcrumb, token count and text are empty until the chunk's text
     /// shard is attached.
     pub fn chunk_ref(&self, i: usize) -> ChunkRef<'_> {
+        let mut c = self.stored_chunk_ref(i);
+        // Titles and headings as long as a page can make them are read only so far (this docent
+        // cuts them when it builds pages, `source::PageBuilder`; an index it did not build may
+        // not have). A page's ids are not cut when indexed: one past its cap is dropped, and the
+        // link goes to the page instead of carrying kilobytes into every href.
+        c.title = capped_label(c.title);
+        if c.anchor.len() > MAX_ANCHOR_BYTES {
+            c.anchor = "";
+        }
+        c
+    }
+
+    fn stored_chunk_ref(&self, i: usize) -> ChunkRef<'_> {
         let mut c = ChunkRef {
             url: "",
             anchor: "",
@@ -1233,6 +1247,31 @@ mod tests {
         };
         c.hash = c.compute_hash();
         c
+    }
+
+    #[test]
+    fn titles_headings_and_ids_past_the_label_cap_are_not_read_whole() {
+        use crate::source::safety::MAX_LABEL_BYTES;
+        // An index written by another docent (this one cuts them when it builds pages).
+        let huge = "W".repeat(200_000);
+        let mut c = chunk("/docs/big", &huge, "text");
+        c.title = huge.clone();
+        c.breadcrumb = vec![huge.clone(), "Setup".into()];
+        let ok = chunk("/docs/ok", "ok", "more text");
+        let cjk = "%E5%AE%89".repeat(60);
+        let long_id = chunk("/docs/cjk", &cjk, "text");
+        let bytes = write_index(&IndexHeader::default(), &[c, ok, long_id], None).unwrap();
+        let idx = Index::from_bytes(bytes).unwrap();
+        let big = idx.chunk(0);
+        assert_eq!((big.title.len(), big.anchor.as_str()), (MAX_LABEL_BYTES, ""));
+        assert_eq!(big.breadcrumb, vec!["W".repeat(MAX_LABEL_BYTES), "Setup".into()]);
+        assert_eq!(big.link(), "/docs/big", "the link leads to the page");
+        let ok = idx.chunk(1);
+        assert_eq!(
+            (ok.title.as_str(), ok.anchor.as_str(), ok.link()),
+            ("Title", "ok", "/docs/ok#ok".into())
+        );
+        assert_eq!(idx.chunk(2).anchor, cjk, "an id in percent escapes is kept");
     }
 
     #[test]

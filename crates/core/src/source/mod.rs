@@ -453,9 +453,8 @@ impl PageBuilder {
 
     /// A heading. Levels 5–6 do not start a section: they become a text line.
     pub(crate) fn heading(&mut self, level: u8, text: &str, anchor: &str) {
-        let text =
-            safety::strip_unpaired_bidi(&normalize_ws(&safety::without_terminal_escapes(text)))
-                .into_owned();
+        let text = normalize_ws(&safety::without_terminal_escapes(text));
+        let text = safety::strip_unpaired_bidi(&safety::shortened_label(&text)).into_owned();
         if level == 1 && self.first_h1.is_none() && !text.is_empty() {
             self.first_h1 = Some(text.clone());
         }
@@ -528,8 +527,8 @@ impl PageBuilder {
             .or(self.first_heading.take())
             .unwrap_or_else(|| fallback.to_string());
         // Front matter titles and `<title>` come here unfiltered (headings were stripped above).
-        let title =
-            safety::strip_unpaired_bidi(&safety::without_terminal_escapes(&title)).into_owned();
+        let title = safety::without_terminal_escapes(&title);
+        let title = safety::strip_unpaired_bidi(&safety::shortened_label(&title)).into_owned();
         let mut sections = self.sections;
         give_empty_headings_their_children(&mut sections);
         carry_empty_headings_to_the_next(&mut sections);
@@ -806,6 +805,26 @@ mod tests {
         // title is the first line of the sibling after it (below).
         assert!(p.sections.iter().all(|s| s.anchor != "guide" || s.blocks.is_empty()));
         assert!(p.sections.iter().find(|s| s.anchor == "empty").unwrap().blocks.is_empty());
+    }
+
+    #[test]
+    fn a_page_title_or_heading_of_megabytes_is_stored_cut_to_the_label_cap() {
+        use super::safety::MAX_LABEL_BYTES;
+        let huge = format!("Setup \u{202e}{}\u{202c}", "W".repeat(200_000));
+        let mut b = PageBuilder::new();
+        b.heading(2, &huge, "setup");
+        b.text("Text.");
+        let p = b.finish(Some(huge.clone()), "x");
+        let section = p.sections.iter().find(|s| s.anchor == "setup").unwrap();
+        for label in [&p.title, &section.heading, &section.breadcrumb[0]] {
+            assert!(
+                label.len() <= MAX_LABEL_BYTES && label.ends_with('\u{2026}'),
+                "{}",
+                label.len()
+            );
+            // The cut took the override's end: the override went with it.
+            assert!(label.starts_with("Setup W"), "{label}");
+        }
     }
 
     #[test]

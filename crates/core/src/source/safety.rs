@@ -115,6 +115,45 @@ pub fn clean_anchor(anchor: &str) -> Cow<'_, str> {
     Cow::Owned(t.chars().filter(|&c| !(c.is_control() || is_bidi_control(c))).collect())
 }
 
+/// The most bytes of a page title or a heading that an index keeps and its readers show. A page
+/// can hold a 200 KB title or heading (and the id made from it, [`MAX_ANCHOR_BYTES`]): the widget
+/// showed it in the answer, a citation's title, the sources list and "What I looked at", each
+/// cited or looked-at section megabytes of page and a turn 100,000 pixels tall, and kept it in
+/// sessionStorage, which two such turns filled for the whole site. Real titles and headings
+/// are far shorter than this.
+pub const MAX_LABEL_BYTES: usize = 300;
+
+/// The most bytes of a heading's id that readers of an index link to; a longer one is dropped
+/// (the link goes to the page). More than [`MAX_LABEL_BYTES`]: an id may spell its heading with
+/// percent escapes (9 bytes for a CJK character), and a page's ids are not cut at index time.
+pub const MAX_ANCHOR_BYTES: usize = 1024;
+
+/// `s` cut to at most [`MAX_LABEL_BYTES`] bytes, at a char boundary: how readers take a title
+/// or heading from an index (one not built by this docent may hold longer ones).
+pub fn capped_label(s: &str) -> &str {
+    &s[..floor_char_boundary(s, MAX_LABEL_BYTES)]
+}
+
+/// A title or heading as an index stores it: one over [`MAX_LABEL_BYTES`] is cut to end in
+/// "…" within that many bytes. Cut before bidi controls are paired ([`strip_unpaired_bidi`]),
+/// since a cut can take away the end of a pair.
+pub fn shortened_label(s: &str) -> Cow<'_, str> {
+    if s.len() <= MAX_LABEL_BYTES {
+        return Cow::Borrowed(s);
+    }
+    let kept = &s[..floor_char_boundary(s, MAX_LABEL_BYTES - '\u{2026}'.len_utf8())];
+    Cow::Owned(format!("{}\u{2026}", kept.trim_end()))
+}
+
+/// The largest char boundary of `s` at or below `i` (`s.len()` when `i` is past it).
+fn floor_char_boundary(s: &str, i: usize) -> usize {
+    let mut i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
 /// A control character other than tab and newline: nothing on a page, yet in what a reader
 /// copies (`ESC[201~` ends a terminal's bracketed paste) and what a terminal obeys.
 pub fn is_unseen_control(c: char) -> bool {
@@ -306,6 +345,24 @@ mod tests {
                 break;
             }
         }
+    }
+
+    #[test]
+    fn titles_and_headings_past_the_label_cap_are_cut_at_a_char_boundary() {
+        assert_eq!(capped_label("Install"), "Install");
+        assert_eq!(shortened_label("Install"), "Install");
+        let long = "é".repeat(MAX_LABEL_BYTES);
+        let cut = capped_label(&long);
+        assert_eq!((cut.len(), cut.chars().count()), (MAX_LABEL_BYTES, MAX_LABEL_BYTES / 2));
+        let odd = format!("x{long}");
+        assert_eq!(capped_label(&odd).len(), MAX_LABEL_BYTES - 1, "never inside a char");
+        let short = shortened_label(&odd);
+        assert!(short.len() <= MAX_LABEL_BYTES && short.ends_with('\u{2026}'), "{short}");
+        let spaced = format!("{} {}", "a".repeat(MAX_LABEL_BYTES - 4), "b".repeat(9));
+        assert_eq!(
+            shortened_label(&spaced),
+            format!("{}\u{2026}", "a".repeat(MAX_LABEL_BYTES - 4))
+        );
     }
 
     #[test]
