@@ -151,7 +151,7 @@ mod tests {
     }
 
     #[test]
-    fn nesting_past_the_limit_keeps_its_text_in_order_and_parses_in_linear_time() {
+    fn nesting_past_the_limit_keeps_its_text_in_order_and_the_tree_shallow() {
         for open in ["<div>", "<ul><li>", "<span>", "<div/>", "<li><dd>", "<p><b x=1></p>t "] {
             let n = 50_000;
             let mut page = String::from("<html><body><main><h1 id=top>Deep </h1>");
@@ -165,12 +165,11 @@ mod tests {
             let name = open[1..].split(['>', ' ', '/']).next().unwrap();
             page.push_str(&format!("</{name}>").repeat(n));
             page.push_str("<h2 id=end>End</h2>after</main></body></html>");
-            let started = std::time::Instant::now();
+            // Unbounded, 50,000 levels take a minute or more (quadratic in the tree builder's
+            // scope checks); bounded, well under a second in a release build. The bound is
+            // checked by the tree's depth below, not by a clock (a shared CI machine under load
+            // took 21 s of a debug build once).
             let doc = parse_html(&page);
-            let took = started.elapsed();
-            // Unbounded, 50,000 levels take a minute or more (quadratic); bounded, well under a second
-            // in a release build. Debug builds and a shared machine get room.
-            assert!(took.as_secs() < 20, "{open}: {took:?}");
             let t = text(&doc);
             let words: Vec<&str> = t.split_whitespace().filter(|w| w.starts_with('w')).collect();
             assert_eq!(words.len(), n / 1000, "{open}");
