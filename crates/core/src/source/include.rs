@@ -185,9 +185,13 @@ fn default_import(statement: &str) -> Option<(&str, &str)> {
     (!name.is_empty()).then_some((name, spec))
 }
 
-/// A module in the site: relative to the page, or from the site's root (`@site/`).
+/// A module in the site: relative to the page, from the site's root (`@site/`), or from the
+/// source folder (`/snippets/x.mdx`, as Mintlify writes them; not `//host/x`).
 fn is_local(spec: &str) -> bool {
-    spec.starts_with("./") || spec.starts_with("../") || spec.starts_with("@site/")
+    spec.starts_with("./")
+        || spec.starts_with("../")
+        || spec.starts_with("@site/")
+        || (spec.starts_with('/') && !spec.starts_with("//"))
 }
 
 /// `import Name from './x.mdx'` → (Name, "./x.mdx") for relative Markdown imports.
@@ -407,10 +411,14 @@ fn raw_code(spec: &str, attrs: &str, from: &str, inc: &dyn Includes) -> Option<S
 }
 
 /// An imported module's file as a source-relative path: from the site's root (`@site/`,
-/// [`site_path`]) or relative to page `from`, above the source folder only when `may_leave`.
+/// [`site_path`]), from the source folder (`/x.mdx`: Mintlify's project root, where its
+/// `docs.json` is), or relative to page `from`, above the source folder only when `may_leave`.
 fn module_path(spec: &str, from: &str, inc: &dyn Includes, may_leave: bool) -> Option<String> {
-    match spec.strip_prefix("@site/") {
-        Some(in_site) => site_path(in_site, inc.site_folder()),
+    if let Some(in_site) = spec.strip_prefix("@site/") {
+        return site_path(in_site, inc.site_folder());
+    }
+    match spec.strip_prefix('/') {
+        Some(in_source) => resolve("", in_source, false),
         None => resolve(from, spec, may_leave),
     }
 }
@@ -943,6 +951,19 @@ mod tests {
         assert!(unknown.warnings.borrow()[0].contains("site's root, which was not found"));
         assert_eq!(site_path("docs/../../etc/passwd", Some("docs")), None);
         assert_eq!(site_path("docs", Some("docs")), None);
+    }
+
+    #[test]
+    fn a_snippet_imported_from_the_source_folders_root_is_inlined() {
+        // Mintlify: `/snippets/…` is from the project root, the folder docent reads.
+        let page = "import Intro from '/snippets/intro.mdx';\nimport Gone from '/snippets/gone.mdx';\nimport Up from '/../secret.md';\n\n# Page\n\n<Intro />\n\n<Gone />\n\n<Up />\n";
+        let files = Files::with(&[("snippets/intro.mdx", "Get an API key first.\n")]);
+        let out = expand(page, Flavor::GitHub, Dialect::Mdx, "guide/start.mdx", &files);
+        assert!(out.contains("Get an API key first."), "{out}");
+        let warned = files.warnings.borrow().join("\n");
+        assert!(warned.contains("snippets/gone.mdx not found"), "{warned}");
+        assert!(warned.contains("\"/../secret.md\" leaves the source folder"), "{warned}");
+        assert!(!is_local("//cdn.example/x.mdx"));
     }
 
     #[test]
