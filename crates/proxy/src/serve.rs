@@ -534,15 +534,34 @@ fn init_tracing(json: bool) {
     let _ = if json { builder.json().try_init() } else { builder.try_init() };
 }
 
+/// Why `docent serve` cannot listen on `addr`, and what to do about it.
+fn listen_error(addr: &str, e: &std::io::Error) -> String {
+    use std::io::ErrorKind::*;
+    let what = match e.kind() {
+        PermissionDenied => {
+            "ports below 1024 need root or the CAP_NET_BIND_SERVICE capability \
+             (`sudo setcap cap_net_bind_service=+ep \"$(command -v docent)\"`); or listen on a \
+             port above 1024 (`--listen 127.0.0.1:8787`) behind your web server"
+        }
+        AddrInUse => "another program listens there: stop it, or pick another port with --listen",
+        AddrNotAvailable => {
+            "this machine has no such address: use 127.0.0.1 (this machine only) or 0.0.0.0 \
+             (every interface) with --listen"
+        }
+        _ => "pick another address with --listen",
+    };
+    format!("cannot listen on {addr}: {e}; {what}")
+}
+
 /// `docent serve`: load + validate the config, check the index, bind, serve until Ctrl-C/SIGTERM.
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     init_tracing(args.log_json);
     let mut cfg = load_config(&args)?;
     cfg.validate()?;
     check_index(&mut cfg)?;
-    let listener = tokio::net::TcpListener::bind(&cfg.serve.listen).await.with_context(|| {
-        format!("cannot listen on {}; pick a free address with --listen", cfg.serve.listen)
-    })?;
+    let listener = tokio::net::TcpListener::bind(&cfg.serve.listen)
+        .await
+        .map_err(|e| anyhow::anyhow!(listen_error(&cfg.serve.listen, &e)))?;
     let addr = listener.local_addr()?;
     let chat = match &cfg.serve.chat {
         Some(c) => format!("chat: {} via [providers.{}]", c.model, c.provider),
@@ -559,4 +578,25 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         )
     };
     serve_announced(cfg, listener, shutdown_signal(), ready).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::listen_error;
+
+    #[test]
+    fn a_failed_listen_says_why_and_what_to_do() {
+        // A port taken by another listener: the real error from the system.
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = taken.local_addr().unwrap().to_string();
+        let e = std::net::TcpListener::bind(&addr).unwrap_err();
+        let msg = listen_error(&addr, &e);
+        assert!(msg.contains(&addr) && msg.contains("another program listens there"), "{msg}");
+        // A low port without the right (root here, so not reproducible by binding).
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let msg = listen_error("0.0.0.0:80", &denied);
+        assert!(msg.contains("CAP_NET_BIND_SERVICE") && msg.contains("8787"), "{msg}");
+        let absent = std::io::Error::from(std::io::ErrorKind::AddrNotAvailable);
+        assert!(listen_error("10.9.9.9:8787", &absent).contains("no such address"));
+    }
 }
