@@ -800,6 +800,13 @@ fn every_gold_anchor_of_the_git_eval_set_exists() {
     check_gold_anchors("git.jsonl", &|_| root.clone());
 }
 
+#[test]
+fn every_gold_anchor_of_the_pytest_eval_set_exists() {
+    // pytest's Sphinx HTML as Debian builds it (eval/README.md): a blind set, like Redux's.
+    let Some(root) = debian_docs("python-pytest-doc", "python-pytest-doc") else { return };
+    check_gold_anchors("pytest.jsonl", &|_| root.join("html"));
+}
+
 /// Check every gold entry of an eval set over a vendored Markdown corpus (`eval/corpora/<name>/docs`,
 /// namespace `<name>`): index the folder as `scripts/eval` does (lexical only) and require each
 /// gold entry to name a chunk of that index, the way `docent eval` matches it.
