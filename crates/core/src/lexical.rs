@@ -172,8 +172,8 @@ fn emit_word<F: FnMut(&str)>(w: &str, buf: &mut String, emit: &mut F) {
 pub(crate) fn code_names(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for w in text.split_whitespace() {
-        // Quotes, backticks and brackets off; `expect.extend()` is `expect.extend`.
         let w = w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'));
+        let w = w.strip_suffix("()").unwrap_or(w);
         let inner = w.trim_start_matches('-').as_bytes();
         let flag = w.starts_with("--") && inner.len() > 1;
         let camel = inner.first().is_some_and(u8::is_ascii_lowercase)
@@ -184,9 +184,11 @@ pub(crate) fn code_names(text: &str) -> Vec<String> {
                 && p[2].is_ascii_alphanumeric()
         });
         if flag || camel || joined {
-            // `tokenize`, not a closure of our own: each closure is one more copy of the
-            // tokenizer in the widget's wasm.
-            if let Some(t) = tokenize(w).into_iter().next().filter(|t| !out.contains(t)) {
+            let mut first = None;
+            tokenize_with(w, |t| {
+                first.get_or_insert_with(|| t.to_string());
+            });
+            if let Some(t) = first.filter(|t| !out.contains(t)) {
                 out.push(t);
             }
         }

@@ -1021,7 +1021,9 @@ impl Index {
     fn heading_names(&self, c: usize, names: &[String]) -> bool {
         let chunk = self.chunk_ref(c);
         let heading = chunk.breadcrumb().last().copied().unwrap_or(chunk.title);
-        crate::lexical::tokenize(heading).iter().any(|t| names.contains(t))
+        let mut found = false;
+        crate::lexical::tokenize_with(heading, |t| found |= names.iter().any(|n| n == t));
+        found
     }
 
     /// The lead chunk of the home page among the allowed chunks: the index page with the fewest
