@@ -29,6 +29,10 @@ const SKIP_CLASSES: &[&str] = &[
     "hash-link",
     // Sphinx's and MkDocs' `¶` permalinks on headings and API signatures.
     "headerlink",
+    // sphinx.ext.viewcode's `[source]` link after an API signature and `[docs]` link back from
+    // the highlighted module source.
+    "viewcode-link",
+    "viewcode-back",
     "rule",
     "rule-link",
     "grammar-railroad",
@@ -840,6 +844,23 @@ mod tests {
             p.sections.iter().map(|s| (s.heading.as_str(), s.anchor.as_str())).collect();
         assert_eq!(titles, [("Install", "install"), ("From PyPI", "from-pypi")]);
         assert!(!text(&p).contains('¶'), "{}", text(&p));
+    }
+
+    #[test]
+    fn sphinx_viewcode_source_links_stay_out_of_api_signatures() {
+        // As sphinx.ext.viewcode writes them (pytest's API reference, Debian's python-pytest-doc).
+        let p = page(
+            r##"<html><head><title>API Reference</title></head><body>
+            <div class="body" role="main"><section id="caplog"><h3>caplog<a class="headerlink" href="#caplog">¶</a></h3>
+            <dl class="py class"><dt class="sig sig-object py" id="pytest.LogCaptureFixture"><em class="property"><span class="pre">final</span> <span class="pre">class</span> </em><span class="sig-name descname"><span class="pre">LogCaptureFixture</span></span><a class="reference internal" href="../_modules/_pytest/logging.html#LogCaptureFixture"><span class="viewcode-link"><span class="pre">[source]</span></span></a><a class="headerlink" href="#pytest.LogCaptureFixture">¶</a></dt>
+            <dd><p>Provides access and control of log capturing.</p></dd></dl>
+            <div class="viewcode-block" id="Ok"><a class="viewcode-back" href="../reference.html#Ok">[docs]</a><span class="k">class</span> <span class="nc">Ok</span>:</div>
+            </section></div></body></html>"##,
+        );
+        let t = text(&p);
+        assert!(t.contains("final class LogCaptureFixture\n"), "{t}");
+        assert!(!t.contains("[source]") && !t.contains("[docs]"), "{t}");
+        assert!(t.contains("class Ok:"), "{t}");
     }
 
     #[test]
