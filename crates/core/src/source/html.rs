@@ -6,7 +6,8 @@
 //! anchors and mdBook's hidden ("boring") code lines are dropped. A heading's `id` (or mdBook's
 //! `<a class="header" href="#id">`) becomes the anchor. Pages with
 //! `<meta name="robots" content="noindex">` and `<meta http-equiv="refresh">` redirect stubs are
-//! skipped.
+//! skipped, as are pages a generator makes of no docs text ([`generated`]: Sphinx's search page,
+//! its index of names and its highlighted module sources).
 
 use super::{normalize_ws, PageBuilder, Parsed};
 use scraper::node::Element;
@@ -142,6 +143,9 @@ pub(crate) fn page_of(doc: &Html, file_stem: &str) -> Parsed {
         .filter(|t| !t.is_empty());
 
     let (root, is_body) = content_root(doc);
+    if let Some(why) = generated(root) {
+        return Parsed::Skipped(why);
+    }
     let mut w = Walker { b: PageBuilder::new(), inline: String::new(), is_body };
     w.walk(root);
     w.flush();
@@ -149,6 +153,20 @@ pub(crate) fn page_of(doc: &Html, file_stem: &str) -> Parsed {
     // the first heading.
     let title = if w.b.first_h1.is_some() { None } else { html_title };
     Parsed::Page(w.b.finish(title, file_stem))
+}
+
+/// Why a page is one a generator makes of no docs text, told by the elements it makes them
+/// with: Sphinx's search page (`#search-results`: its only text is how to search), its index of
+/// names (`genindex.html`, `py-modindex.html`: a table of links) and sphinx.ext.viewcode's
+/// highlighted module sources (`_modules/`, `.viewcode-block`: code, a third of pytest's
+/// chunks). Searching them finds a name's listing before the section that explains it.
+fn generated(root: ElementRef<'_>) -> Option<&'static str> {
+    const GENERATED: &[(&str, &str)] = &[
+        ("#search-results", "a search page"),
+        ("table.genindextable, table.modindextable", "an index of names"),
+        (".viewcode-block", "a source listing"),
+    ];
+    GENERATED.iter().find(|(css, _)| root.select(&sel(css)).next().is_some()).map(|g| g.1)
 }
 
 /// "Data Types - The Rust Programming Language" → "Data Types"; "Intro | My Docs" → "Intro".
@@ -847,6 +865,42 @@ mod tests {
     }
 
     #[test]
+    fn pages_a_generator_makes_of_no_docs_text_are_skipped() {
+        let page =
+            |body: &str| parse(&format!("<html><body><main>{body}</main></body></html>"), "p");
+        let skipped = |body: &str| match page(body) {
+            Parsed::Skipped(why) => why,
+            Parsed::Page(p) => panic!("read: {:?}", p.title),
+        };
+        // As Sphinx writes them (pytest's docs, Debian's python-pytest-doc).
+        assert_eq!(
+            skipped(
+                r#"<h1>Search</h1><p>Searching for multiple words only shows matches that contain all words.</p><form action="" method="get"><input type="text" name="q"/></form><div id="search-results"></div>"#
+            ),
+            "a search page"
+        );
+        assert_eq!(
+            skipped(
+                r#"<h1>Python Module Index</h1><table class="indextable modindextable"><tr><td><a href="reference.html#module-pytest"><code>pytest</code></a></td></tr></table>"#
+            ),
+            "an index of names"
+        );
+        assert_eq!(
+            skipped(
+                r#"<h1>Source code for _pytest.cacheprovider</h1><div class="highlight"><pre><div class="viewcode-block" id="Cache"><a class="viewcode-back" href="../../reference.html#pytest.Cache">[docs]</a><span class="k">class</span> Cache:</div></pre></div>"#
+            ),
+            "a source listing"
+        );
+        // A page that explains searching, or shows a table, is a page.
+        assert!(matches!(
+            page(
+                r#"<h1>Searching</h1><p>Use the search box.</p><table class="docutils"><tr><td>q</td></tr></table>"#
+            ),
+            Parsed::Page(_)
+        ));
+    }
+
+    #[test]
     fn sphinx_viewcode_source_links_stay_out_of_api_signatures() {
         // As sphinx.ext.viewcode writes them (pytest's API reference, Debian's python-pytest-doc).
         let p = page(
@@ -854,13 +908,13 @@ mod tests {
             <div class="body" role="main"><section id="caplog"><h3>caplog<a class="headerlink" href="#caplog">¶</a></h3>
             <dl class="py class"><dt class="sig sig-object py" id="pytest.LogCaptureFixture"><em class="property"><span class="pre">final</span> <span class="pre">class</span> </em><span class="sig-name descname"><span class="pre">LogCaptureFixture</span></span><a class="reference internal" href="../_modules/_pytest/logging.html#LogCaptureFixture"><span class="viewcode-link"><span class="pre">[source]</span></span></a><a class="headerlink" href="#pytest.LogCaptureFixture">¶</a></dt>
             <dd><p>Provides access and control of log capturing.</p></dd></dl>
-            <div class="viewcode-block" id="Ok"><a class="viewcode-back" href="../reference.html#Ok">[docs]</a><span class="k">class</span> <span class="nc">Ok</span>:</div>
             </section></div></body></html>"##,
         );
         let t = text(&p);
         assert!(t.contains("final class LogCaptureFixture\n"), "{t}");
-        assert!(!t.contains("[source]") && !t.contains("[docs]"), "{t}");
-        assert!(t.contains("class Ok:"), "{t}");
+        assert!(!t.contains("[source]"), "{t}");
+        // The `[docs]` links back are on viewcode's own pages, which are not read at all
+        // (`pages_a_generator_makes_of_no_docs_text_are_skipped`).
     }
 
     #[test]
