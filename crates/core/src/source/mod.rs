@@ -159,6 +159,11 @@ pub fn parse_page_with(
 ) -> Result<Parsed, SourceError> {
     match kind {
         SourceKind::Markdown => Ok(Parsed::Page(markdown::parse_with(content, flavor, path, inc))),
+        // The page a web host serves for a missing URL (GitHub Pages, Netlify, Cloudflare Pages;
+        // VitePress, Docusaurus, mdBook and sphinx-notfound-page all write one): "Page not
+        // found" is no answer, and it would lead questions about errors. Only the built site's
+        // own, at the top: `errors/404.html` may document a status code.
+        SourceKind::Html if path == "404.html" => Ok(Parsed::Skipped("the site's not-found page")),
         _ => {
             let file = path.rsplit('/').next().unwrap_or(path);
             let stem = file.rsplit_once('.').map(|(s, _)| s).unwrap_or(file);
@@ -756,6 +761,18 @@ mod tests {
         assert_eq!(SourceKind::detect("a/B.MDX"), Some(SourceKind::Markdown));
         assert_eq!(SourceKind::detect("x.htm"), Some(SourceKind::Html));
         assert_eq!(SourceKind::detect("style.css"), None);
+    }
+
+    #[cfg(feature = "html")]
+    #[test]
+    fn the_built_sites_not_found_page_is_skipped() {
+        let page = "<html><body><main><h1>Page Not Found</h1><p>We could not find what you were looking for.</p></main></body></html>";
+        let parse = |path| {
+            parse_page_with(SourceKind::Html, page, Flavor::GitHub, path, &include::NoIncludes)
+        };
+        assert!(matches!(parse("404.html"), Ok(Parsed::Skipped("the site's not-found page"))));
+        // A page about the status code, deeper in the site, is a page.
+        assert!(matches!(parse("errors/404.html"), Ok(Parsed::Page(_))));
     }
 
     #[test]
