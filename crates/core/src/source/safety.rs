@@ -131,7 +131,7 @@ pub const MAX_ANCHOR_BYTES: usize = 1024;
 /// `s` cut to at most [`MAX_LABEL_BYTES`] bytes, at a char boundary: how readers take a title
 /// or heading from an index (one not built by this docent may hold longer ones).
 pub fn capped_label(s: &str) -> &str {
-    &s[..floor_char_boundary(s, MAX_LABEL_BYTES)]
+    &s[..crate::text::floor_char_boundary(s, MAX_LABEL_BYTES)]
 }
 
 /// A title or heading as an index stores it: one over [`MAX_LABEL_BYTES`] is cut to end in
@@ -141,17 +141,8 @@ pub fn shortened_label(s: &str) -> Cow<'_, str> {
     if s.len() <= MAX_LABEL_BYTES {
         return Cow::Borrowed(s);
     }
-    let kept = &s[..floor_char_boundary(s, MAX_LABEL_BYTES - '\u{2026}'.len_utf8())];
+    let kept = &s[..crate::text::floor_char_boundary(s, MAX_LABEL_BYTES - '\u{2026}'.len_utf8())];
     Cow::Owned(format!("{}\u{2026}", kept.trim_end()))
-}
-
-/// The largest char boundary of `s` at or below `i` (`s.len()` when `i` is past it).
-fn floor_char_boundary(s: &str, i: usize) -> usize {
-    let mut i = i.min(s.len());
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 /// A control character other than tab and newline: nothing on a page, yet in what a reader
