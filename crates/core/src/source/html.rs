@@ -30,10 +30,9 @@ const SKIP_CLASSES: &[&str] = &[
     "hash-link",
     // Sphinx's and MkDocs' `¶` permalinks on headings and API signatures.
     "headerlink",
-    // sphinx.ext.viewcode's `[source]` link after an API signature and `[docs]` link back from
-    // the highlighted module source.
+    // sphinx.ext.viewcode's `[source]` link after an API signature (its `[docs]` links back are
+    // on the module source pages, which are not read at all: `generated`).
     "viewcode-link",
-    "viewcode-back",
     "rule",
     "rule-link",
     "grammar-railroad",
