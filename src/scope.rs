@@ -83,8 +83,7 @@ pub fn ScopeBar(
         }
     };
     view! {
-        <Show when=move || scope.namespaces.with(|n| !n.is_empty())>
-            <div class="docent-scope" data-testid="docent-scope">
+        <div class="docent-scope" data-testid="docent-scope" hidden=move || scope.namespaces.with(Vec::is_empty)>
                 <label for="docent-scope-pick">{move || scope.current.with(|c| label(c))}</label>
                 <select
                     id="docent-scope-pick"
@@ -97,8 +96,7 @@ pub fn ScopeBar(
                         scope.namespaces.get().into_iter().map(|ns| option(ns.clone(), ns)).collect_view()
                     }}
                 </select>
-            </div>
-        </Show>
+        </div>
     }
 }
 

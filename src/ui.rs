@@ -511,11 +511,9 @@ pub fn Chat(
                             on:input=move |ev| draft.set(event_target_value(&ev))
                             on:keydown=on_textarea_key
                         ></textarea>
-                        {move || if busy.get() {
-                            view! { <button type="button" class="docent-btn docent-stop" data-testid="docent-stop" on:click=move |_| ctx.stop()>"Stop"</button> }.into_any()
-                        } else {
-                            view! { <button type="submit" class="docent-btn docent-send" data-testid="docent-send" aria-label="Send question">"Send"</button> }.into_any()
-                        }}
+                        // One of the two is shown: Stop while an answer is coming, else Send.
+                        <button type="button" class="docent-btn docent-stop" data-testid="docent-stop" hidden=move || !busy.get() on:click=move |_| ctx.stop()>"Stop"</button>
+                        <button type="submit" class="docent-btn docent-send" data-testid="docent-send" hidden=busy aria-label="Send question">"Send"</button>
                     </form>
                     <p id="docent-hint" class="docent-hint">
                         "Enter sends, Shift+Enter adds a line" {(!inline).then_some(", Esc closes")} ". Answers can be wrong: check the linked sections."
