@@ -15,7 +15,8 @@ const ASSET_BASE = new URL(".", import.meta.url);
 /** Attributes read from the script tag and from <docent-chat>; kebab-case → snake_case keys. */
 const ATTRS = [
   "index", "proxy", "title", "namespace", "starters", "placeholder", "shortcut", "theme",
-  "position", "language", "config", "rewrite", "model", "launcher", "docs-origin",
+  "position", "language", "config", "rewrite", "model", "launcher", "docs-origin", "support",
+  "support-label",
 ];
 
 function findScript() {

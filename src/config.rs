@@ -95,6 +95,11 @@ pub struct WidgetConfig {
     pub persist: bool,
     /// Relevance floor override (0..1); None = the index's calibrated floor.
     pub floor: Option<f32>,
+    /// Where a reader goes when the docs don't answer: an `http(s):` or `mailto:` URL, or one
+    /// relative to the page, shown under declined and uncertain answers ([`support_href`]).
+    pub support: Option<String>,
+    /// The text of that link.
+    pub support_label: String,
 }
 
 impl Default for WidgetConfig {
@@ -122,6 +127,8 @@ impl Default for WidgetConfig {
             feedback: true,
             persist: true,
             floor: None,
+            support: None,
+            support_label: "Contact support".into(),
         }
     }
 }
@@ -146,6 +153,9 @@ impl WidgetConfig {
         }
         if cfg.extractive_sentences == 0 {
             cfg.extractive_sentences = 4;
+        }
+        if cfg.support_label.trim().is_empty() {
+            cfg.support_label = "Contact support".into();
         }
         Ok(cfg)
     }
@@ -220,6 +230,8 @@ impl WidgetConfig {
                 "assets_base" => c.assets_base = opt(&x, |x| text(&key, x))?,
                 "feedback" => c.feedback = flag(&key, &x)?,
                 "persist" => c.persist = flag(&key, &x)?,
+                "support" => c.support = opt(&x, |x| support_url(&key, x))?.filter(|s| !s.is_empty()),
+                "support_label" => c.support_label = text(&key, &x)?,
                 "floor" => {
                     c.floor = opt(&x, |x| {
                         x.as_f64()
@@ -232,7 +244,8 @@ impl WidgetConfig {
                     return Err(unknown(
                         &key,
                         "index, proxy, title, namespace, starters, placeholder, shortcut, theme, position, language, mode, \
-                         rewrite, model, limits, prompt, top_k, extractive_sentences, docs_origin, assets_base, feedback, persist, floor",
+                         rewrite, model, limits, prompt, top_k, extractive_sentences, docs_origin, assets_base, feedback, persist, floor, support, \
+                         support_label",
                     ))
                 }
             }
@@ -244,6 +257,12 @@ impl WidgetConfig {
     pub fn endpoint(&self, path: &str) -> Option<String> {
         self.proxy.as_ref().map(|p| format!("{p}{path}"))
     }
+}
+
+/// The support link's address for a turn: `{question}` in the configured URL becomes the
+/// reader's question, URL-encoded (a help desk's form can start from it).
+pub fn support_href(url: &str, question: &str) -> String {
+    url.replace("{question}", &String::from(js_sys::encode_uri_component(question)))
 }
 
 /// The first namespace of the index that appears as a path segment of the page URL (docs versions
@@ -264,6 +283,17 @@ fn unknown(key: &str, expected: &str) -> String {
 
 fn text(key: &str, v: &JsValue) -> Result<String, String> {
     v.as_string().ok_or_else(|| format!("`{key}` must be a string"))
+}
+
+/// A support link's address: an `http(s):` or `mailto:` URL, or one relative to the page (the
+/// Markdown renderer's rules for links, `docent_core::render::classify_url`, and `mailto:`).
+fn support_url(key: &str, v: &JsValue) -> Result<String, String> {
+    let s = text(key, v)?.trim().to_string();
+    if s.is_empty() || s.starts_with("mailto:") || docent_core::render::classify_url(&s).is_some() {
+        Ok(s)
+    } else {
+        Err("`support` must be an http(s) or mailto: URL or a path".into())
+    }
 }
 
 fn flag(key: &str, v: &JsValue) -> Result<bool, String> {

@@ -536,6 +536,7 @@ pub fn Turn(
     let data = entry.data;
     let id = entry.id;
     let docs_origin = ctx.cfg(|c| c.docs_origin.clone()).or_else(page_origin);
+    let support = ctx.cfg(|c| c.support.clone().map(|u| (u, c.support_label.clone())));
     let origin = docs_origin.clone();
     let looked_origin = docs_origin.clone();
     let rendered = Memo::new(move |_| data.with(|t| render_answer(t, docs_origin.clone())));
@@ -661,6 +662,7 @@ pub fn Turn(
                 {slot(after)}
                 {slot(error)}
                 {slot(sources)}
+                <SupportLink data=data link=support />
                 {slot(actions)}
                 {slot(looked_at)}
             </div>
@@ -682,6 +684,28 @@ pub fn TurnNote(
     move || {
         data.with(text).map(|note| view! { <p class="docent-notice" data-testid=testid>{note}</p> })
     }
+}
+
+/// The site's support link ([`crate::config::WidgetConfig::support`]) under a finished turn the
+/// docs did not answer or may not fully answer (declined or uncertain); hidden on answered
+/// turns, absent on a site without one.
+#[component]
+pub fn SupportLink(
+    /// The turn.
+    data: RwSignal<TurnData>,
+    /// The configured URL and the link's text.
+    link: Option<(String, String)>,
+) -> impl IntoView {
+    link.map(|(url, label)| {
+        // A turn's question never changes: the address is made once.
+        let href = data.with_untracked(|t| crate::config::support_href(&url, &t.question));
+        let hidden = move || data.with(|t| t.status != Status::Done || t.outcome() == "answered");
+        view! {
+            <a class="docent-support" data-testid="docent-support" href=href target="_blank" rel="noopener" hidden=hidden>
+                {label}
+            </a>
+        }
+    })
 }
 
 /// "This may not fully answer your question": on answers the search was not sure the docs

@@ -185,6 +185,43 @@ fn config_trims_the_proxy_and_rejects_typos() {
 }
 
 #[wasm_bindgen_test]
+fn a_support_link_is_a_web_or_mail_address_and_can_carry_the_question() {
+    use docent_widget::config::support_href;
+    let cfg = |support: &str| {
+        WidgetConfig::from_json(&format!(r#"{{"index":"/i.bin","support":{support:?}}}"#))
+    };
+    for ok in [
+        "https://help.example.com/new?q={question}",
+        "mailto:docs@example.com",
+        "/support",
+        "HTTP://x.example",
+        "help#form",
+    ] {
+        assert_eq!(cfg(ok).unwrap().support.as_deref(), Some(ok));
+    }
+    for bad in [
+        "javascript:alert(1)",
+        " JavaScript:alert(1)",
+        "java\nscript:alert(1)",
+        "data:text/html,x",
+        "vbscript:x",
+    ] {
+        let e = cfg(bad).unwrap_err();
+        assert!(e.contains("`support` must be an http(s) or mailto: URL"), "{bad}: {e}");
+    }
+    let c = cfg("  ").unwrap();
+    assert_eq!((c.support, c.support_label.as_str()), (None, "Contact support"));
+    let c =
+        WidgetConfig::from_json(r#"{"index":"/i.bin","support_label":"Ask our team"}"#).unwrap();
+    assert_eq!(c.support_label, "Ask our team");
+    assert_eq!(
+        support_href("https://h.example/new?subject={question}", "Où est l'API & le cache?"),
+        "https://h.example/new?subject=O%C3%B9%20est%20l'API%20%26%20le%20cache%3F"
+    );
+    assert_eq!(support_href("/support", "x"), "/support");
+}
+
+#[wasm_bindgen_test]
 fn copy_buttons_go_only_into_renderer_code_wrappers() {
     let html = "<div class=\"docent-code\"><pre><code>x</code></pre></div><p>&lt;div class=&quot;docent-code&quot;&gt;</p>";
     let out = add_code_copy_buttons(html);

@@ -49,7 +49,8 @@ function page(q) {
     'data-index': q.get('index') || '/docent/index.bin',
     'data-title': q.get('title') || 'Ask the Frobnicator docs',
   };
-  for (const k of ['proxy', 'theme', 'starters', 'launcher', 'shortcut', 'rewrite', 'namespace', 'config']) {
+  for (const k of ['proxy', 'theme', 'starters', 'launcher', 'shortcut', 'rewrite', 'namespace', 'config',
+    'support', 'support-label']) {
     if (q.get(k) != null) attrs['data-' + k] = q.get(k);
   }
   const attrText = Object.entries(attrs).map(([k, v]) => `${k}="${escapeAttr(v)}"`).join(' ');

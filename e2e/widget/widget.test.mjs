@@ -943,6 +943,36 @@ test('a shard from another build is refused with a reload message, never answere
   assert.equal(await turn.locator(tid('docent-source')).count(), 0, 'no sources either');
 });
 
+test('a turn the docs do not answer links to the site\'s support page with the question', async () => {
+  await page.goto(pageUrl({ support: '/support?q={question}', 'support-label': 'Ask our team' }));
+  await page.evaluate(() => {
+    window.__answers = [];
+    document.addEventListener('docent:answer', (e) => window.__answers.push(e.detail));
+  });
+  await openWidget();
+  await ask('Can I bake sourdough bread with it?');
+  const declined = await lastTurnSettled();
+  const link = declined.locator(tid('docent-support'));
+  await link.waitFor({ timeout: T });
+  assert.equal(await link.innerText(), 'Ask our team');
+  assert.equal(await link.getAttribute('href'), '/support?q=Can%20I%20bake%20sourdough%20bread%20with%20it%3F');
+  assert.equal(await link.getAttribute('rel'), 'noopener');
+  await ask('How do I limit the cache size?');
+  const answered = await lastTurnSettled();
+  await answered.locator(tid('docent-answer')).waitFor({ timeout: T });
+  const outcomes = await page.evaluate(() => window.__answers.map((a) => a.outcome));
+  assert.equal(outcomes[0], 'declined');
+  // Only where the docs did not answer, or may not have fully: never under an answered turn.
+  assert.equal(await answered.locator(tid('docent-support')).isVisible(), outcomes[1] !== 'answered', outcomes[1]);
+  await assertAccessible(page, 'a support link', { include: WIDGET });
+  // A script address is refused with the key's name, in place of the widget.
+  await page.goto(pageUrl({ support: 'javascript:alert(1)' }));
+  await page.locator(tid('docent-launcher')).click();
+  const error = page.locator(tid('docent-load-error'));
+  await error.waitFor({ timeout: T });
+  assert.match(await error.innerText(), /`support` must be an http\(s\) or mailto: URL/);
+});
+
 test('a model answer saying the docs do not cover it counts as declined', async () => {
   await page.goto(pageUrl({ proxy: PROXY, rewrite: 'off' }));
   await openWidget();

@@ -42,6 +42,8 @@ const ATTRIBUTES = {
   model: 'data-model',
   docsOrigin: 'data-docs-origin',
   launcher: 'data-launcher',
+  support: 'data-support',
+  supportLabel: 'data-support-label',
 };
 
 /** Options of the index the plugins build from the built site (when `index` is not given). */

@@ -44,6 +44,8 @@ test('the head entry is a module script with the index and every data attribute'
       language: 'de',
       rewrite: 'off',
       docsOrigin: 'https://docs.example.com',
+      support: 'https://help.example.com/new?subject={question}',
+      supportLabel: 'Ask our team',
     },
     '/',
   );
@@ -62,6 +64,8 @@ test('the head entry is a module script with the index and every data attribute'
     'data-language': 'de',
     'data-rewrite': 'off',
     'data-docs-origin': 'https://docs.example.com',
+    'data-support': 'https://help.example.com/new?subject={question}',
+    'data-support-label': 'Ask our team',
   });
 });
 
