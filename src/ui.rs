@@ -591,7 +591,12 @@ pub fn Turn(
             match button.get_attribute("data-action").as_deref() {
                 Some("retry") => ctx.retry(id),
                 Some("copy") => {
-                    clipboard_write(&data.with_untracked(|t| t.answer.clone()));
+                    // A model's Markdown as it wrote it; excerpts without the escapes docent
+                    // added to show the docs' text as text.
+                    clipboard_write(&data.with_untracked(|t| match t.kind {
+                        AnswerKind::Model => t.answer.clone(),
+                        _ => docent_core::extractive::copy_text(&t.answer),
+                    }));
                     copied(&button);
                 }
                 Some(rating @ ("up" | "down")) => {

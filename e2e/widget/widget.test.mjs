@@ -964,6 +964,11 @@ test('a turn the docs do not answer links to the site\'s support page with the q
   assert.equal(outcomes[0], 'declined');
   // Only where the docs did not answer, or may not have fully: never under an answered turn.
   assert.equal(await answered.locator(tid('docent-support')).isVisible(), outcomes[1] !== 'answered', outcomes[1]);
+  // An excerpt answer is copied as the docs wrote it, without the escapes that keep its text text.
+  await answered.locator(tid('docent-copy')).click();
+  const clip = await page.evaluate(() => navigator.clipboard.readText());
+  assert.match(clip, /cache\.max_size/);
+  assert.ok(!clip.includes('\\_'), clip);
   await assertAccessible(page, 'a support link', { include: WIDGET });
   // A script address is refused with the key's name, in place of the widget.
   await page.goto(pageUrl({ support: 'javascript:alert(1)' }));

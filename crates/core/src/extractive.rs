@@ -395,6 +395,45 @@ fn not_covered(index: &dyn ChunkSource, closest: &[Hit]) -> Extractive {
     Extractive { markdown: md, sources }
 }
 
+/// An extractive answer as the reader reads it, for "Copy": the backslashes
+/// [`escape_markdown`] put before characters Markdown would read as structure are taken out
+/// again (`2 \* 3` is copied as `2 * 3`). Code spans and fenced code are copied as they are
+/// (they were never escaped); the rest of the Markdown (`**Title** [1]`, fences) stays.
+pub fn copy_text(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    // The fence of the code block being copied: the answer's own, written by `source::fence`,
+    // each closed by the same line.
+    let mut fence: Option<&str> = None;
+    for line in markdown.split_inclusive('\n') {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        if let Some(f) = fence {
+            fence = (bare != f).then_some(f);
+            out.push_str(line);
+            continue;
+        }
+        if bare.starts_with("```") || bare.starts_with("~~~") {
+            let mark = bare.as_bytes()[0];
+            fence = Some(&bare[..bare.bytes().take_while(|&b| b == mark).count()]);
+            out.push_str(line);
+            continue;
+        }
+        let mut rest = line;
+        while let Some(c) = rest.chars().next() {
+            let len = match c {
+                '`' => code_span_len(rest).unwrap_or(1),
+                '\\' if rest[1..].starts_with(|n: char| n.is_ascii_punctuation()) => {
+                    rest = &rest[1..];
+                    1
+                }
+                _ => c.len_utf8(),
+            };
+            out.push_str(&rest[..len]);
+            rest = &rest[len..];
+        }
+    }
+    out
+}
+
 /// A sentence as the start of a Markdown paragraph: [`escape_markdown`], and a leading list,
 /// heading-underline or ordered-list marker (`- `, `+`, `=`, `1.`) kept as text.
 fn escape_sentence(s: &str) -> String {

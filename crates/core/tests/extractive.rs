@@ -1,6 +1,6 @@
 //! Offline (extractive) answers: relevant sentences, cited, labelled as excerpts, deterministic.
 
-use docent_core::extractive::{answer, answer_from, EXCERPTS_LABEL, NOT_COVERED};
+use docent_core::extractive::{answer, answer_from, copy_text, EXCERPTS_LABEL, NOT_COVERED};
 use docent_core::format::{write_index, Index};
 use docent_core::model::{Chunk, IndexHeader};
 use docent_core::render::{render_markdown, RenderOptions};
@@ -444,4 +444,21 @@ fn control_characters_from_an_index_never_reach_the_excerpts_a_reader_copies() {
     let none = answer_from(&chunks, &declined, "cleanup", 4);
     assert!(none.markdown.contains("Cleanup"), "{}", none.markdown);
     assert!(!none.markdown.chars().any(|c| c.is_control() && c != '\n'), "{:?}", none.markdown);
+}
+
+#[test]
+fn an_excerpt_answer_is_copied_as_the_docs_wrote_it_without_its_escapes() {
+    let text = "Patterns like *.md and **/_drafts/* match <files> & [dirs]; use `a_b` or `a\\*b` or a_b_c, \\n with # and | and a ` mark.";
+    let code = "```sh\nrm -rf \\*.tmp  # a_b [x]\n```";
+    let chunks =
+        vec![chunk("a.html", "x", "Globs_and *stars*", "Patterns", &format!("{text}\n\n{code}"))];
+    let ex = answer_from(&chunks, &result(vec![hit(0, 1.0)]), "patterns match files rm tmp", 4);
+    assert!(ex.markdown.contains("\\*.md"), "escaped for Markdown: {}", ex.markdown);
+    let copied = copy_text(&ex.markdown);
+    assert!(copied.contains(text), "{copied}");
+    assert!(copied.contains("rm -rf \\*.tmp  # a_b [x]"), "code as it is: {copied}");
+    assert!(copied.contains("Globs_and *stars*"), "the title too: {copied}");
+    // Only a backslash before punctuation was an escape; a fence's body is never touched.
+    assert_eq!(copy_text("a \\d b \\\\ c"), "a \\d b \\ c");
+    assert_eq!(copy_text("~~~\n\\*\n~~~\n\\*"), "~~~\n\\*\n~~~\n*");
 }
