@@ -139,7 +139,8 @@ pub(crate) fn page_of(doc: &Html, file_stem: &str) -> Parsed {
         .next()
         .map(|t| normalize_ws(&t.text().collect::<String>()))
         .map(|t| strip_site_suffix(&t))
-        .filter(|t| !t.is_empty());
+        // Sphinx writes "<no title>" for a document without one (a moved page's stub).
+        .filter(|t| !t.is_empty() && t != "<no title>");
 
     let (root, is_body) = content_root(doc);
     if let Some(why) = generated(root) {
@@ -978,6 +979,17 @@ mod tests {
         );
         assert_eq!(p.sections[0].anchor, "searching-each-line");
         assert_eq!(p.sections[0].blocks, vec![Block::Text("Body.".into())]);
+    }
+
+    #[test]
+    fn sphinxs_no_title_placeholder_is_not_a_title() {
+        let p = parse(
+            r#"<html><head><title>&lt;no title&gt; &#8212; pytest documentation</title></head><body>
+            <div class="body" role="main"><p>This page has been moved, please see <a href="how-to/capture-warnings.html">Asserting warnings</a>.</p></div></body></html>"#,
+            "recwarn",
+        );
+        let Parsed::Page(p) = p else { panic!("a page") };
+        assert_eq!(p.title, "recwarn");
     }
 
     #[test]
