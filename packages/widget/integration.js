@@ -10,8 +10,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Files `scripts/build-widget` always writes to dist/widget/ (stable names, no hashes). Every
- * other file in the widget folder (the lazily loaded tokenizer module, the ranks, ...) is
- * published too, except pages and a stale index. */
+ * other file in the widget folder (the lazily loaded tokenizer module, the ranks, the
+ * third-party license notices and SBOM, ...) is published too, except pages and a stale index. */
 export const REQUIRED_WIDGET_FILES = ['docent.js', 'docent-widget.js', 'docent-widget_bg.wasm'];
 
 /** Whether a file of the widget folder is a widget asset to publish. */
@@ -268,6 +268,7 @@ export function contentType(file) {
       '.wasm': 'application/wasm',
       '.bin': 'application/octet-stream',
       '.tiktoken': 'text/plain; charset=utf-8',
+      '.txt': 'text/plain; charset=utf-8',
       '.json': 'application/json',
     }[ext] || 'application/octet-stream'
   );

@@ -1,7 +1,8 @@
 // Copies the built widget (scripts/build-widget → dist/widget/) into this package's dist/ (or
 // the folder after `--out`): every asset the plugins publish (integration.js's isWidgetAsset),
-// including the lazily loaded tokenizer module. Fails with a clear message when the widget has
-// not been built.
+// including the lazily loaded tokenizer module, and the third-party license notices and SBOM
+// (THIRD-PARTY-LICENSES.txt, docent-widget.cdx.json: the package never ships without them).
+// Fails with a clear message when the widget has not been built.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +13,7 @@ const built = path.resolve(here, '../../dist/widget');
 const at = process.argv.indexOf('--out');
 const out = at > 0 && process.argv[at + 1] ? path.resolve(process.argv[at + 1]) : path.join(here, 'dist');
 
-for (const f of REQUIRED_WIDGET_FILES) {
+for (const f of [...REQUIRED_WIDGET_FILES, 'THIRD-PARTY-LICENSES.txt', 'docent-widget.cdx.json']) {
   if (!fs.existsSync(path.join(built, f))) {
     console.error(`docent-widget: ${path.join(built, f)} is missing; run scripts/build-widget first`);
     process.exit(1);

@@ -1,5 +1,5 @@
 //! The `docent` command line: `index`, `search`, `inspect`, `eval`, `serve`, `mcp`, `llms`,
-//! `report`, `demo`.
+//! `report`, `demo`, `licenses`.
 //!
 //! `main.rs` only calls [`main`]; everything else lives here so other crates (and tests) can use
 //! the library API, e.g. [`index::build_index`].
@@ -32,6 +32,7 @@ pub mod demo;
 pub mod eval;
 pub mod index;
 pub mod inspect;
+pub mod licenses;
 pub mod llms;
 pub mod mcp;
 pub mod query;
@@ -54,6 +55,7 @@ use clap::{Parser, Subcommand};
   docent mcp public/docent.idx
   docent llms docs --out public
   docent demo
+  docent licenses
 
 Run `docent <command> --help` for each command's options and examples.")]
 pub struct Cli {
@@ -84,6 +86,8 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Run docent's own docs as a demo site with the widget.
     Demo(demo::DemoArgs),
+    /// Print the licenses of the third-party code built into this binary.
+    Licenses(licenses::LicensesArgs),
 }
 
 /// Run one parsed command line.
@@ -104,6 +108,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let rt = tokio::runtime::Runtime::new()?;
             rt.block_on(demo::run(a))
         }
+        Command::Licenses(a) => licenses::run(a),
     }
 }
 

@@ -94,6 +94,20 @@ fn help_shows_examples() {
 }
 
 #[test]
+fn licenses_prints_the_notices_of_the_crates_the_binary_links() {
+    let out = ok(&["licenses"]);
+    assert!(out.starts_with("Third-party software in docent "), "{}", &out[..200]);
+    // linked crates with their licenses, and the full texts after them
+    for crate_line in ["\ntokio ", "\nclap ", "\nselectors ", "\nring "] {
+        assert!(out.contains(crate_line), "{crate_line:?} missing from docent licenses");
+    }
+    assert!(out.contains("\n[MPL-2.0] The standard text of MPL-2.0"));
+    assert!(out.contains("Permission is hereby granted, free of charge"));
+    // docent's own crates are not third-party
+    assert!(!out.contains("\ndocent-core "), "docent's own crates are listed as third-party");
+}
+
+#[test]
 fn exit_codes_are_as_documented() {
     let doc =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli.md"))

@@ -10,7 +10,8 @@ async function fixture() {
   const dir = await tempDir('docent-docusaurus-');
   const widget = path.join(dir, 'widget');
   await fsp.mkdir(widget);
-  for (const f of ['docent.js', 'docent-widget.js', 'docent-widget_bg.wasm', 'docent.css', 'cl100k_base.tiktoken']) {
+  for (const f of ['docent.js', 'docent-widget.js', 'docent-widget_bg.wasm', 'docent.css', 'cl100k_base.tiktoken',
+    'THIRD-PARTY-LICENSES.txt', 'docent-widget.cdx.json']) {
     await fsp.writeFile(path.join(widget, f), `/* ${f} */`);
   }
   await fsp.mkdir(path.join(dir, 'docent'));
@@ -56,14 +57,16 @@ test('relative paths are resolved against the site folder', () => {
   assert.equal(opts.widgetDir, path.resolve('/site/dist/widget'));
 });
 
-test('postBuild copies the widget and the index into the build output', async () => {
+test('postBuild copies the widget, its license notices and the index into the build output', async () => {
   const { dir, widget } = await fixture();
   const plugin = docentPlugin({ siteDir: dir, baseUrl: '/' }, { index: 'docent/index.bin', widgetDir: widget });
   const outDir = path.join(dir, 'build');
   await plugin.postBuild({ outDir });
   const files = (await fsp.readdir(path.join(outDir, 'docent'))).sort();
   assert.deepEqual(files, [
+    'THIRD-PARTY-LICENSES.txt',
     'cl100k_base.tiktoken',
+    'docent-widget.cdx.json',
     'docent-widget.js',
     'docent-widget_bg.wasm',
     'docent.css',
