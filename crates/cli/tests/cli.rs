@@ -797,6 +797,13 @@ fn every_gold_anchor_of_the_rust_docs_eval_sets_exists() {
 }
 
 #[test]
+fn every_gold_anchor_of_the_rustc_eval_set_exists() {
+    // The rustc book as the toolchain ships it (eval/README.md): a blind set, like pytest's.
+    let Some(root) = rust_html() else { return };
+    check_gold_anchors("rustc.jsonl", &|_| root.join("rustc"));
+}
+
+#[test]
 fn every_gold_anchor_of_the_python_eval_set_exists() {
     let Some(root) = debian_docs("python3-doc", "python3-doc") else { return };
     check_gold_anchors("python.jsonl", &|_| root.join("html"));
