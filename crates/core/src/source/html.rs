@@ -211,7 +211,7 @@ pub(crate) fn skipped(el: ElementRef<'_>, is_body: bool) -> bool {
     ) {
         return true;
     }
-    if e.classes().any(|c| SKIP_CLASSES.contains(&c)) {
+    if e.classes().any(|c| SKIP_CLASSES.contains(&c)) || footnote_mark(el) {
         return true;
     }
     // Search widgets and sidebars are recognised by id/class words, but only on containers:
@@ -231,6 +231,29 @@ pub(crate) fn skipped(el: ElementRef<'_>, is_body: bool) -> bool {
         }
     }
     e.classes().any(|c| c.to_ascii_lowercase().contains("search"))
+}
+
+/// A footnote's number in the text, or the way back to it from the footnote: read as words they
+/// stick to the word before them ("reachable1", "equivalent.1") and leave "↩ ↩2" in the text.
+/// The footnote itself stays (where the page puts it). By class (mdBook's and docutils'
+/// `footnote-reference`, Python-Markdown's `footnote-ref` / `footnote-backref`, GitHub's
+/// `data-footnote-backref`), by GitHub's `data-footnote-ref`, by the DPUB-ARIA role
+/// `doc-noteref`, or a fragment link whose text is `↩` and a count (mdBook's way back).
+fn footnote_mark(el: ElementRef<'_>) -> bool {
+    const CLASSES: &[&str] =
+        &["footnote-reference", "footnote-ref", "footnote-backref", "data-footnote-backref"];
+    let e = el.value();
+    e.classes().any(|c| CLASSES.contains(&c))
+        || e.attr("data-footnote-ref").is_some()
+        || e.attr("role") == Some("doc-noteref")
+        || (e.name() == "a"
+            && e.attr("href").is_some_and(|h| h.starts_with('#'))
+            && el
+                .text()
+                .collect::<String>()
+                .trim()
+                .strip_prefix('↩')
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())))
 }
 
 /// A sidebar box of the text (reStructuredText's `.. sidebar:: Title`): docutils writes it as
@@ -979,6 +1002,37 @@ mod tests {
         );
         assert_eq!(p.sections[0].anchor, "searching-each-line");
         assert_eq!(p.sections[0].blocks, vec![Block::Text("Body.".into())]);
+    }
+
+    #[test]
+    fn footnote_numbers_and_their_way_back_are_not_words() {
+        // mdBook (the rustc book), docutils, Python-Markdown (MkDocs) and GitHub's Markdown.
+        let p = page(
+            r##"<html><body><main><h1 id="t">T</h1>
+            <p>Check every <em>reachable</em><sup class="footnote-reference" id="fr-r-1"><a href="#footnote-r">1</a></sup> <code>#[cfg]</code>.</p>
+            <p>Sequence types.<a class="footnote-reference brackets" href="#id3" id="id1" role="doc-noteref">1</a></p>
+            <p>Ranges<sup id="fnref:1"><a class="footnote-ref" href="#fn:1">2</a></sup> and lists<sup><a href="#user-content-fn-1" id="user-content-fnref-1" data-footnote-ref="" aria-describedby="footnote-label">3</a></sup>.</p>
+            <ol class="footnote-definition"><li id="footnote-r"><p>Reachable ones only. <a href="#fr-r-1">↩</a> <a href="#fr-r-2">↩2</a></p></li></ol>
+            <div class="footnote"><ol><li id="fn:1"><p>Immutable.&#160;<a class="footnote-backref" href="#fnref:1" title="Jump back">&#8617;</a></p></li></ol></div>
+            <section data-footnotes class="footnotes"><ol><li id="user-content-fn-1"><p>Mutable. <a href="#user-content-fnref-1" data-footnote-backref="" aria-label="Back to reference 1" class="data-footnote-backref">↩</a></p></li></ol></section>
+            <p>See <a href="#t">↩ the top</a> and <a href="#t">1</a>.</p>
+            </main></body></html>"##,
+        );
+        let text: Vec<String> =
+            p.sections.iter().flat_map(|s| s.blocks.iter().map(|b| b.render())).collect();
+        let all = text.join("\n");
+        for t in [
+            "Check every reachable `#[cfg]`.",
+            "Sequence types.",
+            "Ranges and lists.",
+            "Reachable ones only.",
+            "Immutable.",
+            "Mutable.",
+            "See ↩ the top and 1.",
+        ] {
+            assert!(all.contains(t), "{t:?} in {all}");
+        }
+        assert!(!all.contains("↩2") && !all.contains("↩\n") && !all.ends_with('↩'), "{all}");
     }
 
     #[test]
