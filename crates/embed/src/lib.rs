@@ -185,7 +185,7 @@ pub enum EmbedError {
     /// longer than allowed.
     #[error(
         "the embeddings API at {url} kept failing with HTTP {status} ({attempts} attempt(s)): {message}. \
-         Wait and run again, lower the concurrency, or raise max_retries"
+         Wait a few minutes and run again, or ask the provider for a higher rate limit"
     )]
     RetriesExhausted {
         /// The request URL.

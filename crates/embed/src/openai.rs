@@ -432,7 +432,7 @@ impl OpenAiEmbedder {
             FailureKind::Status(status) => {
                 let message = match asked {
                     Some(d) => format!(
-                        "{} (the server asked to wait {} s, more than max_retry_wait {} s)",
+                        "{} (the server asked to wait {} s, more than the {} s docent waits)",
                         failure.message,
                         d.as_secs(),
                         self.cfg.max_retry_wait.as_secs()
