@@ -404,32 +404,35 @@ pub fn copy_text(markdown: &str) -> String {
     // The fence of the code block being copied: the answer's own, written by `source::fence`,
     // each closed by the same line.
     let mut fence: Option<&str> = None;
-    for line in markdown.split_inclusive('\n') {
-        let bare = line.trim_end_matches(['\n', '\r']);
+    for (n, line) in markdown.split('\n').enumerate() {
+        if n > 0 {
+            out.push('\n');
+        }
         if let Some(f) = fence {
-            fence = (bare != f).then_some(f);
-            out.push_str(line);
-            continue;
-        }
-        if bare.starts_with("```") || bare.starts_with("~~~") {
-            let mark = bare.as_bytes()[0];
-            fence = Some(&bare[..bare.bytes().take_while(|&b| b == mark).count()]);
-            out.push_str(line);
-            continue;
-        }
-        let mut rest = line;
-        while let Some(c) = rest.chars().next() {
-            let len = match c {
-                '`' => code_span_len(rest).unwrap_or(1),
-                '\\' if rest[1..].starts_with(|n: char| n.is_ascii_punctuation()) => {
-                    rest = &rest[1..];
-                    1
+            fence = (line != f).then_some(f);
+        } else if line.starts_with("```") || line.starts_with("~~~") {
+            let mark = line.as_bytes()[0];
+            fence = Some(&line[..line.bytes().take_while(|&b| b == mark).count()]);
+        } else {
+            // Byte offsets: the backslashes and backticks looked for are ASCII, so every cut is
+            // on a character boundary.
+            let b = line.as_bytes();
+            let (mut i, mut from) = (0, 0);
+            while i < b.len() {
+                if b[i] == b'`' {
+                    i += code_span_len(&line[i..]).unwrap_or(1);
+                } else if b[i] == b'\\' && b.get(i + 1).is_some_and(u8::is_ascii_punctuation) {
+                    out.push_str(&line[from..i]);
+                    from = i + 1;
+                    i += 2;
+                } else {
+                    i += 1;
                 }
-                _ => c.len_utf8(),
-            };
-            out.push_str(&rest[..len]);
-            rest = &rest[len..];
+            }
+            out.push_str(&line[from..]);
+            continue;
         }
+        out.push_str(line);
     }
     out
 }
