@@ -57,6 +57,9 @@ pub struct Tuning {
     /// Weight of outline sections (a heading whose text is only its sub-headings).
     #[arg(long, value_name = "W", hide = true)]
     pub outline_weight: Option<f32>,
+    /// Weight of sections whose heading names a short question's code name (1 = no preference).
+    #[arg(long, value_name = "W", hide = true)]
+    pub heading_name_weight: Option<f32>,
     /// Chunks each retriever hands to fusion.
     #[arg(long, value_name = "N", hide = true)]
     pub pool: Option<usize>,
@@ -460,6 +463,9 @@ pub fn evaluate(
     }
     if let Some(w) = tuning.outline_weight {
         opts.outline_weight = w;
+    }
+    if let Some(w) = tuning.heading_name_weight {
+        opts.heading_name_weight = w;
     }
     let mut results = Vec::new();
     for (i, q) in questions.iter().enumerate() {

@@ -165,6 +165,35 @@ fn emit_word<F: FnMut(&str)>(w: &str, buf: &mut String, emit: &mut F) {
     emit(buf);
 }
 
+/// The words of `text` written as code names, each as the tokenizer's whole token:
+/// `expect.extend`, `CARGO_HOME`, `#[track_caller]` (joined parts), `--locked` (a flag),
+/// `storeToRefs` (camelCase from a lower-case start; `TypeScript` or `GitHub` are names, not
+/// code). Quotes, backticks, brackets and a trailing `()` around a word do not count.
+pub(crate) fn code_names(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in text.split_whitespace() {
+        // Quotes, backticks and brackets off; `expect.extend()` is `expect.extend`.
+        let w = w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'));
+        let inner = w.trim_start_matches('-').as_bytes();
+        let flag = w.starts_with("--") && inner.len() > 1;
+        let camel = inner.first().is_some_and(u8::is_ascii_lowercase)
+            && inner.windows(2).any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase());
+        let joined = inner.windows(3).any(|p| {
+            p[0].is_ascii_alphanumeric()
+                && matches!(p[1], b'.' | b'_' | b':' | b'-' | b'/')
+                && p[2].is_ascii_alphanumeric()
+        });
+        if flag || camel || joined {
+            // `tokenize`, not a closure of our own: each closure is one more copy of the
+            // tokenizer in the widget's wasm.
+            if let Some(t) = tokenize(w).into_iter().next().filter(|t| !out.contains(t)) {
+                out.push(t);
+            }
+        }
+    }
+    out
+}
+
 /// Tokenize text for BM25 (documents and queries alike).
 pub fn tokenize(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -789,6 +818,16 @@ mod tests {
         ] {
             assert!(t.contains(&want.to_string()), "{want} missing from {t:?}");
         }
+    }
+
+    #[test]
+    fn code_names_are_the_words_written_as_code() {
+        let names =
+            code_names("`expect.extend()` with --detectOpenHandles, storeToRefs and CARGO_HOME?");
+        assert_eq!(names, ["expect.extend", "--detectopenhandles", "storetoref", "cargo_home"]);
+        assert_eq!(code_names("#[track_caller]"), ["track_caller"]);
+        // Names of things, plain words, a lone dash: not code.
+        assert!(code_names("Can I use TypeScript or GitHub - a well known tool?").is_empty());
     }
 
     #[test]

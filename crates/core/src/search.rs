@@ -65,6 +65,10 @@ pub struct SearchOptions {
     /// Outline sections (a heading whose text is only its sub-headings,
     /// [`crate::pagekind::is_outline`]) score this share of their fused score (1 = as any).
     pub outline_weight: f32,
+    /// A question of at most [`NAMING_QUESTION_WORDS`] words that writes a code name
+    /// (`expect.extend`, `--locked`, `storeToRefs`) scores the sections whose heading names it
+    /// this many times their fused score (1 = no preference).
+    pub heading_name_weight: f32,
     /// A split index with vectors by cluster ([`crate::split::vectors`]): score only the
     /// vectors of the `nprobe` clusters nearest the question (those attached), as the widget
     /// does after fetching them. `None` (the default) scores every attached vector: exact
@@ -83,6 +87,18 @@ pub fn pool_size(top_k: usize) -> usize {
 /// sub-section that answers goes before it, and it still comes up when nothing under it
 /// matches. 0.25 ranked the same on every set (BENCHMARKS.md §2.0.25).
 pub const OUTLINE_WEIGHT: f32 = 0.5;
+
+/// Default [`SearchOptions::heading_name_weight`]: a reader who types a name wants the section
+/// about it, not the one that mentions it most or the one beside it (`expect.extend` before
+/// `this.expand`, `storeToRefs` before its "Returns"). 1.3 moved six identifier questions to
+/// first place lexically and three with e5 (one lost); 1.6 and 2.5 lost more than they gained
+/// (BENCHMARKS.md §2.0.40).
+pub const HEADING_NAME_WEIGHT: f32 = 1.3;
+
+/// The most words a question may have for [`SearchOptions::heading_name_weight`]: a short one
+/// asks about the name; in a longer one the name is one part of the question ("get the error
+/// message when a `createAsyncThunk` is rejected" is not answered by "Using createAsyncThunk").
+pub const NAMING_QUESTION_WORDS: usize = 4;
 
 /// Default [`SearchOptions::release_notes_weight`]: chosen on python's corpus with its "What's
 /// New" pages added (any of 0.3–0.8 gave the same ranks there), checked on pg's with its
@@ -103,6 +119,7 @@ impl Default for SearchOptions {
             history_weight: 1.0,
             release_notes_weight: RELEASE_NOTES_WEIGHT,
             outline_weight: OUTLINE_WEIGHT,
+            heading_name_weight: HEADING_NAME_WEIGHT,
             nprobe: None,
             pool: None,
         }
@@ -880,7 +897,7 @@ impl Index {
         lex_list: &[(u32, f32)],
         opts: &SearchOptions,
         top_k: usize,
-        demote_release_notes: bool,
+        question: &str,
         lexical_scale: f32,
     ) -> Vec<Hit> {
         struct Section {
@@ -951,8 +968,15 @@ impl Index {
                 }
             }
         }
-        // Page kinds read from the index: release notes (for other questions) and outlines
-        // score a share of their fused score.
+        // Page kinds read from the index: release notes (for questions not about changes) and
+        // outlines score a share of their fused score; a heading naming a short question's code
+        // name scores more.
+        let demote_release_notes = !crate::pagekind::asks_about_changes(question);
+        let names = if question.split_whitespace().count() <= NAMING_QUESTION_WORDS {
+            crate::lexical::code_names(question)
+        } else {
+            Vec::new()
+        };
         let mut kinds = crate::pagekind::PageKinds::new();
         for sec in sections.iter_mut() {
             let Some(&(c, ..)) = sec.chunks.first() else { continue };
@@ -961,6 +985,9 @@ impl Index {
             }
             if crate::pagekind::is_outline(self, c as usize) {
                 sec.score *= opts.outline_weight;
+            }
+            if !names.is_empty() && self.heading_names(c as usize, &names) {
+                sec.score *= opts.heading_name_weight;
             }
         }
         let order = best_first(sections.iter().map(|s| (s.score, s.id as usize)));
@@ -987,6 +1014,14 @@ impl Index {
             });
         }
         hits
+    }
+
+    /// True when the heading of chunk `c`'s section (the page title for a page's lead section)
+    /// names one of `names` ([`crate::lexical::code_names`]).
+    fn heading_names(&self, c: usize, names: &[String]) -> bool {
+        let chunk = self.chunk_ref(c);
+        let heading = chunk.breadcrumb().last().copied().unwrap_or(chunk.title);
+        crate::lexical::tokenize(heading).iter().any(|t| names.contains(t))
     }
 
     /// The lead chunk of the home page among the allowed chunks: the index page with the fewest
@@ -1081,7 +1116,6 @@ impl Index {
             signals.confidence()
         };
 
-        let demote = !crate::pagekind::asks_about_changes(query.text);
         // A question of only the docs' everyday words asks what they are about: the home
         // page's lead section ranks as if every retriever that ran had put it first.
         let home = if lex.broad && query.history.is_empty() { self.home(mask) } else { None };
@@ -1097,7 +1131,7 @@ impl Index {
         // guide): the vectors lead ([`CROSS_LANGUAGE_LEXICAL_WEIGHT`]).
         let lexical_scale = if bridged { CROSS_LANGUAGE_LEXICAL_WEIGHT } else { 1.0 };
         let mut fused =
-            self.fuse_sections(&vec_list, &lex.ranked, opts, top_k, demote, lexical_scale);
+            self.fuse_sections(&vec_list, &lex.ranked, opts, top_k, query.text, lexical_scale);
         let floor = opts.floor.or(self.header().relevance_floor).unwrap_or(DEFAULT_FLOOR);
         // A question in another language than the docs shares few words with them and sits far
         // from them in an English embedding space whether or not they answer it: its confidence
@@ -1375,6 +1409,52 @@ mod tests {
     }
 
     #[test]
+    fn a_short_question_naming_code_gets_the_section_its_heading_names() {
+        let section = |heading: &str, anchor: &str, text: &str| Chunk {
+            url: "expect.html".into(),
+            anchor: anchor.into(),
+            title: "Expect".into(),
+            breadcrumb: vec!["Expect".into(), heading.into()],
+            text: text.into(),
+            ..Default::default()
+        };
+        let chunks = [
+            section(
+                "this.expand",
+                "thisexpand",
+                "Inside a matcher given to expect.extend, this.expand is true when expect.extend \
+                 matchers should print expanded diffs; expect.extend passes it to every matcher.",
+            ),
+            section(
+                "expect.extend(matchers)",
+                "expectextendmatchers",
+                "Add your own matchers to Jest: each is a function returning pass and message.",
+            ),
+            section("toBe(value)", "tobevalue", "Compare primitive values with Object.is."),
+        ];
+        let index = Index::from_bytes(write_index(&IndexHeader::default(), &chunks, None).unwrap())
+            .unwrap();
+        let first = |q: &str, heading_name_weight: f32| {
+            let opts =
+                SearchOptions { floor: Some(0.0), heading_name_weight, ..Default::default() };
+            let r = index.search(&Query { text: q, ..Default::default() }, &opts);
+            index.chunk(r.hits[0].chunk as usize).anchor
+        };
+        // The section that mentions the name most leads on words alone.
+        assert_eq!(first("`expect.extend`", 1.0), "thisexpand");
+        assert_eq!(first("`expect.extend`", HEADING_NAME_WEIGHT), "expectextendmatchers");
+        assert_eq!(first("expect.extend()?", HEADING_NAME_WEIGHT), "expectextendmatchers");
+        // In a longer question the name is one of its parts: the words decide.
+        assert_eq!(
+            first(
+                "when is this.expand true inside a matcher for expect.extend",
+                HEADING_NAME_WEIGHT
+            ),
+            "thisexpand"
+        );
+    }
+
+    #[test]
     fn the_floor_weighs_how_much_of_the_question_the_docs_use_at_all() {
         let index = idx(
             &[
@@ -1553,7 +1633,7 @@ mod tests {
                 fusion: Fusion::Rrf { k: 60.0, score_share },
                 ..SearchOptions::default()
             };
-            index.fuse_sections(&vector, &lexical, &opts, 5, false, 1.0)[0].section
+            index.fuse_sections(&vector, &lexical, &opts, 5, "", 1.0)[0].section
         };
         assert_eq!(first(0.0), b, "plain RRF");
         assert_eq!(first(1.0), a, "with the scores' share");
