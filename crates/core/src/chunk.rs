@@ -13,6 +13,7 @@
 
 use crate::model::Chunk;
 use crate::source::{Block, Page};
+use std::rc::Rc;
 
 /// Chunk size settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +63,9 @@ struct Unit {
     text: String,
     tokens: usize,
     code: bool,
+    /// For a row of a table, the table's first row (its header): a chunk that starts inside
+    /// the table starts with it, so its rows keep their column names ([`table_heads`]).
+    head: Option<Rc<Unit>>,
 }
 
 /// Units are joined with this separator into a chunk's text.
@@ -163,8 +167,16 @@ impl Chunker<'_> {
             if limit <= MIN_LIMIT || smaller < MIN_LIMIT {
                 return Err(ChunkError::DoesNotFit { link: template.link() });
             }
-            let units: Vec<Unit> =
-                group.into_iter().flat_map(|u| self.split_unit(u, smaller)).collect();
+            let units: Vec<Unit> = group
+                .into_iter()
+                .flat_map(|u| {
+                    let head = u.head.clone();
+                    self.split_unit(u, smaller).into_iter().map(move |mut p| {
+                        p.head = head.clone();
+                        p
+                    })
+                })
+                .collect();
             self.pack_fitting(template, units, smaller, out)?;
         }
         Ok(())
@@ -181,9 +193,14 @@ impl Chunker<'_> {
                 let overlap = self.overlap_tail(&cur);
                 groups.push(std::mem::take(&mut cur));
                 cur_tokens = 0;
+                // A chunk that starts inside a table starts with the table's header row.
+                if let Some(h) = u.head.as_ref().filter(|h| h.tokens + u.tokens + 1 < limit) {
+                    cur_tokens = h.tokens + 1;
+                    cur.push(Unit { head: None, ..(**h).clone() });
+                }
                 if let Some(o) = overlap {
-                    if o.tokens + u.tokens < limit {
-                        cur_tokens = o.tokens + 1;
+                    if cur_tokens + o.tokens + u.tokens < limit {
+                        cur_tokens += o.tokens + 1;
                         cur.push(o);
                     }
                 }
@@ -258,16 +275,29 @@ impl Chunker<'_> {
         }
         taken.reverse();
         let text = taken.concat().trim().to_string();
-        Some(Unit { tokens: (self.count)(&text), text, code: false })
+        Some(Unit { tokens: (self.count)(&text), text, code: false, head: None })
     }
 
     /// Blocks (and their rendered text) as units, each at most `limit` tokens.
     fn units(&self, blocks: &[Block], rendered: Vec<String>, limit: usize) -> Vec<Unit> {
+        let heads = table_heads(blocks);
         let mut out = Vec::new();
-        for (b, text) in blocks.iter().zip(rendered) {
+        let mut head_units: Vec<(usize, Rc<Unit>)> = Vec::new();
+        for (i, (b, text)) in blocks.iter().zip(rendered).enumerate() {
             let tokens = (self.count)(&text);
             let code = matches!(b, Block::Code { .. });
-            out.extend(self.split_unit(Unit { text, tokens, code }, limit));
+            // A header too long to repeat (half the limit) is not repeated.
+            let head = heads[i]
+                .and_then(|h| head_units.iter().find(|(at, _)| *at == h).map(|x| x.1.clone()))
+                .filter(|h| h.tokens * 2 <= limit);
+            if heads.contains(&Some(i)) && tokens * 2 <= limit {
+                head_units
+                    .push((i, Rc::new(Unit { text: text.clone(), tokens, code, head: None })));
+            }
+            for mut u in self.split_unit(Unit { text, tokens, code, head: None }, limit) {
+                u.head = head.clone();
+                out.push(u);
+            }
         }
         out
     }
@@ -286,7 +316,7 @@ impl Chunker<'_> {
             let s = s.trim();
             let t = (self.count)(s);
             if t <= limit {
-                pieces.push(Unit { text: s.to_string(), tokens: t, code: false });
+                pieces.push(Unit { text: s.to_string(), tokens: t, code: false, head: None });
             } else {
                 pieces.extend(self.hard_split(s, limit));
             }
@@ -352,7 +382,7 @@ impl Chunker<'_> {
             .filter(|p| !p.trim().is_empty())
             .map(|p| {
                 let text = format!("{open}\n{p}\n{close}");
-                Unit { tokens: (self.count)(&text), text, code: true }
+                Unit { tokens: (self.count)(&text), text, code: true, head: None }
             })
             .collect()
     }
@@ -377,7 +407,7 @@ impl Chunker<'_> {
             let head = &rest[..window];
             let whole = (self.count)(head);
             if window == rest.len() && whole <= limit {
-                out.push(Unit { text: rest.to_string(), tokens: whole, code: false });
+                out.push(Unit { text: rest.to_string(), tokens: whole, code: false, head: None });
                 break;
             }
             // Binary search the longest char prefix of the head that fits.
@@ -409,6 +439,7 @@ impl Chunker<'_> {
                     text: piece.to_string(),
                     tokens: (self.count)(piece),
                     code: false,
+                    head: None,
                 });
             }
             rest = rest[end..].trim_start();
@@ -431,6 +462,30 @@ fn unfence(fenced: &str) -> (&str, &str, &str) {
     let body_end = fenced.rfind('\n').filter(|&i| i >= first_nl).unwrap_or(fenced.len());
     let body = if first_nl < body_end { &fenced[first_nl + 1..body_end] } else { "" };
     (open, body, close)
+}
+
+/// For each block, the index of the header row of the table it is a later row of: a run of
+/// one-line text blocks with the same number of ` | ` cell separators (at least one) is a
+/// table, as the readers write one (a row per block, cells joined by ` | `), and its first row
+/// is its header (a Markdown table's always is; an HTML table's usually is).
+fn table_heads(blocks: &[Block]) -> Vec<Option<usize>> {
+    let cells = |b: &Block| match b {
+        Block::Text(t) if !t.contains('\n') => t.matches(" | ").count(),
+        _ => 0,
+    };
+    let mut out = vec![None; blocks.len()];
+    let mut start: Option<(usize, usize)> = None;
+    for (i, b) in blocks.iter().enumerate() {
+        let n = cells(b);
+        start = match start {
+            Some((h, m)) if n > 0 && n == m => {
+                out[i] = Some(h);
+                Some((h, m))
+            }
+            _ => (n > 0).then_some((i, n)),
+        };
+    }
+    out
 }
 
 /// Sentences (with their trailing whitespace), split after `.`/`!`/`?` + space, CJK full stops
@@ -488,6 +543,45 @@ mod tests {
         assert_eq!(split_sentences("One. Two? Three"), vec!["One. ", "Two? ", "Three"]);
         assert_eq!(split_sentences("一。二。"), vec!["一。", "二。"]);
         assert_eq!(split_sentences("v1.2 is out."), vec!["v1.2 is out."]);
+    }
+
+    #[test]
+    fn every_chunk_of_a_split_table_starts_with_its_header_row() {
+        let mut md = String::from(
+            "# Targets\n\nSupported targets.\n\n| target | std | notes |\n|---|---|---|\n",
+        );
+        for i in 0..40 {
+            md.push_str(&format!("| `arch{i}-unknown-none` | * | bare metal board number {i} |\n"));
+        }
+        md.push_str("\nAfter the table, a paragraph | with a bar.\n");
+        let page = crate::source::markdown::parse(&md, Flavor::VitePress, "t");
+        let count = |s: &str| words(s);
+        let c = chunker(60, &count, None).chunk_page(&page, "t.html", "").unwrap();
+        assert!(c.len() > 3, "{c:?}");
+        let head = "target | std | notes |";
+        for (i, chunk) in c.iter().enumerate() {
+            let rows = chunk.text.contains("-unknown-none");
+            assert!(!rows || i == 0 || chunk.text.starts_with(head), "chunk {i}: {}", chunk.text);
+            assert!(chunk.tokens as usize <= 60, "chunk {i}: {} tokens", chunk.tokens);
+            assert!(chunk.text.matches(head).count() <= 1, "chunk {i}: {}", chunk.text);
+        }
+        // Every row is still in some chunk, in order.
+        let all: String = c.iter().map(|x| x.text.as_str()).collect::<Vec<_>>().join("\n\n");
+        for i in 0..40 {
+            assert!(all
+                .contains(&format!("`arch{i}-unknown-none` | * | bare metal board number {i} |")));
+        }
+        // Rows of another shape (a different number of cells) start no table of their own here.
+        assert_eq!(
+            table_heads(&[
+                Block::Text("a | b".into()),
+                Block::Text("1 | 2".into()),
+                Block::Text("x | y | z".into()),
+                Block::Text("plain".into()),
+                Block::Text("3 | 4".into()),
+            ]),
+            [None, Some(0), None, None, None]
+        );
     }
 
     #[test]
