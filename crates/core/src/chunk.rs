@@ -282,17 +282,16 @@ impl Chunker<'_> {
     fn units(&self, blocks: &[Block], rendered: Vec<String>, limit: usize) -> Vec<Unit> {
         let heads = table_heads(blocks);
         let mut out = Vec::new();
-        let mut head_units: Vec<(usize, Rc<Unit>)> = Vec::new();
+        // The header row of the table being read (tables do not nest), when it is short enough
+        // to repeat (at most half the limit).
+        let mut table: Option<(usize, Rc<Unit>)> = None;
         for (i, (b, text)) in blocks.iter().zip(rendered).enumerate() {
             let tokens = (self.count)(&text);
             let code = matches!(b, Block::Code { .. });
-            // A header too long to repeat (half the limit) is not repeated.
-            let head = heads[i]
-                .and_then(|h| head_units.iter().find(|(at, _)| *at == h).map(|x| x.1.clone()))
-                .filter(|h| h.tokens * 2 <= limit);
-            if heads.contains(&Some(i)) && tokens * 2 <= limit {
-                head_units
-                    .push((i, Rc::new(Unit { text: text.clone(), tokens, code, head: None })));
+            let head =
+                heads[i].and_then(|h| table.as_ref().filter(|t| t.0 == h)).map(|t| t.1.clone());
+            if heads.get(i + 1) == Some(&Some(i)) && tokens * 2 <= limit {
+                table = Some((i, Rc::new(Unit { text: text.clone(), tokens, code, head: None })));
             }
             for mut u in self.split_unit(Unit { text, tokens, code, head: None }, limit) {
                 u.head = head.clone();
@@ -465,12 +464,15 @@ fn unfence(fenced: &str) -> (&str, &str, &str) {
 }
 
 /// For each block, the index of the header row of the table it is a later row of: a run of
-/// one-line text blocks with the same number of ` | ` cell separators (at least one) is a
-/// table, as the readers write one (a row per block, cells joined by ` | `), and its first row
-/// is its header (a Markdown table's always is; an HTML table's usually is).
+/// one-line text blocks that are rows with the same number of cells is a table, as the readers
+/// write one (a row per block, cells joined by ` | `; read by the excerpts' own
+/// [`crate::extractive::row_cells`], so a `|` in a code span or a list item is no cell), and its
+/// first row is its header (a Markdown table's always is; an HTML table's usually is).
 fn table_heads(blocks: &[Block]) -> Vec<Option<usize>> {
     let cells = |b: &Block| match b {
-        Block::Text(t) if !t.contains('\n') => t.matches(" | ").count(),
+        Block::Text(t) if !t.contains('\n') => {
+            crate::extractive::row_cells(t).map_or(0, |c| c.len())
+        }
         _ => 0,
     };
     let mut out = vec![None; blocks.len()];

@@ -612,7 +612,7 @@ fn parts(text: &str) -> Vec<Part> {
 /// A table row's cells, as the chunker wrote it (`a | b | c |` from Markdown, `a | b | c` from
 /// HTML), or None for a line that is not a row (no cell separator outside code spans, fewer
 /// than two cells, a list item).
-fn row_cells(line: &str) -> Option<Vec<String>> {
+pub(crate) fn row_cells(line: &str) -> Option<Vec<String>> {
     if ["- ", "* ", "+ ", "> "].iter().any(|m| line.starts_with(m)) {
         return None;
     }
