@@ -33,6 +33,13 @@ const SKIP_CLASSES: &[&str] = &[
     // sphinx.ext.viewcode's `[source]` link after an API signature (its `[docs]` links back are
     // on the module source pages, which are not read at all: `generated`).
     "viewcode-link",
+    // A footnote's number in the text and the way back to it (`footnote_mark` has the rest):
+    // mdBook's and docutils' `footnote-reference`, Python-Markdown's `footnote-ref` and
+    // `footnote-backref`, GitHub's `data-footnote-backref`.
+    "footnote-reference",
+    "footnote-ref",
+    "footnote-backref",
+    "data-footnote-backref",
     "rule",
     "rule-link",
     "grammar-railroad",
@@ -233,18 +240,14 @@ pub(crate) fn skipped(el: ElementRef<'_>, is_body: bool) -> bool {
     e.classes().any(|c| c.to_ascii_lowercase().contains("search"))
 }
 
-/// A footnote's number in the text, or the way back to it from the footnote: read as words they
-/// stick to the word before them ("reachable1", "equivalent.1") and leave "↩ ↩2" in the text.
-/// The footnote itself stays (where the page puts it). By class (mdBook's and docutils'
-/// `footnote-reference`, Python-Markdown's `footnote-ref` / `footnote-backref`, GitHub's
-/// `data-footnote-backref`), by GitHub's `data-footnote-ref`, by the DPUB-ARIA role
-/// `doc-noteref`, or a fragment link whose text is `↩` and a count (mdBook's way back).
+/// A footnote's number in the text, or the way back to it from the footnote, where no class of
+/// [`SKIP_CLASSES`] says so: read as words they stick to the word before them ("reachable1",
+/// "equivalent.1") and leave "↩ ↩2" in the text. The footnote itself stays (where the page puts
+/// it). By GitHub's `data-footnote-ref`, the DPUB-ARIA role `doc-noteref`, or a fragment link
+/// whose text is `↩` and a count (mdBook's way back).
 fn footnote_mark(el: ElementRef<'_>) -> bool {
-    const CLASSES: &[&str] =
-        &["footnote-reference", "footnote-ref", "footnote-backref", "data-footnote-backref"];
     let e = el.value();
-    e.classes().any(|c| CLASSES.contains(&c))
-        || e.attr("data-footnote-ref").is_some()
+    e.attr("data-footnote-ref").is_some()
         || e.attr("role") == Some("doc-noteref")
         || (e.name() == "a"
             && e.attr("href").is_some_and(|h| h.starts_with('#'))
