@@ -102,6 +102,9 @@ pub struct WidgetConfig {
     pub support_label: String,
 }
 
+/// The support link's text when the site names none (`support_label`).
+const SUPPORT_LABEL: &str = "Contact support";
+
 impl Default for WidgetConfig {
     fn default() -> Self {
         WidgetConfig {
@@ -128,7 +131,7 @@ impl Default for WidgetConfig {
             persist: true,
             floor: None,
             support: None,
-            support_label: "Contact support".into(),
+            support_label: SUPPORT_LABEL.into(),
         }
     }
 }
@@ -155,7 +158,7 @@ impl WidgetConfig {
             cfg.extractive_sentences = 4;
         }
         if cfg.support_label.trim().is_empty() {
-            cfg.support_label = "Contact support".into();
+            cfg.support_label = SUPPORT_LABEL.into();
         }
         Ok(cfg)
     }
